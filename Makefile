@@ -1,0 +1,42 @@
+# The two commands of the README do all set-up on a fresh machine:
+#   make run    create the virtualenv, install, materialize the whole asset graph, print a summary
+#   make test   create the virtualenv, install, run the test suite
+# `make run DATA=../shared/datasets` runs the same graph on the three real evaluation sets.
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+export DAGSTER_HOME ?= $(CURDIR)/dagster_home
+DATA ?=
+ifneq ($(strip $(DATA)),)
+export RAG_DATA := $(abspath $(DATA))
+export RAG_COLLECTIONS := $(CURDIR)/collections.datasets.yaml
+export RAG_DATA_DIR ?= $(DAGSTER_HOME)/data-datasets
+endif
+
+.PHONY: install run test dev bench clean
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# The CPU build of torch first (it lies on this machine's disk; on a GPU machine install the
+	# CUDA build you want before running make, and this line keeps it).
+	$(PY) -m pip install --quiet 'torch==2.13.0' || $(PY) -m pip install --quiet 'torch>=2.4'
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(VENV)/bin/rag run
+
+test: install
+	$(PY) -m pytest
+
+dev: install
+	$(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+bench: install
+	$(PY) benchmarks/dst_build.py
+
+clean:
+	rm -rf $(VENV) dagster_home/data dagster_home/storage dagster_home/history dagster_home/logs

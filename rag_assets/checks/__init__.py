@@ -1,0 +1,1 @@
+"""Asset checks and Great Expectations suites, kept beside the stages they guard."""

@@ -1,0 +1,154 @@
+"""The DuckDB catalogue: table layouts and atomic per-collection replacement.
+
+Every stage owns its tables and rewrites a collection's rows in ONE transaction, so a killed run
+leaves the previous good version readable (DuckDB rolls the open transaction back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+import pyarrow as pa
+
+from rag_assets.core.sources import Rejection, SourceDocument
+from rag_assets.core.tree import DocumentTree, TreeNode
+
+SCHEMA: dict[str, str] = {
+    "source_documents": """
+        collection VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, uri VARCHAR NOT NULL,
+        format VARCHAR NOT NULL, title VARCHAR NOT NULL, content_hash VARCHAR NOT NULL,
+        size_bytes BIGINT NOT NULL, text VARCHAR NOT NULL""",
+    "rejected_documents": """
+        collection VARCHAR NOT NULL, uri VARCHAR NOT NULL, stage VARCHAR NOT NULL,
+        reason VARCHAR NOT NULL""",
+    "document_nodes": """
+        collection VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, node_id INTEGER NOT NULL,
+        parent_id INTEGER, kind VARCHAR NOT NULL, block VARCHAR NOT NULL, depth INTEGER NOT NULL,
+        text VARCHAR NOT NULL, heading_path VARCHAR[] NOT NULL, span_start INTEGER NOT NULL,
+        span_end INTEGER NOT NULL""",
+    "document_texts": """
+        collection VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, content_hash VARCHAR NOT NULL,
+        text VARCHAR NOT NULL""",
+}
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection, tables: Sequence[str] | None = None) -> None:
+    for table in tables or SCHEMA:
+        con.execute(f"CREATE TABLE IF NOT EXISTS {table} ({SCHEMA[table]})")
+
+
+def replace_collection(
+    con: duckdb.DuckDBPyConnection,
+    collection: str,
+    rows: dict[str, pa.Table],
+    *,
+    rejection_stage: str | None = None,
+    rejections: Sequence[Rejection] = (),
+) -> None:
+    """Swap one collection's rows in several tables (and its rejections of one stage) atomically."""
+    ensure_schema(con)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table, data in rows.items():
+            con.execute(f"DELETE FROM {table} WHERE collection = ?", [collection])
+            if data.num_rows:
+                con.register("_incoming", data)
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")
+                con.unregister("_incoming")
+        if rejection_stage is not None:
+            con.execute(
+                "DELETE FROM rejected_documents WHERE collection = ? AND stage = ?",
+                [collection, rejection_stage],
+            )
+            if rejections:
+                con.register("_incoming", rejections_table(rejections))
+                con.execute("INSERT INTO rejected_documents BY NAME SELECT * FROM _incoming")
+                con.unregister("_incoming")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def documents_table(docs: Sequence[SourceDocument]) -> pa.Table:
+    fields = ("collection", "doc_id", "uri", "format", "title", "content_hash", "size_bytes", "text")
+    return pa.table({f: [getattr(d, f) for d in docs] for f in fields})
+
+
+def rejections_table(rejections: Sequence[Rejection]) -> pa.Table:
+    fields = ("collection", "uri", "stage", "reason")
+    return pa.table({f: [getattr(r, f) for r in rejections] for f in fields})
+
+
+def nodes_table(trees: Sequence[tuple[SourceDocument, DocumentTree]]) -> pa.Table:
+    columns: dict[str, list] = {k: [] for k in (
+        "collection", "doc_id", "node_id", "parent_id", "kind", "block", "depth", "text",
+        "heading_path", "span_start", "span_end")}
+    for doc, tree in trees:
+        for n in tree.nodes:
+            columns["collection"].append(doc.collection)
+            columns["doc_id"].append(doc.doc_id)
+            columns["node_id"].append(n.node_id)
+            columns["parent_id"].append(n.parent_id)
+            columns["kind"].append(n.kind)
+            columns["block"].append(n.block)
+            columns["depth"].append(n.depth)
+            columns["text"].append(n.text)
+            columns["heading_path"].append(list(n.heading_path))
+            columns["span_start"].append(n.span_start)
+            columns["span_end"].append(n.span_end)
+    schema = pa.schema([
+        ("collection", pa.string()), ("doc_id", pa.string()), ("node_id", pa.int32()),
+        ("parent_id", pa.int32()), ("kind", pa.string()), ("block", pa.string()),
+        ("depth", pa.int32()), ("text", pa.string()), ("heading_path", pa.list_(pa.string())),
+        ("span_start", pa.int32()), ("span_end", pa.int32()),
+    ])
+    return pa.table(columns, schema=schema)
+
+
+def texts_table(trees: Sequence[tuple[SourceDocument, DocumentTree]]) -> pa.Table:
+    return pa.table({
+        "collection": [d.collection for d, _ in trees],
+        "doc_id": [d.doc_id for d, _ in trees],
+        "content_hash": [d.content_hash for d, _ in trees],
+        "text": [t.text for _, t in trees],
+    })
+
+
+def load_documents(con: duckdb.DuckDBPyConnection, collection: str | None = None) -> list[SourceDocument]:
+    where, params = ("WHERE collection = ?", [collection]) if collection else ("", [])
+    rows = con.execute(
+        "SELECT doc_id, collection, uri, format, title, content_hash, size_bytes, text "
+        f"FROM source_documents {where} ORDER BY collection, doc_id", params
+    ).fetchall()
+    return [SourceDocument(*row) for row in rows]
+
+
+def load_trees(
+    con: duckdb.DuckDBPyConnection, collection: str | None = None, doc_ids: Sequence[str] | None = None
+) -> dict[str, tuple[list[TreeNode], str]]:
+    """doc_id -> (nodes in document order, normalised text) read back from the catalogue."""
+    clauses, params = [], []
+    if collection:
+        clauses.append("n.collection = ?")
+        params.append(collection)
+    if doc_ids is not None:
+        clauses.append("n.doc_id IN (SELECT unnest(?))")
+        params.append(list(doc_ids))
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    rows = con.execute(
+        "SELECT n.doc_id, n.node_id, n.parent_id, n.kind, n.block, n.depth, n.text, n.heading_path, "
+        "n.span_start, n.span_end FROM document_nodes n "
+        f"{where} ORDER BY n.doc_id, n.node_id", params
+    ).fetchall()
+    texts = dict(con.execute(
+        "SELECT doc_id, text FROM document_texts"
+        + (" WHERE collection = ?" if collection else ""), [collection] if collection else []
+    ).fetchall())
+    out: dict[str, tuple[list[TreeNode], str]] = {}
+    for doc_id, *fields in rows:
+        node = TreeNode(fields[0], fields[1], fields[2], fields[3], fields[4], fields[5],
+                        tuple(fields[6]), fields[7], fields[8])
+        out.setdefault(doc_id, ([], texts.get(doc_id, "")))[0].append(node)
+    return out

@@ -1,0 +1,54 @@
+"""`source_documents`: one row per document of a collection, plus the rejected ones."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+
+from rag_assets.core.catalogue import documents_table, replace_collection
+from rag_assets.core.sources import ingest
+from rag_assets.metadata import counter_table, markdown_table
+from rag_assets.partitions import collection_partitions
+from rag_assets.resources.sources import SourcesResource
+
+
+@dg.asset(
+    partitions_def=collection_partitions,
+    group_name="corpus",
+    kinds={"python", "duckdb"},
+    description="Documents of one collection (stable doc ids, content hashes, raw text); "
+    "unreadable ones go to `rejected_documents` with the reason.",
+)
+def source_documents(
+    context: dg.AssetExecutionContext, catalogue: DuckDBResource, sources: SourcesResource
+) -> dg.MaterializeResult:
+    spec = sources.collection(context.partition_key)
+    result = ingest(spec, max_document_mb=sources.max_document_mb)
+    with catalogue.get_connection() as con:
+        replace_collection(
+            con, spec.name, {"source_documents": documents_table(result.documents)},
+            rejection_stage="ingest", rejections=result.rejections,
+        )
+    for rejection in result.rejections:
+        context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
+    # The data version is the hash of every document's hash: unchanged sources, unchanged version.
+    version = hashlib.sha256("".join(sorted(d.content_hash for d in result.documents)).encode()).hexdigest()
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(version[:16]),
+        metadata={
+            "dagster/row_count": len(result.documents),
+            "collection": spec.name,
+            "source": spec.path,
+            "documents": len(result.documents),
+            "rejected": len(result.rejections),
+            "megabytes": round(sum(d.size_bytes for d in result.documents) / 1e6, 3),
+            "formats": dg.MetadataValue.md(counter_table("format", Counter(d.format for d in result.documents))),
+            "rejections": dg.MetadataValue.md(
+                markdown_table(["uri", "reason"], [(r.uri, r.reason) for r in result.rejections])
+                if result.rejections else "none"
+            ),
+        },
+    )

@@ -1,0 +1,36 @@
+"""The code location: every asset, check, resource, job, schedule and sensor, assembled once."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from rag_assets.checks import corpus as corpus_checks
+from rag_assets.checks import structure as structure_checks
+from rag_assets.corpus import source_documents
+from rag_assets.resources.catalogue import default_catalogue
+from rag_assets.resources.sources import SourcesResource
+from rag_assets.structure import document_trees
+
+ALL_ASSETS = [source_documents, document_trees]
+ALL_CHECKS = dg.load_asset_checks_from_modules([corpus_checks, structure_checks])
+
+# The main job: the whole graph for one collection partition, ending with the latest stage.
+main_job = dg.define_asset_job(
+    "main_job",
+    selection=dg.AssetSelection.all(),
+    description="Materialize the whole asset graph (and its checks) for one collection.",
+)
+
+
+def build_resources() -> dict[str, object]:
+    return {"catalogue": default_catalogue(), "sources": SourcesResource()}
+
+
+defs = dg.Definitions(
+    assets=ALL_ASSETS,
+    asset_checks=ALL_CHECKS,
+    jobs=[main_job],
+    resources=build_resources(),
+    # In-process: DuckDB has a single writer, and models load once per run, not once per step.
+    executor=dg.in_process_executor,
+)

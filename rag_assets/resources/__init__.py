@@ -1,0 +1,1 @@
+"""Dagster resources: every external thing the assets touch is configured here."""

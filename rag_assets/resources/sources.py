@@ -1,0 +1,26 @@
+"""Where documents come from: the collections file and ingestion limits, as a resource."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+
+from rag_assets.core.sources import DEFAULT_MAX_DOCUMENT_MB, CollectionSpec
+from rag_assets.settings import collections_file, load_collections
+
+
+class SourcesResource(dg.ConfigurableResource):
+    """The collections to ingest (a YAML file) and the per-document size limit."""
+
+    collections_file: str = str(collections_file())
+    max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB
+
+    def collections(self) -> list[CollectionSpec]:
+        return load_collections(Path(self.collections_file))
+
+    def collection(self, name: str) -> CollectionSpec:
+        for spec in self.collections():
+            if spec.name == name:
+                return spec
+        raise KeyError(f"collection {name!r} is not in {self.collections_file}")

@@ -1,0 +1,106 @@
+"""The real Dagster materialization of the graph with DuckDB in tmp_path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+from dagster_duckdb import DuckDBResource
+
+from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS, defs
+from rag_assets.partitions import COLLECTION_PARTITIONS_NAME, register_collections
+from rag_assets.resources.sources import SourcesResource
+
+
+@pytest.fixture
+def project(tmp_path: Path, corpus_dir: Path) -> dict:
+    (corpus_dir / "empty.md").write_bytes(b"")
+    (corpus_dir / "broken.json").write_text('{"section_0": {"html": 3}}')
+    collections = tmp_path / "collections.yaml"
+    collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n")
+    instance = dg.DagsterInstance.ephemeral()
+    register_collections(instance, ["tiny"])
+    return {
+        "instance": instance,
+        "db": tmp_path / "catalogue.duckdb",
+        "resources": {
+            "catalogue": DuckDBResource(database=str(tmp_path / "catalogue.duckdb")),
+            "sources": SourcesResource(collections_file=str(collections)),
+        },
+    }
+
+
+def _materialize(project: dict) -> dg.ExecuteInProcessResult:
+    return dg.materialize(
+        [*ALL_ASSETS, *ALL_CHECKS], resources=project["resources"], partition_key="tiny",
+        instance=project["instance"], selection=dg.AssetSelection.keys("source_documents", "document_trees"),
+    )
+
+
+def test_definitions_load_with_every_asset_check_and_job() -> None:
+    repo = defs.get_repository_def()
+    keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
+    assert {"source_documents", "document_trees"} <= keys
+    checks = {c.name for c in repo.asset_graph.asset_check_keys}
+    assert {"document_trees_are_valid", "document_nodes_expectations", "every_document_accounted_for",
+            "source_documents_expectations"} <= checks
+    assert defs.resolve_job_def("main_job") is not None
+
+
+def test_materialize_sources_and_trees_with_checks(project: dict) -> None:
+    result = _materialize(project)
+    assert result.success
+    evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    assert set(evaluations) >= {"document_trees_are_valid", "document_nodes_expectations",
+                                "every_document_accounted_for", "source_documents_expectations"}
+    assert all(e.passed for e in evaluations.values()), {k: e.metadata for k, e in evaluations.items()}
+
+    mats = {m.asset_key.to_user_string(): m for m in result.get_asset_materialization_events()}
+    source_meta = mats["source_documents"].materialization.metadata
+    assert source_meta["documents"].value == 7 and source_meta["rejected"].value == 1
+    tree_meta = mats["document_trees"].materialization.metadata
+    assert tree_meta["documents"].value == 6 and tree_meta["rejected"].value == 1
+    assert "```" in tree_meta["sample_tree"].value
+    assert "| depth | count |" in tree_meta["depth_histogram"].value
+
+    with duckdb.connect(str(project["db"])) as con:
+        rejected = dict(con.execute("SELECT regexp_extract(uri, '[^/]+$'), stage FROM rejected_documents").fetchall())
+        assert rejected == {"empty.md": "ingest", "broken.json": "parse"}
+        assert con.execute("SELECT count(DISTINCT doc_id) FROM document_nodes").fetchone()[0] == 6
+        kettle = con.execute(
+            "SELECT node_id, parent_id, kind, text FROM document_nodes WHERE doc_id = 'tiny/kettle.md' ORDER BY node_id"
+        ).fetchall()
+        assert kettle[0] == (0, None, "structure", "Kettle manual")
+        assert (3, 0, "structure", "Filling") in kettle
+
+
+def test_rematerializing_replaces_the_collection_atomically(project: dict, corpus_dir: Path) -> None:
+    assert _materialize(project).success
+    (corpus_dir / "kettle.md").unlink()
+    assert _materialize(project).success
+    with duckdb.connect(str(project["db"])) as con:
+        docs = [r[0] for r in con.execute("SELECT doc_id FROM source_documents ORDER BY 1").fetchall()]
+        assert "tiny/kettle.md" not in docs and len(docs) == 6
+        assert con.execute("SELECT count(*) FROM document_nodes WHERE doc_id = 'tiny/kettle.md'").fetchone()[0] == 0
+
+
+def test_a_failed_write_leaves_the_previous_version(project: dict) -> None:
+    from rag_assets.core.catalogue import replace_collection
+    import pyarrow as pa
+
+    assert _materialize(project).success
+    with duckdb.connect(str(project["db"])) as con:
+        before = con.execute("SELECT count(*) FROM document_nodes").fetchone()[0]
+        bad = pa.table({"collection": ["tiny"], "doc_id": [None]})  # violates NOT NULL mid-transaction
+        with pytest.raises(duckdb.Error):
+            replace_collection(con, "tiny", {"document_texts": pa.table({"collection": ["tiny"]}), "document_nodes": bad})
+        assert con.execute("SELECT count(*) FROM document_nodes").fetchone()[0] == before
+        assert con.execute("SELECT count(*) FROM document_texts").fetchone()[0] == 6
+
+
+def test_partitions_are_registered_once(project: dict) -> None:
+    instance = project["instance"]
+    assert register_collections(instance, ["tiny", "other"]) == ["other"]
+    assert instance.get_dynamic_partitions(COLLECTION_PARTITIONS_NAME) == ["tiny", "other"]

@@ -1,0 +1,115 @@
+"""Ingestion: formats detected, stable ids and hashes, and every kind of bad input rejected alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rag_assets.core.sources import (
+    BUILTIN_PYTHON_REFERENCE,
+    CollectionSpec,
+    ingest,
+)
+from rag_assets.core.structure import build_trees
+from rag_assets.core.tree import tree_problems
+
+
+def test_every_format_is_detected_and_ids_are_stable(corpus_dir: Path) -> None:
+    spec = CollectionSpec("tiny", str(corpus_dir))
+    first, second = ingest(spec), ingest(spec)
+    assert first.rejections == []
+    by_id = {d.doc_id: d for d in first.documents}
+    assert sorted(by_id) == [
+        "tiny/kettle.md", "tiny/pages.jsonl/p1", "tiny/pages.jsonl/p2",
+        "tiny/pass.txt", "tiny/phone.json", "tiny/pond.html",
+    ]
+    assert {d.doc_id: d.format for d in first.documents} == {
+        "tiny/kettle.md": "markdown", "tiny/pages.jsonl/p1": "html", "tiny/pages.jsonl/p2": "html",
+        "tiny/pass.txt": "text", "tiny/phone.json": "manual_json", "tiny/pond.html": "html",
+    }
+    assert by_id["tiny/kettle.md"].title == "Kettle manual"
+    assert by_id["tiny/pages.jsonl/p2"].title == "Tide"
+    assert [(d.doc_id, d.content_hash) for d in first.documents] == [
+        (d.doc_id, d.content_hash) for d in second.documents
+    ]
+
+
+def test_builtin_corpus_has_79_valid_trees() -> None:
+    result = ingest(CollectionSpec("python-reference", BUILTIN_PYTHON_REFERENCE))
+    assert len(result.documents) == 79 and not result.rejections
+    built = build_trees(result.documents)
+    assert not built.rejections
+    for _, tree in built.trees:
+        assert tree_problems(tree.nodes, tree.text) == []
+        assert tree.content_count > 0
+
+
+def test_bad_inputs_are_rejected_one_by_one_with_reasons(tmp_path: Path) -> None:
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Good\n\nA fine paragraph.\n")
+    (folder / "empty.md").write_bytes(b"")
+    (folder / "blank.txt").write_bytes(b"  \n\n ")
+    (folder / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (folder / "latin1.md").write_bytes("# Caf\xe9\n\nna\xefve".encode("latin-1"))
+    (folder / "huge.md").write_bytes(b"# Big\n\n" + b"word " * (11 * 1024 * 1024 // 5))
+    (folder / "pages.jsonl").write_text('{"title": "ok", "text": "Fine."}\nnot json\n[1, 2]\n{"title": "no body"}\n')
+    result = ingest(CollectionSpec("bad", str(folder)), max_document_mb=10)
+    reasons = {r.uri.split("/")[-1]: r.reason for r in result.rejections}
+    assert reasons["empty.md"] == "empty document (no text)"
+    assert reasons["blank.txt"] == "empty document (no text)"
+    assert reasons["binary.md"].startswith("binary file")
+    assert reasons["latin1.md"].startswith("invalid UTF-8 at byte 4")
+    assert reasons["huge.md"].startswith("file is 11.0 MB, over the 10 MB limit")
+    assert reasons["pages.jsonl#line=2"].startswith("invalid JSON on line 2")
+    assert reasons["pages.jsonl#line=3"] == "line 3 is not a JSON object"
+    assert reasons["pages.jsonl#line=4"].startswith("line 4 has none of the fields")
+    assert sorted(d.doc_id for d in result.documents) == ["bad/good.md", "bad/pages.jsonl/line-1"]
+    assert all(r.stage == "ingest" for r in result.rejections)
+
+
+def test_fifty_megabyte_file_is_refused_without_reading_it(tmp_path: Path) -> None:
+    big = tmp_path / "c" / "big.html"
+    big.parent.mkdir()
+    with big.open("wb") as out:  # sparse: 50 MB on paper, nothing on disk
+        out.truncate(50 * 1024 * 1024)
+    result = ingest(CollectionSpec("c", str(big.parent)))
+    assert [r.reason for r in result.rejections] == [
+        "file is 50.0 MB, over the 32 MB limit (raise max_document_mb to accept it)"
+    ]
+
+
+def test_malformed_and_pathological_documents_still_make_valid_trees(tmp_path: Path) -> None:
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    (folder / "unclosed.html").write_text("<h1>Title<p>para one<p>para <b>two<li>item<h2>Next</h3><td>cell")
+    (folder / "deep.html").write_text("<h1>Deep</h1>" + "<div>" * 10_000 + "bottom text" + "<ul><li>x" * 10_000)
+    (folder / "deep.md").write_text("# Deep\n\n" + "".join("  " * i + "- item\n" for i in range(10_000)))
+    (folder / "quotes.md").write_text("# Q\n\n" + "> " * 10_000 + "deep quote\n")
+    (folder / "headings.md").write_text("# A\n\n## B\n\n### C\n")
+    (folder / "flat.txt").write_text("First paragraph.\n\nSecond paragraph.\n")
+    result = ingest(CollectionSpec("odd", str(folder)))
+    assert not result.rejections
+    built = build_trees(result.documents)
+    assert not built.rejections
+    trees = {doc.doc_id.split("/")[-1]: tree for doc, tree in built.trees}
+    for name, tree in trees.items():
+        assert tree_problems(tree.nodes, tree.text) == [], name
+    assert "bottom text" in trees["deep.html"].text
+    assert "deep quote" in trees["quotes.md"].text
+    assert max(n.depth for n in trees["deep.md"].nodes) <= 20  # list nesting clamped, items kept
+    assert trees["deep.md"].content_count == 10_000
+    assert all(n.kind == "structure" for n in trees["headings.md"].nodes)
+    assert {n.depth for n in trees["flat.txt"].nodes[1:]} == {1}
+
+
+def test_a_parse_failure_is_a_rejection_not_a_crash(tmp_path: Path) -> None:
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "broken.json").write_text('{"section_0": {"html": "not a list"}}')
+    (folder / "fine.md").write_text("# Fine\n\ntext\n")
+    result = ingest(CollectionSpec("m", str(folder), format="auto"))
+    built = build_trees(result.documents + [])
+    names = [d.doc_id for d, _ in built.trees]
+    rejected = [(r.uri.split("/")[-1], r.stage) for r in result.rejections + built.rejections]
+    assert "m/fine.md" in names
+    assert ("broken.json", "parse") in rejected or ("broken.json", "ingest") in rejected
