@@ -93,6 +93,40 @@ def run(
     print_summary(console, names)
 
 
+@app.command()
+def search(
+    query: str = typer.Argument(..., help="What to look for."),
+    collection: list[str] = typer.Option(None, "--collection", "-c", help="Only these collections."),
+    mode: str = typer.Option("hybrid", "--mode", "-m", help="dense | bm25 | hybrid"),
+    k: int = typer.Option(5, "-k", help="How many passages."),
+    as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
+) -> None:
+    """Search the materialized passage index (run `rag run` first)."""
+    from rag_assets.core.retrieval import search as run_search
+    from rag_assets.resources.embedder import EmbedderResource
+    from rag_assets.resources.vectors import VectorStoreResource
+
+    if mode not in ("dense", "bm25", "hybrid"):
+        errors.print(f"[red]error:[/red] --mode must be dense, bm25 or hybrid, not {mode!r}")
+        raise typer.Exit(2)
+    embedder = EmbedderResource(progress=False).get()
+    index = VectorStoreResource().index(embedder)
+    try:
+        hits = run_search(index, embedder, query, mode=mode, k=k, collections=collection or None)
+    except (FileNotFoundError, ValueError) as err:
+        errors.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(1)
+    if as_json:
+        sys.stdout.write(json.dumps([{
+            "rank": h.rank, "score": h.score, "passage_id": h.passage_id, "doc_id": h.doc_id,
+            "collection": h.collection, "node_ids": list(h.node_ids),
+            "heading_path": list(h.heading_path), "text": h.text} for h in hits], ensure_ascii=False, indent=1) + "\n")
+        return
+    for hit in hits:
+        console.print(f"[bold]{hit.rank}.[/bold] [dim]{hit.score:.4f}[/dim] [cyan]{hit.doc_id}[/cyan] "
+                      f"nodes {list(hit.node_ids)}\n   [green]{' > '.join(hit.heading_path)}[/green]\n   {hit.text[:300]}")
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app()
 

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import dagster as dg
 
+from rag_assets.automation import reindex_job, reindex_schedule, source_change_sensor
 from rag_assets.checks import corpus as corpus_checks
+from rag_assets.checks import index as index_checks
 from rag_assets.checks import structure as structure_checks
 from rag_assets.corpus import source_documents
+from rag_assets.index import passage_index, passages
 from rag_assets.resources.catalogue import default_catalogue
+from rag_assets.resources.embedder import EmbedderResource
 from rag_assets.resources.sources import SourcesResource
+from rag_assets.resources.vectors import VectorStoreResource
 from rag_assets.structure import document_trees
 
-ALL_ASSETS = [source_documents, document_trees]
-ALL_CHECKS = dg.load_asset_checks_from_modules([corpus_checks, structure_checks])
+ALL_ASSETS = [source_documents, document_trees, passages, passage_index]
+ALL_CHECKS = dg.load_asset_checks_from_modules([corpus_checks, structure_checks, index_checks])
 
 # The main job: the whole graph for one collection partition, ending with the latest stage.
 main_job = dg.define_asset_job(
@@ -23,13 +28,20 @@ main_job = dg.define_asset_job(
 
 
 def build_resources() -> dict[str, object]:
-    return {"catalogue": default_catalogue(), "sources": SourcesResource()}
+    return {
+        "catalogue": default_catalogue(),
+        "sources": SourcesResource(),
+        "embedder": EmbedderResource(),
+        "vectors": VectorStoreResource(),
+    }
 
 
 defs = dg.Definitions(
     assets=ALL_ASSETS,
     asset_checks=ALL_CHECKS,
-    jobs=[main_job],
+    jobs=[main_job, reindex_job],
+    schedules=[reindex_schedule],
+    sensors=[source_change_sensor],
     resources=build_resources(),
     # In-process: DuckDB has a single writer, and models load once per run, not once per step.
     executor=dg.in_process_executor,

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import duckdb
 import pyarrow as pa
 
+from rag_assets.core.passages import Passage
 from rag_assets.core.sources import Rejection, SourceDocument
 from rag_assets.core.tree import DocumentTree, TreeNode
 
@@ -30,6 +31,11 @@ SCHEMA: dict[str, str] = {
     "document_texts": """
         collection VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, content_hash VARCHAR NOT NULL,
         text VARCHAR NOT NULL""",
+    "passages": """
+        collection VARCHAR NOT NULL, passage_id VARCHAR NOT NULL, doc_id VARCHAR NOT NULL,
+        node_ids INTEGER[] NOT NULL, span_starts INTEGER[] NOT NULL, span_ends INTEGER[] NOT NULL,
+        heading_path VARCHAR[] NOT NULL, text VARCHAR NOT NULL, word_count INTEGER NOT NULL,
+        content_hash VARCHAR NOT NULL""",
 }
 
 
@@ -114,6 +120,40 @@ def texts_table(trees: Sequence[tuple[SourceDocument, DocumentTree]]) -> pa.Tabl
         "content_hash": [d.content_hash for d, _ in trees],
         "text": [t.text for _, t in trees],
     })
+
+
+def passages_table(collection: str, passages: Sequence[Passage]) -> pa.Table:
+    schema = pa.schema([
+        ("collection", pa.string()), ("passage_id", pa.string()), ("doc_id", pa.string()),
+        ("node_ids", pa.list_(pa.int32())), ("span_starts", pa.list_(pa.int32())),
+        ("span_ends", pa.list_(pa.int32())), ("heading_path", pa.list_(pa.string())),
+        ("text", pa.string()), ("word_count", pa.int32()), ("content_hash", pa.string()),
+    ])
+    return pa.table({
+        "collection": [collection] * len(passages),
+        "passage_id": [p.passage_id for p in passages],
+        "doc_id": [p.doc_id for p in passages],
+        "node_ids": [list(p.node_ids) for p in passages],
+        "span_starts": [[s for s, _ in p.spans] for p in passages],
+        "span_ends": [[e for _, e in p.spans] for p in passages],
+        "heading_path": [list(p.heading_path) for p in passages],
+        "text": [p.text for p in passages],
+        "word_count": [p.word_count for p in passages],
+        "content_hash": [p.content_hash for p in passages],
+    }, schema=schema)
+
+
+def load_passages(con: duckdb.DuckDBPyConnection, collection: str | None = None) -> list[Passage]:
+    where, params = ("WHERE collection = ?", [collection]) if collection else ("", [])
+    rows = con.execute(
+        "SELECT passage_id, doc_id, node_ids, span_starts, span_ends, heading_path, text, word_count, "
+        f"content_hash FROM passages {where} ORDER BY doc_id, passage_id", params
+    ).fetchall()
+    return [
+        Passage(passage_id=r[0], doc_id=r[1], node_ids=tuple(r[2]), spans=tuple(zip(r[3], r[4])),
+                heading_path=tuple(r[5]), text=r[6], word_count=r[7], content_hash=r[8])
+        for r in rows
+    ]
 
 
 def load_documents(con: duckdb.DuckDBPyConnection, collection: str | None = None) -> list[SourceDocument]:

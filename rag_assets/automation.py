@@ -1,0 +1,68 @@
+"""Keeping the index fresh: the `reindex` job, a daily schedule and a source-change sensor."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import dagster as dg
+
+from rag_assets.core.fingerprint import fingerprint_digest, source_fingerprint
+from rag_assets.partitions import COLLECTION_PARTITIONS_NAME
+from rag_assets.resources.sources import SourcesResource
+
+REINDEX_CRON = os.environ.get("RAG_REINDEX_CRON", "0 3 * * *")  # daily at 03:00 by default
+
+reindex_job = dg.define_asset_job(
+    "reindex",
+    selection=dg.AssetSelection.groups("corpus", "structure", "index"),
+    description="Sources -> trees -> passages -> index for one collection; unchanged passages are "
+    "not re-embedded.",
+)
+
+
+@dg.schedule(
+    job=reindex_job,
+    cron_schedule=REINDEX_CRON,
+    default_status=dg.DefaultScheduleStatus.STOPPED,
+    description="Re-index every collection (cron from RAG_REINDEX_CRON, daily by default).",
+)
+def reindex_schedule(context: dg.ScheduleEvaluationContext):
+    collections = context.instance.get_dynamic_partitions(COLLECTION_PARTITIONS_NAME)
+    if not collections:
+        return dg.SkipReason("no collection registered yet: run `rag run` or let the sensor add them")
+    stamp = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else "manual"
+    return [dg.RunRequest(run_key=f"{name}:{stamp}", partition_key=name) for name in collections]
+
+
+@dg.sensor(
+    job=reindex_job,
+    minimum_interval_seconds=60,
+    default_status=dg.DefaultSensorStatus.STOPPED,
+    description="Requests a re-index of a collection only when its files were added, changed or "
+    "removed (cursor: a digest of every file's mtime and size per collection); registers new "
+    "collections of the collections file as partitions.",
+)
+def source_change_sensor(context: dg.SensorEvaluationContext, sources: SourcesResource) -> dg.SensorResult:
+    previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+    specs = sources.collections()
+    known = set(context.instance.get_dynamic_partitions(COLLECTION_PARTITIONS_NAME))
+    current: dict[str, str] = {}
+    requests: list[dg.RunRequest] = []
+    for spec in specs:
+        current[spec.name] = fingerprint_digest(source_fingerprint(spec))
+        if previous.get(spec.name) != current[spec.name]:
+            requests.append(dg.RunRequest(
+                run_key=f"{spec.name}:{current[spec.name]}", partition_key=spec.name,
+                tags={"rag/trigger": "sources-changed"},
+            ))
+    new = [spec.name for spec in specs if spec.name not in known]
+    return dg.SensorResult(
+        run_requests=requests,
+        cursor=json.dumps(current, sort_keys=True),
+        dynamic_partitions_requests=[collection_partitions_request(new)] if new else [],
+    )
+
+
+def collection_partitions_request(names: list[str]) -> dg.AddDynamicPartitionsRequest:
+    return dg.AddDynamicPartitionsRequest(partitions_def_name=COLLECTION_PARTITIONS_NAME, partition_keys=names)

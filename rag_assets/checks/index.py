@@ -1,0 +1,77 @@
+"""Checks guarding `passages` (exact node alignment) and `passage_index` (rows, vectors, FTS)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+
+from rag_assets.core.catalogue import load_passages, load_trees
+from rag_assets.core.passages import passage_problems, uncovered_content_nodes
+from rag_assets.metadata import markdown_table
+from rag_assets.resources.embedder import EmbedderResource
+from rag_assets.resources.vectors import VectorStoreResource
+
+
+@dg.asset_check(
+    asset="passages", blocking=True,
+    description="Every passage's text equals the concatenation of its nodes' text at their spans, "
+    "and every content node of every tree is covered by some passage.",
+)
+def passages_are_exact(catalogue: DuckDBResource) -> dg.AssetCheckResult:
+    with catalogue.get_connection() as con:
+        trees = load_trees(con)
+        by_doc = defaultdict(list)
+        for passage in load_passages(con):
+            by_doc[passage.doc_id].append(passage)
+    wrong: list[tuple[str, str]] = []
+    uncovered: list[tuple[str, str]] = []
+    for doc_id, (nodes, text) in trees.items():
+        for passage in by_doc.get(doc_id, []):
+            problems = passage_problems(passage, text)
+            if problems:
+                wrong.append((passage.passage_id, "; ".join(problems[:2])))
+        missing = uncovered_content_nodes(nodes, by_doc.get(doc_id, []))
+        if missing:
+            uncovered.append((doc_id, str(missing[:10])))
+    return dg.AssetCheckResult(
+        passed=not wrong and not uncovered,
+        metadata={
+            "passages_checked": sum(len(v) for v in by_doc.values()),
+            "inexact_passages": len(wrong),
+            "documents_with_uncovered_nodes": len(uncovered),
+            "problems": dg.MetadataValue.md(
+                markdown_table(["id", "problem"], (wrong + uncovered)[:20]) if wrong or uncovered else "none"
+            ),
+        },
+    )
+
+
+@dg.asset_check(asset="passage_index", blocking=True,
+                description="One index row per passage in every collection, no more, no fewer.")
+def index_rows_match_passages(
+    catalogue: DuckDBResource, embedder: EmbedderResource, vectors: VectorStoreResource
+) -> dg.AssetCheckResult:
+    with catalogue.get_connection() as con:
+        expected = dict(con.execute("SELECT collection, count(*) FROM passages GROUP BY 1").fetchall())
+    actual = vectors.index(embedder.get()).counts_by_collection()
+    rows = sorted((c, expected.get(c, 0), actual.get(c, 0)) for c in set(expected) | set(actual))
+    return dg.AssetCheckResult(
+        passed=all(e == a for _, e, a in rows),
+        metadata={"counts": dg.MetadataValue.md(markdown_table(["collection", "passages", "index rows"], rows))},
+    )
+
+
+@dg.asset_check(asset="passage_index", blocking=True,
+                description="Every vector is finite and of the embedder's dimension; the full-text index exists.")
+def index_vectors_and_fts(embedder: EmbedderResource, vectors: VectorStoreResource) -> dg.AssetCheckResult:
+    model = embedder.get()
+    index = vectors.index(model)
+    bad_vectors = index.check_vectors()
+    has_fts = index.has_fts_index()
+    return dg.AssetCheckResult(
+        passed=not bad_vectors and has_fts,
+        metadata={"dimension": model.dimension, "bad_vectors": len(bad_vectors),
+                  "examples": dg.MetadataValue.json(bad_vectors[:10]), "fts_index": has_fts},
+    )
