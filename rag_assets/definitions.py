@@ -10,13 +10,14 @@ from rag_assets.checks import index as index_checks
 from rag_assets.checks import structure as structure_checks
 from rag_assets.corpus import source_documents
 from rag_assets.index import passage_index, passages
+from rag_assets.questions import questions
 from rag_assets.resources.catalogue import default_catalogue
 from rag_assets.resources.embedder import EmbedderResource
 from rag_assets.resources.sources import SourcesResource
 from rag_assets.resources.vectors import VectorStoreResource
 from rag_assets.structure import document_trees
 
-ALL_ASSETS = [source_documents, document_trees, passages, passage_index]
+ALL_ASSETS = [source_documents, document_trees, passages, passage_index, questions]
 ALL_CHECKS = dg.load_asset_checks_from_modules([corpus_checks, structure_checks, index_checks])
 
 # The main job: the whole graph for one collection partition, ending with the latest stage.

@@ -50,7 +50,10 @@ def load_collections(path: Path | None = None) -> list[CollectionSpec]:
             raise ValueError(f"{path}: collection name {name!r} may only hold letters, digits, '-' and '_'")
         if where != BUILTIN_PYTHON_REFERENCE and not Path(where).is_absolute():
             where = str((path.parent / where).resolve())
-        specs.append(CollectionSpec(name=name, path=where, format=str(entry.get("format", AUTO))))
+        questions = os.path.expandvars(str(entry["questions"])) if entry.get("questions") else None
+        if questions and not questions.startswith("builtin:") and not Path(questions).is_absolute():
+            questions = str((path.parent / questions).resolve())
+        specs.append(CollectionSpec(name=name, path=where, format=str(entry.get("format", AUTO)), questions=questions))
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise ValueError(f"{path}: collection names must be unique, got {names}")

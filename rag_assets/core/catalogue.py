@@ -12,6 +12,7 @@ import duckdb
 import pyarrow as pa
 
 from rag_assets.core.passages import Passage
+from rag_assets.core.questions import Question
 from rag_assets.core.sources import Rejection, SourceDocument
 from rag_assets.core.tree import DocumentTree, TreeNode
 
@@ -36,6 +37,10 @@ SCHEMA: dict[str, str] = {
         node_ids INTEGER[] NOT NULL, span_starts INTEGER[] NOT NULL, span_ends INTEGER[] NOT NULL,
         heading_path VARCHAR[] NOT NULL, text VARCHAR NOT NULL, word_count INTEGER NOT NULL,
         content_hash VARCHAR NOT NULL""",
+    "questions": """
+        collection VARCHAR NOT NULL, qid VARCHAR NOT NULL, query VARCHAR NOT NULL,
+        answers VARCHAR[] NOT NULL, evidences VARCHAR[] NOT NULL, section_path VARCHAR[] NOT NULL,
+        gold_doc VARCHAR NOT NULL, not_answerable BOOLEAN NOT NULL, split VARCHAR NOT NULL""",
 }
 
 
@@ -154,6 +159,34 @@ def load_passages(con: duckdb.DuckDBPyConnection, collection: str | None = None)
                 heading_path=tuple(r[5]), text=r[6], word_count=r[7], content_hash=r[8])
         for r in rows
     ]
+
+
+def questions_table(collection: str, questions: Sequence[Question]) -> pa.Table:
+    strings = pa.list_(pa.string())
+    return pa.table({
+        "collection": pa.array([collection] * len(questions), pa.string()),
+        "qid": pa.array([q.qid for q in questions], pa.string()),
+        "query": pa.array([q.query for q in questions], pa.string()),
+        "answers": pa.array([list(q.answers) for q in questions], strings),
+        "evidences": pa.array([list(q.evidences) for q in questions], strings),
+        "section_path": pa.array([list(q.section_path) for q in questions], strings),
+        "gold_doc": pa.array([q.gold_doc for q in questions], pa.string()),
+        "not_answerable": pa.array([q.not_answerable for q in questions], pa.bool_()),
+        "split": pa.array([q.split for q in questions], pa.string()),
+    })
+
+
+def load_question_rows(con: duckdb.DuckDBPyConnection, collection: str, split: str | None = None) -> list[Question]:
+    params: list = [collection]
+    where = "WHERE collection = ?"
+    if split:
+        where += " AND split = ?"
+        params.append(split)
+    rows = con.execute(
+        "SELECT qid, query, answers, evidences, section_path, gold_doc, not_answerable, split "
+        f"FROM questions {where} ORDER BY qid", params
+    ).fetchall()
+    return [Question(r[0], r[1], tuple(r[2]), tuple(r[3]), tuple(r[4]), r[5], r[6], r[7]) for r in rows]
 
 
 def load_documents(con: duckdb.DuckDBPyConnection, collection: str | None = None) -> list[SourceDocument]:

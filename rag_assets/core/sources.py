@@ -32,6 +32,7 @@ class CollectionSpec:
     name: str
     path: str  # a file, a folder (read recursively), a glob, or BUILTIN_PYTHON_REFERENCE
     format: str = AUTO
+    questions: str | None = None  # a question JSONL file about this collection, if any
 
 
 @dataclass(frozen=True, slots=True)

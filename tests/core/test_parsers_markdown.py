@@ -199,3 +199,12 @@ def test_ten_thousand_markers_on_one_line_and_deep_inline_nesting() -> None:
     assert parse_markdown("> - " * 5_000 + "x") == [list_item("x", 5_000)]
     assert parse_markdown("*" * 10_000 + "x" + "*" * 10_000)[0].text.endswith("x")
     assert parse_markdown("[" * 10_000 + "x" + "](y)" * 10_000)[0].text.startswith("[")
+
+
+def test_rust_parser_panic_on_unmatched_backtick_in_brackets_is_survived() -> None:
+    # markdown-it-pyrs 0.4.0 panics on "[" followed by an unmatched backtick; found by the
+    # property tests. The document is re-read without code spans instead of being lost.
+    assert parse_markdown("# T\n\nsee [`x and `code` *em*\n\n- item\n") == [
+        heading("T", 1), paragraph("see [`x and `code` em"), list_item("item", 1)
+    ]
+    assert parse_markdown("[`") == [paragraph("[`")]

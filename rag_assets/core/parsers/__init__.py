@@ -66,7 +66,8 @@ def guess_title(fmt: str, text: str) -> str | None:
     """A title found in the document itself, or None (callers fall back to the file name).
 
     markdown: the first level-1 heading, else the first heading; html: <title>, else the first
-    h1; text: the first underlined heading; manual_json: the first section's title when it is the only top-level one.
+    h1; text: the first underlined heading; manual_json: the first section's title when it is the
+    manual's only top-level section (see `manual_title`).
     """
     return _TITLES[_parser(fmt)](text)
 

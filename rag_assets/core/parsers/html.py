@@ -8,6 +8,7 @@ tags, `<Th_colspan="2">`) and the Samsung manuals' fragments go through the same
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from html.parser import HTMLParser
 
@@ -25,7 +26,6 @@ _BREAKING = frozenset({
     "address", "article", "aside", "blockquote", "body", "caption", "center", "details", "dialog",
     "div", "fieldset", "figcaption", "figure", "footer", "form", "head", "header", "hgroup", "hr",
     "html", "main", "nav", "section", "summary", "tbody", "tfoot", "thead", "topic", "noscript",
-    "img", "object", "iframe", "video", "audio", "canvas", "svg", "option", "select", "textarea",
 })
 
 # Block kinds of the block being collected.
@@ -74,7 +74,7 @@ class _BlockCollector(HTMLParser):
             block = table_row(self.cells)
             self.cells = []
         elif kind == _PRE:
-            block = code("".join(parts))
+            block = code(textwrap.dedent("".join(parts)))
         else:
             text = collapse_spaces("".join(parts)) if parts else ""
             if not text:
@@ -94,13 +94,6 @@ class _BlockCollector(HTMLParser):
     def begin(self, kind: int, level: int = 0) -> None:
         self.flush()
         self.kind, self.level = kind, level
-
-    def in_row(self) -> bool:
-        return self.kind == _ROW
-
-    def nested_in_row(self) -> bool:
-        """Inside a table that is itself inside the current row's cell: text folds into the cell."""
-        return self.kind == _ROW and self.tables > self.row_tables
 
     # -- parser events -------------------------------------------------------------------------
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -134,11 +127,11 @@ class _BlockCollector(HTMLParser):
             else:
                 self.begin(_ITEM, max(self.lists, 1))
         elif tag in _LISTS:
-            self.lists += 1
             if kind == _ROW:
                 self.parts.append(" ")
             else:
-                self.flush()
+                self.flush()  # before entering the list: loose text before it is not an item
+            self.lists += 1
         elif tag == "table":
             self.tables += 1
             if kind == _ROW:
@@ -160,7 +153,7 @@ class _BlockCollector(HTMLParser):
             else:
                 self.begin(_PRE)
                 self.pre = 1
-        elif tag == "br":
+        elif tag == "br" or tag == "img":  # a line break or an icon separates words, nothing more
             self.parts.append(" ")
         elif tag in _SKIPPED:
             self.skipping = 1
@@ -277,7 +270,7 @@ def parse_html(text: str, *, clean: Callable[[str], str] | None = None) -> list[
 
     h1-h6 are headings; p is a paragraph; li/dt/dd are list items at the depth of open
     ul/ol/dl; a tr is one table row of its th/td cells (lists, paragraphs and nested tables inside
-    a cell fold into the cell's text); pre is code; text outside any of these is a paragraph.
+    a cell fold into the cell's text); pre is code (dedented); text outside any of these is a paragraph.
     Unclosed blocks end at the next block start or at the end of input. `clean`, if given, is
     applied to non-ASCII text after entities are decoded (the manuals repair mojibake with it).
     """

@@ -52,9 +52,11 @@ def load_sections(text: str) -> list[tuple[str, dict[str, Any]]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise ParseError(f"manual_json: not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+        where = f"line {err.lineno} column {err.colno}"
+        raise ParseError(f"manual_json: not valid JSON ({err.msg} at {where})") from None
     if not isinstance(data, dict):
-        raise ParseError(f"manual_json: top level is a JSON {type(data).__name__}, expected an object of section_N entries")
+        kind = type(data).__name__
+        raise ParseError(f"manual_json: top level is a JSON {kind}, expected an object of section_N entries")
     sections: list[tuple[int, str, dict[str, Any]]] = []
     for key, section in data.items():
         match = _SECTION_KEY.match(key)

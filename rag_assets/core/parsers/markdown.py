@@ -7,11 +7,21 @@ gathered with the Rust `walk()` iterator, which is much cheaper than visiting in
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from markdown_it_pyrs import MarkdownIt, Node
 
 from rag_assets.core.blocks import Block, BlockKind, code, table_row
 
 _MD = MarkdownIt("commonmark").enable("table")
+# markdown-it-pyrs 0.4.0 (markdown-it 0.6.0) panics on a `[` followed by an unmatched backtick
+# ("see [`x"), in its code-span pairing. The same CommonMark rules without code spans do not;
+# a document that panics is re-read with them, its code spans then kept as literal backticks.
+_MD_NO_CODE_SPANS = MarkdownIt("zero").enable_many([
+    "blockquote", "code", "fence", "heading", "hr", "lheading", "list", "paragraph", "reference",
+    "autolink", "emphasis", "entity", "escape", "image", "link", "newline", "html_block",
+    "html_inline", "table",
+])
 
 # Nodes that are blocks; anything else met where a block was expected is inline content (a tight
 # list item's hidden paragraph shows up as its inline children directly under the item).
@@ -34,16 +44,27 @@ def _prose(content: str, depth: int) -> Block:
 def _inline_text(nodes: list[Node]) -> str:
     """The plain text of inline nodes: text, code spans, link and image text; breaks -> space."""
     parts: list[str] = []
+    for top in nodes:
+        _gather(top.walk(), parts)
+    return " ".join("".join(parts).split())
+
+
+def _inline_of(node: Node) -> str:
+    """The plain text of a block node's inline content (one Rust walk, no children list)."""
+    parts: list[str] = []
+    _gather(node.walk(include_self=False), parts)
+    return " ".join("".join(parts).split())
+
+
+def _gather(nodes: Iterable[Node], parts: list[str]) -> None:
     append = parts.append
     texts, breaks = _TEXT_NAMES, _BREAK_NAMES
-    for top in nodes:
-        for node in top.walk():
-            name = node.name
-            if name in texts:
-                append(node.meta["content"])
-            elif name in breaks:
-                append(" ")
-    return " ".join("".join(parts).split())
+    for node in nodes:
+        name = node.name
+        if name in texts:
+            append(node.meta["content"])
+        elif name in breaks:
+            append(" ")
 
 
 def _group(children: list[Node]) -> list[Node | list[Node]]:
@@ -63,6 +84,26 @@ def _group(children: list[Node]) -> list[Node | list[Node]]:
     return out
 
 
+def _is_panic(err: BaseException) -> bool:
+    # pyo3's PanicException derives from BaseException and is not importable by name.
+    return type(err).__name__ == "PanicException"
+
+
+def _syntax_tree(text: str) -> Node | None:
+    """The Markdown syntax tree, working around parser panics; None if it cannot be had."""
+    try:
+        return _MD.tree(text)
+    except BaseException as err:
+        if not _is_panic(err):
+            raise
+    try:
+        return _MD_NO_CODE_SPANS.tree(text)
+    except BaseException as err:
+        if not _is_panic(err):
+            raise
+    return None
+
+
 def _html_blocks(source: str) -> list[Block]:
     # Imported lazily: the html module is only needed for documents that embed raw HTML.
     from rag_assets.core.parsers.html import parse_html
@@ -76,11 +117,17 @@ def parse_markdown(text: str) -> list[Block]:
     A list item's text is its leading paragraph(s); lists nested in it become items one level
     deeper; paragraphs after a nested list stay at the item's level (a continuation item). Block
     quotes are transparent. Raw HTML blocks are parsed as HTML. Thematic breaks are dropped.
+    Never raises: input the Rust parser cannot take falls back as described at `_MD_NO_CODE_SPANS`.
     """
+    root = _syntax_tree(text)
+    if root is None:  # the Rust parser failed twice: read it as plain text rather than lose it
+        from rag_assets.core.parsers.text import parse_text
+
+        return parse_text(text)
     blocks: list[Block] = []
     append = blocks.append
     # (node or inline run, list depth); popped from the end, so pushed in reverse.
-    stack: list[tuple[Node | list[Node], int]] = [(child, 0) for child in reversed(_MD.tree(text).children)]
+    stack: list[tuple[Node | list[Node], int]] = [(child, 0) for child in reversed(root.children)]
     while stack:
         node, depth = stack.pop()
         if isinstance(node, list):  # inline run outside a paragraph node
@@ -90,11 +137,11 @@ def parse_markdown(text: str) -> list[Block]:
             continue
         name = node.name
         if name == "paragraph":
-            content = _inline_text(node.children)
+            content = _inline_of(node)
             if content:
                 append(_prose(content, depth))
         elif name == "heading" or name == "lheading":
-            content = _inline_text(node.children)
+            content = _inline_of(node)
             if content:
                 append(Block(_HEADING, content, node.meta["level"]))
         elif name == "bullet_list" or name == "ordered_list":
@@ -108,7 +155,7 @@ def parse_markdown(text: str) -> list[Block]:
                 if isinstance(child, list):
                     lead.append(_inline_text(child))
                 elif child.name == "paragraph":
-                    lead.append(_inline_text(child.children))
+                    lead.append(_inline_of(child))
                 else:
                     break
                 index += 1
@@ -121,7 +168,7 @@ def parse_markdown(text: str) -> list[Block]:
         elif name == "table":
             for row in node.walk():
                 if row.name == "trow":
-                    block = table_row([_inline_text(cell.children) for cell in row.children])
+                    block = table_row([_inline_of(cell) for cell in row.children])
                     if block.text:
                         append(block)
         elif name == "fence" or name == "code_block":

@@ -8,7 +8,8 @@ all (garbage included) parses; whatever is not recognised is a paragraph.
   own. Levels follow the order in which styles first appear, as in reStructuredText.
 - Bullets (`* `, `- `, `+ `, `1. `, `1) `) are list items, nested by their indentation.
 - A block indented >= 3 columns past the current margin after a paragraph ending in `:` (or
-  indented at all after `::`, or starting with `>>>`) is code: its lines are kept, dedented.
+  indented at all after `::`) is code, and so is a doctest block (`>>>` up to a blank line):
+  its lines are kept, dedented.
 - Other indented blocks are bodies of the paragraph above them (pydoc's `object.__new__(...)`
   followed by an indented description): they become list items one level deeper, so the tree
   nests the description under the line it describes instead of flattening it or calling prose
@@ -41,8 +42,9 @@ def _heading_at(lines: list[str], i: int) -> tuple[str, tuple[str, bool], int] |
     n = len(lines)
     over = _underline(lines[i])
     if over is not None:
-        if i + 2 < n and lines[i + 1].strip() and _underline(lines[i + 1]) is None and _underline(lines[i + 2]) == over:
-            return lines[i + 1].strip(), (over, True), 3
+        title = lines[i + 1].strip() if i + 2 < n else ""
+        if title and _underline(lines[i + 1]) is None and _underline(lines[i + 2]) == over:
+            return title, (over, True), 3
         return None
     if i + 1 < n:
         under = _underline(lines[i + 1])
@@ -67,6 +69,20 @@ def _bullet(line: str, indent: int, numbered_ok: bool) -> int | None:
 def _colon(line: str) -> str:
     s = line.rstrip()
     return "::" if s.endswith("::") else ":" if s.endswith(":") else ""
+
+
+def _literal_marker(content: str) -> str:
+    """reST shows "Example::" as "Example:", and "Example ::" or a lone "::" without the colons."""
+    stripped = content.rstrip()
+    if not stripped.endswith("::"):
+        return content
+    body = stripped[:-2]
+    return body.rstrip() if not body or body[-1].isspace() else body + ":"
+
+
+def _code_block(lines: list[str]) -> Block:
+    cut = min(_indent(x) for x in lines if x.strip())
+    return code("\n".join(x[cut:] for x in lines))
 
 
 def parse_text(text: str) -> list[Block]:
@@ -102,18 +118,23 @@ def parse_text(text: str) -> list[Block]:
         margin = containers[-1] if containers else 0
 
         start = _bullet(line, indent, numbered_ok=True)
+        if line.lstrip().startswith(">>>"):  # a doctest block: up to the next blank line
+            j = i + 1
+            while j < n and lines[j].strip():
+                j += 1
+            blocks.append(_code_block(lines[i:j]))
+            after = ""
+            i = j
+            continue
         if start is None and indent > margin and (
-            after == "::"
-            or (indent >= margin + _CODE_INDENT and (after == ":" or line.lstrip().startswith(">>>")))
+            after == "::" or (after == ":" and indent >= margin + _CODE_INDENT)
         ):
             j = i + 1
             while j < n and (not lines[j].strip() or _indent(lines[j]) > margin):
                 j += 1
             while not lines[j - 1].strip():
                 j -= 1
-            body = lines[i:j]
-            cut = min(_indent(x) for x in body if x.strip())
-            blocks.append(code("\n".join(x[cut:] for x in body)))
+            blocks.append(_code_block(lines[i:j]))
             after = ""
             i = j
             continue
@@ -135,6 +156,7 @@ def parse_text(text: str) -> list[Block]:
             parts.append(nxt)
             j += 1
         content = " ".join(parts)
+        content = _literal_marker(content)
         level = len(containers)
         block = list_item(content, level) if level else paragraph(content)
         if block.text:

@@ -1,0 +1,67 @@
+"""The source-change sensor and the re-index schedule, evaluated with Dagster's test helpers."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import dagster as dg
+
+from rag_assets.automation import reindex_schedule, source_change_sensor
+from rag_assets.partitions import COLLECTION_PARTITIONS_NAME, register_collections
+from rag_assets.resources.sources import SourcesResource
+
+
+def _evaluate(instance: dg.DagsterInstance, sources: SourcesResource, cursor: str | None) -> dg.SensorResult:
+    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"sources": sources})
+    return source_change_sensor(context)
+
+
+def _touch(path: Path) -> None:
+    later = time.time() + 5
+    os.utime(path, (later, later))
+
+
+def test_sensor_requests_runs_only_when_sources_change(tmp_path: Path, corpus_dir: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a.md").write_text("# A\n\ntext\n")
+    collections = tmp_path / "collections.yaml"
+    collections.write_text(
+        f"collections:\n  - name: tiny\n    path: {corpus_dir}\n  - name: other\n    path: {other}\n"
+    )
+    sources = SourcesResource(collections_file=str(collections))
+    instance = dg.DagsterInstance.ephemeral()
+
+    first = _evaluate(instance, sources, None)
+    assert sorted(r.partition_key for r in first.run_requests) == ["other", "tiny"]
+    [request] = first.dynamic_partitions_requests
+    assert sorted(request.partition_keys) == ["other", "tiny"]
+    register_collections(instance, ["tiny", "other"])
+
+    unchanged = _evaluate(instance, sources, first.cursor)
+    assert unchanged.run_requests == [] and unchanged.dynamic_partitions_requests == []
+
+    _touch(corpus_dir / "kettle.md")  # changed
+    changed = _evaluate(instance, sources, unchanged.cursor)
+    assert [r.partition_key for r in changed.run_requests] == ["tiny"]
+
+    (corpus_dir / "new.md").write_text("# New\n\nadded\n")  # added
+    added = _evaluate(instance, sources, changed.cursor)
+    assert [r.partition_key for r in added.run_requests] == ["tiny"]
+
+    (other / "a.md").unlink()  # removed
+    removed = _evaluate(instance, sources, added.cursor)
+    assert [r.partition_key for r in removed.run_requests] == ["other"]
+    assert _evaluate(instance, sources, removed.cursor).run_requests == []
+
+
+def test_schedule_requests_every_registered_collection() -> None:
+    with dg.instance_for_test() as instance:
+        context = dg.build_schedule_context(instance=instance)
+        assert isinstance(reindex_schedule(context), dg.SkipReason)
+        register_collections(instance, ["a", "b"])
+        requests = reindex_schedule(dg.build_schedule_context(instance=instance))
+        assert [r.partition_key for r in requests] == ["a", "b"]
+        assert instance.get_dynamic_partitions(COLLECTION_PARTITIONS_NAME) == ["a", "b"]
