@@ -31,7 +31,7 @@ def reindex_schedule(context: dg.ScheduleEvaluationContext):
     collections = context.instance.get_dynamic_partitions(COLLECTION_PARTITIONS_NAME)
     if not collections:
         return dg.SkipReason("no collection registered yet: run `rag run` or let the sensor add them")
-    stamp = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else "manual"
+    stamp = context.scheduled_execution_time.isoformat()
     return [dg.RunRequest(run_key=f"{name}:{stamp}", partition_key=name) for name in collections]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import dagster as dg
@@ -11,6 +12,9 @@ import dagster as dg
 from rag_assets.automation import reindex_schedule, source_change_sensor
 from rag_assets.partitions import COLLECTION_PARTITIONS_NAME, register_collections
 from rag_assets.resources.sources import SourcesResource
+
+
+TICK = datetime(2026, 11, 22, 3, 0, tzinfo=timezone.utc)
 
 
 def _evaluate(instance: dg.DagsterInstance, sources: SourcesResource, cursor: str | None) -> dg.SensorResult:
@@ -59,9 +63,9 @@ def test_sensor_requests_runs_only_when_sources_change(tmp_path: Path, corpus_di
 
 def test_schedule_requests_every_registered_collection() -> None:
     with dg.instance_for_test() as instance:
-        context = dg.build_schedule_context(instance=instance)
+        context = dg.build_schedule_context(instance=instance, scheduled_execution_time=TICK)
         assert isinstance(reindex_schedule(context), dg.SkipReason)
         register_collections(instance, ["a", "b"])
-        requests = reindex_schedule(dg.build_schedule_context(instance=instance))
+        requests = reindex_schedule(dg.build_schedule_context(instance=instance, scheduled_execution_time=TICK))
         assert [r.partition_key for r in requests] == ["a", "b"]
         assert instance.get_dynamic_partitions(COLLECTION_PARTITIONS_NAME) == ["a", "b"]
