@@ -11,7 +11,9 @@ from dagster_duckdb import DuckDBResource
 
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS, defs
 from rag_assets.partitions import COLLECTION_PARTITIONS_NAME, register_collections
+from rag_assets.resources.embedder import EmbedderResource
 from rag_assets.resources.sources import SourcesResource
+from rag_assets.resources.vectors import VectorStoreResource
 
 
 @pytest.fixture
@@ -28,14 +30,17 @@ def project(tmp_path: Path, corpus_dir: Path) -> dict:
         "resources": {
             "catalogue": DuckDBResource(database=str(tmp_path / "catalogue.duckdb")),
             "sources": SourcesResource(collections_file=str(collections)),
+            "embedder": EmbedderResource(progress=False),
+            "vectors": VectorStoreResource(uri=str(tmp_path / "lancedb")),
         },
     }
 
 
-def _materialize(project: dict) -> dg.ExecuteInProcessResult:
+def _materialize(project: dict, *keys: str) -> dg.ExecuteInProcessResult:
+    selection = dg.AssetSelection.keys(*(keys or ("source_documents", "document_trees")))
     return dg.materialize(
         [*ALL_ASSETS, *ALL_CHECKS], resources=project["resources"], partition_key="tiny",
-        instance=project["instance"], selection=dg.AssetSelection.keys("source_documents", "document_trees"),
+        instance=project["instance"], selection=selection,
     )
 
 
@@ -104,3 +109,24 @@ def test_partitions_are_registered_once(project: dict) -> None:
     instance = project["instance"]
     assert register_collections(instance, ["tiny", "other"]) == ["other"]
     assert instance.get_dynamic_partitions(COLLECTION_PARTITIONS_NAME) == ["tiny", "other"]
+
+
+def test_the_index_stages_materialize_and_reindex_incrementally(project: dict, corpus_dir: Path) -> None:
+    stages = ("source_documents", "document_trees", "passages", "passage_index")
+    first = _materialize(project, *stages)
+    assert first.success
+    checks = {e.check_name: e.passed for e in first.get_asset_check_evaluations()}
+    assert checks["passages_are_exact"] and checks["index_rows_match_passages"] and checks["index_vectors_and_fts"]
+    meta = {m.asset_key.to_user_string(): m.materialization.metadata for m in first.get_asset_materialization_events()}
+    passages = meta["passages"]["passages"].value
+    assert passages > 0 and meta["passage_index"]["added"].value == passages
+    assert meta["passage_index"]["tag"].value.startswith("tiny-")
+
+    (corpus_dir / "pass.txt").write_text("Pass\n****\n\nChanged text for the pass statement.\n")
+    second = _materialize(project, *stages)
+    assert second.success
+    meta2 = {m.asset_key.to_user_string(): m.materialization.metadata for m in second.get_asset_materialization_events()}
+    index_meta = meta2["passage_index"]
+    assert index_meta["embedded"].value == index_meta["added"].value + index_meta["updated"].value
+    assert 0 < index_meta["embedded"].value < passages
+    assert index_meta["version"].value > meta["passage_index"]["version"].value

@@ -152,3 +152,10 @@ def test_gold_section_paths_of_the_galaxy_s10_questions_are_heading_paths() -> N
     assert gold
     missing = [path for path in gold if path not in paths]
     assert missing == []  # 25 of 25 with section_hierarchy depths (0 of 25 with the h-tag levels)
+
+
+def test_content_sharing_the_heading_item_is_kept() -> None:
+    manual = {"section_0": section("<h2>Wi-Fi</h2><p>Same item as the heading.</p>", "<p>Next item.</p>")}
+    assert parse_manual_json(json.dumps(manual)) == [
+        heading("Wi-Fi", 2), paragraph("Same item as the heading."), paragraph("Next item.")
+    ]

@@ -86,7 +86,8 @@ def _section_heading(key: str, section: dict[str, Any]) -> tuple[str, int, int]:
         match = _HEADING_TAG.match(html[0])
         if match is not None:
             tag_level = int(match.group(1))
-            text = " ".join(b.text for b in parse_html(html[0], clean=repair_mojibake))
+            first = parse_html(html[0], clean=repair_mojibake)
+            text = first[0].text if first and first[0].kind is BlockKind.HEADING else ""
     text = collapse_spaces(text) or collapse_spaces(repair_mojibake(section.get("title") or "")) or key
     hierarchy = section.get("section_hierarchy") or ""
     level = len(hierarchy.split(">")) if hierarchy.strip() else (tag_level or 1)
@@ -99,11 +100,10 @@ def parse_manual_json(text: str) -> list[Block]:
     for key, section in load_sections(text):
         title, level, tag_level = _section_heading(key, section)
         blocks.append(heading(title, level))
-        html: list[str] = section["html"]
-        body = html[1:] if tag_level else html
-        if not body:
-            continue
-        for block in parse_html("\n".join(body), clean=repair_mojibake):
+        body = parse_html("\n".join(section["html"]), clean=repair_mojibake)
+        if tag_level and body and body[0].kind is BlockKind.HEADING and body[0].text == title:
+            body = body[1:]  # the section's own heading, emitted above at its hierarchy level
+        for block in body:
             if block.kind is BlockKind.HEADING:
                 # A sub-topic heading inside the section: below the section, keeping its offset.
                 offset = block.level - tag_level if tag_level else 1

@@ -7,11 +7,14 @@ gathered with the Rust `walk()` iterator, which is much cheaper than visiting in
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable, Iterator
 
 from markdown_it_pyrs import MarkdownIt, Node
 
 from rag_assets.core.blocks import Block, BlockKind, code, table_row
+from rag_assets.core.parsers.html import parse_html
+from rag_assets.core.parsers.text import parse_text
 
 _MD = MarkdownIt("commonmark").enable("table")
 # markdown-it-pyrs 0.4.0 (markdown-it 0.6.0) panics on a `[` followed by an unmatched backtick
@@ -22,6 +25,19 @@ _MD_NO_CODE_SPANS = MarkdownIt("zero").enable_many([
     "autolink", "emphasis", "entity", "escape", "image", "link", "newline", "html_block",
     "html_inline", "table",
 ])
+
+# Deep nesting is where the Rust parser is fragile: freeing a syntax tree ~40,000 nodes deep, or
+# walking one ~150,000 deep, overflows the C stack (a segfault, not an exception), and building
+# one from ~40,000 nested emphasis spans does too. Nesting depth is bounded from the text alone:
+# a container needs at least one prefix character on the line that opens it (list levels need two
+# columns, a tab is up to four), an inline span at least one delimiter within its paragraph.
+_SAFE_PREFIX = 1_000  # longer container prefixes: visit and free the tree without recursion
+_MAX_PREFIX = 40_000  # longer still: not Markdown anyone writes; read as plain text (also fast)
+_MAX_DELIMITERS = 2_000  # per paragraph; beyond, its `*`, `_` and `[` are escaped to literals
+_LONG_PREFIX = re.compile(r"^[ \t>*+\-0-9.)]{%d}" % _SAFE_PREFIX, re.MULTILINE)
+_HUGE_PREFIX = re.compile(r"^[ \t>*+\-0-9.)]{%d}" % _MAX_PREFIX, re.MULTILINE)
+_PARAGRAPH_BREAK = re.compile(r"(\n[ \t]*\n)")
+_DELIMITER = re.compile(r"([*_\[])")
 
 # Nodes that are blocks; anything else met where a block was expected is inline content (a tight
 # list item's hidden paragraph shows up as its inline children directly under the item).
@@ -41,19 +57,35 @@ def _prose(content: str, depth: int) -> Block:
     return Block(_ITEM, content, depth) if depth else Block(_PARAGRAPH, content)
 
 
-def _inline_text(nodes: list[Node]) -> str:
-    """The plain text of inline nodes: text, code spans, link and image text; breaks -> space."""
-    parts: list[str] = []
-    for top in nodes:
-        _gather(top.walk(), parts)
-    return " ".join("".join(parts).split())
+def _descendants(node: Node) -> Iterator[Node]:
+    """`node.walk(include_self=False)` without recursion, for trees too deep for the Rust walk."""
+    stack = list(reversed(node.children))
+    while stack:
+        child = stack.pop()
+        yield child
+        kids = child.children
+        if kids:
+            stack.extend(reversed(kids))
 
 
-def _inline_of(node: Node) -> str:
-    """The plain text of a block node's inline content (one Rust walk, no children list)."""
-    parts: list[str] = []
-    _gather(node.walk(include_self=False), parts)
-    return " ".join("".join(parts).split())
+def _dismantle(root: Node) -> None:
+    """Empty every children list top-down, so that freeing the nodes never recurses."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kids = node.children
+        if kids:
+            stack.extend(kids)
+            node.children = []
+
+
+def _defuse(text: str) -> str:
+    """Escape emphasis and link delimiters in paragraphs with enough of them to nest too deep."""
+    chunks = _PARAGRAPH_BREAK.split(text)
+    for index, chunk in enumerate(chunks):
+        if chunk.count("*") + chunk.count("_") + chunk.count("[") >= _MAX_DELIMITERS:
+            chunks[index] = _DELIMITER.sub(r"\\\1", chunk)
+    return "".join(chunks)
 
 
 def _gather(nodes: Iterable[Node], parts: list[str]) -> None:
@@ -104,26 +136,53 @@ def _syntax_tree(text: str) -> Node | None:
     return None
 
 
-def _html_blocks(source: str) -> list[Block]:
-    # Imported lazily: the html module is only needed for documents that embed raw HTML.
-    from rag_assets.core.parsers.html import parse_html
-
-    return parse_html(source)
-
-
 def parse_markdown(text: str) -> list[Block]:
     """Blocks of a Markdown document in reading order.
 
     A list item's text is its leading paragraph(s); lists nested in it become items one level
     deeper; paragraphs after a nested list stay at the item's level (a continuation item). Block
     quotes are transparent. Raw HTML blocks are parsed as HTML. Thematic breaks are dropped.
-    Never raises: input the Rust parser cannot take falls back as described at `_MD_NO_CODE_SPANS`.
+    Never raises and never overflows the stack, whatever the input: see `_SAFE_PREFIX` and
+    `_MD_NO_CODE_SPANS` for what pathological documents get instead.
     """
+    deep = False
+    if _LONG_PREFIX.search(text) is not None:
+        if _HUGE_PREFIX.search(text) is not None:
+            return parse_text(text)
+        deep = True
+    if text.count("*") + text.count("_") + text.count("[") >= _MAX_DELIMITERS:
+        text = _defuse(text)
     root = _syntax_tree(text)
     if root is None:  # the Rust parser failed twice: read it as plain text rather than lose it
-        from rag_assets.core.parsers.text import parse_text
-
         return parse_text(text)
+    if not deep:
+        return _blocks(root, Node.walk)
+    try:
+        return _blocks(root, _walk_safely)
+    finally:
+        _dismantle(root)
+
+
+def _walk_safely(node: Node, include_self: bool = True) -> Iterator[Node]:
+    if include_self:
+        yield node
+    yield from _descendants(node)
+
+
+def _blocks(root: Node, walk: Callable[..., Iterable[Node]]) -> list[Block]:
+    """The blocks under a syntax tree's root; `walk` is `Node.walk` or its recursion-free twin."""
+
+    def inline_of(node: Node) -> str:
+        parts: list[str] = []
+        _gather(walk(node, include_self=False), parts)
+        return " ".join("".join(parts).split())
+
+    def inline_text(nodes: list[Node]) -> str:
+        parts: list[str] = []
+        for top in nodes:
+            _gather(walk(top), parts)
+        return " ".join("".join(parts).split())
+
     blocks: list[Block] = []
     append = blocks.append
     # (node or inline run, list depth); popped from the end, so pushed in reverse.
@@ -131,17 +190,17 @@ def parse_markdown(text: str) -> list[Block]:
     while stack:
         node, depth = stack.pop()
         if isinstance(node, list):  # inline run outside a paragraph node
-            content = _inline_text(node)
+            content = inline_text(node)
             if content:
                 append(_prose(content, depth))
             continue
         name = node.name
         if name == "paragraph":
-            content = _inline_of(node)
+            content = inline_of(node)
             if content:
                 append(_prose(content, depth))
         elif name == "heading" or name == "lheading":
-            content = _inline_of(node)
+            content = inline_of(node)
             if content:
                 append(Block(_HEADING, content, node.meta["level"]))
         elif name == "bullet_list" or name == "ordered_list":
@@ -153,9 +212,9 @@ def parse_markdown(text: str) -> list[Block]:
             while index < len(children):
                 child = children[index]
                 if isinstance(child, list):
-                    lead.append(_inline_text(child))
+                    lead.append(inline_text(child))
                 elif child.name == "paragraph":
-                    lead.append(_inline_of(child))
+                    lead.append(inline_of(child))
                 else:
                     break
                 index += 1
@@ -166,9 +225,9 @@ def parse_markdown(text: str) -> list[Block]:
         elif name == "blockquote":
             stack.extend((child, depth) for child in reversed(_group(node.children)))
         elif name == "table":
-            for row in node.walk():
+            for row in walk(node):
                 if row.name == "trow":
-                    block = table_row([_inline_of(cell) for cell in row.children])
+                    block = table_row([inline_of(cell) for cell in row.children])
                     if block.text:
                         append(block)
         elif name == "fence" or name == "code_block":
@@ -176,11 +235,11 @@ def parse_markdown(text: str) -> list[Block]:
             if block.text:
                 append(block)
         elif name == "html_block":
-            blocks.extend(_html_blocks(node.meta.get("content", "")))
+            blocks.extend(parse_html(node.meta.get("content", "")))
         elif name == "hr":
             continue
         else:  # an unexpected block node (a future plugin): keep whatever text it has
-            content = _inline_text([node])
+            content = inline_text([node])
             if content:
                 append(Block(_PARAGRAPH, content))
     return blocks

