@@ -1,6 +1,5 @@
 """Keeping the index fresh: the `reindex` job, a daily schedule and a source-change sensor."""
 
-from __future__ import annotations
 
 import json
 import os

@@ -1,6 +1,5 @@
 """`source_documents`: one row per document of a collection, plus the rejected ones."""
 
-from __future__ import annotations
 
 import hashlib
 from collections import Counter

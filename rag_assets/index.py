@@ -1,6 +1,5 @@
 """`passages` (cut from the trees, exact node alignment) and `passage_index` (LanceDB)."""
 
-from __future__ import annotations
 
 import statistics
 

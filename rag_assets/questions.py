@@ -1,6 +1,5 @@
 """`questions`: the question set of a collection (train / dev / test split by question id)."""
 
-from __future__ import annotations
 
 from collections import Counter
 

@@ -1,6 +1,5 @@
 """`document_trees`: the Document Structure Tree of every document of a collection."""
 
-from __future__ import annotations
 
 import statistics
 from collections import Counter

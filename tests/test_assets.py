@@ -37,7 +37,7 @@ def project(tmp_path: Path, corpus_dir: Path) -> dict:
 
 
 def _materialize(project: dict, *keys: str) -> dg.ExecuteInProcessResult:
-    selection = dg.AssetSelection.keys(*(keys or ("source_documents", "document_trees")))
+    selection = dg.AssetSelection.assets(*(keys or ("source_documents", "document_trees")))
     return dg.materialize(
         [*ALL_ASSETS, *ALL_CHECKS], resources=project["resources"], partition_key="tiny",
         instance=project["instance"], selection=selection,
@@ -78,7 +78,8 @@ def test_materialize_sources_and_trees_with_checks(project: dict) -> None:
             "SELECT node_id, parent_id, kind, text FROM document_nodes WHERE doc_id = 'tiny/kettle.md' ORDER BY node_id"
         ).fetchall()
         assert kettle[0] == (0, None, "structure", "Kettle manual")
-        assert (3, 0, "structure", "Filling") in kettle
+        assert (2, 0, "structure", "Filling") in kettle
+        assert (4, 3, "content", "at least 0.5 litres") in kettle
 
 
 def test_rematerializing_replaces_the_collection_atomically(project: dict, corpus_dir: Path) -> None:

@@ -1,6 +1,5 @@
 """Checks guarding `source_documents`."""
 
-from __future__ import annotations
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource

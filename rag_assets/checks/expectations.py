@@ -4,7 +4,6 @@ An ephemeral GX context is enough: the suites live in code (reviewed with it) an
 travel as check metadata, so nothing is written to a GX project folder.
 """
 
-from __future__ import annotations
 
 import os
 from dataclasses import dataclass

@@ -1,6 +1,5 @@
 """Checks guarding `passages` (exact node alignment) and `passage_index` (rows, vectors, FTS)."""
 
-from __future__ import annotations
 
 from collections import defaultdict
 

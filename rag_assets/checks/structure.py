@@ -1,6 +1,5 @@
 """Checks guarding `document_trees`: tree validity (blocking), GX suite, nothing lost."""
 
-from __future__ import annotations
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource

@@ -1,6 +1,5 @@
 """The DuckDB catalogue resource (dagster-duckdb), pointed at the project's data folder."""
 
-from __future__ import annotations
 
 from dagster_duckdb import DuckDBResource
 

@@ -1,6 +1,5 @@
 """Where documents come from: the collections file and ingestion limits, as a resource."""
 
-from __future__ import annotations
 
 from pathlib import Path
 

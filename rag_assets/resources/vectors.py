@@ -1,6 +1,5 @@
 """The LanceDB passage index as a resource (a local folder by default; any LanceDB URI works)."""
 
-from __future__ import annotations
 
 import dagster as dg
 
