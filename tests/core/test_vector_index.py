@@ -1,0 +1,98 @@
+"""The passage index for real: LanceDB in tmp_path, the packaged all-MiniLM-L6-v2 embedder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rag_assets.core.blocks import heading, paragraph
+from rag_assets.core.embedding import Embedder
+from rag_assets.core.passages import cut_passages
+from rag_assets.core.retrieval import search
+from rag_assets.core.tree import build_tree
+from rag_assets.core.vector_index import PassageIndex
+
+DOCS = {
+    "kettle": [heading("Boiling", 1), paragraph("Press the switch and the kettle boils the water in two minutes.")],
+    "pond": [heading("Winter", 1), paragraph("Keep a hole in the pond ice so that gases can escape for the fish.")],
+    "bike": [heading("Tyres", 1), paragraph("Inflate bicycle tyres to the pressure printed on the sidewall.")],
+}
+
+
+class CountingEmbedder(Embedder):
+    """The real embedder, recording which texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__(progress=False)
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts, *, progress=None):
+        self.calls.append(list(texts))
+        return super().encode(texts, progress=progress)
+
+
+@pytest.fixture(scope="module")
+def embedder() -> CountingEmbedder:
+    return CountingEmbedder()
+
+
+def _passages(docs: dict) -> list:
+    out = []
+    for name, blocks in docs.items():
+        tree = build_tree(name.title(), blocks)
+        out += cut_passages(f"c/{name}", tree.nodes, tree.text)
+    return out
+
+
+def test_build_and_search_in_every_mode(tmp_path: Path, embedder: CountingEmbedder) -> None:
+    index = PassageIndex(tmp_path / "lance", embedder)
+    report = index.sync(_passages(DOCS), "c", tag="first")
+    assert (report.added, report.updated, report.deleted, report.unchanged) == (3, 0, 0, 0)
+    assert index.has_fts_index() and index.check_vectors() == []
+    assert index.tags() == {"first": report.version} and index.counts_by_collection() == {"c": 3}
+    index.sync(_passages({"other": [paragraph("The kettle of another collection.")]}), "elsewhere")
+    for mode in ("dense", "bm25", "hybrid"):
+        hits = search(index, embedder, "how long does the kettle take to boil water?", mode=mode, k=2, collections=["c"])
+        assert hits[0].doc_id == "c/kettle", mode
+        assert hits[0].rank == 1 and hits[0].node_ids == (2,) and hits[0].heading_path == ("Kettle", "Boiling")
+        assert all(h.collection == "c" for h in hits)
+    everywhere = search(index, embedder, "kettle", mode="bm25", k=5)
+    assert {h.collection for h in everywhere} == {"c", "elsewhere"}
+    with pytest.raises(ValueError, match="unknown search mode"):
+        search(index, embedder, "x", mode="fuzzy")
+
+
+def test_reindex_embeds_exactly_the_new_and_changed_passages(tmp_path: Path, embedder: CountingEmbedder) -> None:
+    index = PassageIndex(tmp_path / "lance", embedder)
+    index.sync(_passages(DOCS), "c", tag="v1")
+    index.sync(_passages({"x": [paragraph("unrelated other collection")]}), "other")
+    before = index._scan(["passage_id", "vector"]).to_pydict()
+    pond_vector = before["vector"][before["passage_id"].index("c/pond#2")]
+
+    docs = dict(DOCS)
+    docs["kettle"] = [heading("Boiling", 1), paragraph("Press the switch; the kettle boils in three minutes.")]  # changed
+    docs["lamp"] = [heading("Bulbs", 1), paragraph("Use LED bulbs of at most 9 watts.")]  # added
+    del docs["bike"]  # deleted
+    embedder.calls.clear()
+    report = index.sync(_passages(docs), "c", tag="v2")
+
+    assert sorted(report.embedded_ids) == ["c/kettle#2", "c/lamp#2"]
+    assert [len(call) for call in embedder.calls] == [2]
+    assert (report.added, report.updated, report.deleted, report.unchanged) == (1, 1, 1, 1)
+    after = index._scan(["passage_id", "vector", "text"]).to_pydict()
+    assert sorted(after["passage_id"]) == ["c/kettle#2", "c/lamp#2", "c/pond#2", "c/x#1"]
+    assert np.array_equal(after["vector"][after["passage_id"].index("c/pond#2")], pond_vector)
+    assert index.counts_by_collection() == {"c": 3, "other": 1}
+    assert index.tags()["v2"] > index.tags()["v1"]
+
+    embedder.calls.clear()
+    again = index.sync(_passages(docs), "c", tag="v3")
+    assert again.embedded_ids == [] and embedder.calls == [] and again.unchanged == 3
+
+
+def test_searching_before_anything_is_indexed_says_what_to_do(tmp_path: Path, embedder: CountingEmbedder) -> None:
+    index = PassageIndex(tmp_path / "empty", embedder)
+    with pytest.raises(FileNotFoundError, match="materialize `passage_index` first"):
+        search(index, embedder, "anything")
