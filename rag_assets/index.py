@@ -74,7 +74,7 @@ def passage_index(
         metadata={
             "dagster/row_count": report.rows_in_collection,
             "table": report.table_name,
-            "uri": vectors.uri,
+            "uri": vectors.resolved_uri(),
             "version": report.version,
             "tag": report.tag,
             "added": report.added,

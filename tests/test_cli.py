@@ -39,3 +39,33 @@ def test_tree_reports_a_rejected_file(tmp_path: Path) -> None:
     result = runner.invoke(app, ["tree", str(bad)])
     assert result.exit_code == 1
     assert "binary file" in result.stderr
+
+
+def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
+    """`rag run` materializes the whole graph into a fresh DAGSTER_HOME; `rag search` answers."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(REPO_ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    collections = tmp_path / "collections.yaml"
+    collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n")
+    env = {**os.environ, "DAGSTER_HOME": str(home), "RAG_COLLECTIONS": str(collections),
+           "RAG_DATA_DIR": str(tmp_path / "data")}
+    rag = [sys.executable, "-m", "rag_assets.cli"]
+    run = subprocess.run([*rag, "run"], env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "succeeded" in run.stdout and "tiny" in run.stdout
+    found = subprocess.run([*rag, "search", "how hot for green tea", "-k", "2", "--json"],
+                           env=env, capture_output=True, text=True, timeout=300)
+    assert found.returncode == 0, found.stderr[-3000:]
+    hits = json.loads(found.stdout)
+    assert hits[0]["doc_id"] == "tiny/kettle.md" and hits[0]["rank"] == 1
+    assert "green tea | 80 C" in hits[0]["text"]
+    bad = subprocess.run([*rag, "search", "x", "--mode", "fuzzy"], env=env, capture_output=True, text=True)
+    assert bad.returncode == 2 and "--mode must be" in bad.stderr

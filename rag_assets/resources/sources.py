@@ -12,14 +12,17 @@ from rag_assets.settings import collections_file, load_collections
 class SourcesResource(dg.ConfigurableResource):
     """The collections to ingest (a YAML file) and the per-document size limit."""
 
-    collections_file: str = str(collections_file())
+    collections_file: str = ""  # empty = RAG_COLLECTIONS, else collections.yaml at the project root
     max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB
 
+    def resolved_file(self) -> Path:
+        return Path(self.collections_file) if self.collections_file else collections_file()
+
     def collections(self) -> list[CollectionSpec]:
-        return load_collections(Path(self.collections_file))
+        return load_collections(self.resolved_file())
 
     def collection(self, name: str) -> CollectionSpec:
         for spec in self.collections():
             if spec.name == name:
                 return spec
-        raise KeyError(f"collection {name!r} is not in {self.collections_file}")
+        raise KeyError(f"collection {name!r} is not in {self.resolved_file()}")
