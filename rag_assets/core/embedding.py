@@ -72,11 +72,14 @@ class Embedder:
             return vectors
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         show = self.progress if progress is None else progress
+        # sentence-transformers also sorts inside one call; sorting the whole corpus first lets us
+        # hand it long chunks (few calls, little overhead) and still show a live progress bar.
+        chunk = self.batch_size * 8
         with tqdm(total=len(texts), desc="embed", unit="text", disable=not show) as bar:
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start:start + self.batch_size]
+            for start in range(0, len(order), chunk):
+                batch = order[start:start + chunk]
                 vectors[batch] = self.model.encode(
-                    [texts[i] for i in batch], batch_size=len(batch), normalize_embeddings=True,
+                    [texts[i] for i in batch], batch_size=self.batch_size, normalize_embeddings=True,
                     convert_to_numpy=True, show_progress_bar=False,
                 )
                 bar.update(len(batch))
