@@ -100,8 +100,10 @@ def search(
     mode: str = typer.Option("hybrid", "--mode", "-m", help="dense | bm25 | hybrid"),
     k: int = typer.Option(5, "-k", help="How many passages."),
     as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
+    reranker: Path = typer.Option(None, "--reranker", help="A local cross-encoder model folder to rerank with."),
 ) -> None:
     """Search the materialized passage index (run `rag run` first)."""
+    from rag_assets.core.retrieval import cross_encoder_reranker
     from rag_assets.core.retrieval import search as run_search
     from rag_assets.resources.embedder import EmbedderResource
     from rag_assets.resources.vectors import VectorStoreResource
@@ -112,7 +114,8 @@ def search(
     embedder = EmbedderResource(progress=False).get()
     index = VectorStoreResource().index(embedder)
     try:
-        hits = run_search(index, embedder, query, mode=mode, k=k, collections=collection or None)
+        rerank = cross_encoder_reranker(reranker) if reranker else None
+        hits = run_search(index, embedder, query, mode=mode, k=k, collections=collection or None, reranker=rerank)
     except (FileNotFoundError, ValueError) as err:
         errors.print(f"[red]error:[/red] {err}")
         raise typer.Exit(1)

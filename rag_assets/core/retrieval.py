@@ -69,20 +69,21 @@ def search(
     text_query = " ".join(_QUERY_NOISE.sub(" ", query).split()) or query
     if mode == "dense":
         builder = table.search(embedder.encode_query(query), vector_column_name="vector").distance_type("cosine")
+        if reranker is not None:
+            builder = builder.rerank(reranker, query_string=query)
     elif mode == "bm25":
         builder = table.search(text_query, query_type="fts", fts_columns="search_text")
+        if reranker is not None:
+            builder = builder.rerank(reranker)
     else:
         from lancedb.rerankers import RRFReranker
 
+        # The cross-encoder, when given, fuses the vector and full-text candidates itself.
         builder = (table.search(query_type="hybrid", vector_column_name="vector", fts_columns="search_text")
                    .vector(embedder.encode_query(query)).text(text_query).distance_type("cosine")
-                   .rerank(RRFReranker()))
+                   .rerank(reranker if reranker is not None else RRFReranker()))
     if where:
         builder = builder.where(where, prefilter=True)
-    if reranker is not None and mode != "hybrid":
-        builder = builder.rerank(reranker)
-    elif reranker is not None:
-        builder = builder.rerank(reranker)
     rows = builder.limit(limit).to_list()
     hits = []
     for rank, row in enumerate(rows[:k], start=1):

@@ -96,3 +96,23 @@ def test_searching_before_anything_is_indexed_says_what_to_do(tmp_path: Path, em
     index = PassageIndex(tmp_path / "empty", embedder)
     with pytest.raises(FileNotFoundError, match="materialize `passage_index` first"):
         search(index, embedder, "anything")
+
+
+def test_an_optional_cross_encoder_reranks_in_every_mode(tmp_path: Path, embedder: CountingEmbedder) -> None:
+    """No cross-encoder ships offline, so this one is built from the packaged MiniLM folder with a
+    fresh (untrained) scoring head: it exercises the real rerank path, not ranking quality."""
+    from rag_assets.core.embedding import default_embedder_path
+    from rag_assets.core.retrieval import cross_encoder_reranker
+
+    index = PassageIndex(tmp_path / "lance", embedder)
+    index.sync(_passages(DOCS), "c")
+    reranker = cross_encoder_reranker(default_embedder_path())
+    for mode in ("dense", "bm25", "hybrid"):
+        plain = search(index, embedder, "kettle water", mode=mode, k=3)
+        reranked = search(index, embedder, "kettle water", mode=mode, k=3, reranker=reranker)
+        assert {h.passage_id for h in reranked} <= {p.passage_id for p in _passages(DOCS)}
+        assert [h.rank for h in reranked] == list(range(1, len(reranked) + 1))
+        assert [h.score for h in reranked] == sorted((h.score for h in reranked), reverse=True)
+        assert [h.score for h in reranked] != [h.score for h in plain]
+    with pytest.raises(FileNotFoundError, match="cross-encoder model folder"):
+        cross_encoder_reranker(tmp_path / "missing")
