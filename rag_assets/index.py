@@ -8,7 +8,7 @@ from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.catalogue import load_passages, load_trees, passages_table, replace_collection
 from rag_assets.core.passages import cut_passages
-from rag_assets.metadata import markdown_table
+from rag_assets.metadata import histogram_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.resources.embedder import EmbedderResource
 from rag_assets.resources.vectors import VectorStoreResource
@@ -39,6 +39,7 @@ def passages(context: dg.AssetExecutionContext, config: PassageConfig, catalogue
         "passages": len(cut),
         "mean_words": round(statistics.fmean(words), 1) if words else 0.0,
         "max_words": max(words, default=0),
+        "words_plot": dg.MetadataValue.md(histogram_markdown(words, title="words per passage", xlabel="words")),
         "sample": dg.MetadataValue.md(markdown_table(
             ["passage_id", "heading path", "nodes", "text"],
             [(p.passage_id, " > ".join(p.heading_path), list(p.node_ids), p.text[:120]) for p in cut[:5]],

@@ -23,3 +23,25 @@ def fenced(text: str, max_lines: int = 40) -> str:
     lines = text.splitlines()
     more = f"\n… {len(lines) - max_lines} more lines" if len(lines) > max_lines else ""
     return "```\n" + "\n".join(lines[:max_lines]).replace("```", "ˋˋˋ") + more + "\n```"
+
+
+def histogram_markdown(values: Sequence[float], *, title: str, xlabel: str, bins: int | Sequence[float] = 20) -> str:
+    """A PNG histogram inlined as a Markdown image, so the Dagster UI shows it with the run."""
+    import base64
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 2.6), dpi=100)
+    ax.hist(list(values), bins=bins, color="#4f6bed")
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_ylabel("count", fontsize=9)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return f"![{title}](data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()})"

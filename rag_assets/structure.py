@@ -10,7 +10,7 @@ from dagster_duckdb import DuckDBResource
 from rag_assets.core.catalogue import load_documents, nodes_table, replace_collection, texts_table
 from rag_assets.core.structure import build_trees
 from rag_assets.core.tree import render_tree
-from rag_assets.metadata import counter_table, fenced, markdown_table
+from rag_assets.metadata import counter_table, fenced, histogram_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
 
 
@@ -50,6 +50,9 @@ def document_trees(context: dg.AssetExecutionContext, catalogue: DuckDBResource)
             "rejected": len(built.rejections),
             "median_nodes_per_document": statistics.median([s for s, _ in sizes]) if sizes else 0,
             "depth_histogram": dg.MetadataValue.md(counter_table("depth", Counter(n.depth for n in nodes))),
+            "depth_plot": dg.MetadataValue.md(histogram_markdown(
+                [n.depth for n in nodes], title="node depth", xlabel="depth",
+                bins=[d - 0.5 for d in range(max((n.depth for n in nodes), default=0) + 2)])),
             "blocks": dg.MetadataValue.md(counter_table("block", Counter(n.block for n in nodes))),
             "sample_tree": dg.MetadataValue.md(sample or "no documents"),
             "rejections": dg.MetadataValue.md(

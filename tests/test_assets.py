@@ -69,6 +69,7 @@ def test_materialize_sources_and_trees_with_checks(project: dict) -> None:
     assert tree_meta["documents"].value == 6 and tree_meta["rejected"].value == 1
     assert "```" in tree_meta["sample_tree"].value
     assert "| depth | count |" in tree_meta["depth_histogram"].value
+    assert tree_meta["depth_plot"].value.startswith("![node depth](data:image/png;base64,")
 
     with duckdb.connect(str(project["db"])) as con:
         rejected = dict(con.execute("SELECT regexp_extract(uri, '[^/]+$'), stage FROM rejected_documents").fetchall())
