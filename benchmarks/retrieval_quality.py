@@ -94,12 +94,16 @@ def main() -> None:
             docs, _ = build_collection("emanual", CollectionSpec("emanual", str(data / "emanual" / "manuals"), format="manual_json"), index)
             qs = load_jsonl(data / "emanual" / "questions_dev.jsonl")
 
-            def under(q: dict) -> Callable[[SearchHit], bool]:
+            def under(q: dict, any_manual: bool = False) -> Callable[[SearchHit], bool]:
                 gold_doc = f"emanual/{q['manual']}.json"
                 path = [p.casefold() for p in q["section_path"]]
                 # heading_path[0] is the manual's title (the tree root); the sections follow.
-                return lambda h: h.doc_id == gold_doc and [p.casefold() for p in h.heading_path[1:1 + len(path)]] == path
+                return lambda h: ((any_manual or h.doc_id == gold_doc)
+                                  and [p.casefold() for p in h.heading_path[1:1 + len(path)]] == path)
             evaluate("emanual", [(q["question"], under(q)) for q in qs], index, embedder)
+            # The 33 manuals are near-duplicates: the same section of a sibling model is the
+            # hard distractor. This second line counts the gold section in any manual.
+            evaluate("emanual*", [(q["question"], under(q, any_manual=True)) for q in qs], index, embedder)
 
 
 if __name__ == "__main__":
