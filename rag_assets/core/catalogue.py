@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import duckdb
 import pyarrow as pa
 
-from rag_assets.core.passages import Passage
+from rag_assets.core.passages import Passage, passage_columns
 from rag_assets.core.questions import Question
 from rag_assets.core.sources import Rejection, SourceDocument
 from rag_assets.core.tree import DocumentTree, TreeNode
@@ -134,18 +134,7 @@ def passages_table(collection: str, passages: Sequence[Passage]) -> pa.Table:
         ("span_ends", pa.list_(pa.int32())), ("heading_path", pa.list_(pa.string())),
         ("text", pa.string()), ("word_count", pa.int32()), ("content_hash", pa.string()),
     ])
-    return pa.table({
-        "collection": [collection] * len(passages),
-        "passage_id": [p.passage_id for p in passages],
-        "doc_id": [p.doc_id for p in passages],
-        "node_ids": [list(p.node_ids) for p in passages],
-        "span_starts": [[s for s, _ in p.spans] for p in passages],
-        "span_ends": [[e for _, e in p.spans] for p in passages],
-        "heading_path": [list(p.heading_path) for p in passages],
-        "text": [p.text for p in passages],
-        "word_count": [p.word_count for p in passages],
-        "content_hash": [p.content_hash for p in passages],
-    }, schema=schema)
+    return pa.table(passage_columns(passages, collection), schema=schema)
 
 
 def load_passages(con: duckdb.DuckDBPyConnection, collection: str | None = None) -> list[Passage]:

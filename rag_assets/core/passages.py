@@ -118,6 +118,22 @@ def cut_passages(doc_id: str, nodes: Sequence[TreeNode], text: str, max_words: i
     return passages
 
 
+def passage_columns(passages: Sequence[Passage], collection: str) -> dict[str, list]:
+    """Column lists of passages (spans split into starts and ends) for Arrow tables."""
+    return {
+        "collection": [collection] * len(passages),
+        "passage_id": [p.passage_id for p in passages],
+        "doc_id": [p.doc_id for p in passages],
+        "node_ids": [list(p.node_ids) for p in passages],
+        "span_starts": [[s for s, _ in p.spans] for p in passages],
+        "span_ends": [[e for _, e in p.spans] for p in passages],
+        "heading_path": [list(p.heading_path) for p in passages],
+        "text": [p.text for p in passages],
+        "word_count": [p.word_count for p in passages],
+        "content_hash": [p.content_hash for p in passages],
+    }
+
+
 def passage_problems(passage: Passage, text: str) -> list[str]:
     """Why this passage is not an exact view of the document text (empty when it is)."""
     problems: list[str] = []

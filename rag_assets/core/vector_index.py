@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from rag_assets.core.embedding import Embedder
-from rag_assets.core.passages import Passage
+from rag_assets.core.passages import Passage, passage_columns
 
 DEFAULT_TABLE = "passages"
 _DELETE_CHUNK = 500
@@ -87,20 +87,11 @@ class PassageIndex:
         return query.limit(total).to_arrow()
 
     def _rows(self, passages: Sequence[Passage], collection: str, vectors: np.ndarray) -> pa.Table:
-        return pa.table({
-            "passage_id": [p.passage_id for p in passages],
-            "collection": [collection] * len(passages),
-            "doc_id": [p.doc_id for p in passages],
-            "node_ids": [list(p.node_ids) for p in passages],
-            "span_starts": [[s for s, _ in p.spans] for p in passages],
-            "span_ends": [[e for _, e in p.spans] for p in passages],
-            "heading_path": [list(p.heading_path) for p in passages],
-            "text": [p.text for p in passages],
-            "search_text": [search_text(p.heading_path, p.text) for p in passages],
-            "content_hash": [p.content_hash for p in passages],
-            "vector": pa.FixedSizeListArray.from_arrays(
-                pa.array(vectors.reshape(-1), pa.float32()), self.embedder.dimension),
-        }, schema=self.schema())
+        columns = passage_columns(passages, collection)
+        columns["search_text"] = [search_text(p.heading_path, p.text) for p in passages]
+        columns["vector"] = pa.FixedSizeListArray.from_arrays(
+            pa.array(vectors.reshape(-1), pa.float32()), self.embedder.dimension)
+        return pa.Table.from_pydict({f.name: columns[f.name] for f in self.schema()}, schema=self.schema())
 
     def sync(self, passages: Sequence[Passage], collection: str, *, tag: str | None = None) -> SyncReport:
         """Make the collection's rows equal `passages`, embedding only what is new or changed."""
