@@ -21,7 +21,10 @@ def project(tmp_path: Path, corpus_dir: Path) -> dict:
     (corpus_dir / "empty.md").write_bytes(b"")
     (corpus_dir / "broken.json").write_text('{"section_0": {"html": 3}}')
     collections = tmp_path / "collections.yaml"
-    collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n")
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text('{"qid": "k1", "question": "How hot for green tea?", "answers": ["80 C"], "split": "train"}\n'
+                         '{"qid": "k2", "question": "Max fill?", "answers": ["1.7 litres"]}\nbroken\n')
+    collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n    questions: {questions}\n")
     instance = dg.DagsterInstance.ephemeral()
     register_collections(instance, ["tiny"])
     return {
@@ -132,3 +135,14 @@ def test_the_index_stages_materialize_and_reindex_incrementally(project: dict, c
     assert index_meta["embedded"].value == index_meta["added"].value + index_meta["updated"].value
     assert 0 < index_meta["embedded"].value < passages
     assert index_meta["version"].value > meta["passage_index"]["version"].value
+
+
+def test_questions_materialize_with_splits_and_skipped_lines(project: dict) -> None:
+    result = _materialize(project, "questions")
+    assert result.success
+    [event] = result.get_asset_materialization_events()
+    assert event.materialization.metadata["dagster/row_count"].value == 2
+    assert event.materialization.metadata["skipped"].value == 1
+    with duckdb.connect(str(project["db"])) as con:
+        rows = con.execute("SELECT qid, split, answers FROM questions ORDER BY qid").fetchall()
+    assert rows[0] == ("k1", "train", ["80 C"]) and rows[1][0] == "k2"
