@@ -1,0 +1,87 @@
+"""The router output parser: exact decisions, and hypothesis fuzzing that it never trusts an id."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rag_assets.core.blocks import heading, paragraph
+from rag_assets.core.router_io import (
+    ACTION_REGEX,
+    REFUSAL,
+    RouterDecision,
+    format_actions,
+    parse_router_output,
+    routing_messages,
+)
+from rag_assets.core.subtree import DocumentRouting
+from rag_assets.core.tree import build_tree
+
+
+def view():
+    tree = build_tree("Kettle", [heading("Filling", 1), paragraph("Fill with water up to the mark."),
+                                 heading("Boiling", 1), paragraph("Press the switch.")])
+    return DocumentRouting("d", tree.nodes).light([2])  # 2 visible; heading 3 collapsed
+
+
+def decide(text: str) -> RouterDecision:
+    return parse_router_output(text, view())
+
+
+def test_valid_actions() -> None:
+    d = decide("[ANSWER] 2: fill with   WATER up\n[EXPAND] 3: Boiling")
+    assert (d.answer_ids, d.expand_ids, d.refused, d.expelled, d.collapsed) == ((2,), (3,), False, 0, False)
+    assert decide("1. [answer] 2\n- [Expand] 3 - boiling").answer_ids == (2,)
+
+
+def test_invalid_ids_and_words_are_expelled() -> None:
+    d = decide("\n".join([
+        "[ANSWER] 1: Filling",         # a heading is not content
+        "[ANSWER] 4: Press",           # content never shown
+        "[EXPAND] 2: Fill with",       # content is not a heading
+        "[EXPAND] 1: Filling",         # heading whose content was shown
+        "[ANSWER] 2: press the lid",   # words do not match node 2
+        "[ANSWER] 999999999999: x",    # out of range
+    ]))
+    assert (d.answer_ids, d.expand_ids, d.expelled, d.collapsed, d.refused) == ((), (), 6, True, False)
+
+
+def test_refusals_garbage_and_mixtures() -> None:
+    assert decide("Cannot answer.") == RouterDecision(refused=True)
+    garbage = decide("I think the kettle is nice")
+    assert garbage.collapsed and not garbage.refused and garbage.expelled == 0
+    assert decide("").collapsed
+    mixed = decide("Cannot answer\n[ANSWER] 2: Fill")
+    assert mixed.answer_ids == (2,) and mixed.refused and not mixed.collapsed
+
+
+def test_targets_round_trip_and_match_the_constrained_grammar() -> None:
+    target = format_actions([(2, "Fill with water up to the mark.")], [(3, "Boiling")])
+    assert target == "[ANSWER] 2: Fill with water up to\n[EXPAND] 3: Boiling"
+    assert decide(target) == RouterDecision(answer_ids=(2,), expand_ids=(3,))
+    assert re.fullmatch(ACTION_REGEX, target + "\n") and re.fullmatch(ACTION_REGEX, REFUSAL)
+    assert format_actions([], []) == REFUSAL
+    messages = routing_messages("q?", "0: Kettle", allow_expand=False)
+    assert messages[0]["role"] == "system" and "Do not use [EXPAND]" in messages[0]["content"]
+    assert messages[1]["content"].startswith("Question: q?")
+
+
+_lines = st.one_of(
+    st.text(max_size=40),
+    st.builds(lambda k, i, w: f"[{k}] {i}: {w}", st.sampled_from(["ANSWER", "EXPAND", "answer"]),
+              st.integers(-5, 10), st.sampled_from(["", "Fill", "Boiling", "Kettle", "x y"])),
+    st.just("[ANSWER] 0: Kettle"), st.just("Cannot answer"),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_lines, max_size=8).map("\n".join))
+def test_fuzzed_outputs_never_raise_and_never_leak_an_id(text: str) -> None:
+    v = view()
+    d = parse_router_output(text, v)
+    assert set(d.answer_ids) <= v.visible_content_ids
+    assert set(d.expand_ids) <= v.collapsed_heading_ids
+    assert d.collapsed == (not d.answer_ids and not d.expand_ids and not d.refused)
+    assert d.expelled >= 0

@@ -1,0 +1,75 @@
+"""Retrieval SubTrees on hand-built trees: lighting, expansion, budgets — exact renderings."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_assets.core.blocks import heading, list_item, paragraph
+from rag_assets.core.subtree import DocumentRouting
+from rag_assets.core.tree import build_tree
+
+
+def routing() -> DocumentRouting:
+    tree = build_tree("Kettle", [
+        paragraph("Read this first."),          # 1
+        heading("Filling", 1),                  # 2
+        paragraph("Fill with water:"),          # 3
+        list_item("at least 0.5 l", 1),         # 4 (under 3)
+        list_item("the MAX mark", 2),           # 5 (under 4)
+        list_item("at most 1.7 l", 1),          # 6 (under 3)
+        paragraph("Close the lid."),            # 7
+        heading("Boiling", 1),                  # 8
+        paragraph("Press the switch."),         # 9
+        heading("Tea", 2),                      # 10
+        paragraph("Green tea at 80 C."),        # 11
+    ])
+    return DocumentRouting("d", tree.nodes)
+
+
+def test_lighting_a_deep_list_hit_follows_algorithm_1() -> None:
+    doc = routing()
+    assert doc.lit_content([5]) == {5, 4, 3}  # siblings {5}, content ancestors 4, 3
+    view = doc.light([4])  # siblings 4, 6; ancestor 3; descendants of siblings: 5
+    assert view.visible_content_ids == {3, 4, 5, 6}
+    assert view.render() == "\n".join([
+        "0: Kettle", "  2: Filling", "    3: Fill with water:", "      4: at least 0.5 l",
+        "        5: the MAX mark", "      6: at most 1.7 l", "  8: Boiling", "    10: Tea",
+    ])
+    assert view.collapsed_heading_ids == {0, 2, 8, 10}  # 1, 7, 9, 11 never shown
+
+
+def test_expansion_never_shows_a_node_twice() -> None:
+    doc = routing()
+    doc.light([4])
+    filling = doc.expand(2)
+    assert filling.visible_content_ids == {7}
+    assert filling.render().splitlines()[2] == "    7: Close the lid."
+    assert filling.collapsed_heading_ids == {0, 8, 10}
+    assert doc.expand(2).visible_content_ids == frozenset()
+    boiling = doc.expand(8)
+    assert boiling.visible_content_ids == {9}  # the Tea sub-heading keeps its own content
+    assert boiling.collapsed_heading_ids == {0, 10}
+    with pytest.raises(ValueError, match="not a heading"):
+        doc.expand(9)
+
+
+def test_headings_and_non_content_hits() -> None:
+    doc = routing()
+    assert doc.light([8, 99, -1]).visible_content_ids == frozenset()
+    assert doc.light([11]).render().splitlines()[-1] == "      11: Green tea at 80 C."
+
+
+def test_budget_shortens_then_drops_content_but_keeps_the_outline() -> None:
+    tree = build_tree("T", [heading("A", 1), paragraph("one two three four five six seven eight nine ten"),
+                            paragraph("alpha beta gamma delta epsilon zeta eta theta iota kappa")])
+    view = DocumentRouting("d", tree.nodes).light([2])
+    assert view.render(10_000) == view.render()
+    assert view.render(20) == "0: T\n  1: A\n    2: one two three four …\n    3: alpha beta gamma delta …"
+    assert view.render(12) == "0: T\n  1: A\n    2: one two three four …"
+    assert view.render(1) == "0: T\n  1: A"
+    assert view.render(12) == view.render(12)  # deterministic
+
+
+def test_full_view_shows_everything_and_collapses_nothing() -> None:
+    view = routing().full_view()
+    assert view.visible_content_ids == {1, 3, 4, 5, 6, 7, 9, 11} and view.collapsed_heading_ids == frozenset()
