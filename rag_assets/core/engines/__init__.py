@@ -1,0 +1,1 @@
+"""LLM engines behind one interface (batched chat generation + optional LoRA adapter)."""

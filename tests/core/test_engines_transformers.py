@@ -1,0 +1,54 @@
+"""The real SmolLM2-135M-Instruct (converted from the packaged GGUF) through TransformersEngine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag_assets.core.engines.base_model import ensure_hf_checkpoint
+from rag_assets.core.engines.transformers_engine import TransformersEngine
+
+CHATS = [
+    [{"role": "user", "content": "What is the capital of France?"}],
+    [{"role": "system", "content": "Answer in one word."}, {"role": "user", "content": "Name a colour of the sky."}],
+    [{"role": "user", "content": "Say hello."}],
+]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return ensure_hf_checkpoint(tmp_path_factory.mktemp("models"))
+
+
+def test_conversion_is_done_once(checkpoint: Path) -> None:
+    assert (checkpoint / "model.safetensors").is_file() and (checkpoint / "chat_template.jinja").is_file()
+    assert "quantization_config" not in (checkpoint / "config.json").read_text()
+    before = (checkpoint / "model.safetensors").stat().st_mtime_ns
+    assert ensure_hf_checkpoint(checkpoint.parent) == checkpoint
+    assert (checkpoint / "model.safetensors").stat().st_mtime_ns == before
+
+
+def test_batched_greedy_generation_equals_one_at_a_time(checkpoint: Path) -> None:
+    engine = TransformersEngine(checkpoint, batch_size=8)
+    batch = engine.generate(CHATS, max_new_tokens=8)
+    assert len(batch) == 3 and all(g.text and g.output_tokens > 0 and g.prompt_tokens > 5 for g in batch)
+    assert "Paris" in batch[0].text
+    alone = [engine.generate([chat], max_new_tokens=8)[0] for chat in CHATS]
+    assert [g.text for g in alone] == [g.text for g in batch]  # left padding changes nothing
+    assert [g.prompt_tokens for g in alone] == [g.prompt_tokens for g in batch]
+
+
+def test_an_untrained_lora_adapter_loads_and_generates(checkpoint: Path, tmp_path: Path) -> None:
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    adapter = tmp_path / "adapter"
+    base = AutoModelForCausalLM.from_pretrained(checkpoint)
+    get_peft_model(base, LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"])).save_pretrained(adapter)
+    engine = TransformersEngine(checkpoint, adapters={"router": adapter})
+    with_adapter = engine.generate(CHATS[:1], adapter="router", max_new_tokens=6)
+    without = engine.generate(CHATS[:1], max_new_tokens=6)
+    assert with_adapter[0].text == without[0].text  # LoRA B starts at zero: same output
+    with pytest.raises(KeyError, match="not loaded"):
+        engine.generate(CHATS[:1], adapter="missing")
