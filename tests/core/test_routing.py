@@ -1,0 +1,74 @@
+"""The routing loop end to end with the real transformers engine and the real SmolLM2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag_assets.core.blocks import heading, paragraph
+from rag_assets.core.engines.base_model import ensure_hf_checkpoint
+from rag_assets.core.engines.transformers_engine import TransformersEngine
+from rag_assets.core.routing import RetrievedDocument, RoutingKnobs, render_evidence, route_documents
+from rag_assets.core.tree import build_tree
+
+
+class CountingEngine(TransformersEngine):
+    """The real engine, counting `generate` calls and their batch sizes."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.batches: list[int] = []
+
+    def generate(self, batch, **kwargs):
+        self.batches.append(len(batch))
+        return super().generate(batch, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> CountingEngine:
+    return CountingEngine(ensure_hf_checkpoint(tmp_path_factory.mktemp("models")), batch_size=8)
+
+
+def docs():
+    kettle = build_tree("Kettle", [heading("Boiling", 1), paragraph("Press the switch to boil."),
+                                   heading("Cleaning", 1), paragraph("Descale with vinegar monthly.")])
+    pond = build_tree("Pond", [heading("Winter", 1), paragraph("Keep a hole in the ice."),
+                               heading("Summer", 1), paragraph("Top up the water.")])
+    return [RetrievedDocument("kettle", kettle.nodes, (2,)), RetrievedDocument("pond", pond.nodes, (2,))], \
+        {"kettle": kettle.nodes, "pond": pond.nodes}
+
+
+def test_each_round_is_one_batched_engine_call(engine: CountingEngine) -> None:
+    retrieved, trees = docs()
+    engine.batches.clear()
+    result = route_documents(["How do I boil water?", "What to do with the pond in winter?"],
+                             [retrieved, retrieved], engine, RoutingKnobs(expand_iterations=2, max_new_tokens=24))
+    assert engine.batches[0] == 4  # round 1: 2 questions x 2 documents in one call
+    assert result.engine_calls_per_round == [1] * len(engine.batches)
+    assert len(engine.batches) <= 3
+    for per_question in result.documents:
+        assert [d.doc_id for d in per_question] == ["kettle", "pond"]
+        for doc in per_question:
+            assert doc.router_calls >= 1
+            assert set(doc.selected_node_ids) <= {2, 4}  # only content nodes can ever be selected
+    assert all(t > 0 for t in result.prompt_tokens) and all(t > 0 for t in result.output_tokens)
+
+
+def test_evidence_keeps_heading_paths_and_retrieval_order() -> None:
+    from rag_assets.core.routing import RoutedDocument
+
+    _, trees = docs()
+    routed = [RoutedDocument("pond", [4, 2]), RoutedDocument("kettle", []), RoutedDocument("kettle", [4])]
+    assert render_evidence(routed, trees) == (
+        "# Pond > Winter\nKeep a hole in the ice.\n# Pond > Summer\nTop up the water.\n\n"
+        "# Kettle > Cleaning\nDescale with vinegar monthly."
+    )
+
+
+def test_no_expand_ablation_makes_exactly_one_round(engine: CountingEngine) -> None:
+    retrieved, _ = docs()
+    engine.batches.clear()
+    result = route_documents(["How do I clean the kettle?"], [retrieved], engine,
+                             RoutingKnobs(expand_iterations=3, allow_expand=False, max_new_tokens=16))
+    assert engine.batches == [2] and result.engine_calls_per_round == [1]
