@@ -102,3 +102,11 @@ def shared_datasets() -> Path:
     if not SHARED_DATASETS.is_dir():
         pytest.skip(f"the real evaluation datasets are not at {SHARED_DATASETS} (a fresh clone has none)")
     return SHARED_DATASETS
+
+
+@pytest.fixture(scope="session")
+def smollm2_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The packaged SmolLM2-135M-Instruct GGUF converted once per test session."""
+    from rag_assets.core.engines.base_model import ensure_hf_checkpoint
+
+    return ensure_hf_checkpoint(tmp_path_factory.mktemp("models"))

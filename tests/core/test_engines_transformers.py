@@ -16,9 +16,9 @@ CHATS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return ensure_hf_checkpoint(tmp_path_factory.mktemp("models"))
+@pytest.fixture
+def checkpoint(smollm2_checkpoint: Path) -> Path:
+    return smollm2_checkpoint
 
 
 def test_conversion_is_done_once(checkpoint: Path) -> None:

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from rag_assets.core.blocks import heading, paragraph
-from rag_assets.core.engines.base_model import ensure_hf_checkpoint
 from rag_assets.core.engines.transformers_engine import TransformersEngine
 from rag_assets.core.routing import RetrievedDocument, RoutingKnobs, render_evidence, route_documents
 from rag_assets.core.tree import build_tree
@@ -26,8 +25,8 @@ class CountingEngine(TransformersEngine):
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> CountingEngine:
-    return CountingEngine(ensure_hf_checkpoint(tmp_path_factory.mktemp("models")), batch_size=8)
+def engine(smollm2_checkpoint: Path) -> CountingEngine:
+    return CountingEngine(smollm2_checkpoint, batch_size=8)
 
 
 def docs():
