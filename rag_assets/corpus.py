@@ -9,7 +9,7 @@ from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.catalogue import documents_table, replace_collection
 from rag_assets.core.sources import ingest
-from rag_assets.metadata import counter_table, markdown_table
+from rag_assets.metadata import counter_table, rejections_markdown
 from rag_assets.partitions import collection_partitions
 from rag_assets.resources.sources import SourcesResource
 
@@ -45,9 +45,6 @@ def source_documents(
             "rejected": len(result.rejections),
             "megabytes": round(sum(d.size_bytes for d in result.documents) / 1e6, 3),
             "formats": dg.MetadataValue.md(counter_table("format", Counter(d.format for d in result.documents))),
-            "rejections": dg.MetadataValue.md(
-                markdown_table(["uri", "reason"], [(r.uri, r.reason) for r in result.rejections])
-                if result.rejections else "none"
-            ),
+            "rejections": dg.MetadataValue.md(rejections_markdown(result.rejections)),
         },
     )

@@ -19,6 +19,13 @@ def counter_table(name: str, counts: Mapping[object, int] | Counter) -> str:
     return markdown_table([name, "count"], sorted(counts.items(), key=lambda kv: str(kv[0])))
 
 
+def rejections_markdown(rejections: Sequence) -> str:
+    """The rejected documents of a stage (uri, reason) as a table, or "none"."""
+    if not rejections:
+        return "none"
+    return markdown_table(["uri", "reason"], [(r.uri, r.reason) for r in rejections])
+
+
 def fenced(text: str, max_lines: int = 40) -> str:
     lines = text.splitlines()
     more = f"\n… {len(lines) - max_lines} more lines" if len(lines) > max_lines else ""

@@ -10,7 +10,7 @@ from dagster_duckdb import DuckDBResource
 from rag_assets.core.catalogue import load_documents, nodes_table, replace_collection, texts_table
 from rag_assets.core.structure import build_trees
 from rag_assets.core.tree import render_tree
-from rag_assets.metadata import counter_table, fenced, histogram_markdown, markdown_table
+from rag_assets.metadata import counter_table, fenced, histogram_markdown, rejections_markdown
 from rag_assets.partitions import collection_partitions
 
 
@@ -55,9 +55,6 @@ def document_trees(context: dg.AssetExecutionContext, catalogue: DuckDBResource)
                 bins=[d - 0.5 for d in range(max((n.depth for n in nodes), default=0) + 2)])),
             "blocks": dg.MetadataValue.md(counter_table("block", Counter(n.block for n in nodes))),
             "sample_tree": dg.MetadataValue.md(sample or "no documents"),
-            "rejections": dg.MetadataValue.md(
-                markdown_table(["uri", "reason"], [(r.uri, r.reason) for r in built.rejections])
-                if built.rejections else "none"
-            ),
+            "rejections": dg.MetadataValue.md(rejections_markdown(built.rejections)),
         }
     )
