@@ -146,3 +146,23 @@ def test_questions_materialize_with_splits_and_skipped_lines(project: dict) -> N
     with duckdb.connect(str(project["db"])) as con:
         rows = con.execute("SELECT qid, split, answers FROM questions ORDER BY qid").fetchall()
     assert rows[0] == ("k1", "train", ["80 C"]) and rows[1][0] == "k2"
+
+
+def test_routing_data_is_curated_by_the_oracle_teacher(project: dict) -> None:
+    stages = ("source_documents", "document_trees", "passages", "passage_index", "questions",
+              "routing_subtrees", "routing_actions")
+    result = _materialize(project, *stages)
+    assert result.success
+    checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    assert checks["routing_targets_are_valid"].passed, checks["routing_targets_are_valid"].metadata
+    assert "routing_action_kinds_present" in checks
+    meta = {m.asset_key.to_user_string(): m.materialization.metadata for m in result.get_asset_materialization_events()}
+    assert meta["routing_subtrees"]["questions"].value >= 1  # k1 is a train question
+    actions = meta["routing_actions"]
+    assert actions["ANS"].value >= 1  # "80 C" is in the kettle table row
+    assert actions["ANS"].value + actions["EXP"].value + actions["REF"].value == actions["dagster/row_count"].value
+    with duckdb.connect(str(project["db"])) as con:
+        kettle = con.execute(
+            "SELECT a.target FROM routing_actions a JOIN routing_subtrees s USING (collection, subtree_id) "
+            "WHERE s.doc_id = 'tiny/kettle.md' AND s.view = 'initial' AND s.qid = 'k1'").fetchone()[0]
+    assert kettle.startswith("[ANSWER] ") and "green tea" in kettle

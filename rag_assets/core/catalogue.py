@@ -37,6 +37,16 @@ SCHEMA: dict[str, str] = {
         node_ids INTEGER[] NOT NULL, span_starts INTEGER[] NOT NULL, span_ends INTEGER[] NOT NULL,
         heading_path VARCHAR[] NOT NULL, text VARCHAR NOT NULL, word_count INTEGER NOT NULL,
         content_hash VARCHAR NOT NULL""",
+    "routing_subtrees": """
+        collection VARCHAR NOT NULL, subtree_id VARCHAR NOT NULL, qid VARCHAR NOT NULL,
+        query VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, view VARCHAR NOT NULL,
+        rendered VARCHAR NOT NULL, visible_ids INTEGER[] NOT NULL, collapsed_ids INTEGER[] NOT NULL,
+        seen_ids INTEGER[] NOT NULL""",
+    "routing_actions": """
+        collection VARCHAR NOT NULL, subtree_id VARCHAR NOT NULL, qid VARCHAR NOT NULL,
+        fold VARCHAR NOT NULL, teacher VARCHAR NOT NULL, target VARCHAR NOT NULL,
+        answer_ids INTEGER[] NOT NULL, expand_ids INTEGER[] NOT NULL, kind VARCHAR NOT NULL,
+        raw VARCHAR NOT NULL""",
     "questions": """
         collection VARCHAR NOT NULL, qid VARCHAR NOT NULL, query VARCHAR NOT NULL,
         answers VARCHAR[] NOT NULL, evidences VARCHAR[] NOT NULL, section_path VARCHAR[] NOT NULL,
