@@ -86,7 +86,9 @@ def routing_actions(context: dg.AssetExecutionContext, config: TeacherConfig, ca
             doc, view = restore(sample, trees[sample.doc_id])
             label = oracle_label(doc, view, questions[sample.qid])
             kind = "answer" if label.answer_ids else "expand" if label.expand_ids else "refuse"
-            fold = "validation" if stable_split(sample.qid, (1 - config.validation_fraction, 0.0)) != "train" else "train"
+            # Salted: the question split already used the bare qid's hash, so it would correlate.
+            in_train = stable_split(f"routing-fold/{sample.qid}", (1 - config.validation_fraction, 0.0)) == "train"
+            fold = "train" if in_train else "validation"
             rows.append((collection, sample.subtree_id, sample.qid, fold, config.teacher, label.target,
                          list(label.answer_ids), list(label.expand_ids), kind, label.raw))
         names = ["collection", "subtree_id", "qid", "fold", "teacher", "target", "answer_ids", "expand_ids", "kind", "raw"]
