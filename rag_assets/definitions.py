@@ -12,14 +12,16 @@ from rag_assets.checks import structure as structure_checks
 from rag_assets.corpus import source_documents
 from rag_assets.index import passage_index, passages
 from rag_assets.questions import questions
+from rag_assets.router import router_adapter
 from rag_assets.routing_data import routing_actions, routing_subtrees
 from rag_assets.resources.catalogue import default_catalogue
 from rag_assets.resources.embedder import EmbedderResource
+from rag_assets.resources.llm import BaseModelResource
 from rag_assets.resources.sources import SourcesResource
 from rag_assets.resources.vectors import VectorStoreResource
 from rag_assets.structure import document_trees
 
-ALL_ASSETS = [source_documents, document_trees, passages, passage_index, questions, routing_subtrees, routing_actions]
+ALL_ASSETS = [source_documents, document_trees, passages, passage_index, questions, routing_subtrees, routing_actions, router_adapter]
 ALL_CHECKS = dg.load_asset_checks_from_modules([corpus_checks, structure_checks, index_checks, routing_data_checks])
 
 # The main job: the whole graph for one collection partition, ending with the latest stage.
@@ -36,6 +38,7 @@ def build_resources() -> dict[str, object]:
         "sources": SourcesResource(),
         "embedder": EmbedderResource(),
         "vectors": VectorStoreResource(),
+        "base_model": BaseModelResource(),
     }
 
 

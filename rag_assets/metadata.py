@@ -52,3 +52,25 @@ def histogram_markdown(values: Sequence[float], *, title: str, xlabel: str, bins
     fig.savefig(buffer, format="png")
     plt.close(fig)
     return f"![{title}](data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()})"
+
+
+def line_plot_markdown(values: Sequence[float], *, title: str, xlabel: str, ylabel: str) -> str:
+    """A PNG line plot (e.g. a loss curve) inlined as a Markdown image."""
+    import base64
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 2.6), dpi=100)
+    ax.plot(range(1, len(values) + 1), list(values), color="#4f6bed")
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_ylabel(ylabel, fontsize=9)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return f"![{title}](data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()})"

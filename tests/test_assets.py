@@ -12,12 +12,14 @@ from dagster_duckdb import DuckDBResource
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS, defs
 from rag_assets.partitions import COLLECTION_PARTITIONS_NAME, register_collections
 from rag_assets.resources.embedder import EmbedderResource
+from rag_assets.resources.llm import BaseModelResource
 from rag_assets.resources.sources import SourcesResource
 from rag_assets.resources.vectors import VectorStoreResource
 
 
 @pytest.fixture
-def project(tmp_path: Path, corpus_dir: Path) -> dict:
+def project(tmp_path: Path, corpus_dir: Path, smollm2_checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))  # adapters are written under it
     (corpus_dir / "empty.md").write_bytes(b"")
     (corpus_dir / "broken.json").write_text('{"section_0": {"html": 3}}')
     collections = tmp_path / "collections.yaml"
@@ -35,15 +37,16 @@ def project(tmp_path: Path, corpus_dir: Path) -> dict:
             "sources": SourcesResource(collections_file=str(collections)),
             "embedder": EmbedderResource(progress=False),
             "vectors": VectorStoreResource(uri=str(tmp_path / "lancedb")),
+            "base_model": BaseModelResource(model_path=str(smollm2_checkpoint)),
         },
     }
 
 
-def _materialize(project: dict, *keys: str) -> dg.ExecuteInProcessResult:
+def _materialize(project: dict, *keys: str, run_config: dict | None = None) -> dg.ExecuteInProcessResult:
     selection = dg.AssetSelection.assets(*(keys or ("source_documents", "document_trees")))
     return dg.materialize(
         [*ALL_ASSETS, *ALL_CHECKS], resources=project["resources"], partition_key="tiny",
-        instance=project["instance"], selection=selection,
+        instance=project["instance"], selection=selection, run_config=run_config,
     )
 
 
@@ -166,3 +169,20 @@ def test_routing_data_is_curated_by_the_oracle_teacher(project: dict) -> None:
             "SELECT a.target FROM routing_actions a JOIN routing_subtrees s USING (collection, subtree_id) "
             "WHERE s.doc_id = 'tiny/kettle.md' AND s.view = 'initial' AND s.qid = 'k1'").fetchone()[0]
     assert kettle.startswith("[ANSWER] ") and "green tea" in kettle
+
+
+def test_router_adapter_trains_on_the_train_fold(project: dict, tmp_path: Path) -> None:
+    stages = ("source_documents", "document_trees", "passages", "passage_index", "questions",
+              "routing_subtrees", "routing_actions", "router_adapter")
+    config = {"ops": {"router_adapter": {"config": {"max_steps": 2, "batch_size": 2, "max_length": 512}}}}
+    result = _materialize(project, *stages, run_config=config)
+    assert result.success
+    meta = {m.asset_key.to_user_string(): m.materialization.metadata for m in result.get_asset_materialization_events()}
+    adapter = meta["router_adapter"]
+    with duckdb.connect(str(project["db"])) as con:
+        train = con.execute("SELECT count(*) FROM routing_actions WHERE fold = 'train'").fetchone()[0]
+    assert train > 0  # k1 lands in the train fold, k2 in validation
+    assert adapter["trained"].value is True and adapter["steps"].value == 2
+    assert Path(adapter["path"].value).parent == tmp_path / "data" / "adapters"
+    assert (Path(adapter["path"].value) / "adapter_config.json").is_file()
+    assert adapter["loss_curve"].value.startswith("![training loss](data:image/png;base64,")
