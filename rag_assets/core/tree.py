@@ -7,10 +7,10 @@ every node's char span into it is exact by construction and the checks can verif
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from rag_assets.core.blocks import Block, BlockKind, collapse_spaces
+from rag_assets.core.blocks import Block, BlockKind, collapse_spaces, frozen_factory
 
 STRUCTURE = "structure"
 CONTENT = "content"
@@ -55,60 +55,15 @@ class DocumentTree:
         return sum(1 for node in self.nodes if node.kind == CONTENT)
 
 
-class _Builder:
-    def __init__(self, title: str) -> None:
-        self.nodes: list[TreeNode] = []
-        self.offset = 0
-        root = self._add(None, STRUCTURE, "title", title, (title,))
-        # (heading level, node) from the root down; the root has level 0.
-        self.sections: list[tuple[int, TreeNode]] = [(0, root)]
-        self.intro: TreeNode | None = None  # paragraph that may introduce the next list
-        self.items: list[tuple[int, TreeNode]] = []  # open list items of the current list run
-
-    def _add(
-        self, parent: TreeNode | None, kind: str, block: str, text: str, path: tuple[str, ...]
-    ) -> TreeNode:
-        start = self.offset
-        node = TreeNode(
-            node_id=len(self.nodes),
-            parent_id=None if parent is None else parent.node_id,
-            kind=kind,
-            block=block,
-            depth=0 if parent is None else parent.depth + 1,
-            text=text,
-            heading_path=path,
-            span_start=start,
-            span_end=start + len(text),
-        )
-        self.nodes.append(node)
-        self.offset = node.span_end + len(NODE_SEPARATOR)
-        return node
-
-    @property
-    def section(self) -> TreeNode:
-        return self.sections[-1][1]
-
-    def add_heading(self, text: str, level: int) -> None:
-        level = max(level, 1)
-        while self.sections[-1][0] >= level:
-            self.sections.pop()
-        parent = self.section
-        node = self._add(parent, STRUCTURE, BlockKind.HEADING.value, text, parent.heading_path + (text,))
-        self.sections.append((level, node))
-        self.intro, self.items = None, []
-
-    def add_content(self, block: Block, max_list_nesting: int) -> None:
-        if block.kind is BlockKind.LIST_ITEM:
-            level = min(max(block.level, 1), max_list_nesting)
-            while self.items and self.items[-1][0] >= level:
-                self.items.pop()
-            parent = self.items[-1][1] if self.items else (self.intro or self.section)
-            node = self._add(parent, CONTENT, block.kind.value, block.text, self.section.heading_path)
-            self.items.append((level, node))
-            return
-        node = self._add(self.section, CONTENT, block.kind.value, block.text, self.section.heading_path)
-        self.items = []
-        self.intro = node if block.kind is BlockKind.PARAGRAPH else None
+# The build loop is the hot path of tree building (a 4 KB article has ~40 nodes), so it is one
+# function over local variables rather than a builder object: no method calls or property lookups
+# per block, block kinds compared by identity (a `BlockKind` member's `.value` runs Python code in
+# `enum`), and nodes made by `_new_node`, TreeNode(*fields) without a frozen dataclass's
+# per-field `object.__setattr__` (see `frozen_factory`).
+_new_node: Callable[..., TreeNode] = frozen_factory(TreeNode)
+_HEADING, _PARAGRAPH, _LIST_ITEM = BlockKind.HEADING, BlockKind.PARAGRAPH, BlockKind.LIST_ITEM
+_BLOCK_NAMES = {kind: kind.value for kind in BlockKind}  # a str-Enum hashes as its str value: cheap
+_SEPARATOR_LENGTH = len(NODE_SEPARATOR)
 
 
 def build_tree(
@@ -122,20 +77,59 @@ def build_tree(
     A first heading that repeats the title is the root itself, not a child of it.
     """
     title = collapse_spaces(title) or "Untitled"
-    builder = _Builder(title)
-    seen_heading = False
+    root = _new_node(0, None, STRUCTURE, "title", 0, title, (title,), 0, len(title))
+    nodes = [root]
+    add = nodes.append
+    # Each node starts where the previous one ended plus the separator: spans are exact by
+    # construction over `DocumentTree.text`.
+    offset = len(title) + _SEPARATOR_LENGTH
+    # Open headings from the root down as (level, node); the root has level 0. `section` is the
+    # last of them, the parent of every non-item block.
+    sections: list[tuple[int, TreeNode]] = [(0, root)]
+    section = root
+    intro: TreeNode | None = None  # paragraph that may introduce the next list
+    items: list[tuple[int, TreeNode]] = []  # open list items of the current list run, (level, node)
+    merge_title = True  # until the first heading or content node: a heading == title is the root
+    folded_title = title.casefold()
     for block in blocks:
-        if not block.text:
+        text = block.text
+        if not text:
             continue
-        if block.kind is BlockKind.HEADING:
-            if not seen_heading and not builder.nodes[1:] and block.text.casefold() == title.casefold():
-                seen_heading = True
-                continue
-            seen_heading = True
-            builder.add_heading(block.text, block.level)
+        kind = block.kind
+        end = offset + len(text)
+        if kind is _HEADING:
+            if merge_title:
+                merge_title = False
+                if text.casefold() == folded_title:
+                    continue
+            level = max(block.level, 1)
+            while sections[-1][0] >= level:
+                sections.pop()
+            parent = sections[-1][1]
+            section = _new_node(len(nodes), parent.node_id, STRUCTURE, "heading", parent.depth + 1,
+                                text, parent.heading_path + (text,), offset, end)
+            add(section)
+            sections.append((level, section))
+            intro, items = None, []
+        elif kind is _LIST_ITEM:
+            merge_title = False
+            level = min(max(block.level, 1), max_list_nesting)
+            while items and items[-1][0] >= level:
+                items.pop()
+            parent = items[-1][1] if items else (intro or section)
+            node = _new_node(len(nodes), parent.node_id, CONTENT, "list_item", parent.depth + 1,
+                             text, section.heading_path, offset, end)
+            add(node)
+            items.append((level, node))
         else:
-            builder.add_content(block, max_list_nesting)
-    return DocumentTree(title=title, nodes=builder.nodes)
+            merge_title = False
+            node = _new_node(len(nodes), section.node_id, CONTENT, _BLOCK_NAMES[kind],
+                             section.depth + 1, text, section.heading_path, offset, end)
+            add(node)
+            items = []
+            intro = node if kind is _PARAGRAPH else None
+        offset = end + _SEPARATOR_LENGTH
+    return DocumentTree(title=title, nodes=nodes)
 
 
 def render_line(node: TreeNode, indent: str = "  ") -> str:
