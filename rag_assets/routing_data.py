@@ -7,12 +7,20 @@ import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.catalogue import load_question_rows, load_trees, replace_collection
-from rag_assets.core.questions import stable_split
 from rag_assets.core.retrieval import search
-from rag_assets.core.routing_data import RoutingSample, build_routing_samples, oracle_label, restore
-from rag_assets.metadata import counter_table, fenced
+from rag_assets.core.routing_data import (
+    TEACHERS,
+    RoutingSample,
+    build_routing_samples,
+    curate,
+    routing_fold,
+    sample_from_row,
+)
+from rag_assets.core.teachers import FAILED, KINDS, SimilarityThresholds
+from rag_assets.metadata import counter_table, fenced, markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.resources.embedder import EmbedderResource
+from rag_assets.resources.llm import LLMResource
 from rag_assets.resources.vectors import VectorStoreResource
 
 
@@ -59,8 +67,21 @@ def routing_subtrees(context: dg.AssetExecutionContext, config: RoutingDataConfi
 
 
 class TeacherConfig(dg.Config):
-    teacher: str = "oracle"  # the answer-aware oracle; the llm and similarity teachers are to come
+    teacher: str = "oracle"  # oracle | llm | similarity | mix (oracle where gold exists, else similarity)
     validation_fraction: float = 0.2
+    llm_max_new_tokens: int = 128  # the llm teacher's JSON answer
+    # similarity thresholds (cosine); negative = calibrate on the train fold's oracle labels
+    similarity_answer_threshold: float = -1.0
+    similarity_expand_threshold: float = -1.0
+
+
+def _table3(rows: list[tuple]) -> str:
+    """ANS/EXP/REF counts per fold, as the paper's Table 3 (plus teacher failures)."""
+    counts = Counter((r[3], r[8]) for r in rows)
+    table = [(fold, *(counts[(fold, k)] for k in (*KINDS, FAILED)), sum(counts[(fold, k)] for k in (*KINDS, FAILED)))
+             for fold in ("train", "validation")]
+    table.append(("all", *(sum(row[i] for row in table) for i in range(1, 6))))
+    return markdown_table(["fold", "ANS", "EXP", "REF", "failed", "total"], table)
 
 
 @dg.asset(
@@ -68,37 +89,73 @@ class TeacherConfig(dg.Config):
     deps=["routing_subtrees"],
     group_name="routing_data",
     kinds={"python", "duckdb"},
-    description="Teacher labels for every routing subtree, in the router's output grammar; "
-    "train/validation split by question.",
+    description="Teacher labels for every routing subtree, in the router's output grammar "
+    "(teacher: oracle | llm | similarity | mix); train/validation split by question; "
+    "failed teacher outputs kept for audit, never trained on.",
 )
-def routing_actions(context: dg.AssetExecutionContext, config: TeacherConfig, catalogue: DuckDBResource) -> dg.MaterializeResult:
-    if config.teacher != "oracle":
-        raise dg.Failure(f"teacher {config.teacher!r} is not available yet; use 'oracle'")
+def routing_actions(context: dg.AssetExecutionContext, config: TeacherConfig, catalogue: DuckDBResource,
+                    embedder: EmbedderResource, llm: LLMResource) -> dg.MaterializeResult:
+    if config.teacher not in TEACHERS:
+        raise dg.Failure(f"teacher {config.teacher!r} is not one of {TEACHERS}")
+    if not 0.0 <= config.validation_fraction < 1.0:
+        raise dg.Failure(f"validation_fraction {config.validation_fraction} must be in [0, 1)")
     collection = context.partition_key
     with catalogue.get_connection() as con:
-        samples = [RoutingSample(*row) for row in con.execute(
+        samples = [sample_from_row(row) for row in con.execute(
             f"SELECT {', '.join(RoutingSample.__dataclass_fields__)} FROM routing_subtrees WHERE collection = ? "
             "ORDER BY subtree_id", [collection]).fetchall()]
         questions = {q.qid: q for q in load_question_rows(con, collection)}
         trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
-        rows = []
-        for sample in samples:
-            doc, view = restore(sample, trees[sample.doc_id])
-            label = oracle_label(doc, view, questions[sample.qid])
-            kind = "answer" if label.answer_ids else "expand" if label.expand_ids else "refuse"
-            # Salted: the question split already used the bare qid's hash, so it would correlate.
-            in_train = stable_split(f"routing-fold/{sample.qid}", (1 - config.validation_fraction, 0.0)) == "train"
-            fold = "train" if in_train else "validation"
-            rows.append((collection, sample.subtree_id, sample.qid, fold, config.teacher, label.target,
-                         list(label.answer_ids), list(label.expand_ids), kind, label.raw))
-        names = ["collection", "subtree_id", "qid", "fold", "teacher", "target", "answer_ids", "expand_ids", "kind", "raw"]
+    folds = {s.subtree_id: routing_fold(s.qid, config.validation_fraction) for s in samples}
+    thresholds = None
+    if config.similarity_answer_threshold >= 0 and config.similarity_expand_threshold >= 0:
+        thresholds = SimilarityThresholds(config.similarity_answer_threshold, config.similarity_expand_threshold)
+    elif config.similarity_answer_threshold >= 0 or config.similarity_expand_threshold >= 0:
+        raise dg.Failure("set both similarity thresholds, or neither (to calibrate them)")
+    needs_encoder = config.teacher in ("similarity", "mix")
+    curation = curate(
+        samples, questions, trees, config.teacher,
+        encoder=embedder.get() if needs_encoder else None,
+        engine=llm.engine() if config.teacher == "llm" else None,
+        thresholds=thresholds,
+        calibrate_on={sid for sid, fold in folds.items() if fold == "train"},
+        llm_max_new_tokens=config.llm_max_new_tokens,
+    )
+    rows = [(collection, s.subtree_id, s.qid, folds[s.subtree_id], label.teacher, label.target,
+             list(label.answer_ids), list(label.expand_ids), label.kind, label.raw)
+            for s, label in zip(samples, curation.labels)]
+    names = ["collection", "subtree_id", "qid", "fold", "teacher", "target", "answer_ids", "expand_ids", "kind", "raw"]
+    with catalogue.get_connection() as con:
         replace_collection(con, collection, {"routing_actions": pa.table(
             {name: [r[i] for r in rows] for i, name in enumerate(names)},
             schema=pa.schema([(n, pa.list_(pa.int32()) if n.endswith("_ids") else pa.string()) for n in names]))})
     kinds = Counter(r[8] for r in rows)
-    return dg.MaterializeResult(metadata={
+    failed = kinds[FAILED]
+    if failed:
+        context.log.warning(f"{collection}: {failed}/{len(rows)} teacher outputs unusable; kept with kind "
+                            "'failed', excluded from training and metrics")
+    metadata: dict[str, object] = {
         "dagster/row_count": len(rows),
-        "ANS": kinds["answer"], "EXP": kinds["expand"], "REF": kinds["refuse"],
+        "ANS": kinds["answer"], "EXP": kinds["expand"], "REF": kinds["refuse"], "failed": failed,
+        "teacher_parse_failure_rate": round(failed / len(rows), 4) if rows else 0.0,
+        "invalid_ids_dropped": sum(label.invalid_ids for label in curation.labels),
+        "actions": dg.MetadataValue.md(_table3(rows)),
+        "teachers_used": dg.MetadataValue.md(counter_table("teacher", Counter(r[4] for r in rows))),
         "folds": dg.MetadataValue.md(counter_table("fold", Counter(r[3] for r in rows))),
         "teacher": config.teacher,
-    })
+    }
+    if config.teacher == "llm":
+        metadata["teacher_model"] = llm.engine().model_id
+    if curation.calibration is not None:
+        cal = curation.calibration
+        metadata.update({
+            "similarity_answer_threshold": cal.thresholds.answer,
+            "similarity_expand_threshold": cal.thresholds.expand,
+            "similarity_calibration": dg.MetadataValue.md(markdown_table(
+                ["action", "threshold", "F1 on labelled train views", "source"],
+                [("ANSWER", cal.thresholds.answer, "-" if cal.answer_f1 is None else round(cal.answer_f1, 3),
+                  "given" if thresholds else "default" if cal.answer_f1 is None else f"grid, {cal.labelled} views"),
+                 ("EXPAND", cal.thresholds.expand, "-" if cal.expand_f1 is None else round(cal.expand_f1, 3),
+                  "given" if thresholds else "default" if cal.expand_f1 is None else f"grid, {cal.labelled} views")])),
+        })
+    return dg.MaterializeResult(metadata=metadata)

@@ -12,7 +12,7 @@ from dagster_duckdb import DuckDBResource
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS, defs
 from rag_assets.partitions import COLLECTION_PARTITIONS_NAME, register_collections
 from rag_assets.resources.embedder import EmbedderResource
-from rag_assets.resources.llm import BaseModelResource
+from rag_assets.resources.llm import BaseModelResource, LLMResource
 from rag_assets.resources.sources import SourcesResource
 from rag_assets.resources.vectors import VectorStoreResource
 
@@ -38,6 +38,7 @@ def project(tmp_path: Path, corpus_dir: Path, smollm2_checkpoint: Path, monkeypa
             "embedder": EmbedderResource(progress=False),
             "vectors": VectorStoreResource(uri=str(tmp_path / "lancedb")),
             "base_model": BaseModelResource(model_path=str(smollm2_checkpoint)),
+            "llm": LLMResource(base_model_path=str(smollm2_checkpoint)),
         },
     }
 

@@ -47,6 +47,28 @@ SCHEMA: dict[str, str] = {
         fold VARCHAR NOT NULL, teacher VARCHAR NOT NULL, target VARCHAR NOT NULL,
         answer_ids INTEGER[] NOT NULL, expand_ids INTEGER[] NOT NULL, kind VARCHAR NOT NULL,
         raw VARCHAR NOT NULL""",
+    "router_adapters": """
+        collection VARCHAR NOT NULL, adapter_id VARCHAR NOT NULL, path VARCHAR NOT NULL,
+        base_model VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL""",
+    "router_metrics": """
+        collection VARCHAR NOT NULL, model VARCHAR NOT NULL, samples INTEGER NOT NULL,
+        ans_f1 DOUBLE NOT NULL, exp_pre DOUBLE NOT NULL, ref_acc DOUBLE NOT NULL,
+        expelled_per_output DOUBLE NOT NULL, collapsed_rate DOUBLE NOT NULL,
+        parse_failure_rate DOUBLE NOT NULL""",
+    "answers": """
+        collection VARCHAR NOT NULL, answer_id VARCHAR NOT NULL, source VARCHAR NOT NULL,
+        run_id VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL, qid VARCHAR NOT NULL,
+        question VARCHAR NOT NULL, strategy VARCHAR NOT NULL, strategy_kind VARCHAR NOT NULL,
+        grid VARCHAR NOT NULL, grid_value INTEGER NOT NULL, knobs VARCHAR NOT NULL,
+        answer VARCHAR NOT NULL, evidence VARCHAR NOT NULL, evidence_words INTEGER NOT NULL,
+        cited_doc_ids VARCHAR[] NOT NULL, cited_node_ids INTEGER[] NOT NULL,
+        cited_heading_paths VARCHAR[] NOT NULL, cited_texts VARCHAR[] NOT NULL,
+        cited_span_starts INTEGER[] NOT NULL, cited_span_ends INTEGER[] NOT NULL,
+        passage_ids VARCHAR[] NOT NULL, retrieved_doc_ids VARCHAR[] NOT NULL,
+        router_prompt_tokens INTEGER NOT NULL, router_output_tokens INTEGER NOT NULL,
+        reader_prompt_tokens INTEGER NOT NULL, reader_output_tokens INTEGER NOT NULL,
+        engine_calls INTEGER NOT NULL, seconds DOUBLE NOT NULL, expelled INTEGER NOT NULL,
+        refused_docs INTEGER NOT NULL, versions VARCHAR NOT NULL""",
     "questions": """
         collection VARCHAR NOT NULL, qid VARCHAR NOT NULL, query VARCHAR NOT NULL,
         answers VARCHAR[] NOT NULL, evidences VARCHAR[] NOT NULL, section_path VARCHAR[] NOT NULL,

@@ -4,17 +4,40 @@ questions.
 Round 1 routes each retrieved document's Retrieval SubTree; rounds 2..N route the expansions the
 previous round asked for. Selected nodes accumulate per document; the evidence is each
 document's selected nodes with their heading path, documents in retrieval order.
+
+Ablations (knobs): no EXPAND (`allow_expand=False`: the prompt offers no [EXPAND] action, an
+EXPAND in the output is expelled, one round only), no REFUSE (`allow_refuse=False`), no
+structure (`structure=False`: the router sees only the lit content nodes as a flat `id: text`
+list, no heading, no indentation, no EXPAND; one round), expand iterations 0..N.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rag_assets.core.engines.base import LLMEngine
-from rag_assets.core.router_io import ACTION_REGEX, parse_router_output, routing_messages
-from rag_assets.core.subtree import DocumentRouting, SubtreeView
+from rag_assets.core.engines.base import ChatMessages, LLMEngine
+from rag_assets.core.router_io import ACTION_REGEX, REFUSAL, parse_router_output, routing_messages
+from rag_assets.core.subtree import DocumentRouting, SubtreeView, word_count
 from rag_assets.core.tree import TreeNode
+
+# Prompts of the ablations. The full method uses `router_io.routing_messages` unchanged (the
+# prompt the adapter is trained on); the ablations must not even mention what they take away.
+_ACTIONS_NO_EXPAND = (
+    "You route a question through one document. You see the document's outline: one line per "
+    "node, `id: text`, indented by depth. Headings are always shown; only some paragraphs are.\n"
+    "Reply with one action per line and nothing else:\n"
+    "[ANSWER] id: first words   - a shown paragraph that helps answer the question"
+)
+_ACTIONS_FLAT = (
+    "You select evidence for a question from one document. You see some of its paragraphs, one "
+    "per line, `id: text`.\n"
+    "Reply with one action per line and nothing else:\n"
+    "[ANSWER] id: first words   - a paragraph that helps answer the question"
+)
+_SHORTEN_STEPS = (64, 32, 16, 8, 4)
+_REFUSE_LINE = f"\n{REFUSAL}              - if this document cannot answer the question"
+_NO_REFUSE_LINE = "\nDo not refuse: choose the most relevant lines."
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +55,11 @@ class RoutingKnobs:
     token_budget: int | None = 1024
     max_new_tokens: int = 64
     adapter: str | None = None
+    structure: bool = True  # ablation "no structure": flat list of lit content, no headings, no EXPAND
+
+    @property
+    def expands(self) -> bool:
+        return self.allow_expand and self.structure
 
 
 @dataclass(slots=True)
@@ -50,6 +78,49 @@ class RoutingResult:
     engine_calls_per_round: list[int]
     prompt_tokens: list[int]  # per question
     output_tokens: list[int]
+    rounds_per_question: list[int] = field(default_factory=list)  # engine calls each question took part in
+
+
+def render_flat(view: SubtreeView, token_budget: int | None = None,
+                count_tokens: Callable[[str], int] = word_count) -> str:
+    """The "no structure" rendering: only the visible content nodes, `id: text`, no heading, no
+    indentation; over budget, lines are shortened (64, 32, ... words) then dropped from the end."""
+    nodes = [view.nodes[i] for i in sorted(view.visible_content_ids)]
+
+    def line(node: TreeNode, words: int | None) -> str:
+        parts = node.text.replace("\n", " ⏎ ").split()
+        if words is None or len(parts) <= words:
+            return f"{node.node_id}: {' '.join(parts)}"
+        return f"{node.node_id}: {' '.join(parts[:words])} …"
+
+    text = "\n".join(line(n, None) for n in nodes)
+    if token_budget is None or count_tokens(text) <= token_budget:
+        return text
+    for words in _SHORTEN_STEPS:
+        text = "\n".join(line(n, words) for n in nodes)
+        if count_tokens(text) <= token_budget:
+            return text
+    lines = [line(n, _SHORTEN_STEPS[-1]) for n in nodes]
+    while lines and count_tokens("\n".join(lines)) > token_budget:
+        lines.pop()
+    return "\n".join(lines)
+
+
+def router_messages(question: str, view: SubtreeView, knobs: RoutingKnobs,
+                    count_tokens: Callable[[str], int] = word_count) -> ChatMessages:
+    """The router chat for one view under `knobs` (the trained prompt for the full method)."""
+    if knobs.structure and knobs.allow_expand:
+        return routing_messages(question, view.render(knobs.token_budget, count_tokens),
+                                allow_expand=True, allow_refuse=knobs.allow_refuse)
+    if knobs.structure:
+        system, rendered = _ACTIONS_NO_EXPAND, view.render(knobs.token_budget, count_tokens)
+    else:
+        system, rendered = _ACTIONS_FLAT, render_flat(view, knobs.token_budget, count_tokens)
+    system += _REFUSE_LINE if knobs.allow_refuse else _NO_REFUSE_LINE
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": f"Question: {question}\n\nDocument:\n{rendered}\n\nActions:"},
+    ]
 
 
 def route_documents(questions: Sequence[str], retrieved: Sequence[Sequence[RetrievedDocument]],
@@ -64,18 +135,21 @@ def route_documents(questions: Sequence[str], retrieved: Sequence[Sequence[Retri
         (q, i, states[q][i].light(doc.hit_node_ids)) for q, docs in enumerate(retrieved) for i, doc in enumerate(docs)
     ]
     calls: list[int] = []
-    for _round in range(1 + max(knobs.expand_iterations, 0)):
+    rounds = [0] * len(questions)
+    for _round in range(1 + (max(knobs.expand_iterations, 0) if knobs.expands else 0)):
         pending = [(q, i, v) for q, i, v in pending if v.visible_content_ids or _round == 0]
         if not pending:
             break
-        batch = [routing_messages(questions[q], view.render(knobs.token_budget, engine.count_tokens),
-                                  allow_expand=knobs.allow_expand, allow_refuse=knobs.allow_refuse)
-                 for q, _, view in pending]
+        batch = [router_messages(questions[q], view, knobs, engine.count_tokens) for q, _, view in pending]
         generations = engine.generate(batch, adapter=knobs.adapter, max_new_tokens=knobs.max_new_tokens,
                                       regex=ACTION_REGEX)
         calls.append(1)
+        for q in {q for q, _, _ in pending}:
+            rounds[q] += 1
         following: list[tuple[int, int, SubtreeView]] = []
         for (q, i, view), generation in zip(pending, generations):
+            if not knobs.expands:  # an EXPAND the ablation took away is expelled, never followed
+                view = SubtreeView(view.doc_id, view.title, view.nodes, view.visible_content_ids, frozenset())
             decision = parse_router_output(generation.text, view)
             doc = routed[q][i]
             doc.router_calls += 1
@@ -85,19 +159,29 @@ def route_documents(questions: Sequence[str], retrieved: Sequence[Sequence[Retri
             doc.selected_node_ids += [n for n in decision.answer_ids if n not in doc.selected_node_ids]
             prompt_tokens[q] += generation.prompt_tokens
             output_tokens[q] += generation.output_tokens
-            if knobs.allow_expand:
+            if knobs.expands:
                 following += [(q, i, states[q][i].expand(h)) for h in decision.expand_ids]
         pending = following
-    return RoutingResult(routed, calls, prompt_tokens, output_tokens)
+    return RoutingResult(routed, calls, prompt_tokens, output_tokens, rounds)
 
 
-def render_evidence(documents: Sequence[RoutedDocument], trees: dict[str, Sequence[TreeNode]]) -> str:
-    """Selected nodes under their heading path, document by document, in retrieval order."""
+def render_evidence(documents: Sequence[RoutedDocument], trees: Mapping[str, Sequence[TreeNode]], *,
+                    numbered: bool = False) -> str:
+    """Selected nodes under their heading path, document by document, in retrieval order.
+
+    `numbered`: each node's heading line reads `[n] path` instead of `# path` (n from 1, in the
+    same order), so a reader can cite blocks by number.
+    """
     blocks = []
+    number = 0
     for doc in documents:
         if not doc.selected_node_ids:
             continue
         nodes = trees[doc.doc_id]
-        lines = [f"# {' > '.join(nodes[n].heading_path)}\n{nodes[n].text}" for n in sorted(doc.selected_node_ids)]
+        lines = []
+        for n in sorted(doc.selected_node_ids):
+            number += 1
+            mark = f"[{number}]" if numbered else "#"
+            lines.append(f"{mark} {' > '.join(nodes[n].heading_path)}\n{nodes[n].text}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)

@@ -4,6 +4,10 @@ For each training question the top documents are retrieved, each document's subt
 as the router would see it (the *initial* view), and expansion views are added (a collapsed
 heading unfolded) so EXPAND and post-expansion decisions are represented too. Identical
 (question, rendering) pairs are kept once.
+
+`curate` labels the samples with the configured teacher (`oracle`, `llm`, `similarity`, or `mix`:
+the oracle for questions with gold labels, the similarity teacher for the others), and
+`route_samples` runs the router over stored samples for the router metrics.
 """
 
 from __future__ import annotations
@@ -11,12 +15,33 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
-from rag_assets.core.questions import Question
+import duckdb
+
+from rag_assets.core.catalogue import ensure_schema
+
+from rag_assets.core.engines.base import LLMEngine
+from rag_assets.core.questions import Question, stable_split
 from rag_assets.core.retrieval import SearchHit
+from rag_assets.core.router_io import RouterDecision, parse_router_output, routing_messages
+from rag_assets.core.router_metrics import RoutingGold, RoutingPrediction, RoutingScores, score_routing
 from rag_assets.core.subtree import DocumentRouting, SubtreeView
-from rag_assets.core.teachers import TeacherLabel, oracle_teacher
+from rag_assets.core.teachers import (
+    Calibration,
+    SimilarityThresholds,
+    TeacherLabel,
+    TeacherTask,
+    TextEncoder,
+    calibrate_thresholds,
+    llm_teacher,
+    oracle_teacher,
+    similarity_label,
+    similarity_scores,
+)
 from rag_assets.core.tree import TreeNode
+
+TEACHERS = ("oracle", "llm", "similarity", "mix")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,3 +114,161 @@ def restore(sample: RoutingSample, nodes: Sequence[TreeNode]) -> tuple[DocumentR
     doc.seen = set(sample.seen_ids)
     return doc, SubtreeView(sample.doc_id, doc.title, doc.nodes, frozenset(sample.visible_ids),
                             frozenset(sample.collapsed_ids))
+
+
+def routing_fold(qid: str, validation_fraction: float) -> str:
+    """'train' or 'validation' by question (all views of a question in one fold). Salted: the
+    question split already used the bare qid's hash, so the two would correlate."""
+    in_train = stable_split(f"routing-fold/{qid}", (1 - validation_fraction, 0.0)) == "train"
+    return "train" if in_train else "validation"
+
+
+def has_gold(question: Question) -> bool:
+    """The oracle can label this question: gold answers, evidence or a section path, or it is
+    known to be unanswerable (then refusing every document is the right label)."""
+    return bool(question.answers or question.evidences or question.section_path or question.not_answerable)
+
+
+@dataclass(slots=True)
+class Curation:
+    labels: list[TeacherLabel]  # aligned with the samples
+    calibration: Calibration | None = None  # the similarity thresholds used, when that teacher ran
+
+
+def curate(
+    samples: Sequence[RoutingSample],
+    questions: dict[str, Question],
+    trees: dict[str, Sequence[TreeNode]],
+    teacher: str,
+    *,
+    encoder: TextEncoder | None = None,
+    engine: LLMEngine | None = None,
+    thresholds: SimilarityThresholds | None = None,
+    calibrate_on: set[str] | frozenset[str] = frozenset(),
+    llm_max_new_tokens: int = 128,
+) -> Curation:
+    """Label every sample with `teacher`.
+
+    oracle: gold answers / evidence / section path. llm: `engine`, one batched call for all
+    samples. similarity: `encoder`, with `thresholds` if given, else thresholds calibrated against
+    the oracle labels of the samples in `calibrate_on` whose question has gold (the defaults when
+    none has). mix: the oracle where the question has gold (`has_gold`), else similarity.
+    """
+    if teacher not in TEACHERS:
+        raise ValueError(f"teacher {teacher!r} is not one of {TEACHERS}")
+    missing = sorted({s.doc_id for s in samples} - trees.keys())
+    if missing:
+        raise KeyError(f"no tree for documents {missing[:5]} (routing_subtrees is newer than document_trees?)")
+    unknown = sorted({s.qid for s in samples} - questions.keys())
+    if unknown:
+        raise KeyError(f"no question for qids {unknown[:5]} (routing_subtrees is newer than questions?)")
+    tasks = []
+    for sample in samples:
+        doc, view = restore(sample, trees[sample.doc_id])
+        tasks.append(TeacherTask(sample.query, doc, view, sample.rendered))
+
+    def oracle(i: int) -> TeacherLabel:
+        return oracle_label(tasks[i].doc, tasks[i].view, questions[samples[i].qid])
+
+    if teacher == "oracle":
+        return Curation([oracle(i) for i in range(len(tasks))])
+    if teacher == "llm":
+        if engine is None:
+            raise ValueError("the llm teacher needs an engine")
+        return Curation(llm_teacher(engine, tasks, max_new_tokens=llm_max_new_tokens))
+    if encoder is None:
+        raise ValueError(f"the {teacher} teacher needs an encoder (the embedder)")
+    use_similarity = [teacher == "similarity" or not has_gold(questions[s.qid]) for s in samples]
+    labels: list[TeacherLabel | None] = [None if sim else oracle(i) for i, sim in enumerate(use_similarity)]
+    wanted = [i for i, sim in enumerate(use_similarity) if sim]
+    calibration = None
+    if wanted:
+        labelled = [] if thresholds is not None else [
+            i for i, s in enumerate(samples) if s.subtree_id in calibrate_on and has_gold(questions[s.qid])]
+        scoring = sorted({*wanted, *labelled})  # each view embedded once, for calibration and labelling
+        scores = dict(zip(scoring, similarity_scores(encoder, [tasks[i] for i in scoring])))
+        if thresholds is None:
+            calibration = calibrate_thresholds([scores[i] for i in labelled], [labels[i] or oracle(i) for i in labelled])
+        else:
+            calibration = Calibration(thresholds, 0, None, None)
+        for i in wanted:
+            labels[i] = similarity_label(tasks[i].doc, scores[i], calibration.thresholds)
+    return Curation([label for label in labels if label is not None], calibration)
+
+
+@dataclass(frozen=True, slots=True)
+class RoutedSample:
+    sample: RoutingSample
+    decision: RouterDecision
+    output: str
+
+
+def route_samples(engine: LLMEngine, samples: Sequence[RoutingSample], trees: dict[str, Sequence[TreeNode]], *,
+                  adapter: str | None = None, max_new_tokens: int = 48) -> list[RoutedSample]:
+    """The router (base model, or `adapter`) on stored samples: ONE engine call, every output
+    parsed against the view the sample was rendered from."""
+    if not samples:
+        return []
+    generations = engine.generate([routing_messages(s.query, s.rendered) for s in samples], adapter=adapter,
+                                  max_new_tokens=max_new_tokens)
+    if len(generations) != len(samples):
+        raise RuntimeError(f"engine returned {len(generations)} generations for {len(samples)} prompts")
+    out = []
+    for sample, generation in zip(samples, generations):
+        _, view = restore(sample, trees[sample.doc_id])
+        out.append(RoutedSample(sample, parse_router_output(generation.text, view), generation.text))
+    return out
+
+
+def score_routed(routed: Sequence[RoutedSample], golds: Sequence[RoutingGold]) -> RoutingScores:
+    """ANS-F1, EXP-PRE, REF-ACC, expelled, collapsed and parse-failure rates of routed samples."""
+    predictions = [RoutingPrediction(frozenset(r.decision.answer_ids), frozenset(r.decision.expand_ids),
+                                     r.decision.refused, r.decision.expelled, r.decision.collapsed) for r in routed]
+    return score_routing(predictions, golds)
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterRecord:
+    collection: str
+    adapter_id: str
+    path: str
+    base_model: str
+    created_at: datetime
+
+
+def record_adapter(con: duckdb.DuckDBPyConnection, collection: str, adapter_id: str, path: str,
+                   base_model: str) -> AdapterRecord:
+    """Append a trained adapter to the `router_adapters` history (newest row = the current one)."""
+    ensure_schema(con, ["router_adapters"])
+    created = datetime.now(timezone.utc).replace(tzinfo=None)
+    con.execute("INSERT INTO router_adapters VALUES (?, ?, ?, ?, ?)", [collection, adapter_id, path, base_model, created])
+    return AdapterRecord(collection, adapter_id, path, base_model, created)
+
+
+def latest_adapter(con: duckdb.DuckDBPyConnection, collection: str) -> AdapterRecord | None:
+    """The newest adapter recorded for `collection`, or None (never trained)."""
+    ensure_schema(con, ["router_adapters"])
+    row = con.execute("SELECT collection, adapter_id, path, base_model, created_at FROM router_adapters "
+                      "WHERE collection = ? ORDER BY created_at DESC, adapter_id LIMIT 1", [collection]).fetchone()
+    return AdapterRecord(*row) if row else None
+
+
+def load_routing_samples(con: duckdb.DuckDBPyConnection, collection: str, *, fold: str | None = None,
+                         limit: int | None = None) -> list[tuple[RoutingSample, RoutingGold]]:
+    """Stored samples with their teacher label as gold (teacher failures excluded), by subtree id."""
+    clauses, params = ["a.collection = ?", "a.kind <> 'failed'"], [collection]
+    if fold:
+        clauses.append("a.fold = ?")
+        params.append(fold)
+    sql = (f"SELECT {', '.join('s.' + f for f in RoutingSample.__dataclass_fields__)}, a.answer_ids, a.expand_ids "
+           "FROM routing_actions a JOIN routing_subtrees s USING (collection, subtree_id) "
+           f"WHERE {' AND '.join(clauses)} ORDER BY s.subtree_id")
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return [(sample_from_row(row[:-2]), RoutingGold(frozenset(row[-2]), frozenset(row[-1])))
+            for row in con.execute(sql, params).fetchall()]
+
+
+def sample_from_row(row: Sequence) -> RoutingSample:
+    """A RoutingSample from a `routing_subtrees` row (its fields in order; id lists as tuples)."""
+    return RoutingSample(*(tuple(v) if isinstance(v, list) else v for v in row))

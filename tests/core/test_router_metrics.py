@@ -46,3 +46,78 @@ def test_empty_denominators_are_zero_and_lengths_must_match() -> None:
         "expelled_per_output": 0.0, "collapsed_rate": 0.0, "parse_failure_rate": 0.0}
     with pytest.raises(ValueError, match="1 predictions for 0 gold"):
         score_routing([P()], [])
+
+
+# --- routed samples: recorded router outputs, parsed against the stored view, then scored ---------
+
+def _phone():
+    from rag_assets.core.blocks import heading, paragraph
+    from rag_assets.core.subtree import DocumentRouting
+    from rag_assets.core.tree import build_tree
+
+    tree = build_tree("Phone", [heading("Getting started", 1), paragraph("Charge the battery for 3 hours."),
+                                heading("Settings", 1), heading("Display", 2), paragraph("Dark mode saves the battery."),
+                                heading("Sound", 2), paragraph("Set the ringtone volume.")])
+    return DocumentRouting("phone", tree.nodes)
+
+
+def _stored_sample(qid: str):
+    from rag_assets.core.routing_data import RoutingSample
+
+    d = _phone()
+    view = d.light([2])
+    return RoutingSample(f"s-{qid}", qid, "q?", "phone", "initial", view.render(), tuple(sorted(view.visible_content_ids)),
+                         tuple(sorted(view.collapsed_heading_ids)), tuple(sorted(d.seen))), d.nodes
+
+
+def test_recorded_router_outputs_are_parsed_against_the_restored_view_and_scored() -> None:
+    from rag_assets.core.router_io import parse_router_output
+    from rag_assets.core.routing_data import RoutedSample, restore, score_routed
+
+    outputs = [
+        "[ANSWER] 2: Charge the battery",               # gold answer 2: F1 1
+        "[EXPAND] 4: Display\n[EXPAND] 5: Dark mode",   # gold expand 4; 5 is hidden content: expelled
+        "Cannot answer",                                # gold refuse: a real refusal
+        "The battery lasts long.",                      # gold refuse: collapsed, not a refusal
+    ]
+    golds = [G(answers={2}), G(expands={4}), G(), G()]
+    routed = []
+    for i, text in enumerate(outputs):
+        sample, nodes = _stored_sample(f"q{i}")
+        _, view = restore(sample, nodes)
+        routed.append(RoutedSample(sample, parse_router_output(text, view), text))
+    scores = score_routed(routed, golds)
+    assert (scores.samples, scores.ans_f1, scores.exp_pre, scores.ref_acc) == (4, 1.0, 1.0, 0.5)
+    assert (scores.expelled_per_output, scores.collapsed_rate, scores.parse_failure_rate) == (0.25, 0.25, 0.5)
+
+
+def test_adapter_registry_and_stored_samples_in_duckdb(tmp_path) -> None:
+    import duckdb
+    import pyarrow as pa
+
+    from rag_assets.core.catalogue import replace_collection
+    from rag_assets.core.routing_data import latest_adapter, load_routing_samples, record_adapter
+
+    with duckdb.connect(str(tmp_path / "c.duckdb")) as con:
+        assert latest_adapter(con, "tiny") is None
+        record_adapter(con, "tiny", "aaa", "/a/aaa", "/models/base")
+        newest = record_adapter(con, "tiny", "bbb", "/a/bbb", "/models/base")
+        record_adapter(con, "other", "ccc", "/a/ccc", "/models/base")
+        assert latest_adapter(con, "tiny") == newest and latest_adapter(con, "tiny").adapter_id == "bbb"
+
+        sample, _ = _stored_sample("q1")
+        failed, _ = _stored_sample("q2")
+        failed = failed.__class__(*(("s-failed",) + tuple(getattr(failed, f) for f in failed.__slots__[1:])))
+        fields = list(sample.__slots__)
+        replace_collection(con, "tiny", {
+            "routing_subtrees": pa.table({"collection": ["tiny", "tiny"],
+                                          **{f: [getattr(sample, f), getattr(failed, f)] for f in fields}}),
+            "routing_actions": pa.table({
+                "collection": ["tiny", "tiny"], "subtree_id": ["s-q1", "s-failed"], "qid": ["q1", "q2"],
+                "fold": ["validation", "validation"], "teacher": ["llm", "llm"], "target": ["[EXPAND] 4: Display", ""],
+                "answer_ids": pa.array([[], []], pa.list_(pa.int32())), "expand_ids": pa.array([[4], []], pa.list_(pa.int32())),
+                "kind": ["expand", "failed"], "raw": ['{"expand": [4]}', "garbage"]}),
+        })
+        loaded = load_routing_samples(con, "tiny", fold="validation")
+    assert [(s.subtree_id, g) for s, g in loaded] == [("s-q1", G(expands={4}))]  # the failed label is never gold
+    assert loaded[0][0] == sample

@@ -1,11 +1,30 @@
-"""The oracle teacher on hand-built subtrees with exact expected actions."""
+"""The teachers on hand-built subtrees with exact expected actions: the oracle, the LLM curation
+teacher (recorded outputs for the JSON parsing, the real SmolLM2 for the batched call), the
+similarity teacher with the real packaged embedder, threshold calibration and the mix."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from rag_assets.core.blocks import heading, paragraph
+from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine
+from rag_assets.core.questions import Question
 from rag_assets.core.router_io import parse_router_output
+from rag_assets.core.routing_data import RoutingSample, curate
 from rag_assets.core.subtree import DocumentRouting
-from rag_assets.core.teachers import oracle_teacher
+from rag_assets.core.teachers import (
+    SimilarityScores,
+    SimilarityThresholds,
+    TeacherTask,
+    calibrate_thresholds,
+    curation_messages,
+    llm_teacher,
+    oracle_teacher,
+    parse_curation_output,
+    similarity_teacher,
+)
 from rag_assets.core.tree import build_tree
 
 
@@ -31,6 +50,7 @@ def test_visible_answer_is_answered_and_hidden_one_expanded() -> None:
     label = oracle_teacher(d, view, answers=["dark mode"])
     assert (label.answer_ids, label.expand_ids, label.target) == ((), (4,), "[EXPAND] 4: Display")
     assert parse_router_output(label.target, view).expand_ids == (4,)
+    assert (label.kind, label.teacher, label.failed) == ("expand", "oracle", False)
 
 
 def test_evidence_lines_section_paths_and_refusal() -> None:
@@ -44,3 +64,170 @@ def test_evidence_lines_section_paths_and_refusal() -> None:
     assert oracle_teacher(d, expanded, section_path=["Settings", "Sound"]).answer_ids == (7,)
     nothing = oracle_teacher(d, view, answers=["bluetooth"])
     assert nothing.target == "Cannot answer" and parse_router_output(nothing.target, view).refused
+    assert nothing.kind == "refuse"
+
+
+# --- LLM teacher: recorded outputs ---------------------------------------------------------------
+# In the view lit from node 2: visible content {2}; collapsed headings {4, 6}; heading 1's content
+# is shown and heading 3 has no content of its own, so neither can be expanded.
+RECORDED = [
+    # (teacher output, answer ids, expand ids, target, invalid ids, failed)
+    ('Sure! Here is my answer:\n```json\n{"answer": [2], "expand": [6]}\n```\nHope it helps.',
+     (2,), (6,), "[ANSWER] 2: Charge the battery for 3\n[EXPAND] 6: Sound", 0, False),
+    ('The answer is {"answer": ["2: Charge the battery", 5, 99], "expand": [3, 4]}.',
+     (2,), (4,), "[ANSWER] 2: Charge the battery for 3\n[EXPAND] 4: Display", 3, False),
+    ('{"answer": [], "expand": []}', (), (), "Cannot answer", 0, False),
+    ("{'answer': [2], 'expand': []}", (2,), (), "[ANSWER] 2: Charge the battery for 3", 0, False),
+    ('Example: {"note": 1} and then {"EXPAND": [4, 4]}', (), (4,), "[EXPAND] 4: Display", 0, False),
+    ('{"answers": [{"id": 2, "text": "Charge"}], "expand": 6}', (2,), (6,),
+     "[ANSWER] 2: Charge the battery for 3\n[EXPAND] 6: Sound", 0, False),
+    ('{"answer": [7], "expand": [1, "x"]}', (), (), "", 3, True),  # everything forbidden: failed, not refuse
+    ("I think paragraph 2 answers it.", (), (), "", 0, True),
+    ('{\n  "answer": [\n    {\n      "id": "2",', (), (), "", 0, True),  # cut off mid-JSON (max_new_tokens)
+    ("", (), (), "", 0, True),
+]
+
+
+@pytest.mark.parametrize(("output", "answers", "expands", "target", "invalid", "failed"), RECORDED)
+def test_llm_curation_outputs_are_parsed_and_validated(output: str, answers: tuple, expands: tuple, target: str,
+                                                       invalid: int, failed: bool) -> None:
+    d = doc()
+    view = d.light([2])
+    label = parse_curation_output(output, d, view)
+    assert (label.answer_ids, label.expand_ids, label.target) == (answers, expands, target)
+    assert (label.invalid_ids, label.failed, label.teacher, label.raw) == (invalid, failed, "llm", output)
+    assert label.kind == ("failed" if failed else "answer" if answers else "expand" if expands else "refuse")
+    if not failed:
+        decision = parse_router_output(label.target, view)
+        assert (decision.expelled, decision.collapsed) == (0, False)
+
+
+def test_curation_prompt_names_the_ids_each_action_may_use() -> None:
+    d = doc()
+    view = d.light([2])
+    [system, user] = curation_messages("How long to charge?", view.render(), view)
+    assert '"answer"' in system["content"] and '"expand"' in system["content"]
+    assert "Shown paragraph ids: 2\nHeadings with hidden paragraphs: 4, 6" in user["content"]
+    assert "2: Charge the battery for 3 hours." in user["content"]
+
+
+class CountingEngine(LLMEngine):
+    """The real engine, counting its generate calls (the teacher must batch: one call)."""
+
+    def __init__(self, inner: LLMEngine) -> None:
+        self.inner, self.calls, self.model_id = inner, 0, inner.model_id
+
+    def generate(self, batch: list[ChatMessages], **kwargs) -> list[Generation]:
+        self.calls += 1
+        return self.inner.generate(batch, **kwargs)
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+
+def test_llm_teacher_with_the_real_small_model_is_batched_parsed_and_validated(smollm2_checkpoint: Path) -> None:
+    from rag_assets.core.engines.transformers_engine import TransformersEngine
+
+    engine = CountingEngine(TransformersEngine(smollm2_checkpoint, batch_size=4))
+    tasks = []
+    for query in ("How long should I charge the battery?", "How do I change the ringtone volume?"):
+        d = doc()
+        view = d.light([2])
+        tasks.append(TeacherTask(query, d, view, view.render()))
+    labels = llm_teacher(engine, tasks, max_new_tokens=24)
+    assert engine.calls == 1 and len(labels) == 2
+    for label, task in zip(labels, tasks):
+        assert label.teacher == "llm" and label.raw  # the raw output is kept for audit
+        assert set(label.answer_ids) <= task.view.visible_content_ids
+        assert set(label.expand_ids) <= task.view.collapsed_heading_ids
+        if label.failed:
+            assert label.target == "" and label.kind == "failed"
+        else:
+            assert parse_router_output(label.target, task.view).expelled == 0
+
+
+# --- similarity teacher --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def embedder():
+    from rag_assets.core.embedding import Embedder
+
+    return Embedder(progress=False)
+
+
+def test_similarity_teacher_with_the_packaged_embedder(embedder) -> None:
+    questions = {
+        "How long should I charge the battery?": ((2,), (), "[ANSWER] 2: Charge the battery for 3"),
+        "How do I turn on dark mode?": ((), (4,), "[EXPAND] 4: Display"),
+        "How do I change the ringtone volume?": ((), (6,), "[EXPAND] 6: Sound"),
+        "What is the capital of France?": ((), (), "Cannot answer"),
+    }
+    tasks = []
+    for query in questions:
+        d = doc()
+        view = d.light([2])
+        tasks.append(TeacherTask(query, d, view, view.render()))
+    labels = similarity_teacher(embedder, tasks, SimilarityThresholds(answer=0.45, expand=0.40))
+    assert [(l.answer_ids, l.expand_ids, l.target) for l in labels] == list(questions.values())
+    assert all(l.teacher == "similarity" and l.raw.startswith("similarity answer>=0.45") for l in labels)
+    # A threshold above every score refuses; one below every score takes the best few.
+    [strict] = similarity_teacher(embedder, tasks[:1], SimilarityThresholds(answer=0.99, expand=0.99))
+    assert strict.target == "Cannot answer"
+    [loose] = similarity_teacher(embedder, tasks[:1], SimilarityThresholds(answer=-1.0, expand=-1.0, max_expands=1))
+    assert (loose.answer_ids, loose.expand_ids) == ((2,), (4,))  # heading 4 (battery) beats 6 (ringtone)
+
+
+def test_thresholds_are_calibrated_on_a_grid_with_exact_f1() -> None:
+    scores = [
+        SimilarityScores({2: 0.62, 9: 0.30}, {}),
+        SimilarityScores({5: 0.41, 6: 0.22}, {4: 0.7}),
+        SimilarityScores({8: 0.50}, {}),
+    ]
+    golds = [oracle_like((2,)), oracle_like((5,)), oracle_like(())]
+    calibration = calibrate_thresholds(scores, golds)
+    # t in (0.30, 0.41] predicts {2, 5, 8}: 2 hits of 3 predicted, 2 gold -> F1 0.8 (the best);
+    # the lowest grid point there is 0.35. No gold EXPAND: the expand default is kept.
+    assert calibration.thresholds.answer == 0.35 and calibration.answer_f1 == pytest.approx(0.8)
+    assert calibration.thresholds.expand == SimilarityThresholds().expand and calibration.expand_f1 is None
+    assert calibration.details["answer_f1@0.5"] == pytest.approx(0.5) and calibration.labelled == 3
+    empty = calibrate_thresholds([], [])
+    assert empty.thresholds == SimilarityThresholds() and empty.labelled == 0
+    with pytest.raises(ValueError, match="2 scored views for 1 labels"):
+        calibrate_thresholds(scores[:2], golds[:1])
+
+
+def oracle_like(answer_ids: tuple[int, ...]):
+    from rag_assets.core.teachers import TeacherLabel
+
+    return TeacherLabel(answer_ids, (), "", "", "oracle")
+
+
+def _sample(d: DocumentRouting, qid: str, query: str) -> RoutingSample:
+    view = d.light([2])
+    return RoutingSample(f"s-{qid}", qid, query, d.doc_id, "initial", view.render(),
+                         tuple(sorted(view.visible_content_ids)), tuple(sorted(view.collapsed_heading_ids)),
+                         tuple(sorted(d.seen)))
+
+
+def test_mix_uses_the_oracle_where_gold_exists_else_similarity_calibrated_on_the_oracle(embedder) -> None:
+    d = doc()
+    trees = {"phone": d.nodes}
+    questions = {
+        "g1": Question("g1", "How long should I charge the battery?", answers=("3 hours",)),
+        "g2": Question("g2", "How do I turn on dark mode?", answers=("dark mode",)),
+        "n1": Question("n1", "How do I change the ringtone volume?"),  # no gold: similarity
+    }
+    samples = [_sample(doc(), qid, q.query) for qid, q in questions.items()]
+    curation = curate(samples, questions, trees, "mix", encoder=embedder, calibrate_on={"s-g1", "s-g2"})
+    assert [l.teacher for l in curation.labels] == ["oracle", "oracle", "similarity"]
+    assert [l.target for l in curation.labels] == ["[ANSWER] 2: Charge the battery for 3", "[EXPAND] 4: Display",
+                                                    "[EXPAND] 6: Sound"]
+    calibration = curation.calibration
+    assert calibration is not None and calibration.labelled == 2
+    assert calibration.answer_f1 == 1.0 and calibration.expand_f1 == 1.0  # separable on two views
+    oracle_only = curate(samples, questions, trees, "oracle")
+    assert oracle_only.calibration is None and oracle_only.labels[2].kind == "refuse"
+    with pytest.raises(ValueError, match="not one of"):
+        curate(samples, questions, trees, "teacher-x")
+    with pytest.raises(ValueError, match="needs an engine"):
+        curate(samples, questions, trees, "llm")

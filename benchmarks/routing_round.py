@@ -1,0 +1,95 @@
+"""A routing round batched vs sequential, and RDR2's cost per question.
+
+1. The same first routing round (the Retrieval SubTrees of the top-k documents of N questions)
+   generated twice: ONE batched `generate` call over all chats (what `route_documents` does) vs
+   one `generate` call per document (what the paper's reference code does). Prints both wall
+   times and the speed-up.
+2. With `--rdr2`: the whole RDR2 strategy (k documents, expand iterations 0 and 2) on the same
+   questions: router + reader tokens per question and seconds per question.
+
+Reads the materialized catalogue and index of a collection (default: the built-in
+python-reference; `rag run` or the `reindex` job first), with the default engine (the packaged
+SmolLM2, CPU unless CUDA is present):
+
+    RAG_DATA_DIR=... .venv/bin/python benchmarks/routing_round.py [-n 8] [-k 5] [--rdr2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from rag_assets.core.lineage import CatalogueTrees
+from rag_assets.core.questions import BUILTIN_PYTHON_REFERENCE_QUESTIONS, load_questions
+from rag_assets.core.retrieval import search
+from rag_assets.core.router_io import ACTION_REGEX
+from rag_assets.core.routing import RoutingKnobs, router_messages
+from rag_assets.core.routing_data import documents_in_order
+from rag_assets.core.strategies import StrategySpec, run_strategy
+from rag_assets.core.subtree import DocumentRouting
+from rag_assets.resources.catalogue import default_catalogue
+from rag_assets.resources.embedder import EmbedderResource
+from rag_assets.resources.llm import LLMResource
+from rag_assets.resources.vectors import VectorStoreResource
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-c", "--collection", default="python-reference")
+    parser.add_argument("-q", "--questions", default=BUILTIN_PYTHON_REFERENCE_QUESTIONS)
+    parser.add_argument("-n", type=int, default=8, help="questions")
+    parser.add_argument("-k", type=int, default=5, help="documents routed per question")
+    parser.add_argument("--max-new-tokens", type=int, default=48, help="router output budget")
+    parser.add_argument("--batch-size", type=int, default=64, help="engine batch size (chats per forward pass)")
+    parser.add_argument("--rdr2", action="store_true", help="also run RDR2 end to end at iters 0 and 2")
+    args = parser.parse_args()
+
+    questions = [q.query for q in load_questions(args.questions)[0] if not q.not_answerable][:args.n]
+    embedder = EmbedderResource(progress=False).get()
+    index = VectorStoreResource().index(embedder)
+    engine = LLMResource(batch_size=args.batch_size).engine()
+    knobs = RoutingKnobs(max_new_tokens=args.max_new_tokens)
+
+    def retrieve(query: str, mode: str, k: int):
+        return search(index, embedder, query, mode=mode, k=k, collections=[args.collection])
+
+    with default_catalogue().get_connection() as con:
+        trees = CatalogueTrees(con, args.collection)
+        chats = []
+        for question in questions:
+            for doc_id, hit_ids in documents_in_order(retrieve(question, "hybrid", 2 * args.k), args.k):
+                view = DocumentRouting(doc_id, trees[doc_id]).light(hit_ids)
+                chats.append(router_messages(question, view, knobs, engine.count_tokens))
+        engine.generate(chats[:2], max_new_tokens=4)  # warm-up: first-call overheads out of both timings
+        started = time.perf_counter()
+        batched = engine.generate(chats, max_new_tokens=knobs.max_new_tokens, regex=ACTION_REGEX)
+        batched_s = time.perf_counter() - started
+        started = time.perf_counter()
+        for chat in chats:
+            engine.generate([chat], max_new_tokens=knobs.max_new_tokens, regex=ACTION_REGEX)
+        sequential_s = time.perf_counter() - started
+        prompt = sum(g.prompt_tokens for g in batched) / len(batched)
+        print(f"routing round: {len(questions)} questions x {args.k} documents = {len(chats)} subtrees, "
+              f"{prompt:.0f} prompt tokens/subtree, max {knobs.max_new_tokens} new tokens, engine {engine.model_id} "
+              f"on {getattr(engine, 'device', '?')}")
+        print(f"batched    (1 generate call):   {batched_s:8.1f} s")
+        print(f"sequential ({len(chats)} generate calls): {sequential_s:8.1f} s")
+        print(f"speed-up: {sequential_s / batched_s:.2f}x")
+
+        if args.rdr2:
+            for iters in (0, 2):
+                spec = StrategySpec(f"rdr2-base-iters{iters}", "rdr2", top_k=args.k, passages_per_query=2 * args.k,
+                                    expand_iterations=iters, router_max_new_tokens=args.max_new_tokens)
+                outcomes = run_strategy(questions, spec, retrieve=retrieve, trees=trees, engine=engine)
+                n = len(outcomes)
+                router = sum(o.router_prompt_tokens + o.router_output_tokens for o in outcomes) / n
+                reader = sum(o.reader_prompt_tokens + o.reader_output_tokens for o in outcomes) / n
+                print(f"rdr2 k={args.k} iters={iters}: {router + reader:.0f} tokens/question "
+                      f"(router {router:.0f}, reader {reader:.0f}), {outcomes[0].seconds:.1f} s/question, "
+                      f"evidence {sum(o.evidence_words for o in outcomes) / n:.0f} words, "
+                      f"engine calls {max(o.engine_calls for o in outcomes)}, "
+                      f"refused {sum(o.refused_docs for o in outcomes)}/{sum(len(o.retrieved_doc_ids) for o in outcomes)} docs")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""Reader prompts: the last step of every strategy turns (question, evidence) into an answer.
+
+The reader is the base model by default (no adapter). Evidence arrives as numbered blocks, each
+`[n] heading path` over its text, so an answer can point at block numbers. Three answer styles,
+each with its own instruction and output length:
+- `short`: a few words (factoid questions: Natural Questions, the Python reference set);
+- `list`: items one per line (multi-answer questions, e.g. ConditionalQA);
+- `long`: a few sentences (how-to questions, e.g. the e-manuals).
+Without evidence (the `none` strategy, or RDR2 when the router refused every document) the
+reader answers from the question alone with the same style.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rag_assets.core.engines.base import ChatMessages
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderStyle:
+    name: str
+    instruction: str
+    max_new_tokens: int
+
+
+STYLES: dict[str, ReaderStyle] = {
+    "short": ReaderStyle("short", "Reply with the answer only: a few words, no full sentence.", 32),
+    "list": ReaderStyle("list", "Reply with every answer, one per line, each starting with '- '.", 96),
+    "long": ReaderStyle("long", "Reply in two to four sentences that a user can follow.", 192),
+}
+
+_WITH_EVIDENCE = (
+    "You answer questions about documents. Use only the numbered evidence blocks you are "
+    "given; if they do not contain the answer, say that you do not know. "
+)
+_WITHOUT_EVIDENCE = "You answer questions. "
+
+
+def reader_style(name: str) -> ReaderStyle:
+    try:
+        return STYLES[name]
+    except KeyError:
+        raise ValueError(f"unknown answer style {name!r}; expected one of {sorted(STYLES)}") from None
+
+
+def number_blocks(blocks: Sequence[tuple[Sequence[str], str]]) -> str:
+    """`[n] heading > path` over the text, one block per (heading path, text), from 1."""
+    return "\n\n".join(f"[{i}] {' > '.join(path)}\n{text}" for i, (path, text) in enumerate(blocks, start=1))
+
+
+def reader_messages(question: str, evidence: str, style: str = "short") -> ChatMessages:
+    """The reader chat; `evidence` is exactly what the reader sees ('' = no evidence)."""
+    chosen = reader_style(style)
+    if evidence.strip():
+        system = _WITH_EVIDENCE + chosen.instruction
+        user = f"Evidence:\n{evidence}\n\nQuestion: {question}\nAnswer:"
+    else:
+        system = _WITHOUT_EVIDENCE + chosen.instruction
+        user = f"Question: {question}\nAnswer:"
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]

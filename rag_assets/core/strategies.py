@@ -1,0 +1,191 @@
+"""Answering strategies, batched across questions: `none`, `rag` and `rdr2`.
+
+- `none`: the reader answers from the question alone.
+- `rag`: the top_k retrieved passages, numbered, each under its heading path, are the evidence;
+  the "citations" are the passages' nodes (at the passages' spans).
+- `rdr2` (Retrieve, Document-Route, Read): `passages_per_query` passages are retrieved and
+  grouped into their first `top_k` documents (retrieval order); each document's Retrieval
+  SubTree is routed (one engine call per round for ALL questions' documents), and the routed
+  nodes, numbered, under their heading paths, documents in retrieval order, are the evidence.
+  When the router refuses every document (or selects nothing) the reader gets NO evidence and
+  answers from the question alone, as the paper does: a refusal is a decision, not a failure to
+  paper over with the raw passages.
+Every strategy ends with ONE reader call for all questions. `seconds` per answer is the batch's
+wall time divided by its number of questions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from rag_assets.core.engines.base import LLMEngine
+from rag_assets.core.readers import number_blocks, reader_messages, reader_style
+from rag_assets.core.retrieval import SearchHit
+from rag_assets.core.routing import RetrievedDocument, RoutingKnobs, render_evidence, route_documents
+from rag_assets.core.routing_data import documents_in_order
+from rag_assets.core.tree import CONTENT, TreeNode
+
+KINDS = ("none", "rag", "rdr2")
+Retrieve = Callable[[str, str, int], Sequence[SearchHit]]  # (query, mode, k) -> hits
+
+
+@dataclass(frozen=True, slots=True)
+class StrategySpec:
+    name: str  # label stored in answers.strategy
+    kind: str  # 'none' | 'rag' | 'rdr2'
+    retrieval_mode: str = "hybrid"  # dense | bm25 | hybrid
+    top_k: int = 5  # rag: passages given to the reader; rdr2: documents routed
+    passages_per_query: int = 10  # rdr2: first-stage passages grouped into top_k documents
+    expand_iterations: int = 2
+    allow_expand: bool = True
+    allow_refuse: bool = True
+    structure: bool = True  # False = "no structure": the router sees lit content as a flat list
+    adapter: str | None = None  # engine adapter name for the router (None = base model)
+    answer_style: str = "short"  # reader prompt: short | list | long
+    router_max_new_tokens: int = 64
+    reader_max_new_tokens: int | None = None  # None = the answer style's default
+    token_budget: int | None = 1024  # router input budget per subtree (tokens)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"strategy {self.name!r}: kind must be one of {KINDS}, not {self.kind!r}")
+        if self.top_k < 0 or self.passages_per_query < 0 or self.expand_iterations < 0:
+            raise ValueError(f"strategy {self.name!r}: top_k, passages_per_query and expand_iterations must be >= 0")
+        reader_style(self.answer_style)
+
+    def knobs(self) -> dict[str, object]:
+        """The knobs stored with every answer (answers.knobs)."""
+        return {"retrieval_mode": self.retrieval_mode, "top_k": self.top_k,
+                "expand_iterations": self.expand_iterations, "allow_expand": self.allow_expand,
+                "allow_refuse": self.allow_refuse, "structure": self.structure, "adapter": self.adapter}
+
+    def routing_knobs(self) -> RoutingKnobs:
+        return RoutingKnobs(expand_iterations=self.expand_iterations, allow_expand=self.allow_expand,
+                            allow_refuse=self.allow_refuse, token_budget=self.token_budget,
+                            max_new_tokens=self.router_max_new_tokens, adapter=self.adapter,
+                            structure=self.structure)
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    doc_id: str
+    node_id: int
+    heading_path: tuple[str, ...]
+    text: str  # the document text at [span_start, span_end)
+    span_start: int
+    span_end: int
+
+
+@dataclass(slots=True)
+class AnswerOutcome:
+    """One per question: everything the answers table needs except ids, run and versions."""
+
+    question: str
+    answer: str
+    evidence: str  # exactly what the reader saw
+    evidence_words: int
+    citations: list[Citation]
+    passage_ids: list[str]
+    retrieved_doc_ids: list[str]
+    router_prompt_tokens: int
+    router_output_tokens: int
+    reader_prompt_tokens: int
+    reader_output_tokens: int
+    engine_calls: int  # engine calls this question took part in (routing rounds + the reader)
+    seconds: float  # batch wall time / questions in the batch
+    expelled: int
+    refused_docs: int
+
+
+def _node_citation(doc_id: str, node: TreeNode, span: tuple[int, int] | None = None) -> Citation:
+    start, end = span or (node.span_start, node.span_end)
+    if not (node.span_start <= start <= end <= node.span_end):
+        raise ValueError(f"{doc_id} node {node.node_id}: span {start}-{end} lies outside the node")
+    text = node.text[start - node.span_start:end - node.span_start]
+    return Citation(doc_id, node.node_id, tuple(node.heading_path), text, start, end)
+
+
+def _passage_citations(hits: Sequence[SearchHit], trees: Mapping[str, Sequence[TreeNode]]) -> list[Citation]:
+    out: list[Citation] = []
+    seen: set[tuple[str, int, int, int]] = set()
+    for hit in hits:
+        nodes = trees.get(hit.doc_id)
+        if nodes is None:
+            continue
+        for node_id, span in zip(hit.node_ids, hit.spans):
+            key = (hit.doc_id, node_id, *span)
+            if key in seen or not 0 <= node_id < len(nodes):
+                continue
+            seen.add(key)
+            out.append(_node_citation(hit.doc_id, nodes[node_id], span))
+    return out
+
+
+def _distinct(items: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def run_strategy(questions: Sequence[str], spec: StrategySpec, *, retrieve: Retrieve,
+                 trees: Mapping[str, Sequence[TreeNode]], engine: LLMEngine,
+                 reader: LLMEngine | None = None) -> list[AnswerOutcome]:
+    """Batched across questions: retrieval per question, ONE engine call per routing round for all
+    questions' documents, ONE reader call for all questions."""
+    questions = list(questions)
+    if not questions:
+        return []
+    reader = reader or engine
+    started = time.perf_counter()
+    count = len(questions)
+    hits: list[Sequence[SearchHit]] = [[] for _ in questions]
+    evidence = [""] * count
+    citations: list[list[Citation]] = [[] for _ in questions]
+    retrieved_docs: list[list[str]] = [[] for _ in questions]
+    router_prompt = [0] * count
+    router_output = [0] * count
+    rounds = [0] * count
+    expelled = [0] * count
+    refused = [0] * count
+
+    if spec.kind == "rag" and spec.top_k > 0:
+        for q, question in enumerate(questions):
+            hits[q] = list(retrieve(question, spec.retrieval_mode, spec.top_k))[:spec.top_k]
+            retrieved_docs[q] = _distinct([h.doc_id for h in hits[q]])
+            evidence[q] = number_blocks([(h.heading_path, h.text) for h in hits[q]])
+            citations[q] = _passage_citations(hits[q], trees)
+    elif spec.kind == "rdr2":
+        documents: list[list[RetrievedDocument]] = []
+        for q, question in enumerate(questions):
+            wanted = max(spec.passages_per_query, spec.top_k) if spec.top_k > 0 else 0
+            hits[q] = list(retrieve(question, spec.retrieval_mode, wanted)) if wanted else []
+            grouped = [(d, ids) for d, ids in documents_in_order(hits[q], spec.top_k) if d in trees]
+            retrieved_docs[q] = [d for d, _ in grouped]
+            documents.append([RetrievedDocument(d, trees[d], ids) for d, ids in grouped])
+        result = route_documents(questions, documents, engine, spec.routing_knobs())
+        for q, routed in enumerate(result.documents):
+            evidence[q] = render_evidence(routed, trees, numbered=True)
+            citations[q] = [_node_citation(doc.doc_id, trees[doc.doc_id][n])
+                            for doc in routed for n in sorted(doc.selected_node_ids)
+                            if trees[doc.doc_id][n].kind == CONTENT]
+            router_prompt[q], router_output[q] = result.prompt_tokens[q], result.output_tokens[q]
+            rounds[q] = result.rounds_per_question[q]
+            expelled[q] = sum(doc.expelled for doc in routed)
+            refused[q] = sum(doc.refused for doc in routed)
+
+    style = reader_style(spec.answer_style)
+    generations = reader.generate([reader_messages(question, evidence[q], style.name)
+                                   for q, question in enumerate(questions)],
+                                  max_new_tokens=spec.reader_max_new_tokens or style.max_new_tokens)
+    seconds = (time.perf_counter() - started) / count
+    return [
+        AnswerOutcome(
+            question=question, answer=generations[q].text, evidence=evidence[q],
+            evidence_words=len(evidence[q].split()), citations=citations[q],
+            passage_ids=[h.passage_id for h in hits[q]], retrieved_doc_ids=retrieved_docs[q],
+            router_prompt_tokens=router_prompt[q], router_output_tokens=router_output[q],
+            reader_prompt_tokens=generations[q].prompt_tokens, reader_output_tokens=generations[q].output_tokens,
+            engine_calls=rounds[q] + 1, seconds=seconds, expelled=expelled[q], refused_docs=refused[q],
+        )
+        for q, question in enumerate(questions)
+    ]

@@ -1,0 +1,125 @@
+"""The answering strategies end to end: a real LanceDB index of the conftest corpus, the real
+embedder, the real transformers engine with the packaged SmolLM2 (small generation budgets)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag_assets.core.embedding import Embedder
+from rag_assets.core.engines.transformers_engine import TransformersEngine
+from rag_assets.core.passages import cut_passages
+from rag_assets.core.retrieval import search
+from rag_assets.core.sources import CollectionSpec, SourceDocument, iter_collection
+from rag_assets.core.strategies import StrategySpec, run_strategy
+from rag_assets.core.structure import document_tree
+from rag_assets.core.tree import STRUCTURE
+from rag_assets.core.vector_index import PassageIndex
+from tests.conftest import write_corpus
+
+QUESTIONS = ["How hot should the water be for green tea?", "What keeps the pond fish alive in winter?"]
+
+
+class CountingEngine(TransformersEngine):
+    """The real engine, recording every `generate` call's chats (the model still runs)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.calls: list[list[list[dict[str, str]]]] = []
+
+    def generate(self, batch, **kwargs):
+        self.calls.append(batch)
+        return super().generate(batch, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def engine(smollm2_checkpoint: Path) -> CountingEngine:
+    return CountingEngine(smollm2_checkpoint, batch_size=8)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory):
+    folder = write_corpus(tmp_path_factory.mktemp("corpus"))
+    docs = [d for d in iter_collection(CollectionSpec("tiny", str(folder))) if isinstance(d, SourceDocument)]
+    trees = {d.doc_id: document_tree(d) for d in docs}
+    passages = [p for d in docs for p in cut_passages(d.doc_id, trees[d.doc_id].nodes, trees[d.doc_id].text)]
+    embedder = Embedder(progress=False)
+    index = PassageIndex(tmp_path_factory.mktemp("lance"), embedder)
+    index.sync(passages, "tiny")
+
+    def retrieve(query: str, mode: str, k: int):
+        return search(index, embedder, query, mode=mode, k=k, collections=["tiny"])
+
+    return retrieve, {doc_id: tree.nodes for doc_id, tree in trees.items()}, {d: t.text for d, t in trees.items()}
+
+
+def _check_citations(outcomes, trees, texts) -> None:
+    for outcome in outcomes:
+        for cite in outcome.citations:
+            node = trees[cite.doc_id][cite.node_id]
+            assert node.kind != STRUCTURE
+            assert texts[cite.doc_id][cite.span_start:cite.span_end] == cite.text
+            assert node.text[cite.span_start - node.span_start:cite.span_end - node.span_start] == cite.text
+
+
+def test_rdr2_batches_each_round_and_the_reader(engine: CountingEngine, corpus) -> None:
+    retrieve, trees, texts = corpus
+    spec = StrategySpec("rdr2-base", "rdr2", top_k=2, passages_per_query=4, expand_iterations=1,
+                        router_max_new_tokens=24, reader_max_new_tokens=8)
+    engine.calls.clear()
+    outcomes = run_strategy(QUESTIONS, spec, retrieve=retrieve, trees=trees, engine=engine)
+    routed_docs = sum(len(o.retrieved_doc_ids) for o in outcomes)
+    assert len(engine.calls[0]) == routed_docs == 4  # round 1: 2 questions x 2 documents, ONE call
+    assert len(engine.calls[-1]) == 2  # ONE reader call for both questions
+    assert len(engine.calls) <= 1 + 2  # at most 1 + expand_iterations routing rounds, then the reader
+    assert max(o.engine_calls for o in outcomes) == len(engine.calls)
+    for outcome in outcomes:
+        assert len(outcome.passage_ids) <= 4 and outcome.router_prompt_tokens > 0 and outcome.reader_prompt_tokens > 0
+        assert outcome.seconds == outcomes[0].seconds > 0
+        # the reader saw exactly the numbered routed nodes (or nothing when all were refused)
+        for number, cite in enumerate(outcome.citations, start=1):
+            assert f"[{number}] {' > '.join(cite.heading_path)}\n{cite.text}" in outcome.evidence
+        assert bool(outcome.evidence) == bool(outcome.citations)
+        assert outcome.refused_docs <= len(outcome.retrieved_doc_ids)
+    _check_citations(outcomes, trees, texts)
+
+
+def test_ablation_prompts_hide_what_they_take_away(engine: CountingEngine, corpus) -> None:
+    retrieve, trees, _ = corpus
+    base = dict(top_k=2, passages_per_query=4, expand_iterations=2, router_max_new_tokens=16, reader_max_new_tokens=4)
+    for spec in (StrategySpec("rdr2-no-structure", "rdr2", structure=False, **base),
+                 StrategySpec("rdr2-no-expand", "rdr2", allow_expand=False, **base)):
+        engine.calls.clear()
+        [outcome] = run_strategy(QUESTIONS[:1], spec, retrieve=retrieve, trees=trees, engine=engine)
+        assert len(engine.calls) == 2  # one routing round (nothing to expand), one reader call
+        for chat in engine.calls[0]:
+            system, user = chat[0]["content"], chat[1]["content"]
+            assert "[EXPAND]" not in system and "EXPAND" not in user
+            if not spec.structure:
+                rendered = user.split("Document:\n", 1)[1].rsplit("\n\nActions:", 1)[0].splitlines()
+                headings = {f"{n.node_id}: {n.text}" for nodes in trees.values() for n in nodes if n.kind == STRUCTURE}
+                assert rendered and not headings & {line.strip() for line in rendered}
+                assert all(not line.startswith(" ") for line in rendered)  # flat: no indentation
+                assert "heading" not in system.lower()
+        assert outcome.engine_calls == 2
+
+
+def test_rag_and_none_make_one_reader_call(engine: CountingEngine, corpus) -> None:
+    retrieve, trees, texts = corpus
+    engine.calls.clear()
+    rag = run_strategy(QUESTIONS, StrategySpec("rag-hybrid", "rag", top_k=2, reader_max_new_tokens=6),
+                       retrieve=retrieve, trees=trees, engine=engine)
+    assert len(engine.calls) == 1 and len(engine.calls[0]) == 2
+    for outcome in rag:
+        assert len(outcome.passage_ids) == 2 and outcome.evidence.startswith("[1] ") and "\n\n[2] " in outcome.evidence
+        assert outcome.citations and outcome.router_prompt_tokens == 0 and outcome.engine_calls == 1
+    assert rag[0].retrieved_doc_ids[0] == "tiny/kettle.md"
+    _check_citations(rag, trees, texts)
+    engine.calls.clear()
+    none = run_strategy(QUESTIONS, StrategySpec("no-retrieval", "none", reader_max_new_tokens=6),
+                        retrieve=retrieve, trees=trees, engine=engine)
+    assert len(engine.calls) == 1 and all(o.evidence == "" and o.citations == [] and o.passage_ids == [] for o in none)
+    assert "Evidence" not in engine.calls[0][0][1]["content"]
+    with pytest.raises(ValueError, match="kind"):
+        StrategySpec("x", "magic")

@@ -1,0 +1,89 @@
+"""`rag ask` then `rag trace`, as a user runs them, against a graph materialized on the tiny corpus."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from rag_assets.cli import app
+from tests.conftest import REPO_ROOT
+
+runner = CliRunner()
+
+# The stages `rag ask` reads (sources -> trees -> passages -> index): the `reindex` job, in a
+# subprocess because the code location resolves its data folder when it is imported.
+MATERIALIZE = """
+import dagster as dg
+from rag_assets.definitions import defs
+from rag_assets.partitions import register_collections
+with dg.DagsterInstance.get() as instance:
+    register_collections(instance, ["tiny"])
+    result = defs.resolve_job_def("reindex").execute_in_process(partition_key="tiny", instance=instance)
+    print("success" if result.success else "failed")
+"""
+
+
+@pytest.fixture
+def materialized(tmp_path: Path, corpus_dir: Path, smollm2_checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(REPO_ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    collections = tmp_path / "collections.yaml"
+    collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n")
+    data = tmp_path / "data"
+    env = {"DAGSTER_HOME": str(home), "RAG_COLLECTIONS": str(collections), "RAG_DATA_DIR": str(data)}
+    run = subprocess.run([sys.executable, "-c", MATERIALIZE], env={**os.environ, **env}, capture_output=True,
+                         text=True, timeout=900, cwd=REPO_ROOT)
+    assert run.returncode == 0 and "success" in run.stdout, run.stdout[-3000:] + run.stderr[-3000:]
+    # The converted base model of this test session, where the LLM resource looks for it.
+    (data / "models").mkdir(parents=True, exist_ok=True)
+    (data / "models" / smollm2_checkpoint.name).symlink_to(smollm2_checkpoint, target_is_directory=True)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return data
+
+
+@pytest.mark.timeout(1800)  # materializing + two model answers on 2 shared CPU cores
+def test_ask_then_trace_then_a_changed_source(materialized: Path) -> None:
+    asked = runner.invoke(app, ["ask", "How hot should the water be for green tea?", "--strategy", "rag", "-k", "2",
+                                "--json"])
+    assert asked.exit_code == 0, asked.output
+    row = json.loads(asked.stdout)
+    assert row["source"] == "cli" and row["strategy"] == "rag-hybrid" and row["collection"] == "tiny"
+    assert row["cited_doc_ids"][0] == "tiny/kettle.md" and len(row["passage_ids"]) == 2
+    versions = json.loads(row["versions"])
+    assert versions["index"]["table"] == "passages" and versions["index"]["tag"].startswith("tiny-")
+    assert "tiny/kettle.md" in versions["doc_hashes"] and versions["embedder"] and versions["reader_model"]
+
+    routed = runner.invoke(app, ["ask", "What keeps the pond fish alive in winter?", "-k", "1", "--iters", "1"])
+    assert routed.exit_code == 0, routed.output
+    assert "answer id" in routed.stdout and "no trained router adapter" in routed.stderr
+    routed_id = next(line.split()[2] for line in routed.stdout.splitlines() if line.startswith("answer id: "))
+
+    traced = runner.invoke(app, ["trace", row["answer_id"], "--json"])
+    assert traced.exit_code == 0, traced.output
+    trace = json.loads(traced.stdout)
+    assert not trace["changed"] and trace["sources"]
+    for source in trace["sources"]:
+        assert source["current_text"] == source["recorded_text"] and source["uri"]
+    assert runner.invoke(app, ["trace", routed_id]).exit_code == 0
+    human = runner.invoke(app, ["trace", row["answer_id"]])
+    assert human.exit_code == 0 and "unchanged" in human.stdout and "Kettle manual" in human.stdout
+
+    with duckdb.connect(str(materialized / "catalogue.duckdb")) as con:
+        con.execute("UPDATE document_texts SET content_hash = 'edited', text = upper(text) WHERE doc_id = 'tiny/kettle.md'")
+    changed = runner.invoke(app, ["trace", row["answer_id"]])
+    assert changed.exit_code == 3 and "SOURCE CHANGED" in changed.stderr and "CHANGED" in changed.stdout
+
+    unknown = runner.invoke(app, ["trace", "0123456789ab"])
+    assert unknown.exit_code == 2 and "no answer with id" in unknown.stderr
+    bad = runner.invoke(app, ["ask", "x", "--strategy", "magic"])
+    assert bad.exit_code == 2 and "--strategy must be" in bad.stderr

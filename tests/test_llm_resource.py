@@ -1,0 +1,48 @@
+"""LLMResource backend selection and configuration errors (no model, no server needed).
+
+The engines themselves are exercised for real in tests/core/test_engines_*.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_assets.core.engines.openai_engine import OpenAIEngine, OpenAIEngineError
+from rag_assets.resources.llm import API_KEY_ENV, BACKENDS, LLMResource
+
+SECRET = "sk-resource-test-4c1d-not-real"
+
+
+def test_backends() -> None:
+    assert BACKENDS == ("transformers", "vllm", "openai")
+    assert LLMResource().backend == "transformers"
+    with pytest.raises(ValueError, match="not one of"):
+        LLMResource(backend="llamacpp").engine()
+
+
+def test_openai_backend_needs_url_and_model() -> None:
+    with pytest.raises(ValueError, match="openai_base_url"):
+        LLMResource(backend="openai", openai_model="m").engine()
+    with pytest.raises(ValueError, match="http"):
+        OpenAIEngine("m", "127.0.0.1:8000/v1")
+
+
+def test_openai_key_comes_from_the_environment_and_never_shows(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(API_KEY_ENV, SECRET)
+    resource = LLMResource(backend="openai", openai_base_url="http://127.0.0.1:9/v1", openai_model="env-model")
+    engine = resource.engine(adapters={"router": "adapters/abc"})
+    assert isinstance(engine, OpenAIEngine) and engine.adapters == ["router"]
+    assert resource.engine() is engine  # cached per process
+    with pytest.raises(OpenAIEngineError, match="unreachable") as failed:
+        engine.generate([[{"role": "user", "content": "hi"}]] * 2, adapter="router", max_new_tokens=2)
+    for text in (repr(resource), str(resource), repr(engine), str(failed.value)):
+        assert SECRET not in text
+    explicit = LLMResource(backend="openai", openai_base_url="http://127.0.0.1:9/v1", openai_model="m",
+                           openai_api_key=SECRET)
+    assert SECRET not in repr(explicit) and SECRET not in repr(explicit.engine())
+
+
+def test_token_estimate_without_a_tokenizer() -> None:
+    engine = OpenAIEngine("m", "http://127.0.0.1:9/v1")
+    assert engine.count_tokens("") == 0
+    assert engine.count_tokens("one two three") == 4  # ceil(13 / 4), not below the 3 words
+    assert engine.count_tokens("a b c d e f") == 6

@@ -1,0 +1,156 @@
+"""routing_actions with every teacher, router_adapter's registry row and router_metrics (base vs
+adapter) materialized for real with Dagster: DuckDB and LanceDB in tmp_path, the packaged
+embedder and the real SmolLM2 (tiny settings: 2 training steps, a few validation samples)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+from dagster_duckdb import DuckDBResource
+
+from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
+from rag_assets.partitions import register_collections
+from rag_assets.resources.embedder import EmbedderResource
+from rag_assets.resources.llm import BaseModelResource, LLMResource
+from rag_assets.resources.sources import SourcesResource
+from rag_assets.resources.vectors import VectorStoreResource
+
+# All train questions; with validation_fraction 0.5 the routing fold puts charger, ice and tide in
+# validation. "ice" has no gold answer, so the mix teacher labels it with the similarity teacher.
+QUESTIONS = [
+    {"qid": "tea", "question": "How hot should the water be for green tea?", "answers": ["80 C"]},
+    {"qid": "fill", "question": "What is the maximum amount of water in the kettle?", "answers": ["1.7 litres"]},
+    {"qid": "pond", "question": "How do I clean the pond filter?", "answers": ["rinse the sponge"]},
+    {"qid": "pharos", "question": "When was the Pharos of Alexandria built?", "answers": ["280 BC"]},
+    {"qid": "pass", "question": "What does the pass statement do?", "answers": ["null operation"]},
+    {"qid": "charger", "question": "Which charger should I use for the battery?", "answers": ["supplied charger"]},
+    {"qid": "ice", "question": "Why keep a hole in the ice of the pond in winter?"},
+    {"qid": "tide", "question": "How many high tides are there each day?", "answers": ["two high tides"]},
+]
+UPSTREAM = ("source_documents", "document_trees", "passages", "passage_index", "questions", "routing_subtrees")
+METRIC_COLUMNS = "model, samples, ans_f1, exp_pre, ref_acc, expelled_per_output, collapsed_rate, parse_failure_rate"
+
+
+@pytest.fixture
+def project(tmp_path: Path, corpus_dir: Path, smollm2_checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))  # adapters are written under it
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps({**q, "split": "train"}) + "\n" for q in QUESTIONS))
+    collections = tmp_path / "collections.yaml"
+    collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n    questions: {questions}\n")
+    instance = dg.DagsterInstance.ephemeral()
+    register_collections(instance, ["tiny"])
+    return {
+        "instance": instance,
+        "db": tmp_path / "catalogue.duckdb",
+        "resources": {
+            "catalogue": DuckDBResource(database=str(tmp_path / "catalogue.duckdb")),
+            "sources": SourcesResource(collections_file=str(collections)),
+            "embedder": EmbedderResource(progress=False),
+            "vectors": VectorStoreResource(uri=str(tmp_path / "lancedb")),
+            "base_model": BaseModelResource(model_path=str(smollm2_checkpoint)),
+            "llm": LLMResource(base_model_path=str(smollm2_checkpoint), batch_size=8),
+        },
+    }
+
+
+def _materialize(project: dict, *keys: str, ops: dict | None = None) -> dg.ExecuteInProcessResult:
+    result = dg.materialize(
+        [*ALL_ASSETS, *ALL_CHECKS], resources=project["resources"], partition_key="tiny",
+        instance=project["instance"], selection=dg.AssetSelection.assets(*keys),
+        run_config={"ops": {k: {"config": v} for k, v in (ops or {}).items()}},
+    )
+    assert result.success
+    return result
+
+
+def _meta(result: dg.ExecuteInProcessResult) -> dict[str, dict]:
+    return {m.asset_key.to_user_string(): {k: v.value for k, v in m.materialization.metadata.items()}
+            for m in result.get_asset_materialization_events()}
+
+
+def _checks(result: dg.ExecuteInProcessResult) -> dict:
+    return {e.check_name: e for e in result.get_asset_check_evaluations()}
+
+
+def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project: dict) -> None:
+    teacher = {"teacher": "mix", "validation_fraction": 0.5}
+    metrics = {"max_samples": 3, "max_new_tokens": 16}
+    first = _materialize(project, *UPSTREAM, "routing_actions", "router_metrics",
+                         ops={"routing_actions": teacher, "router_metrics": metrics})
+    actions = _meta(first)["routing_actions"]
+    assert actions["ANS"] + actions["EXP"] + actions["REF"] == actions["dagster/row_count"] and actions["failed"] == 0
+    assert actions["teacher_parse_failure_rate"] == 0.0
+    assert "| fold | ANS | EXP | REF | failed | total |" in actions["actions"]
+    assert 0.0 <= actions["similarity_answer_threshold"] <= 1.0  # calibrated on the train fold's oracle labels
+    checks = _checks(first)
+    assert checks["routing_targets_are_valid"].passed and checks["teacher_failure_rate_bounded"].passed
+    with duckdb.connect(str(project["db"])) as con:
+        teachers = dict(con.execute("SELECT qid, list_distinct(list(teacher)) FROM routing_actions GROUP BY 1").fetchall())
+        validation = con.execute("SELECT count(*) FROM routing_actions WHERE fold = 'validation'").fetchone()[0]
+        base_only = con.execute(f"SELECT {METRIC_COLUMNS} FROM router_metrics WHERE collection = 'tiny'").fetchall()
+    assert teachers["ice"] == ["similarity"] and teachers["tea"] == ["oracle"]
+    # No adapter trained yet: the base model alone is scored, and the check warns.
+    assert [r[:2] for r in base_only] == [("base", min(3, validation))]
+    assert all(0.0 <= v <= 1.0 for v in base_only[0][2:5] + base_only[0][6:])
+    check = checks["router_adapter_beats_base"]
+    assert check.severity == dg.AssetCheckSeverity.WARN and not check.passed
+    assert check.metadata["no_adapter"].value == "tiny"
+
+    second = _materialize(project, "router_adapter", "router_metrics", ops={
+        "router_adapter": {"max_steps": 2, "batch_size": 2, "max_length": 512}, "router_metrics": metrics})
+    meta = _meta(second)
+    adapter = meta["router_adapter"]
+    with duckdb.connect(str(project["db"])) as con:
+        registry = con.execute("SELECT collection, adapter_id, path, base_model FROM router_adapters").fetchall()
+        rows = con.execute(f"SELECT {METRIC_COLUMNS} FROM router_metrics WHERE collection = 'tiny' ORDER BY model").fetchall()
+    assert registry == [("tiny", adapter["adapter_id"], adapter["path"],
+                         str(project["resources"]["base_model"].path()))]
+    # The collection's rows were replaced: exactly one base and one adapter row, same samples.
+    assert [r[:2] for r in rows] == [("adapter", min(3, validation)), ("base", min(3, validation))]
+    by_model = {r[0]: dict(zip(METRIC_COLUMNS.split(", "), r)) for r in rows}
+    assert by_model["base"] == dict(zip(METRIC_COLUMNS.split(", "), base_only[0]))  # greedy: base is reproducible
+    assert meta["router_metrics"]["adapter_id"] == adapter["adapter_id"]
+    assert "| adapter |" in meta["router_metrics"]["metrics"] and "| base |" in meta["router_metrics"]["metrics"]
+    check = _checks(second)["router_adapter_beats_base"]
+    beats = (all(by_model["adapter"][m] >= by_model["base"][m] for m in ("ans_f1", "ref_acc"))
+             and any(by_model["adapter"][m] > by_model["base"][m] for m in ("ans_f1", "ref_acc")))
+    assert check.severity == dg.AssetCheckSeverity.WARN and check.passed == beats
+    assert check.metadata["ans_f1_delta"].value == pytest.approx(by_model["adapter"]["ans_f1"] - by_model["base"]["ans_f1"], abs=1e-4)
+
+
+def test_llm_teacher_through_the_llm_resource(project: dict) -> None:
+    small = {"top_docs": 1, "expansion_views": 0}  # few subtrees: the real model labels each one
+    result = _materialize(project, *UPSTREAM, "routing_actions", ops={
+        "routing_subtrees": small, "routing_actions": {"teacher": "llm", "llm_max_new_tokens": 16}})
+    actions = _meta(result)["routing_actions"]
+    with duckdb.connect(str(project["db"])) as con:
+        rows = con.execute("SELECT teacher, kind, target, raw FROM routing_actions").fetchall()
+        subtrees = con.execute("SELECT count(*) FROM routing_subtrees").fetchone()[0]
+    assert len(rows) == subtrees == actions["dagster/row_count"] > 0
+    failed = sum(r[1] == "failed" for r in rows)
+    assert actions["failed"] == failed and actions["teacher_parse_failure_rate"] == pytest.approx(round(failed / len(rows), 4))
+    assert all(r[0] == "llm" and r[3] for r in rows)  # every raw output kept
+    assert all((r[2] == "") == (r[1] == "failed") for r in rows)
+    checks = _checks(result)
+    assert checks["routing_targets_are_valid"].passed  # failed labels are excluded, the rest validated
+    assert checks["teacher_failure_rate_bounded"].metadata["failed"].value == failed
+
+
+def test_unknown_teacher_fails_clearly(project: dict) -> None:
+    with pytest.raises(dg.Failure, match="not one of"):
+        _materialize(project, "routing_actions", ops={"routing_actions": {"teacher": "oracle2"}})
+
+
+def test_adapter_is_better_only_when_not_worse_on_both_and_better_on_one() -> None:
+    from rag_assets.checks.router import adapter_beats_base
+
+    base = {"ans_f1": 0.4, "ref_acc": 0.5}
+    assert adapter_beats_base(base, {"ans_f1": 0.6, "ref_acc": 0.5})
+    assert not adapter_beats_base(base, {"ans_f1": 0.4, "ref_acc": 0.5})  # equal is not better
+    assert not adapter_beats_base(base, {"ans_f1": 0.9, "ref_acc": 0.2})  # a trade-off is not better
+    assert not adapter_beats_base(base, None)
