@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import dagster as dg
 
 from rag_assets.automation import reindex_job, reindex_schedule, source_change_sensor
@@ -39,13 +41,20 @@ main_job = dg.define_asset_job(
 
 
 def build_resources() -> dict[str, object]:
+    """The defaults (all offline); a few environment variables switch models without code:
+    RAG_BASE_MODEL (a local HF model folder for training and generation), RAG_LLM_BACKEND
+    (transformers | vllm | openai), RAG_OPENAI_BASE_URL / RAG_OPENAI_MODEL (the key is read from
+    RAG_OPENAI_API_KEY by the resource itself, never stored here)."""
+    base_model = os.environ.get("RAG_BASE_MODEL", "")
     return {
         "catalogue": default_catalogue(),
         "sources": SourcesResource(),
         "embedder": EmbedderResource(),
         "vectors": VectorStoreResource(),
-        "base_model": BaseModelResource(),
-        "llm": LLMResource(),
+        "base_model": BaseModelResource(model_path=base_model),
+        "llm": LLMResource(backend=os.environ.get("RAG_LLM_BACKEND", "transformers"), base_model_path=base_model,
+                           openai_base_url=os.environ.get("RAG_OPENAI_BASE_URL", ""),
+                           openai_model=os.environ.get("RAG_OPENAI_MODEL", "")),
     }
 
 

@@ -3,16 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-
-def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    def cell(value: object) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(map(cell, header)) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(map(cell, row)) + " |" for row in rows]
-    return "\n".join(lines)
+from rag_assets.core.tables import markdown_table
 
 
 def counter_table(name: str, counts: Mapping[object, int] | Counter) -> str:

@@ -110,3 +110,36 @@ def smollm2_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from rag_assets.core.engines.base_model import ensure_hf_checkpoint
 
     return ensure_hf_checkpoint(tmp_path_factory.mktemp("models"))
+
+
+def tiny_project(tmp_path: Path, corpus_dir: Path, checkpoint: Path, questions_jsonl: str, *,
+                 llm_batch_size: int = 16) -> dict:
+    """A one-collection project ("tiny": the conftest corpus + `questions_jsonl`) with every
+    resource real and on tmp paths: DuckDB file, LanceDB folder, packaged embedder, SmolLM2."""
+    import dagster as dg
+    from dagster_duckdb import DuckDBResource
+
+    from rag_assets.partitions import register_collections
+    from rag_assets.resources.embedder import EmbedderResource
+    from rag_assets.resources.llm import BaseModelResource, LLMResource
+    from rag_assets.resources.sources import SourcesResource
+    from rag_assets.resources.vectors import VectorStoreResource
+
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text(questions_jsonl, encoding="utf-8")
+    collections = tmp_path / "collections.yaml"
+    collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n    questions: {questions}\n")
+    instance = dg.DagsterInstance.ephemeral()
+    register_collections(instance, ["tiny"])
+    return {
+        "instance": instance,
+        "db": tmp_path / "catalogue.duckdb",
+        "resources": {
+            "catalogue": DuckDBResource(database=str(tmp_path / "catalogue.duckdb")),
+            "sources": SourcesResource(collections_file=str(collections)),
+            "embedder": EmbedderResource(progress=False),
+            "vectors": VectorStoreResource(uri=str(tmp_path / "lancedb")),
+            "base_model": BaseModelResource(model_path=str(checkpoint)),
+            "llm": LLMResource(base_model_path=str(checkpoint), batch_size=llm_batch_size),
+        },
+    }

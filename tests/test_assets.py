@@ -7,14 +7,10 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 import pytest
-from dagster_duckdb import DuckDBResource
 
+from tests.conftest import tiny_project
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS, defs
 from rag_assets.partitions import COLLECTION_PARTITIONS_NAME, register_collections
-from rag_assets.resources.embedder import EmbedderResource
-from rag_assets.resources.llm import BaseModelResource, LLMResource
-from rag_assets.resources.sources import SourcesResource
-from rag_assets.resources.vectors import VectorStoreResource
 
 
 @pytest.fixture
@@ -22,25 +18,9 @@ def project(tmp_path: Path, corpus_dir: Path, smollm2_checkpoint: Path, monkeypa
     monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))  # adapters are written under it
     (corpus_dir / "empty.md").write_bytes(b"")
     (corpus_dir / "broken.json").write_text('{"section_0": {"html": 3}}')
-    collections = tmp_path / "collections.yaml"
-    questions = tmp_path / "questions.jsonl"
-    questions.write_text('{"qid": "k1", "question": "How hot for green tea?", "answers": ["80 C"], "split": "train"}\n'
-                         '{"qid": "k2", "question": "Max fill?", "answers": ["1.7 litres"]}\nbroken\n')
-    collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n    questions: {questions}\n")
-    instance = dg.DagsterInstance.ephemeral()
-    register_collections(instance, ["tiny"])
-    return {
-        "instance": instance,
-        "db": tmp_path / "catalogue.duckdb",
-        "resources": {
-            "catalogue": DuckDBResource(database=str(tmp_path / "catalogue.duckdb")),
-            "sources": SourcesResource(collections_file=str(collections)),
-            "embedder": EmbedderResource(progress=False),
-            "vectors": VectorStoreResource(uri=str(tmp_path / "lancedb")),
-            "base_model": BaseModelResource(model_path=str(smollm2_checkpoint)),
-            "llm": LLMResource(base_model_path=str(smollm2_checkpoint)),
-        },
-    }
+    return tiny_project(tmp_path, corpus_dir, smollm2_checkpoint,
+                        '{"qid": "k1", "question": "How hot for green tea?", "answers": ["80 C"], "split": "train"}\n'
+                        '{"qid": "k2", "question": "Max fill?", "answers": ["1.7 litres"]}\nbroken\n')
 
 
 def _materialize(project: dict, *keys: str, run_config: dict | None = None) -> dg.ExecuteInProcessResult:

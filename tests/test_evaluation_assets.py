@@ -13,13 +13,10 @@ import duckdb
 import pytest
 from dagster_duckdb import DuckDBResource
 
+from tests.conftest import tiny_project
 from rag_assets.answers import STRATEGIES
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
 from rag_assets.partitions import register_collections
-from rag_assets.resources.embedder import EmbedderResource
-from rag_assets.resources.llm import BaseModelResource, LLMResource
-from rag_assets.resources.sources import SourcesResource
-from rag_assets.resources.vectors import VectorStoreResource
 
 QUESTIONS = [
     {"qid": "t1", "question": "How hot should the water be for green tea?", "answers": ["80 C"], "split": "train"},
@@ -42,25 +39,8 @@ RUN_CONFIG = {"ops": {
 @pytest.fixture
 def project(tmp_path: Path, corpus_dir: Path, smollm2_checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))  # adapters and reports are written under it
-    questions = tmp_path / "questions.jsonl"
-    questions.write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
-    collections = tmp_path / "collections.yaml"
-    collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n    questions: {questions}\n")
-    instance = dg.DagsterInstance.ephemeral()
-    register_collections(instance, ["tiny"])
-    return {
-        "instance": instance,
-        "db": tmp_path / "catalogue.duckdb",
-        "reports": tmp_path / "data" / "reports" / "tiny",
-        "resources": {
-            "catalogue": DuckDBResource(database=str(tmp_path / "catalogue.duckdb")),
-            "sources": SourcesResource(collections_file=str(collections)),
-            "embedder": EmbedderResource(progress=False),
-            "vectors": VectorStoreResource(uri=str(tmp_path / "lancedb")),
-            "base_model": BaseModelResource(model_path=str(smollm2_checkpoint)),
-            "llm": LLMResource(base_model_path=str(smollm2_checkpoint), batch_size=16),
-        },
-    }
+    project = tiny_project(tmp_path, corpus_dir, smollm2_checkpoint, "\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
+    return {**project, "reports": tmp_path / "data" / "reports" / "tiny"}
 
 
 # One pipeline per test run (the index, adapter and models are the expensive part); generous timeout

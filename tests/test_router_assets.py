@@ -10,14 +10,9 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 import pytest
-from dagster_duckdb import DuckDBResource
 
+from tests.conftest import tiny_project
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
-from rag_assets.partitions import register_collections
-from rag_assets.resources.embedder import EmbedderResource
-from rag_assets.resources.llm import BaseModelResource, LLMResource
-from rag_assets.resources.sources import SourcesResource
-from rag_assets.resources.vectors import VectorStoreResource
 
 # All train questions; with validation_fraction 0.5 the routing fold puts charger, ice and tide in
 # validation. "ice" has no gold answer, so the mix teacher labels it with the similarity teacher.
@@ -38,24 +33,8 @@ METRIC_COLUMNS = "model, samples, ans_f1, exp_pre, ref_acc, expelled_per_output,
 @pytest.fixture
 def project(tmp_path: Path, corpus_dir: Path, smollm2_checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))  # adapters are written under it
-    questions = tmp_path / "questions.jsonl"
-    questions.write_text("".join(json.dumps({**q, "split": "train"}) + "\n" for q in QUESTIONS))
-    collections = tmp_path / "collections.yaml"
-    collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n    questions: {questions}\n")
-    instance = dg.DagsterInstance.ephemeral()
-    register_collections(instance, ["tiny"])
-    return {
-        "instance": instance,
-        "db": tmp_path / "catalogue.duckdb",
-        "resources": {
-            "catalogue": DuckDBResource(database=str(tmp_path / "catalogue.duckdb")),
-            "sources": SourcesResource(collections_file=str(collections)),
-            "embedder": EmbedderResource(progress=False),
-            "vectors": VectorStoreResource(uri=str(tmp_path / "lancedb")),
-            "base_model": BaseModelResource(model_path=str(smollm2_checkpoint)),
-            "llm": LLMResource(base_model_path=str(smollm2_checkpoint), batch_size=8),
-        },
-    }
+    return tiny_project(tmp_path, corpus_dir, smollm2_checkpoint,
+                        "".join(json.dumps({**q, "split": "train"}) + "\n" for q in QUESTIONS), llm_batch_size=8)
 
 
 def _materialize(project: dict, *keys: str, ops: dict | None = None) -> dg.ExecuteInProcessResult:

@@ -29,6 +29,7 @@ from rag_assets.core.evaluation import (
     primary_answer_metric,
     primary_evidence_metric,
 )
+from rag_assets.core.tables import markdown_table
 
 ROUTER_METRICS = ("ans_f1", "exp_pre", "ref_acc", "collapsed_rate", "parse_failure_rate", "expelled_per_output")
 METRIC_LABELS = {
@@ -78,15 +79,6 @@ def _table_rows(rows: Mapping[str, Metrics], metrics: Sequence[str]) -> list[lis
     return [[name, *(_fmt(values[m]) if m in values else "–" for m in metrics)] for name, values in rows.items()]
 
 
-def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    def cell(value: object) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(map(cell, header)) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(map(cell, row)) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
@@ -101,7 +93,7 @@ def _all_metrics(rows: Mapping[str, Metrics]) -> list[str]:
 def headline_table(results: Mapping[str, Metrics]) -> str:
     """Markdown: one row per strategy, the key metrics as columns."""
     metrics = headline_metrics(results)
-    return _markdown_table(["strategy", *(METRIC_LABELS.get(m, m) for m in metrics)], _table_rows(results, metrics))
+    return markdown_table(["strategy", *(METRIC_LABELS.get(m, m) for m in metrics)], _table_rows(results, metrics))
 
 
 def _sections(data: ReportData) -> list[tuple[str, list[str], list[list[str]], str]]:
@@ -282,7 +274,7 @@ def render_markdown(data: ReportData, plots: Mapping[str, str]) -> str:
     for title, header, rows, plot in _sections(data):
         lines += [f"## {title}", ""]
         if header:
-            lines += [_markdown_table(header, rows), ""]
+            lines += [markdown_table(header, rows), ""]
         if plot in plots:
             lines += [f"![{title}]({plots[plot]})", ""]
     lines += ["## Versions", "", "```json", json.dumps(data.versions, indent=1, sort_keys=True, default=str), "```", ""]
