@@ -92,6 +92,19 @@ def write_corpus(folder: Path) -> Path:
     return folder
 
 
+@pytest.fixture(autouse=True)
+def _isolated_dagster_definitions_state():
+    """Dagster keeps the "current definitions-state storage" in a context variable that an
+    instance sets when entered (`build_sensor_context` does) and does not always reset; a later
+    `dg.materialize` with another instance would then reach the first, disposed one ("Attempted
+    to resolve undefined DagsterInstance weakref"). Resetting it around every test keeps tests
+    independent of their order."""
+    from dagster._core.storage.defs_state.base import set_defs_state_storage
+
+    with set_defs_state_storage(None):
+        yield
+
+
 @pytest.fixture
 def corpus_dir(tmp_path: Path) -> Path:
     return write_corpus(tmp_path / "corpus")
