@@ -212,7 +212,7 @@ def ask(
             raise typer.Exit(2)
         embedder = EmbedderResource(progress=False).get()
         index = VectorStoreResource().index(embedder)
-        engine = LLMResource().engine(adapters=adapters)
+        engine = LLMResource.from_env().engine(adapters=adapters)
 
         def retrieve(query: str, how: str, top: int):
             return run_search(index, embedder, query, mode=how, k=top, collections=[name])

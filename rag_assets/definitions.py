@@ -41,20 +41,15 @@ main_job = dg.define_asset_job(
 
 
 def build_resources() -> dict[str, object]:
-    """The defaults (all offline); a few environment variables switch models without code:
-    RAG_BASE_MODEL (a local HF model folder for training and generation), RAG_LLM_BACKEND
-    (transformers | vllm | openai), RAG_OPENAI_BASE_URL / RAG_OPENAI_MODEL (the key is read from
-    RAG_OPENAI_API_KEY by the resource itself, never stored here)."""
-    base_model = os.environ.get("RAG_BASE_MODEL", "")
+    """The defaults (all offline); RAG_BASE_MODEL, RAG_LLM_BACKEND and RAG_OPENAI_* switch the
+    models without code (see `LLMResource.from_env`)."""
     return {
         "catalogue": default_catalogue(),
         "sources": SourcesResource(),
         "embedder": EmbedderResource(),
         "vectors": VectorStoreResource(),
-        "base_model": BaseModelResource(model_path=base_model),
-        "llm": LLMResource(backend=os.environ.get("RAG_LLM_BACKEND", "transformers"), base_model_path=base_model,
-                           openai_base_url=os.environ.get("RAG_OPENAI_BASE_URL", ""),
-                           openai_model=os.environ.get("RAG_OPENAI_MODEL", "")),
+        "base_model": BaseModelResource(model_path=os.environ.get("RAG_BASE_MODEL", "")),
+        "llm": LLMResource.from_env(),
     }
 
 

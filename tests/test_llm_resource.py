@@ -46,3 +46,17 @@ def test_token_estimate_without_a_tokenizer() -> None:
     assert engine.count_tokens("") == 0
     assert engine.count_tokens("one two three") == 4  # ceil(13 / 4), not below the 3 words
     assert engine.count_tokens("a b c d e f") == 6
+
+
+def test_environment_variables_switch_the_default_models(monkeypatch) -> None:
+    from rag_assets.resources.llm import LLMResource
+
+    monkeypatch.setenv("RAG_LLM_BACKEND", "openai")
+    monkeypatch.setenv("RAG_BASE_MODEL", "/models/bigger")
+    monkeypatch.setenv("RAG_OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
+    monkeypatch.setenv("RAG_OPENAI_MODEL", "served")
+    resource = LLMResource.from_env()
+    assert (resource.backend, resource.base_model_path, resource.openai_base_url, resource.openai_model) == (
+        "openai", "/models/bigger", "http://127.0.0.1:8000/v1", "served")
+    monkeypatch.delenv("RAG_LLM_BACKEND")
+    assert LLMResource.from_env().backend == "transformers"

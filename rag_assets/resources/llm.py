@@ -99,6 +99,17 @@ class LLMResource(dg.ConfigurableResource):
     openai_supports_regex: bool = False
     openai_concurrency: int = 16
 
+    @classmethod
+    def from_env(cls) -> "LLMResource":
+        """The defaults, switched by environment variables without code: RAG_LLM_BACKEND
+        (transformers | vllm | openai), RAG_BASE_MODEL (a local HF model folder),
+        RAG_OPENAI_BASE_URL, RAG_OPENAI_MODEL (the key is read from RAG_OPENAI_API_KEY when the
+        engine starts, never stored in the resource config)."""
+        return cls(backend=os.environ.get("RAG_LLM_BACKEND", "transformers"),
+                   base_model_path=os.environ.get("RAG_BASE_MODEL", ""),
+                   openai_base_url=os.environ.get("RAG_OPENAI_BASE_URL", ""),
+                   openai_model=os.environ.get("RAG_OPENAI_MODEL", ""))
+
     def model_path(self) -> Path:
         return BaseModelResource(model_path=self.base_model_path, device=self.device).path()
 
