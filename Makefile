@@ -13,6 +13,8 @@ ifneq ($(strip $(DATA)),)
 export RAG_DATA := $(abspath $(DATA))
 export RAG_COLLECTIONS := $(CURDIR)/collections.datasets.yaml
 export RAG_DATA_DIR ?= $(DAGSTER_HOME)/data-datasets
+# asset config for the real sets (training steps, evaluation split and strategies): rag run --config
+export RAG_RUN_CONFIG ?= $(CURDIR)/run.datasets.yaml
 endif
 
 .PHONY: install run test dev bench clean

@@ -36,7 +36,7 @@ LONG_ANSWER_WORDS = 16
 
 
 class AnswersConfig(dg.Config):
-    split: str = "test"  # evaluation questions; an empty split falls back to dev, then all questions
+    split: str = "test"  # evaluation questions ("dev,test": both); an empty split falls back to dev, then all
     max_questions: int = 0  # 0 = every question of the split
     strategies: list[str] = list(STRATEGIES)
     retrieval_mode: str = "hybrid"  # first-stage search of rdr2
@@ -48,7 +48,7 @@ class AnswersConfig(dg.Config):
     top_k_grid: list[int] = [1, 3, 5]  # test-time scaling over documents routed ([] = none)
     answer_style: str = "auto"  # short | list | long | auto (long when most gold answers are long)
     router_max_new_tokens: int = 64
-    token_budget: int = 1024  # router input per subtree (tokens)
+    token_budget: int = 512  # router input per subtree (tokens; as routing_subtrees, what the router learnt on)
 
 
 def pick_questions(con, collection: str, split: str) -> tuple[list[Question], str, str | None]:

@@ -64,10 +64,13 @@ def tree(
 @app.command()
 def run(
     collection: list[str] = typer.Option(None, "--collection", "-c", help="Only these collections (default: all)."),
+    config: Path = typer.Option(None, "--config", help="A Dagster run-config YAML (`ops: {answers: {config: ...}}`) "
+                                "applied to every collection's run; default: $RAG_RUN_CONFIG if set."),
 ) -> None:
     """Materialize the whole asset graph (with its checks) for every collection, then summarise."""
     _ensure_dagster_home()
     import dagster as dg
+    import yaml
 
     from rag_assets.definitions import defs
     from rag_assets.partitions import register_collections
@@ -81,11 +84,29 @@ def run(
         errors.print(f"[red]error:[/red] collection(s) {unknown} are not in {collections_file()}")
         raise typer.Exit(2)
     job = defs.resolve_job_def("main_job")
+    config = config or (Path(os.environ["RAG_RUN_CONFIG"]) if os.environ.get("RAG_RUN_CONFIG") else None)
+    run_config: dict = {}
+    if config is not None:
+        try:
+            run_config = yaml.safe_load(config.read_text()) or {}
+        except (OSError, yaml.YAMLError) as err:
+            errors.print(f"[red]error:[/red] run config {config}: {err}")
+            raise typer.Exit(2)
+        if not isinstance(run_config, dict):
+            errors.print(f"[red]error:[/red] run config {config}: expected a mapping such as `ops: ...`")
+            raise typer.Exit(2)
+        try:
+            dg.validate_run_config(job, run_config)  # fail before the first collection runs, not midway
+        except dg.DagsterInvalidConfigError as err:
+            errors.print(f"[red]error:[/red] run config {config} does not fit the job: {err}")
+            raise typer.Exit(2)
+        console.print(f"run config: [cyan]{config}[/cyan]")
     with dg.DagsterInstance.get() as instance:
         register_collections(instance, names)
         for name in names:
             console.print(f"[bold]materializing[/bold] collection [cyan]{name}[/cyan]")
-            result = job.execute_in_process(partition_key=name, instance=instance, raise_on_error=False)
+            result = job.execute_in_process(partition_key=name, instance=instance, raise_on_error=False,
+                                            run_config=run_config)
             if not result.success:
                 errors.print(f"[red]run {result.run_id} for {name} failed[/red]; see `make dev` for its logs")
                 raise typer.Exit(1)

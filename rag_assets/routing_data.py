@@ -20,7 +20,7 @@ from rag_assets.core.teachers import FAILED, KINDS, SimilarityThresholds
 from rag_assets.metadata import counter_table, fenced, markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.resources.embedder import EmbedderResource
-from rag_assets.resources.llm import LLMResource
+from rag_assets.resources.llm import BaseModelResource, LLMResource
 from rag_assets.resources.vectors import VectorStoreResource
 
 
@@ -29,7 +29,9 @@ class RoutingDataConfig(dg.Config):
     top_docs: int = 3
     passages_per_query: int = 10
     expansion_views: int = 1  # expansion views added per retrieved document
-    token_budget: int = 1024
+    # Router input per subtree, in base-model tokens (as `answers.token_budget` at inference): a
+    # 512-token view plus the prompt fits the training `max_length` whole, and keeps CPU steps cheap.
+    token_budget: int = 512
 
 
 @dg.asset(
@@ -41,7 +43,8 @@ class RoutingDataConfig(dg.Config):
     "them, plus expansion views; identical (question, rendering) pairs kept once.",
 )
 def routing_subtrees(context: dg.AssetExecutionContext, config: RoutingDataConfig, catalogue: DuckDBResource,
-                     embedder: EmbedderResource, vectors: VectorStoreResource) -> dg.MaterializeResult:
+                     embedder: EmbedderResource, vectors: VectorStoreResource,
+                     base_model: BaseModelResource) -> dg.MaterializeResult:
     collection = context.partition_key
     model = embedder.get()
     index = vectors.index(model)
@@ -52,6 +55,7 @@ def routing_subtrees(context: dg.AssetExecutionContext, config: RoutingDataConfi
             questions,
             lambda q: search(index, model, q, k=config.passages_per_query, collections=[collection]),
             trees, top_docs=config.top_docs, expansion_views=config.expansion_views, token_budget=config.token_budget,
+            count_tokens=base_model.token_counter(),
         )
         table = pa.table({
             "collection": [collection] * len(samples),

@@ -58,9 +58,11 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     env = {**os.environ, "DAGSTER_HOME": str(home), "RAG_COLLECTIONS": str(collections),
            "RAG_DATA_DIR": str(tmp_path / "data")}
     rag = [sys.executable, "-m", "rag_assets.cli"]
-    run = subprocess.run([*rag, "run"], env=env, capture_output=True, text=True, timeout=600)
+    config = tmp_path / "run.yaml"
+    config.write_text("ops:\n  router_adapter:\n    config: {max_steps: 2, batch_size: 2}\n")
+    run = subprocess.run([*rag, "run", "--config", str(config)], env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "succeeded" in run.stdout and "tiny" in run.stdout
+    assert "succeeded" in run.stdout and "tiny" in run.stdout and f"run config: {config}" in run.stdout
     found = subprocess.run([*rag, "search", "how hot for green tea", "-k", "2", "--json"],
                            env=env, capture_output=True, text=True, timeout=300)
     assert found.returncode == 0, found.stderr[-3000:]
@@ -69,3 +71,29 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     assert "green tea | 80 C" in hits[0]["text"]
     bad = subprocess.run([*rag, "search", "x", "--mode", "fuzzy"], env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "--mode must be" in bad.stderr
+
+
+def test_run_config_is_checked_before_anything_runs(tmp_path: Path) -> None:
+    import os
+
+    home = tmp_path / "home"
+    for text, message in (("ops:\n  answers:\n    config: {no_such_knob: 1}\n", "does not fit the job"),
+                          ("ops: [\n", "run config"), ("- a list\n", "expected a mapping")):
+        config = tmp_path / "run.yaml"
+        config.write_text(text)
+        result = runner.invoke(app, ["run", "--config", str(config)], env={**os.environ, "DAGSTER_HOME": str(home)})
+        assert result.exit_code == 2, result.output
+        assert message in result.stderr and str(config) in result.stderr
+        assert not (home / "storage").exists()  # nothing ran
+
+
+def test_the_datasets_run_config_fits_the_main_job() -> None:
+    import dagster as dg
+    import yaml
+
+    from rag_assets.definitions import defs
+    from tests.conftest import REPO_ROOT
+
+    config = yaml.safe_load((REPO_ROOT / "run.datasets.yaml").read_text())
+    dg.validate_run_config(defs.resolve_job_def("main_job"), config)
+    assert config["ops"]["routing_actions"]["config"]["teacher"] == "oracle"

@@ -11,6 +11,7 @@ import re
 import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import cache
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans({ch: " " for ch in string.punctuation + "‘’“”–—"})
@@ -57,10 +58,15 @@ def yes_no_correct(prediction: str, answers: Sequence[str]) -> bool | None:
     return yes_no(prediction) in gold
 
 
-def rouge_l(prediction: str, answers: Iterable[str]) -> float:
+@cache
+def _rouge_l_scorer():  # noqa: ANN202 - rouge_score.RougeScorer; built once (it loads the stemmer)
     from rouge_score import rouge_scorer
 
-    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+
+
+def rouge_l(prediction: str, answers: Iterable[str]) -> float:
+    scorer = _rouge_l_scorer()
     return max((scorer.score(answer, prediction)["rougeL"].fmeasure for answer in answers), default=0.0)
 
 

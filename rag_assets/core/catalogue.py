@@ -198,11 +198,13 @@ def questions_table(collection: str, questions: Sequence[Question]) -> pa.Table:
 
 
 def load_question_rows(con: duckdb.DuckDBPyConnection, collection: str, split: str | None = None) -> list[Question]:
+    """The collection's questions; `split` is one split or several joined by commas ("dev,test")."""
     params: list = [collection]
     where = "WHERE collection = ?"
-    if split:
-        where += " AND split = ?"
-        params.append(split)
+    splits = [s.strip() for s in (split or "").split(",") if s.strip()]
+    if splits:
+        where += f" AND split IN ({', '.join('?' * len(splits))})"
+        params += splits
     rows = con.execute(
         "SELECT qid, query, answers, evidences, section_path, gold_doc, not_answerable, split "
         f"FROM questions {where} ORDER BY qid", params

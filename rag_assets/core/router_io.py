@@ -19,7 +19,10 @@ from rag_assets.core.subtree import SubtreeView
 
 REFUSAL = "Cannot answer"
 FIRST_WORDS = 5
+MAX_ACTIONS = 6  # lines a constrained router output may hold
+# Any well-formed output; `view_action_regex` is the tight per-view grammar the routing loop uses.
 ACTION_REGEX = r"((\[ANSWER\]|\[EXPAND\]) [0-9]{1,6}: [^\n]{0,80}\n){1,8}|Cannot answer\n?"
+_REGEX_SPECIAL = frozenset("\\.^$|?*+()[]{}/")
 
 ROUTER_SYSTEM_PROMPT = (
     "You route a question through one document. You see the document's outline: one line per "
@@ -64,6 +67,34 @@ def format_actions(answers: list[tuple[int, str]], expands: list[tuple[int, str]
     lines = [f"[ANSWER] {i}: {first_words(t)}" for i, t in answers]
     lines += [f"[EXPAND] {i}: {first_words(t)}" for i, t in expands]
     return "\n".join(lines) if lines else REFUSAL
+
+
+def _regex_literal(text: str) -> str:
+    # Escapes only what is special in the regex dialects engines accept (xgrammar, outlines):
+    # `re.escape` also escapes spaces and hyphens, which some of them reject.
+    return "".join("\\" + c if c in _REGEX_SPECIAL else c for c in text)
+
+
+def view_action_regex(view: SubtreeView, *, allow_expand: bool = True, allow_refuse: bool = True) -> str:
+    """The grammar of every output `parse_router_output` accepts in full for `view`: `[ANSWER]`
+    only on its visible content nodes, `[EXPAND]` only on its collapsed headings, each followed by
+    the node's exact first words, at most MAX_ACTIONS lines; or the refusal. Constrained decoding
+    with it leaves the router nothing to choose but the actions themselves (a small model cannot
+    drift into prose or name an id it was not shown). An action-less view allows only refusal."""
+    def choices(ids: frozenset[int]) -> str:
+        return "|".join(f"{i}: {_regex_literal(first_words(view.nodes[i].text))}" for i in sorted(ids))
+
+    kinds = []
+    if view.visible_content_ids:
+        kinds.append(f"\\[ANSWER\\] ({choices(view.visible_content_ids)})")
+    if allow_expand and view.collapsed_heading_ids:
+        kinds.append(f"\\[EXPAND\\] ({choices(view.collapsed_heading_ids)})")
+    action = f"({'|'.join(kinds)})"
+    # The last line's newline is optional: training targets end without one.
+    alternatives = [f"({action}\\n){{0,{MAX_ACTIONS - 1}}}{action}\\n?"] if kinds else []
+    if allow_refuse or not kinds:
+        alternatives.append(_regex_literal(REFUSAL))
+    return "|".join(alternatives)
 
 
 def _normal(text: str) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rag_assets.core.engines.base import ChatMessages, LLMEngine
-from rag_assets.core.router_io import ACTION_REGEX, REFUSAL, parse_router_output, routing_messages
+from rag_assets.core.router_io import REFUSAL, parse_router_output, routing_messages, view_action_regex
 from rag_assets.core.subtree import DocumentRouting, SubtreeView, word_count
 from rag_assets.core.tree import TreeNode
 
@@ -123,6 +123,12 @@ def router_messages(question: str, view: SubtreeView, knobs: RoutingKnobs,
     ]
 
 
+def router_regex(view: SubtreeView, knobs: RoutingKnobs) -> str:
+    """The constrained-decoding grammar for one view under `knobs`: only the actions the prompt
+    offers, on the nodes the view allows (the ablations' forbidden actions cannot even be written)."""
+    return view_action_regex(view, allow_expand=knobs.expands, allow_refuse=knobs.allow_refuse)
+
+
 def route_documents(questions: Sequence[str], retrieved: Sequence[Sequence[RetrievedDocument]],
                     engine: LLMEngine, knobs: RoutingKnobs | None = None) -> RoutingResult:
     knobs = knobs or RoutingKnobs()
@@ -141,8 +147,9 @@ def route_documents(questions: Sequence[str], retrieved: Sequence[Sequence[Retri
         if not pending:
             break
         batch = [router_messages(questions[q], view, knobs, engine.count_tokens) for q, _, view in pending]
+        grammars = [router_regex(view, knobs) for _, _, view in pending]
         generations = engine.generate(batch, adapter=knobs.adapter, max_new_tokens=knobs.max_new_tokens,
-                                      regex=ACTION_REGEX)
+                                      regex=grammars)
         calls.append(1)
         for q in {q for q, _, _ in pending}:
             rounds[q] += 1

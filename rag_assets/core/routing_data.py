@@ -24,9 +24,9 @@ from rag_assets.core.catalogue import ensure_schema
 from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.questions import Question, stable_split
 from rag_assets.core.retrieval import SearchHit
-from rag_assets.core.router_io import RouterDecision, parse_router_output, routing_messages
+from rag_assets.core.router_io import RouterDecision, parse_router_output, routing_messages, view_action_regex
 from rag_assets.core.router_metrics import RoutingGold, RoutingPrediction, RoutingScores, score_routing
-from rag_assets.core.subtree import DocumentRouting, SubtreeView
+from rag_assets.core.subtree import DocumentRouting, SubtreeView, word_count
 from rag_assets.core.teachers import (
     Calibration,
     SimilarityThresholds,
@@ -81,7 +81,8 @@ def build_routing_samples(
     *,
     top_docs: int = 3,
     expansion_views: int = 1,
-    token_budget: int | None = 1024,
+    token_budget: int | None = 512,
+    count_tokens: Callable[[str], int] = word_count,
 ) -> list[RoutingSample]:
     samples: dict[str, RoutingSample] = {}
     for question in questions:
@@ -90,7 +91,7 @@ def build_routing_samples(
                 continue
             doc = DocumentRouting(doc_id, trees[doc_id])
             initial = doc.light(hit_ids)
-            sample = _sample(question, doc, "initial", initial, initial.render(token_budget))
+            sample = _sample(question, doc, "initial", initial, initial.render(token_budget, count_tokens))
             samples.setdefault(sample.subtree_id, sample)
             # Expand first what the oracle would (so post-expansion decisions are learnt), then others.
             wanted = oracle_label(doc, initial, question).expand_ids
@@ -98,7 +99,7 @@ def build_routing_samples(
             for heading_id in [*wanted, *others][:expansion_views]:
                 view = doc.expand(heading_id)
                 if view.visible_content_ids:
-                    sample = _sample(question, doc, f"expand:{heading_id}", view, view.render(token_budget))
+                    sample = _sample(question, doc, f"expand:{heading_id}", view, view.render(token_budget, count_tokens))
                     samples.setdefault(sample.subtree_id, sample)
     return list(samples.values())
 
@@ -204,20 +205,21 @@ class RoutedSample:
 
 
 def route_samples(engine: LLMEngine, samples: Sequence[RoutingSample], trees: dict[str, Sequence[TreeNode]], *,
-                  adapter: str | None = None, max_new_tokens: int = 48) -> list[RoutedSample]:
+                  adapter: str | None = None, max_new_tokens: int = 48,
+                  constrained: bool = True) -> list[RoutedSample]:
     """The router (base model, or `adapter`) on stored samples: ONE engine call, every output
-    parsed against the view the sample was rendered from."""
+    parsed against the view the sample was rendered from. `constrained`: decode under the view's
+    action grammar, as the RDR2 pipeline does (engines without constrained decoding ignore it)."""
     if not samples:
         return []
+    views = [restore(sample, trees[sample.doc_id])[1] for sample in samples]
     generations = engine.generate([routing_messages(s.query, s.rendered) for s in samples], adapter=adapter,
-                                  max_new_tokens=max_new_tokens)
+                                  max_new_tokens=max_new_tokens,
+                                  regex=[view_action_regex(v) for v in views] if constrained else None)
     if len(generations) != len(samples):
         raise RuntimeError(f"engine returned {len(generations)} generations for {len(samples)} prompts")
-    out = []
-    for sample, generation in zip(samples, generations):
-        _, view = restore(sample, trees[sample.doc_id])
-        out.append(RoutedSample(sample, parse_router_output(generation.text, view), generation.text))
-    return out
+    return [RoutedSample(sample, parse_router_output(generation.text, view), generation.text)
+            for sample, view, generation in zip(samples, views, generations)]
 
 
 def score_routed(routed: Sequence[RoutedSample], golds: Sequence[RoutingGold]) -> RoutingScores:

@@ -7,6 +7,7 @@ the data folder, or any local Hugging Face model folder) and where adapters live
 """
 
 import os
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -37,6 +38,19 @@ class BaseModelResource(dg.ConfigurableResource):
 
     def adapters_dir(self) -> Path:
         return data_dir() / "adapters"
+
+    def token_counter(self) -> Callable[[str], int]:
+        """Counts tokens with the base model's tokenizer: training views are rendered within the
+        same token budget, counted the same way, as the views the router sees at inference."""
+        return _token_counter(str(self.path()))
+
+
+@cache
+def _token_counter(model_path: str) -> Callable[[str], int]:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    return lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
 @cache

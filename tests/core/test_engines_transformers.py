@@ -52,3 +52,17 @@ def test_an_untrained_lora_adapter_loads_and_generates(checkpoint: Path, tmp_pat
     assert with_adapter[0].text == without[0].text  # LoRA B starts at zero: same output
     with pytest.raises(KeyError, match="not loaded"):
         engine.generate(CHATS[:1], adapter="missing")
+
+
+def test_regex_constrained_generation_per_chat(checkpoint: Path) -> None:
+    import re
+
+    engine = TransformersEngine(checkpoint, batch_size=8)
+    grammars = [r"(yes|no)", r"[0-9]{3}", r"colou?r: (red|blue)"]
+    out = engine.generate(CHATS, max_new_tokens=12, regex=grammars)
+    assert all(re.fullmatch(g, o.text) for g, o in zip(grammars, out)), [o.text for o in out]
+    free = engine.generate(CHATS[:1], max_new_tokens=8)
+    assert not re.fullmatch(grammars[0], free[0].text)  # unconstrained, the model talks
+    assert all(re.fullmatch("(yes|no)", o.text) for o in engine.generate(CHATS, max_new_tokens=4, regex="(yes|no)"))
+    with pytest.raises(ValueError, match="2 regexes for 3 chats"):
+        engine.generate(CHATS, regex=grammars[:2])

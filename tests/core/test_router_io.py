@@ -12,9 +12,11 @@ from rag_assets.core.router_io import (
     ACTION_REGEX,
     REFUSAL,
     RouterDecision,
+    MAX_ACTIONS,
     format_actions,
     parse_router_output,
     routing_messages,
+    view_action_regex,
 )
 from rag_assets.core.subtree import DocumentRouting
 from rag_assets.core.tree import build_tree
@@ -66,6 +68,34 @@ def test_targets_round_trip_and_match_the_constrained_grammar() -> None:
     messages = routing_messages("q?", "0: Kettle", allow_expand=False)
     assert messages[0]["role"] == "system" and "Do not use [EXPAND]" in messages[0]["content"]
     assert messages[1]["content"].startswith("Question: q?")
+
+
+def test_the_per_view_grammar_allows_exactly_the_valid_actions() -> None:
+    grammar = view_action_regex(view())
+    ok = ["[ANSWER] 2: Fill with water up to", "[EXPAND] 3: Boiling",
+          "[ANSWER] 2: Fill with water up to\n[EXPAND] 3: Boiling\n", REFUSAL]
+    bad = ["[ANSWER] 1: Filling", "[ANSWER] 4: Press the switch.", "[EXPAND] 2: Fill with water up to",
+           "[EXPAND] 1: Filling", "[ANSWER] 2: press the lid", "[ANSWER] 2", "Cannot answer because",
+           "I think [ANSWER] 2: Fill with water up to", "\n".join(["[EXPAND] 3: Boiling"] * (MAX_ACTIONS + 1))]
+    assert all(re.fullmatch(grammar, text) for text in ok)
+    assert not any(re.fullmatch(grammar, text) for text in bad)
+    for text in ok:  # whatever the grammar lets through, the parser takes in full
+        d = decide(text)
+        assert d.expelled == 0 and not d.collapsed
+    strict = view_action_regex(view(), allow_expand=False, allow_refuse=False)
+    assert re.fullmatch(strict, "[ANSWER] 2: Fill with water up to")
+    assert not re.fullmatch(strict, "[EXPAND] 3: Boiling") and not re.fullmatch(strict, REFUSAL)
+
+
+def test_the_grammar_escapes_node_text_and_falls_back_to_refusal() -> None:
+    tree = build_tree("Syntax", [heading("Calls", 1), paragraph("f(*args, **kw) | [x]+{y}? $1.0 \\ a/b ^ end")])
+    routing = DocumentRouting("s", tree.nodes)
+    grammar = view_action_regex(routing.light([2]))
+    target = format_actions([(2, tree.nodes[2].text)], [])
+    assert re.fullmatch(grammar, target) and not re.fullmatch(grammar, "[ANSWER] 2: f(args, kw) | [x]+{y}?")
+    nothing = routing.light([])  # nothing lit, nothing to expand: refusal is the only output
+    assert not nothing.visible_content_ids and not nothing.collapsed_heading_ids
+    assert view_action_regex(nothing, allow_expand=False, allow_refuse=False) == REFUSAL
 
 
 _lines = st.one_of(

@@ -71,3 +71,14 @@ def test_no_expand_ablation_makes_exactly_one_round(engine: CountingEngine) -> N
     result = route_documents(["How do I clean the kettle?"], [retrieved], engine,
                              RoutingKnobs(expand_iterations=3, allow_expand=False, max_new_tokens=16))
     assert engine.batches == [2] and result.engine_calls_per_round == [1]
+
+
+def test_constrained_routing_never_expels_or_collapses(engine: CountingEngine) -> None:
+    """The untrained 135M model writes prose when free; under each view's grammar (xgrammar in
+    the transformers engine) every output is a valid action or a refusal."""
+    retrieved, _ = docs()
+    result = route_documents(["How do I boil water?", "What to do with the pond in winter?", "Who won in 1966?"],
+                             [retrieved] * 3, engine, RoutingKnobs(expand_iterations=1, max_new_tokens=48))
+    routed = [doc for per_question in result.documents for doc in per_question]
+    assert sum(d.expelled for d in routed) == 0 and sum(d.collapsed_outputs for d in routed) == 0
+    assert all(d.selected_node_ids or d.refused for d in routed if d.router_calls == 1)

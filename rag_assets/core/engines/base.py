@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 ChatMessages = list[dict[str, str]]
+# One regex for the whole batch, or one per chat (the router's grammar depends on its view).
+Regex = str | Sequence[str] | None
+
+
+def regex_per_chat(regex: Regex, count: int) -> list[str | None]:
+    """`regex` as one entry per chat; a list of the wrong length is a caller's bug."""
+    if regex is None or isinstance(regex, str):
+        return [regex] * count
+    regexes = list(regex)
+    if len(regexes) != count:
+        raise ValueError(f"{len(regexes)} regexes for {count} chats: give one per chat or a single one")
+    return regexes
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,9 +35,9 @@ class LLMEngine(ABC):
 
     @abstractmethod
     def generate(self, batch: list[ChatMessages], *, adapter: str | None = None, max_new_tokens: int = 128,
-                 temperature: float = 0.0, regex: str | None = None) -> list[Generation]:
+                 temperature: float = 0.0, regex: Regex = None) -> list[Generation]:
         """`adapter` names a LoRA adapter registered with the engine (None = the base model);
-        `regex` constrains decoding where the engine supports it."""
+        `regex` (one, or one per chat) constrains decoding where the engine supports it."""
 
     @abstractmethod
     def count_tokens(self, text: str) -> int: ...

@@ -28,7 +28,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine
+from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine, Regex, regex_per_chat
 
 
 class OpenAIEngineError(RuntimeError):
@@ -111,13 +111,15 @@ class OpenAIEngine(LLMEngine):
         return Generation(text.strip(), int(prompt_tokens), int(output_tokens))
 
     def generate(self, batch: list[ChatMessages], *, adapter: str | None = None, max_new_tokens: int = 128,
-                 temperature: float = 0.0, regex: str | None = None) -> list[Generation]:
+                 temperature: float = 0.0, regex: Regex = None) -> list[Generation]:
         if adapter is not None and adapter not in self.adapters:
             raise KeyError(f"adapter {adapter!r} is not registered (registered: {self.adapters})")
         if not batch:
             return []
         model = adapter or self.model_id
+        regexes = regex_per_chat(regex, len(batch))
         if len(batch) == 1:
-            return [self._one(batch[0], model, max_new_tokens, temperature, regex)]
+            return [self._one(batch[0], model, max_new_tokens, temperature, regexes[0])]
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(batch))) as pool:
-            return list(pool.map(lambda chat: self._one(chat, model, max_new_tokens, temperature, regex), batch))
+            return list(pool.map(lambda job: self._one(job[0], model, max_new_tokens, temperature, job[1]),
+                                 zip(batch, regexes)))

@@ -1,7 +1,8 @@
 """transformers engine: batched greedy chat generation with left padding; LoRA via peft.
 
-Works on CPU (fp32) and CUDA (bf16). It has no constrained decoding, so `regex` is ignored and
-the router parser's validation is the only guard (as it is for every engine).
+Works on CPU (fp32) and CUDA (bf16). `regex` constrains decoding through xgrammar's logits
+processor (the grammar library vLLM uses too), so a small router cannot drift into prose; the
+router parser still validates every id, as it does for every engine.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine
+from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine, Regex, regex_per_chat
 from rag_assets.core.router_training import pick_device
 
 
@@ -27,6 +28,8 @@ class TransformersEngine(LLMEngine):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.model = AutoModelForCausalLM.from_pretrained(model_path, dtype=self.dtype).to(self.device).eval()
         self.adapters: list[str] = []
+        self._grammar_compiler = None
+        self._grammars: dict[str, object] = {}
         for name, path in (adapters or {}).items():
             self.add_adapter(name, path)
 
@@ -39,13 +42,35 @@ class TransformersEngine(LLMEngine):
             self.model.load_adapter(str(path), adapter_name=name)
         self.adapters.append(name)
 
+    def _compiled_regex(self, regex: str) -> object:
+        """xgrammar's compiled grammar for `regex`, compiled once per engine."""
+        import xgrammar as xgr
+
+        if regex not in self._grammars:
+            if len(self._grammars) >= 4096:  # per-view grammars: bound the cache
+                self._grammars.clear()
+            if self._grammar_compiler is None:
+                # The model's vocabulary can be padded beyond the tokenizer's: the mask must cover it.
+                info = xgr.TokenizerInfo.from_huggingface(self.tokenizer, vocab_size=self.model.config.vocab_size)
+                self._grammar_compiler = xgr.GrammarCompiler(info)
+            self._grammars[regex] = self._grammar_compiler.compile_regex(regex)
+        return self._grammars[regex]
+
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     @torch.inference_mode()
-    def _generate_chunk(self, prompts: list[str], max_new_tokens: int, temperature: float) -> list[Generation]:
+    def _generate_chunk(self, prompts: list[str], max_new_tokens: int, temperature: float,
+                        regexes: list[str | None]) -> list[Generation]:
         encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
         sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
+        if any(r is not None for r in regexes):
+            from xgrammar.contrib.hf import LogitsProcessor
+
+            # One processor per generate call (it keeps per-row matcher state), one grammar per row;
+            # a row without a regex gets the "anything" grammar.
+            grammars = [self._compiled_regex(r if r is not None else r"[\s\S]*") for r in regexes]
+            sampling["logits_processor"] = [LogitsProcessor(grammars if len(set(regexes)) > 1 else grammars[0])]
         output = self.model.generate(**encoded, max_new_tokens=max_new_tokens, pad_token_id=self.tokenizer.pad_token_id,
                                      **sampling)
         width = encoded["input_ids"].shape[1]
@@ -58,25 +83,25 @@ class TransformersEngine(LLMEngine):
         return results
 
     def generate(self, batch: list[ChatMessages], *, adapter: str | None = None, max_new_tokens: int = 128,
-                 temperature: float = 0.0, regex: str | None = None) -> list[Generation]:
+                 temperature: float = 0.0, regex: Regex = None) -> list[Generation]:
         if adapter is not None and adapter not in self.adapters:
             raise KeyError(f"adapter {adapter!r} is not loaded (loaded: {self.adapters})")
         prompts = [self.tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
                    for chat in batch]
+        regexes = regex_per_chat(regex, len(batch))
         # Length-sorted chunks: less left padding per chunk; results go back in the caller's order.
         order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
         results: list[Generation | None] = [None] * len(prompts)
         for start in range(0, len(order), self.batch_size):
             chunk = order[start:start + self.batch_size]
-            if self.adapters:
-                if adapter is None:
-                    with self.model.disable_adapter():
-                        out = self._generate_chunk([prompts[i] for i in chunk], max_new_tokens, temperature)
-                else:
-                    self.model.set_adapter(adapter)
-                    out = self._generate_chunk([prompts[i] for i in chunk], max_new_tokens, temperature)
+            args = ([prompts[i] for i in chunk], max_new_tokens, temperature, [regexes[i] for i in chunk])
+            if self.adapters and adapter is None:
+                with self.model.disable_adapter():
+                    out = self._generate_chunk(*args)
             else:
-                out = self._generate_chunk([prompts[i] for i in chunk], max_new_tokens, temperature)
+                if adapter is not None:
+                    self.model.set_adapter(adapter)
+                out = self._generate_chunk(*args)
             for i, generation in zip(chunk, out):
                 results[i] = generation
         return [r for r in results if r is not None]

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine
+from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine, Regex, regex_per_chat
 
 if TYPE_CHECKING:
     from vllm.lora.request import LoRARequest
@@ -111,7 +111,7 @@ class VLLMEngine(LLMEngine):
         return len(self.tokenizer.encode(text, add_special_tokens=False))
 
     def generate(self, batch: list[ChatMessages], *, adapter: str | None = None, max_new_tokens: int = 128,
-                 temperature: float = 0.0, regex: str | None = None) -> list[Generation]:
+                 temperature: float = 0.0, regex: Regex = None) -> list[Generation]:
         if self.llm is None:
             raise RuntimeError("this VLLMEngine was closed")
         lora = self._lora_request(adapter)
@@ -119,8 +119,11 @@ class VLLMEngine(LLMEngine):
             return []
         from vllm import SamplingParams
 
-        params = SamplingParams(temperature=temperature, max_tokens=max_new_tokens,
-                                **(_structured_outputs(regex) if regex is not None else {}))
+        # One SamplingParams per chat when the regexes differ (the router's per-view grammar).
+        regexes = regex_per_chat(regex, len(batch))
+        per_chat = {r: SamplingParams(temperature=temperature, max_tokens=max_new_tokens,
+                                      **(_structured_outputs(r) if r is not None else {})) for r in set(regexes)}
+        params = per_chat[regexes[0]] if len(per_chat) == 1 else [per_chat[r] for r in regexes]
         outputs = self.llm.chat(batch, sampling_params=params, lora_request=lora, use_tqdm=False,
                                 add_generation_prompt=True)
         return [Generation(out.outputs[0].text.strip(), len(out.prompt_token_ids or []), len(out.outputs[0].token_ids))
