@@ -22,8 +22,7 @@ import time
 from rag_assets.core.lineage import CatalogueTrees
 from rag_assets.core.questions import BUILTIN_PYTHON_REFERENCE_QUESTIONS, load_questions
 from rag_assets.core.retrieval import search
-from rag_assets.core.router_io import ACTION_REGEX
-from rag_assets.core.routing import RoutingKnobs, router_messages
+from rag_assets.core.routing import RoutingKnobs, router_messages, router_regex
 from rag_assets.core.routing_data import documents_in_order
 from rag_assets.core.strategies import StrategySpec, run_strategy
 from rag_assets.core.subtree import DocumentRouting
@@ -55,18 +54,19 @@ def main() -> None:
 
     with default_catalogue().get_connection() as con:
         trees = CatalogueTrees(con, args.collection)
-        chats = []
+        chats, grammars = [], []
         for question in questions:
             for doc_id, hit_ids in documents_in_order(retrieve(question, "hybrid", 2 * args.k), args.k):
                 view = DocumentRouting(doc_id, trees[doc_id]).light(hit_ids)
                 chats.append(router_messages(question, view, knobs, engine.count_tokens))
+                grammars.append(router_regex(view, knobs))  # the per-view grammar the pipeline decodes under
         engine.generate(chats[:2], max_new_tokens=4)  # warm-up: first-call overheads out of both timings
         started = time.perf_counter()
-        batched = engine.generate(chats, max_new_tokens=knobs.max_new_tokens, regex=ACTION_REGEX)
+        batched = engine.generate(chats, max_new_tokens=knobs.max_new_tokens, regex=grammars)
         batched_s = time.perf_counter() - started
         started = time.perf_counter()
-        for chat in chats:
-            engine.generate([chat], max_new_tokens=knobs.max_new_tokens, regex=ACTION_REGEX)
+        for chat, grammar in zip(chats, grammars):
+            engine.generate([chat], max_new_tokens=knobs.max_new_tokens, regex=grammar)
         sequential_s = time.perf_counter() - started
         prompt = sum(g.prompt_tokens for g in batched) / len(batched)
         print(f"routing round: {len(questions)} questions x {args.k} documents = {len(chats)} subtrees, "

@@ -47,7 +47,7 @@ class AnswersConfig(dg.Config):
     expand_grid: list[int] = [0, 1, 2]  # test-time scaling over expand iterations ([] = none)
     top_k_grid: list[int] = [1, 3, 5]  # test-time scaling over documents routed ([] = none)
     answer_style: str = "auto"  # short | list | long | auto (long when most gold answers are long)
-    router_max_new_tokens: int = 64
+    router_max_new_tokens: int = 48
     token_budget: int = 512  # router input per subtree (tokens; as routing_subtrees, what the router learnt on)
 
 
@@ -129,7 +129,9 @@ def answers(context: dg.AssetExecutionContext, config: AnswersConfig, catalogue:
     engine = None
     timings: list[tuple[str, float]] = []
     if questions:
-        engine = llm.engine({adapter.adapter_id: Path(adapter.path)} if adapter else None)
+        # Grid points repeat most prompts of the main rdr2 run (greedy: same output): replayed,
+        # with their seconds charged back to each strategy (core/engines/cache.py).
+        engine = CachingEngine(llm.engine({adapter.adapter_id: Path(adapter.path)} if adapter else None))
         queries = [q.query for q in questions]
 
         def retrieve(query: str, mode: str, k: int):
@@ -185,6 +187,8 @@ def answers(context: dg.AssetExecutionContext, config: AnswersConfig, catalogue:
         "adapter_id": adapter.adapter_id if adapter else "none (base model routes)",
         "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
         "seconds": round(seconds, 1),
+        "generation_cache": (f"{engine.hits} replayed, {engine.misses} generated "
+                             f"({engine.replayed_seconds:.0f} s replayed)") if engine else "unused",
         "seconds_per_strategy": dg.MetadataValue.md(markdown_table(
             ["strategy run", "seconds"], [(k, round(v, 1)) for k, v in timings])),
         "index": dg.MetadataValue.json(index_info or {}),

@@ -113,3 +113,21 @@ def test_a_parse_failure_is_a_rejection_not_a_crash(tmp_path: Path) -> None:
     rejected = [(r.uri.split("/")[-1], r.stage) for r in result.rejections + built.rejections]
     assert "m/fine.md" in names
     assert ("broken.json", "parse") in rejected or ("broken.json", "ingest") in rejected
+
+
+def test_a_page_record_whose_title_is_its_whole_page_gets_the_pages_own_title(tmp_path: Path) -> None:
+    """One real nq_wiki record carries its 59,584-character page in "title": as a title it would
+    head every heading path and put 100,000-token prompts in front of the reader."""
+    import json
+
+    page = "<H1> Game of Thrones ( season 7 ) </H1> <P> Season seven premiered on July 16 , 2017 . </P> " * 200
+    folder = tmp_path / "nq"
+    folder.mkdir()
+    (folder / "pages.jsonl").write_text(
+        json.dumps({"doc_id": "nq-08", "title": page, "html": page}) + "\n"
+        + json.dumps({"doc_id": "nq-09", "title": "Two\nlines", "html": "<P>no heading</P>"}) + "\n")
+    by_id = {d.doc_id: d for d in ingest(CollectionSpec("nq", str(folder))).documents}
+    assert by_id["nq/pages.jsonl/nq-08"].title == "Game of Thrones ( season 7 )"
+    assert by_id["nq/pages.jsonl/nq-09"].title == "nq-09"
+    trees = build_trees(list(by_id.values()))
+    assert all(len(" > ".join(n.heading_path)) < 400 for _, tree in trees.trees for n in tree.nodes)

@@ -52,7 +52,7 @@ class RoutingKnobs:
     expand_iterations: int = 2  # rounds after the first
     allow_expand: bool = True  # ablation "no EXPAND"
     allow_refuse: bool = True  # ablation "no REFUSE"
-    token_budget: int | None = 1024
+    token_budget: int | None = 512  # router input per subtree, in the engine's tokens
     max_new_tokens: int = 64
     adapter: str | None = None
     structure: bool = True  # ablation "no structure": flat list of lit content, no headings, no EXPAND

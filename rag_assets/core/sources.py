@@ -24,6 +24,9 @@ PAGE_FORMATS = ("jsonl",)  # container formats: one document per record
 DEFAULT_MAX_DOCUMENT_MB = 32.0
 _BINARY_SNIFF_BYTES = 8192
 # JSONL page records: the first of these fields present gives the body and its format.
+# A record "title" longer than this is not a title (one nq_wiki record carries its whole page
+# there): the title would head every heading path and blow up every prompt that cites the page.
+MAX_TITLE_CHARS = 300
 _PAGE_BODY_FIELDS = (("html", "html"), ("html_lines", "html"), ("markdown", "markdown"), ("text", "text"))
 
 
@@ -67,6 +70,12 @@ class DocumentRejected(ValueError):
 
 def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _record_title(value: object) -> str | None:
+    """A page record's own title, if it is a plausible one (short, one line)."""
+    title = " ".join(str(value or "").split())
+    return title if title and len(title) <= MAX_TITLE_CHARS and "\n" not in str(value) else None
 
 
 def _slug(collection: str, *parts: str) -> str:
@@ -153,7 +162,7 @@ def _page_records(collection: str, file: Path, rel: str, text: str) -> Iterator[
             collection=collection,
             uri=uri,
             format=fmt,
-            title=str(record.get("title") or guess_title(fmt, page) or key),
+            title=_record_title(record.get("title")) or guess_title(fmt, page) or key,
             content_hash=content_hash(data),
             size_bytes=len(data),
             text=page,

@@ -11,7 +11,8 @@
   answers from the question alone, as the paper does: a refusal is a decision, not a failure to
   paper over with the raw passages.
 Every strategy ends with ONE reader call for all questions. `seconds` per answer is the batch's
-wall time divided by its number of questions.
+wall time, plus the seconds of any generation a caching engine replayed, divided by its number of
+questions.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class StrategySpec:
     answer_style: str = "short"  # reader prompt: short | list | long
     router_max_new_tokens: int = 64
     reader_max_new_tokens: int | None = None  # None = the answer style's default
-    token_budget: int | None = 1024  # router input budget per subtree (tokens)
+    token_budget: int | None = 512  # router input budget per subtree (tokens), as the router was trained
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -136,6 +137,8 @@ def run_strategy(questions: Sequence[str], spec: StrategySpec, *, retrieve: Retr
     if not questions:
         return []
     reader = reader or engine
+    engines = {id(engine): engine, id(reader): reader}.values()
+    replayed = sum(e.replayed_seconds for e in engines)
     started = time.perf_counter()
     count = len(questions)
     hits: list[Sequence[SearchHit]] = [[] for _ in questions]
@@ -177,7 +180,8 @@ def run_strategy(questions: Sequence[str], spec: StrategySpec, *, retrieve: Retr
     generations = reader.generate([reader_messages(question, evidence[q], style.name)
                                    for q, question in enumerate(questions)],
                                   max_new_tokens=spec.reader_max_new_tokens or style.max_new_tokens)
-    seconds = (time.perf_counter() - started) / count
+    replayed = sum(e.replayed_seconds for e in engines) - replayed
+    seconds = (time.perf_counter() - started + replayed) / count
     return [
         AnswerOutcome(
             question=question, answer=generations[q].text, evidence=evidence[q],

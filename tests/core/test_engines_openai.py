@@ -137,6 +137,9 @@ def test_regex_goes_to_vllm_structured_outputs(engine: OpenAIEngine) -> None:
             prefix = generation.output_tokens >= 48 and all(
                 re.fullmatch(ACTION_REGEX, line + "\n") for line in text.split("\n")[:-1])
             assert complete or prefix, generation
+    grammars = [r"\[ANSWER\] 3: green tea 80 C|Cannot answer", r"(yes|no)"]  # one per chat, as the router sends
+    out = engine.generate([ROUTER_CHAT, CHATS[0]], max_new_tokens=16, regex=grammars)
+    assert all(re.fullmatch(g, o.text) for g, o in zip(grammars, out)), [o.text for o in out]
 
 
 def test_the_api_key_never_shows(engine: OpenAIEngine, server: str) -> None:

@@ -66,3 +66,11 @@ def test_regex_constrained_generation_per_chat(checkpoint: Path) -> None:
     assert all(re.fullmatch("(yes|no)", o.text) for o in engine.generate(CHATS, max_new_tokens=4, regex="(yes|no)"))
     with pytest.raises(ValueError, match="2 regexes for 3 chats"):
         engine.generate(CHATS, regex=grammars[:2])
+
+
+def test_a_prompt_over_the_context_is_cut_from_the_left_not_fatal(checkpoint: Path) -> None:
+    engine = TransformersEngine(checkpoint, batch_size=8)
+    engine._max_context = 64  # the real model's 8,192 tokens, scaled down so the test stays small
+    long = [{"role": "user", "content": "filler " * 200 + "What is the capital of France?"}]
+    out = engine.generate([long, CHATS[2]], max_new_tokens=8)
+    assert engine.truncated_prompts == 1 and out[0].prompt_tokens <= 64 - 8 and out[1].text

@@ -136,3 +136,12 @@ def test_regex_constrains_the_output(engine) -> None:
         assert len(out) == 2
         for generation in out:
             assert matches_action_grammar(generation.text, generation.output_tokens, 48), generation
+
+
+def test_one_regex_per_chat(engine) -> None:
+    """The router's per-view grammar: each request of one batch under its own regex."""
+    grammars = [r"\[ANSWER\] 3: green tea 80 C|Cannot answer", r"(yes|no)", r"[0-9]{3}"]
+    out = engine.generate([ROUTER_CHAT, CHATS[0], CHATS[2]], max_new_tokens=16, regex=grammars)
+    assert all(re.fullmatch(g, o.text) for g, o in zip(grammars, out)), [o.text for o in out]
+    with pytest.raises(ValueError, match="2 regexes for 3 chats"):
+        engine.generate(CHATS, regex=grammars[:2])

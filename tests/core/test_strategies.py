@@ -123,3 +123,46 @@ def test_rag_and_none_make_one_reader_call(engine: CountingEngine, corpus) -> No
     assert "Evidence" not in engine.calls[0][0][1]["content"]
     with pytest.raises(ValueError, match="kind"):
         StrategySpec("x", "magic")
+
+
+def test_a_caching_engine_replays_grid_points_and_charges_their_seconds(engine: CountingEngine, corpus) -> None:
+    """The answers asset's grids through CachingEngine: the top-k 1 run routes the first document
+    of the top-k 2 run, so its routing round is replayed (never sent to the model), its answers
+    are those it gets alone, and its seconds include the replayed generations."""
+    import dataclasses
+
+    from rag_assets.core.engines.cache import CachingEngine
+
+    retrieve, trees, _ = corpus
+    spec = StrategySpec("rdr2-base", "rdr2", top_k=2, passages_per_query=4, expand_iterations=0,
+                        router_max_new_tokens=16, reader_max_new_tokens=6)
+    one = dataclasses.replace(spec, top_k=1)
+    alone = run_strategy(QUESTIONS, one, retrieve=retrieve, trees=trees, engine=engine)
+    cached = CachingEngine(engine)
+    run_strategy(QUESTIONS, spec, retrieve=retrieve, trees=trees, engine=cached)
+    assert (cached.hits, cached.misses) == (0, 4 + 2)  # 2 x 2 documents routed, 2 reader prompts
+    engine.calls.clear()
+    replayed = run_strategy(QUESTIONS, one, retrieve=retrieve, trees=trees, engine=cached)
+    # round 1 of top-k 1 = the first documents of top-k 2: replayed; the reader prompts run again
+    # only where the evidence differs (the second document contributed nodes)
+    assert cached.hits + cached.misses == 6 + 2 + 2 and cached.hits >= 2 and cached.replayed_seconds > 0
+    assert sum(len(batch) for batch in engine.calls) == cached.misses - 6 <= 2
+    assert [o.answer for o in replayed] == [o.answer for o in alone]
+    assert [o.router_prompt_tokens for o in replayed] == [o.router_prompt_tokens for o in alone]
+    assert replayed[0].seconds * len(QUESTIONS) >= cached.replayed_seconds
+
+
+def test_the_caching_engine_keys_on_everything_that_changes_the_output(engine: CountingEngine) -> None:
+    from rag_assets.core.engines.cache import CachingEngine
+
+    chats = [[{"role": "user", "content": "Say yes."}], [{"role": "user", "content": "Say no."}]]
+    cached = CachingEngine(engine)
+    first = cached.generate(chats + chats[:1], max_new_tokens=4)  # a repeat inside one batch runs once
+    assert (cached.misses, cached.hits) == (2, 1) and first[0] == first[2]
+    engine.calls.clear()
+    assert cached.generate(chats, max_new_tokens=4) == first[:2] and engine.calls == []
+    cached.generate(chats, max_new_tokens=5)
+    cached.generate(chats, max_new_tokens=4, regex="(yes|no)")
+    cached.generate(chats[:1], max_new_tokens=4, temperature=0.7)  # sampling is never cached
+    cached.generate(chats[:1], max_new_tokens=4, temperature=0.7)
+    assert [len(batch) for batch in engine.calls] == [2, 2, 1, 1]

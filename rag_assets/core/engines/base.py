@@ -32,6 +32,9 @@ class LLMEngine(ABC):
     """Every routing round and every reader step is ONE `generate` call over all its chats."""
 
     model_id: str
+    # Seconds of generations served again without running them (see engines/cache.py); cost
+    # metrics add them back so every strategy is charged what it would cost alone.
+    replayed_seconds: float = 0.0
 
     @abstractmethod
     def generate(self, batch: list[ChatMessages], *, adapter: str | None = None, max_new_tokens: int = 128,

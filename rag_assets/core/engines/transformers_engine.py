@@ -7,12 +7,15 @@ router parser still validates every id, as it does for every engine.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import torch
 
 from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine, Regex, regex_per_chat
 from rag_assets.core.router_training import pick_device
+
+_log = logging.getLogger(__name__)
 
 
 class TransformersEngine(LLMEngine):
@@ -29,6 +32,8 @@ class TransformersEngine(LLMEngine):
         self.model = AutoModelForCausalLM.from_pretrained(model_path, dtype=self.dtype).to(self.device).eval()
         self.adapters: list[str] = []
         self._grammar_compiler = None
+        self._max_context = int(getattr(self.model.config, "max_position_embeddings", 0) or 0) or 1 << 30
+        self.truncated_prompts = 0
         self._grammars: dict[str, object] = {}
         for name, path in (adapters or {}).items():
             self.add_adapter(name, path)
@@ -62,7 +67,20 @@ class TransformersEngine(LLMEngine):
     @torch.inference_mode()
     def _generate_chunk(self, prompts: list[str], max_new_tokens: int, temperature: float,
                         regexes: list[str | None]) -> list[Generation]:
-        encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        room = self._max_context - max_new_tokens
+        lengths = [self.count_tokens(p) for p in prompts]
+        if room > 0 and max(lengths) > room:
+            # Over the model's context a prompt would fail (or exhaust memory, the attention mask
+            # is batch x length^2): its beginning goes, the question and the generation prompt at
+            # its end stay. Counted and logged, never silent.
+            self.truncated_prompts += sum(n > room for n in lengths)
+            _log.warning("%d prompt(s) over %d tokens cut from the left to fit the model's context",
+                         sum(n > room for n in lengths), room)
+            self.tokenizer.truncation_side = "left"
+            encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False,
+                                     truncation=True, max_length=room).to(self.device)
+        else:
+            encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
         sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
         if any(r is not None for r in regexes):
             from xgrammar.contrib.hf import LogitsProcessor
