@@ -19,7 +19,7 @@ from rag_assets.core.subtree import SubtreeView
 
 REFUSAL = "Cannot answer"
 FIRST_WORDS = 5
-MAX_ACTIONS = 4  # lines a constrained router output may hold (4 x ~12 tokens: the default 48-token budget)
+MAX_ACTIONS = 3  # lines a constrained router output may hold (3 x ~14 tokens: the default 48-token budget)
 # Any well-formed output; `view_action_regex` is the tight per-view grammar the routing loop uses.
 ACTION_REGEX = r"((\[ANSWER\]|\[EXPAND\]) [0-9]{1,6}: [^\n]{0,80}\n){1,8}|Cannot answer\n?"
 _REGEX_SPECIAL = frozenset("\\.^$|?*+()[]{}/")
