@@ -100,7 +100,7 @@ def run(
         except dg.DagsterInvalidConfigError as err:
             errors.print(f"[red]error:[/red] run config {config} does not fit the job: {err}")
             raise typer.Exit(2)
-        console.print(f"run config: [cyan]{config}[/cyan]")
+        console.print(f"run config: [cyan]{config}[/cyan]", soft_wrap=True)
     with dg.DagsterInstance.get() as instance:
         register_collections(instance, names)
         for name in names:
