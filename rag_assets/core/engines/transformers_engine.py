@@ -67,20 +67,20 @@ class TransformersEngine(LLMEngine):
     @torch.inference_mode()
     def _generate_chunk(self, prompts: list[str], max_new_tokens: int, temperature: float,
                         regexes: list[str | None]) -> list[Generation]:
+        encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         room = self._max_context - max_new_tokens
-        lengths = [self.count_tokens(p) for p in prompts]
-        if room > 0 and max(lengths) > room:
+        lengths = encoded["attention_mask"].sum(dim=1)
+        if room > 0 and int(lengths.max()) > room:
             # Over the model's context a prompt would fail (or exhaust memory, the attention mask
             # is batch x length^2): its beginning goes, the question and the generation prompt at
             # its end stay. Counted and logged, never silent.
-            self.truncated_prompts += sum(n > room for n in lengths)
-            _log.warning("%d prompt(s) over %d tokens cut from the left to fit the model's context",
-                         sum(n > room for n in lengths), room)
+            over = int((lengths > room).sum())
+            self.truncated_prompts += over
+            _log.warning("%d prompt(s) over %d tokens cut from the left to fit the model's context", over, room)
             self.tokenizer.truncation_side = "left"
             encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False,
-                                     truncation=True, max_length=room).to(self.device)
-        else:
-            encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+                                     truncation=True, max_length=room)
+        encoded = encoded.to(self.device)
         sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
         if any(r is not None for r in regexes):
             from xgrammar.contrib.hf import LogitsProcessor
