@@ -14,7 +14,7 @@ list, no heading, no indentation, no EXPAND; one round), expand iterations 0..N.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rag_assets.core.engines.base import ChatMessages, LLMEngine
 from rag_assets.core.router_io import REFUSAL, parse_router_output, routing_messages, view_action_regex
@@ -106,6 +106,17 @@ def render_flat(view: SubtreeView, token_budget: int | None = None,
     return "\n".join(lines)
 
 
+def fit_view(view: SubtreeView, knobs: RoutingKnobs, count_tokens: Callable[[str], int] = word_count) -> SubtreeView:
+    """The view cut to what the router will be shown within `knobs.token_budget`: the prompt,
+    the grammar and the parser then all agree on which nodes exist (a node cut for the budget
+    can be neither answered nor expanded)."""
+    if knobs.structure:
+        return view.fit(knobs.token_budget, count_tokens)
+    text = render_flat(view, knobs.token_budget, count_tokens)
+    shown = frozenset(int(line.split(":", 1)[0]) for line in text.splitlines() if line)
+    return replace(view, visible_content_ids=view.visible_content_ids & shown, collapsed_heading_ids=frozenset())
+
+
 def router_messages(question: str, view: SubtreeView, knobs: RoutingKnobs,
                     count_tokens: Callable[[str], int] = word_count) -> ChatMessages:
     """The router chat for one view under `knobs` (the trained prompt for the full method)."""
@@ -123,10 +134,11 @@ def router_messages(question: str, view: SubtreeView, knobs: RoutingKnobs,
     ]
 
 
-def router_regex(view: SubtreeView, knobs: RoutingKnobs) -> str:
+def router_regex(view: SubtreeView, knobs: RoutingKnobs, *, final_round: bool = False) -> str:
     """The constrained-decoding grammar for one view under `knobs`: only the actions the prompt
-    offers, on the nodes the view allows (the ablations' forbidden actions cannot even be written)."""
-    return view_action_regex(view, allow_expand=knobs.expands, allow_refuse=knobs.allow_refuse)
+    offers, on the nodes the view allows (the ablations' forbidden actions cannot even be written).
+    `final_round`: no EXPAND, since nothing would follow it; the router must answer or refuse."""
+    return view_action_regex(view, allow_expand=knobs.expands and not final_round, allow_refuse=knobs.allow_refuse)
 
 
 def route_documents(questions: Sequence[str], retrieved: Sequence[Sequence[RetrievedDocument]],
@@ -142,12 +154,14 @@ def route_documents(questions: Sequence[str], retrieved: Sequence[Sequence[Retri
     ]
     calls: list[int] = []
     rounds = [0] * len(questions)
-    for _round in range(1 + (max(knobs.expand_iterations, 0) if knobs.expands else 0)):
-        pending = [(q, i, v) for q, i, v in pending if v.visible_content_ids or _round == 0]
+    rounds_allowed = 1 + (max(knobs.expand_iterations, 0) if knobs.expands else 0)
+    for _round in range(rounds_allowed):
+        pending = [(q, i, fit_view(v, knobs, engine.count_tokens)) for q, i, v in pending
+                   if v.visible_content_ids or _round == 0]
         if not pending:
             break
         batch = [router_messages(questions[q], view, knobs, engine.count_tokens) for q, _, view in pending]
-        grammars = [router_regex(view, knobs) for _, _, view in pending]
+        grammars = [router_regex(view, knobs, final_round=_round == rounds_allowed - 1) for _, _, view in pending]
         generations = engine.generate(batch, adapter=knobs.adapter, max_new_tokens=knobs.max_new_tokens,
                                       regex=grammars)
         calls.append(1)
@@ -156,7 +170,7 @@ def route_documents(questions: Sequence[str], retrieved: Sequence[Sequence[Retri
         following: list[tuple[int, int, SubtreeView]] = []
         for (q, i, view), generation in zip(pending, generations):
             if not knobs.expands:  # an EXPAND the ablation took away is expelled, never followed
-                view = SubtreeView(view.doc_id, view.title, view.nodes, view.visible_content_ids, frozenset())
+                view = replace(view, collapsed_heading_ids=frozenset())
             decision = parse_router_output(generation.text, view)
             doc = routed[q][i]
             doc.router_calls += 1

@@ -1,7 +1,9 @@
 """Retrieval SubTrees (RSTs): what the router sees of one retrieved document.
 
 Reading of the paper's Algorithm 1, implemented exactly:
-- every structure node (heading) is always visible: the outline is the map the router navigates;
+- every structure node (heading) is visible: the outline is the map the router navigates (an
+  outline too long for the router's token budget keeps the headings nearest the lit content,
+  see `SubtreeView.fit`);
 - for each retrieved (hit) content node h, the lit content is
   1. h's content siblings (the content children of h's parent, h included),
   2. h's content ancestors up to, not including, the first heading above it,
@@ -14,7 +16,7 @@ A `DocumentRouting` remembers what was shown, so no content node is ever shown t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rag_assets.core.tree import CONTENT, STRUCTURE, TreeNode, render_line
 
@@ -35,40 +37,124 @@ class SubtreeView:
     nodes: Sequence[TreeNode]
     visible_content_ids: frozenset[int]
     collapsed_heading_ids: frozenset[int]  # headings with content never shown: EXPAND targets
+    shown_heading_ids: frozenset[int] | None = None  # None: the whole outline
+    content_words: int | None = None  # content lines cut to this many words (+ " …")
 
     @property
     def visible_ids(self) -> list[int]:
-        return [n.node_id for n in self.nodes if n.kind == STRUCTURE or n.node_id in self.visible_content_ids]
+        return [n.node_id for n in self.nodes
+                if (n.kind == STRUCTURE and (self.shown_heading_ids is None or n.node_id in self.shown_heading_ids))
+                or n.node_id in self.visible_content_ids]
 
     def render(self, token_budget: int | None = None, count_tokens: Callable[[str], int] = word_count) -> str:
-        """`id: text` per visible node, indented by depth, within `token_budget` if given.
+        """`id: text` per visible node, indented by depth, within `token_budget` if given (see `fit`)."""
+        view = self.fit(token_budget, count_tokens)
+        return "\n".join(_line(view.nodes[i], view.content_words) for i in view.visible_ids)
 
-        Over budget, content lines are first shortened (to 64, 32, ... 4 words + " …"), then
-        dropped from the end; heading lines are never touched, so the outline always survives.
+    def fit(self, token_budget: int | None, count_tokens: Callable[[str], int] = word_count) -> SubtreeView:
+        """This view cut down until its rendering fits `token_budget`; the result names exactly
+        the nodes its rendering shows, so the router's grammar and parser can offer those alone.
+
+        In order: (1) an outline that takes over half the budget keeps the headings nearest the
+        visible content (its heading path first, then by tree distance, then document order): a
+        manual's outline runs to thousands of tokens, and the headings around the hits are the
+        ones worth expanding; (2) content lines are shortened to 64, 32, ... 4 words; (3) content
+        lines are dropped from the end; (4) the remaining far headings are dropped, nearest kept.
         """
-        visible = [self.nodes[i] for i in self.visible_ids]
-        lines = [render_line(n, INDENT) for n in visible]
-        if token_budget is None or count_tokens("\n".join(lines)) <= token_budget:
-            return "\n".join(lines)
-        for limit in _SHORTEN_STEPS:
-            lines = [_shorten(n, limit) if n.kind == CONTENT else render_line(n, INDENT) for n in visible]
-            if count_tokens("\n".join(lines)) <= token_budget:
-                return "\n".join(lines)
-        keep = [n.kind == STRUCTURE for n in visible]
-        content_positions = [i for i, n in enumerate(visible) if n.kind == CONTENT]
-        for count in range(len(content_positions), -1, -1):
-            for i in content_positions:
-                keep[i] = i in content_positions[:count]
-            text = "\n".join(line for line, k in zip(lines, keep) if k)
-            if count_tokens(text) <= token_budget:
-                return text
-        return text
+        if token_budget is None or self._fits(self, token_budget, count_tokens):
+            return self
+        ranked = self._headings_by_distance()
+        essential = self._heading_paths()
+
+        def headings(count: int) -> SubtreeView:
+            shown = frozenset(ranked[:max(count, len(essential))])
+            return replace(self, shown_heading_ids=shown, collapsed_heading_ids=self.collapsed_heading_ids & shown)
+
+        view = self
+        outline = "\n".join(render_line(self.nodes[i], INDENT) for i in ranked)
+        if count_tokens(outline) > token_budget // 2:
+            view = headings(self._most_that_fit(ranked, token_budget // 2, count_tokens))
+            if self._fits(view, token_budget, count_tokens):
+                return view
+        for words in _SHORTEN_STEPS:
+            view = replace(view, content_words=words)
+            if self._fits(view, token_budget, count_tokens):
+                return view
+        content = sorted(view.visible_content_ids)
+        for count in range(len(content) - 1, -1, -1):
+            view = replace(view, visible_content_ids=frozenset(content[:count]))
+            if self._fits(view, token_budget, count_tokens):
+                return view
+        shown = view.shown_heading_ids if view.shown_heading_ids is not None else frozenset(ranked)
+        for count in range(len(shown) - 1, len(essential) - 1, -1):
+            view = replace(headings(count), visible_content_ids=frozenset(), content_words=view.content_words)
+            if self._fits(view, token_budget, count_tokens):
+                return view
+        return view
+
+    @staticmethod
+    def _fits(view: SubtreeView, token_budget: int, count_tokens: Callable[[str], int]) -> bool:
+        return count_tokens(view.render()) <= token_budget
+
+    def _most_that_fit(self, ranked: Sequence[int], budget: int, count_tokens: Callable[[str], int]) -> int:
+        """How many of the ranked headings render within `budget` (binary search: outlines are long)."""
+        low, high = 0, len(ranked)
+        while low < high:
+            middle = (low + high + 1) // 2
+            lines = sorted(ranked[:middle])
+            if count_tokens("\n".join(render_line(self.nodes[i], INDENT) for i in lines)) <= budget:
+                low = middle
+            else:
+                high = middle - 1
+        return low
+
+    def _heading_paths(self) -> list[int]:
+        """The root and every heading above a visible content node, in document order."""
+        path: set[int] = {0}
+        for node_id in self.visible_content_ids:
+            parent = self.nodes[node_id].parent_id
+            while parent is not None:
+                if self.nodes[parent].kind == STRUCTURE:
+                    path.add(parent)
+                parent = self.nodes[parent].parent_id
+        return sorted(path)
+
+    def _headings_by_distance(self) -> list[int]:
+        """Every heading, the heading paths of the visible content first, then the others by
+        distance from them in the heading tree (ties in document order). Every prefix of this
+        order holds each heading's parent heading, so a cut outline still reads as a tree."""
+        below: dict[int, list[int]] = {}
+        for n in self.nodes:
+            if n.kind == STRUCTURE and n.parent_id is not None:
+                below.setdefault(_parent_heading(self.nodes, n), []).append(n.node_id)
+        order = self._heading_paths()
+        seen = set(order)
+        frontier = order
+        while frontier:
+            following = sorted(c for h in frontier for c in below.get(h, ()) if c not in seen)
+            seen.update(following)
+            order += following
+            frontier = following
+        return order
+
+
+def _parent_heading(nodes: Sequence[TreeNode], node: TreeNode) -> int:
+    parent = node.parent_id
+    while parent is not None and nodes[parent].kind != STRUCTURE:
+        parent = nodes[parent].parent_id
+    return 0 if parent is None else parent
 
 
 def _shorten(node: TreeNode, words: int) -> str:
     parts = node.text.replace("\n", " ⏎ ").split()
     text = " ".join(parts[:words]) + (" …" if len(parts) > words else "")
     return f"{INDENT * node.depth}{node.node_id}: {text}"
+
+
+def _line(node: TreeNode, content_words: int | None) -> str:
+    if node.kind == CONTENT and content_words is not None:
+        return _shorten(node, content_words)
+    return render_line(node, INDENT)
 
 
 class DocumentRouting:

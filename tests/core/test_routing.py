@@ -8,7 +8,8 @@ import pytest
 
 from rag_assets.core.blocks import heading, paragraph
 from rag_assets.core.engines.transformers_engine import TransformersEngine
-from rag_assets.core.routing import RetrievedDocument, RoutingKnobs, render_evidence, route_documents
+from rag_assets.core.routing import RetrievedDocument, RoutingKnobs, render_evidence, route_documents, router_regex
+from rag_assets.core.subtree import DocumentRouting
 from rag_assets.core.tree import build_tree
 
 
@@ -18,9 +19,11 @@ class CountingEngine(TransformersEngine):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.batches: list[int] = []
+        self.grammars: list[list[str]] = []
 
     def generate(self, batch, **kwargs):
         self.batches.append(len(batch))
+        self.grammars.append(list(kwargs.get("regex") or []))
         return super().generate(batch, **kwargs)
 
 
@@ -82,3 +85,36 @@ def test_constrained_routing_never_expels_or_collapses(engine: CountingEngine) -
     routed = [doc for per_question in result.documents for doc in per_question]
     assert sum(d.expelled for d in routed) == 0 and sum(d.collapsed_outputs for d in routed) == 0
     assert all(d.selected_node_ids or d.refused for d in routed if d.router_calls == 1)
+
+
+def test_the_last_round_cannot_expand(engine: CountingEngine) -> None:
+    """An EXPAND in the last round would be followed by nothing: its grammar offers only
+    ANSWER and the refusal, so the router's last word is always usable."""
+    retrieved, trees = docs()
+    view = DocumentRouting("kettle", trees["kettle"]).light([2])
+    assert "EXPAND" in router_regex(view, RoutingKnobs()) and "EXPAND" not in router_regex(view, RoutingKnobs(),
+                                                                                           final_round=True)
+    engine.grammars.clear()
+    route_documents(["How do I clean the kettle?"], [retrieved], engine,
+                    RoutingKnobs(expand_iterations=0, max_new_tokens=16))
+    assert len(engine.grammars) == 1 and not any("EXPAND" in g for g in engine.grammars[0])
+    engine.grammars.clear()
+    route_documents(["How do I clean the kettle?"], [retrieved], engine,
+                    RoutingKnobs(expand_iterations=1, max_new_tokens=24))
+    assert all("EXPAND" in g for g in engine.grammars[0])
+    assert all("EXPAND" not in g for grammars in engine.grammars[1:] for g in grammars)
+
+
+def test_routing_grammar_names_only_the_nodes_the_budget_left(engine: CountingEngine) -> None:
+    blocks = []
+    for chapter in range(1, 41):
+        blocks += [heading(f"Chapter {chapter} of the manual", 1), paragraph(f"Chapter {chapter} text.")]
+    tree = build_tree("Manual", blocks)
+    hit = next(n.node_id for n in tree.nodes if n.text == "Chapter 20 text.")
+    engine.grammars.clear()
+    route_documents(["What is in chapter 20?"], [[RetrievedDocument("manual", tree.nodes, (hit,))]], engine,
+                    RoutingKnobs(expand_iterations=1, max_new_tokens=16, token_budget=120))
+    [grammar] = engine.grammars[0]  # round 1, where EXPAND is allowed
+    far = next(n.node_id for n in tree.nodes if n.text == "Chapter 40 of the manual")
+    assert f"{hit}: Chapter 20 text" in grammar and "\\[EXPAND\\] (1: Chapter 1 of" in grammar
+    assert f"{far}:" not in grammar  # cut from the outline for the budget: not expandable

@@ -73,3 +73,44 @@ def test_budget_shortens_then_drops_content_but_keeps_the_outline() -> None:
 def test_full_view_shows_everything_and_collapses_nothing() -> None:
     view = routing().full_view()
     assert view.visible_content_ids == {1, 3, 4, 5, 6, 7, 9, 11} and view.collapsed_heading_ids == frozenset()
+
+
+def manual() -> DocumentRouting:
+    """A manual whose outline alone (30 chapters x 2 sections) is far over a small budget."""
+    blocks = []
+    for chapter in range(1, 31):
+        blocks.append(heading(f"Chapter {chapter}", 1))
+        for section in (1, 2):
+            blocks += [heading(f"Section {chapter}.{section}", 2),
+                       paragraph(f"Text of section {chapter}.{section} with several more words in it.")]
+    return DocumentRouting("manual", build_tree("Manual", blocks).nodes)
+
+
+def test_a_long_outline_keeps_the_headings_nearest_the_hit() -> None:
+    doc = manual()
+    by_text = {n.text: n.node_id for n in doc.nodes}
+    hit = by_text["Text of section 15.1 with several more words in it."]
+    view = doc.light([hit])
+    assert len(view.render().split()) > 250  # the whole outline: 91 heading lines
+    fitted = view.fit(200)
+    text = fitted.render()
+    assert len(text.split()) <= 200 and fitted.render(200) == text == view.render(200)
+    shown = set(fitted.visible_ids)
+    # the hit, its heading path, then its neighbours in the heading tree: sibling section and
+    # the other chapters (distance 1) come before any other chapter's sections (distance 2)
+    assert {0, by_text["Chapter 15"], by_text["Section 15.1"], hit, by_text["Section 15.2"]} <= shown
+    assert {by_text[f"Chapter {c}"] for c in range(1, 31)} <= shown
+    assert by_text["Section 3.1"] not in shown and by_text["Section 29.2"] not in shown
+    # every shown heading's parent heading is shown: the cut outline still reads as a tree
+    assert all(doc.nodes[i].parent_id in shown for i in shown if i != 0)
+    # what was cut can be neither answered nor expanded
+    assert fitted.collapsed_heading_ids <= shown and fitted.visible_content_ids <= shown
+    assert by_text["Section 15.2"] in fitted.collapsed_heading_ids and fitted.content_words is None
+    assert by_text["Section 29.2"] in view.collapsed_heading_ids - fitted.collapsed_heading_ids
+
+
+def test_fit_is_the_identity_within_budget_and_deterministic() -> None:
+    doc = manual()
+    view = doc.light([3])
+    assert view.fit(None) is view and view.fit(10_000) is view
+    assert view.fit(60) == view.fit(60) and len(view.fit(60).render().split()) <= 60
