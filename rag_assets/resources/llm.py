@@ -102,7 +102,7 @@ class LLMResource(dg.ConfigurableResource):
     backend: str = "transformers"
     base_model_path: str = ""  # empty = the packaged SmolLM2 (converted once)
     device: str = "auto"
-    batch_size: int = 16
+    batch_size: int = 0  # transformers: chats per forward pass; 0 = 16 on CPU, 64 on CUDA
     gpu_memory_utilization: float = 0.3
     max_model_len: int = 4096
     max_lora_rank: int = 32

@@ -74,3 +74,8 @@ def test_a_prompt_over_the_context_is_cut_from_the_left_not_fatal(checkpoint: Pa
     long = [{"role": "user", "content": "filler " * 200 + "What is the capital of France?"}]
     out = engine.generate([long, CHATS[2]], max_new_tokens=8)
     assert engine.truncated_prompts == 1 and out[0].prompt_tokens <= 64 - 8 and out[1].text
+
+
+def test_batch_size_zero_picks_the_device_default(checkpoint: Path) -> None:
+    assert TransformersEngine(checkpoint, device="cpu").batch_size == 16  # 64 on CUDA (measured on an H100)
+    assert TransformersEngine(checkpoint, device="cpu", batch_size=3).batch_size == 3
