@@ -22,7 +22,7 @@ import time
 from rag_assets.core.lineage import CatalogueTrees
 from rag_assets.core.questions import BUILTIN_PYTHON_REFERENCE_QUESTIONS, load_questions
 from rag_assets.core.retrieval import search
-from rag_assets.core.routing import RoutingKnobs, router_messages, router_regex
+from rag_assets.core.routing import RoutingKnobs, fit_view, router_messages, router_regex
 from rag_assets.core.routing_data import documents_in_order
 from rag_assets.core.strategies import StrategySpec, run_strategy
 from rag_assets.core.subtree import DocumentRouting
@@ -57,7 +57,8 @@ def main() -> None:
         chats, grammars = [], []
         for question in questions:
             for doc_id, hit_ids in documents_in_order(retrieve(question, "hybrid", 2 * args.k), args.k):
-                view = DocumentRouting(doc_id, trees[doc_id]).light(hit_ids)
+                state = DocumentRouting(doc_id, trees[doc_id])
+                view = fit_view(state, state.light(hit_ids), knobs, engine.count_tokens)  # as route_documents
                 chats.append(router_messages(question, view, knobs, engine.count_tokens))
                 grammars.append(router_regex(view, knobs))  # the per-view grammar the pipeline decodes under
         engine.generate(chats[:2], max_new_tokens=4)  # warm-up: first-call overheads out of both timings

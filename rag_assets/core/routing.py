@@ -106,14 +106,17 @@ def render_flat(view: SubtreeView, token_budget: int | None = None,
     return "\n".join(lines)
 
 
-def fit_view(view: SubtreeView, knobs: RoutingKnobs, count_tokens: Callable[[str], int] = word_count) -> SubtreeView:
+def fit_view(state: DocumentRouting, view: SubtreeView, knobs: RoutingKnobs,
+             count_tokens: Callable[[str], int] = word_count) -> SubtreeView:
     """The view cut to what the router will be shown within `knobs.token_budget`: the prompt,
     the grammar and the parser then all agree on which nodes exist (a node cut for the budget
-    can be neither answered nor expanded)."""
+    can be neither answered nor expanded now; cut content stays unseen in `state`, so expanding
+    its heading later shows it)."""
     if knobs.structure:
-        return view.fit(knobs.token_budget, count_tokens)
+        return state.fit(view, knobs.token_budget, count_tokens)
     text = render_flat(view, knobs.token_budget, count_tokens)
     shown = frozenset(int(line.split(":", 1)[0]) for line in text.splitlines() if line)
+    state.seen -= view.visible_content_ids - shown
     return replace(view, visible_content_ids=view.visible_content_ids & shown, collapsed_heading_ids=frozenset())
 
 
@@ -156,7 +159,7 @@ def route_documents(questions: Sequence[str], retrieved: Sequence[Sequence[Retri
     rounds = [0] * len(questions)
     rounds_allowed = 1 + (max(knobs.expand_iterations, 0) if knobs.expands else 0)
     for _round in range(rounds_allowed):
-        pending = [(q, i, fit_view(v, knobs, engine.count_tokens)) for q, i, v in pending
+        pending = [(q, i, fit_view(states[q][i], v, knobs, engine.count_tokens)) for q, i, v in pending
                    if v.visible_content_ids or _round == 0]
         if not pending:
             break

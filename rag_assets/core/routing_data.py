@@ -92,14 +92,14 @@ def build_routing_samples(
             doc = DocumentRouting(doc_id, trees[doc_id])
             # Samples hold the view as fitted to the budget: the teacher labels, the stored ids and
             # the routing grammar then name only nodes the rendering shows.
-            initial = doc.light(hit_ids).fit(token_budget, count_tokens)
+            initial = doc.fit(doc.light(hit_ids), token_budget, count_tokens)
             sample = _sample(question, doc, "initial", initial, initial.render())
             samples.setdefault(sample.subtree_id, sample)
             # Expand first what the oracle would (so post-expansion decisions are learnt), then others.
             wanted = oracle_label(doc, initial, question).expand_ids
             others = [h for h in sorted(initial.collapsed_heading_ids) if h not in wanted and h != 0]
             for heading_id in [*wanted, *others][:expansion_views]:
-                view = doc.expand(heading_id).fit(token_budget, count_tokens)
+                view = doc.fit(doc.expand(heading_id), token_budget, count_tokens)
                 if view.visible_content_ids:
                     sample = _sample(question, doc, f"expand:{heading_id}", view, view.render())
                     samples.setdefault(sample.subtree_id, sample)

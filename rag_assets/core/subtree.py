@@ -222,6 +222,14 @@ class DocumentRouting:
         own = {c for c, heading in self.section.items() if heading == heading_id}
         return self._view(own - self.seen)
 
+    def fit(self, view: SubtreeView, token_budget: int | None,
+            count_tokens: Callable[[str], int] = word_count) -> SubtreeView:
+        """`view.fit(...)`, and the content it cut counts as never shown: expanding its heading
+        later shows it (the router never saw it, so it must not be lost)."""
+        fitted = view.fit(token_budget, count_tokens)
+        self.seen -= view.visible_content_ids - fitted.visible_content_ids
+        return fitted
+
     def full_view(self) -> SubtreeView:
         """Every content node at once (the 'no router' and 'no structure' ablations)."""
         return SubtreeView(self.doc_id, self.title, self.nodes, frozenset(self.section), frozenset())

@@ -114,3 +114,13 @@ def test_fit_is_the_identity_within_budget_and_deterministic() -> None:
     view = doc.light([3])
     assert view.fit(None) is view and view.fit(10_000) is view
     assert view.fit(60) == view.fit(60) and len(view.fit(60).render().split()) <= 60
+
+
+def test_content_cut_for_the_budget_is_shown_by_a_later_expansion() -> None:
+    tree = build_tree("T", [heading("A", 1), paragraph("one two three four five six seven eight nine ten"),
+                            paragraph("alpha beta gamma delta epsilon zeta eta theta iota kappa"), heading("B", 1),
+                            paragraph("other")])
+    doc = DocumentRouting("d", tree.nodes)
+    fitted = doc.fit(doc.light([2]), 12)
+    assert fitted.visible_content_ids == {2} and doc.seen == {2}  # 3 was cut: never shown
+    assert doc.expand(1).visible_content_ids == {3}
