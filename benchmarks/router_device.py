@@ -16,7 +16,12 @@ machine that has nothing else of the platform:
         --out /tmp/routing_examples.jsonl
     python benchmarks/router_device.py --examples /tmp/routing_examples.jsonl \\
         [--checkpoint HF_FOLDER | --gguf SmolLM2-135M-Instruct.Q4_1.gguf] [--train-batches 4 16 32] \\
-        [--engine-batches 8 32 64] [--steps 8] [--chats 128]
+        [--engine-batches 8 32 64] [--steps 8] [--chats 128] [--train-epochs 3 --routed routed.jsonl]
+    .venv/bin/python benchmarks/router_device.py --score routed.jsonl --catalogue .../catalogue.duckdb
+
+`--train-epochs N` also trains each collection's router for whole epochs on its train fold and
+routes its validation fold with the base model and the adapter; `--score` then computes the
+router metrics of those outputs against the catalogue's views (what `router_metrics` reports).
 """
 
 from __future__ import annotations
@@ -44,19 +49,20 @@ def export_examples(catalogue: Path, out: Path) -> int:
 
     fields = ", ".join("s." + f for f in RoutingSample.__dataclass_fields__)
     with duckdb.connect(str(catalogue), read_only=True) as con:
-        rows = con.execute(f"SELECT s.collection, {fields}, a.target FROM routing_actions a JOIN routing_subtrees s "
+        rows = con.execute(f"SELECT s.collection, {fields}, a.fold, a.target FROM routing_actions a JOIN routing_subtrees s "
                            "USING (collection, subtree_id) WHERE a.kind <> 'failed' "
                            "ORDER BY s.collection, s.subtree_id").fetchall()
         written = 0
         with out.open("w") as handle:
             for collection in sorted({r[0] for r in rows}):
                 mine = [r for r in rows if r[0] == collection]
-                samples = [sample_from_row(r[1:-1]) for r in mine]
+                samples = [sample_from_row(r[1:-2]) for r in mine]
                 trees = {d: n for d, (n, _) in load_trees(con, collection,
                                                           doc_ids=sorted({s.doc_id for s in samples})).items()}
                 for sample, row in zip(samples, mine):
                     view = restore(sample, trees[sample.doc_id])[1]
-                    handle.write(json.dumps({"collection": collection, "target": row[-1],
+                    handle.write(json.dumps({"collection": collection, "subtree_id": sample.subtree_id,
+                                             "fold": row[-2], "target": row[-1],
                                              "messages": routing_messages(sample.query, sample.rendered),
                                              "regex": view_action_regex(view)}) + "\n")
                     written += 1
@@ -120,6 +126,65 @@ def bench_generation(checkpoint: Path, adapter: Path | None, examples: list[dict
             torch.cuda.empty_cache()
 
 
+def train_and_route(checkpoint: Path, examples: list[dict], epochs: int, batch: int, out: Path,
+                    workdir: Path, max_new_tokens: int) -> None:
+    """Per collection: a LoRA adapter trained for whole epochs on the train fold, then the
+    validation fold routed under each view's grammar by the base model and by the adapter; the
+    outputs go to `out` for `--score` (which parses them against the catalogue's views)."""
+    print(f"\n## Router trained {epochs} epoch(s) at batch {batch} per collection, validation routed")
+    print("| collection | train examples | steps | s/step | loss first->last | validation chats | routing s |")
+    print("|---|---|---|---|---|---|---|")
+    with out.open("w") as handle:
+        for collection in sorted({e["collection"] for e in examples}):
+            train = [TrainingExample(e["messages"], e["target"]) for e in examples
+                     if e["collection"] == collection and e["fold"] == "train"]
+            validation = [e for e in examples if e["collection"] == collection and e["fold"] == "validation"]
+            result = train_lora(checkpoint, train, workdir / f"adapters-{collection}",
+                                LoraSettings(batch_size=batch, epochs=epochs), progress=False)
+            engine = TransformersEngine(checkpoint, adapters={"router": result.adapter_dir})
+            started = time.perf_counter()
+            for model, adapter in (("base", None), (f"adapter-{epochs}ep", "router")):
+                outputs = engine.generate([e["messages"] for e in validation], adapter=adapter,
+                                          max_new_tokens=max_new_tokens, regex=[e["regex"] for e in validation])
+                for example, output in zip(validation, outputs):
+                    handle.write(json.dumps({"collection": collection, "subtree_id": example["subtree_id"],
+                                             "model": model, "output": output.text}) + "\n")
+            print(f"| {collection} | {len(train)} | {result.steps} | {result.seconds_per_step:.3f} | "
+                  f"{result.losses[0]:.3f}->{result.losses[-1]:.3f} | {len(validation)} | "
+                  f"{time.perf_counter() - started:.1f} |")
+            del engine
+
+
+def score_outputs(outputs: Path, catalogue: Path) -> None:
+    """Router metrics (as the `router_metrics` asset computes them) of `train_and_route`'s outputs."""
+    import duckdb
+
+    from rag_assets.core.catalogue import load_trees
+    from rag_assets.core.router_io import parse_router_output
+    from rag_assets.core.routing_data import RoutedSample, load_routing_samples, restore, score_routed
+
+    rows = [json.loads(line) for line in outputs.read_text().splitlines() if line.strip()]
+    print("| collection | model | samples | ANS-F1 | EXP-PRE | REF-ACC | expelled/output |")
+    print("|---|---|---|---|---|---|---|")
+    with duckdb.connect(str(catalogue), read_only=True) as con:
+        for collection in sorted({r["collection"] for r in rows}):
+            pairs = {s.subtree_id: (s, g) for s, g in load_routing_samples(con, collection, fold="validation")}
+            trees = {d: n for d, (n, _) in load_trees(con, collection,
+                                                      doc_ids=sorted({s.doc_id for s, _ in pairs.values()})).items()}
+            for model in sorted({r["model"] for r in rows if r["collection"] == collection}):
+                mine = [r for r in rows if r["collection"] == collection and r["model"] == model
+                        and r["subtree_id"] in pairs]
+                routed, golds = [], []
+                for r in mine:
+                    sample, gold = pairs[r["subtree_id"]]
+                    view = restore(sample, trees[sample.doc_id])[1]
+                    routed.append(RoutedSample(sample, parse_router_output(r["output"], view), r["output"]))
+                    golds.append(gold)
+                s = score_routed(routed, golds)
+                print(f"| {collection} | {model} | {s.samples} | {s.ans_f1:.3f} | {s.exp_pre:.3f} | {s.ref_acc:.3f} | "
+                      f"{s.expelled_per_output:.3f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--export", type=Path, help="catalogue.duckdb to export routing examples from, then exit")
@@ -132,10 +197,21 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8, help="training steps per batch size")
     parser.add_argument("--chats", type=int, default=128, help="router chats generated per configuration")
     parser.add_argument("--max-new-tokens", type=int, default=48)
+    parser.add_argument("--train-epochs", type=int, default=0,
+                        help="also train each collection's router for this many epochs (batch: the last of "
+                             "--train-batches) and route its validation fold; outputs to --routed")
+    parser.add_argument("--routed", type=Path, default=Path("routed.jsonl"))
+    parser.add_argument("--score", type=Path, help="routed.jsonl to score against --catalogue's views, then exit")
+    parser.add_argument("--catalogue", type=Path, help="catalogue.duckdb for --score")
     args = parser.parse_args()
 
     if args.export:
         print(f"wrote {export_examples(args.export, args.out)} examples to {args.out}")
+        return
+    if args.score:
+        if not args.catalogue:
+            parser.error("--score needs --catalogue")
+        score_outputs(args.score, args.catalogue)
         return
     if not args.examples:
         parser.error("--examples FILE (written by --export) is required")
@@ -149,8 +225,13 @@ def main() -> None:
         started = time.perf_counter()
         checkpoint = args.checkpoint or ensure_hf_checkpoint(workdir / "models", args.gguf)
         print(f"checkpoint ready in {time.perf_counter() - started:.1f} s: {checkpoint}")
-        adapter = bench_training(checkpoint, examples, args.train_batches, args.steps, workdir)
-        bench_generation(checkpoint, adapter, examples, args.engine_batches, args.chats, args.max_new_tokens)
+        if args.train_batches:
+            adapter = bench_training(checkpoint, examples, args.train_batches, args.steps, workdir)
+            if args.engine_batches:
+                bench_generation(checkpoint, adapter, examples, args.engine_batches, args.chats, args.max_new_tokens)
+        if args.train_epochs:
+            train_and_route(checkpoint, examples, args.train_epochs, (args.train_batches or [32])[-1], args.routed,
+                            workdir, args.max_new_tokens)
 
 
 if __name__ == "__main__":
