@@ -9,6 +9,7 @@ from pathlib import Path
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from rag_assets.answers import STRATEGIES
 from rag_assets.core.catalogue import ensure_schema, load_question_rows
 from rag_assets.core.evaluation import aggregate, aggregate_grid, score_answers
 from rag_assets.core.lineage import load_answers, utc_now
@@ -102,6 +103,10 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         router, notes = _router_rows(con, collection)
     scored = score_answers(records, questions)
     results, scaling = aggregate(scored), aggregate_grid(scored)
+    # The strategies in the order the answers asset names them (baselines first, ablations last),
+    # not in the order the rows came back from the catalogue.
+    rank = {name: i for i, name in enumerate(STRATEGIES)}
+    results = dict(sorted(results.items(), key=lambda item: (rank.get(item[0], len(rank)), item[0])))
     if not records:
         notes.append("no evaluation answers: materialize `answers` (with questions) first")
     versions_of_answers = records[0].versions_dict if records else {}

@@ -181,6 +181,10 @@ def test_evaluation_report_on_stored_answers_without_models(tmp_path: Path, monk
     summary = json.loads(Path(meta["summary_json"].value).read_text())
     assert summary["results"]["tiny"]["rdr2"]["em"] == 1.0 and summary["results"]["tiny"]["rdr2"]["passage_hit"] == 1.0
     assert summary["results"]["tiny"]["no-retrieval"]["em"] == 0.0
+    # rows came back rdr2 first; the report lists strategies in the answers asset's order
+    assert list(summary["results"]["tiny"]) == ["no-retrieval", "rdr2"]
+    markdown = Path(meta["report_markdown"].value).read_text()
+    assert markdown.index("| no-retrieval |") < markdown.index("| rdr2 |")
     assert summary["scaling"]["tiny"]["top_k"]["1"]["em"] == 0.0
     assert summary["versions"]["adapter_id"] == "abc123" and summary["versions"]["index"]["tag"] == "tiny-1"
     assert summary["router_metrics"]["tiny"] == {}
