@@ -69,14 +69,18 @@ class ReportFiles:
     headline_markdown: str  # the strategies x key metrics table
 
 
-def _fmt(value: float) -> str:
-    if float(value).is_integer() and abs(value) >= 10:
+COUNTS = frozenset({"questions", "samples"})  # shown as whole numbers whatever their size
+
+
+def _fmt(value: float, count: bool = False) -> str:
+    if float(value).is_integer() and (count or abs(value) >= 10):
         return str(int(value))
     return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
 
 
 def _table_rows(rows: Mapping[str, Metrics], metrics: Sequence[str]) -> list[list[str]]:
-    return [[name, *(_fmt(values[m]) if m in values else "–" for m in metrics)] for name, values in rows.items()]
+    return [[name, *(_fmt(values[m], m in COUNTS) if m in values else "–" for m in metrics)]
+            for name, values in rows.items()]
 
 
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

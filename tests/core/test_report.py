@@ -54,6 +54,7 @@ def test_report_files_summary_and_html(tmp_path: Path) -> None:
     markdown = files.markdown.read_text()
     assert "| rdr2 | 0.500 | 0.550 | 0.625 | 120.5 | 2300 |" in markdown
     assert "![Strategies](metrics.png)" in markdown
+    assert "| 2.000 | 3.100 | 8 |" in markdown  # engine calls and seconds as decimals, questions as a count
 
 
 def test_latest_is_replaced_and_old_runs_stay(tmp_path: Path) -> None:
