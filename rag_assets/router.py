@@ -24,7 +24,7 @@ class RouterTrainingConfig(dg.Config):
     target_modules: list[str] = ["q_proj", "k_proj", "v_proj", "o_proj"]
     learning_rate: float = 2e-4
     epochs: int = 1
-    max_steps: int = 8  # bounds CPU time (about 30 s a step on 2 cores); 0 = whole epochs
+    max_steps: int = 6  # bounds CPU time (about 30 s a step on 2 cores; `make run` within 20 min); 0 = whole epochs
     batch_size: int = 4
     max_length: int = 1024
 
@@ -84,7 +84,7 @@ def router_adapter(context: dg.AssetExecutionContext, config: RouterTrainingConf
 
 
 class RouterMetricsConfig(dg.Config):
-    max_samples: int = 16  # validation subtrees scored (first by subtree id); keeps CPU runs short
+    max_samples: int = 12  # validation subtrees scored (first by subtree id); keeps CPU runs short
     max_new_tokens: int = 48
     # Decode under each view's action grammar, as RDR2 routes (expelled/collapsed are then 0 by
     # construction); False measures the free-running model as the paper's Table 4 does.
