@@ -2,8 +2,11 @@
 questions.
 
 Round 1 routes each retrieved document's Retrieval SubTree; rounds 2..N route the expansions the
-previous round asked for. Selected nodes accumulate per document; the evidence is each
-document's selected nodes with their heading path, documents in retrieval order.
+previous round asked for. Every view is first fitted to the token budget (`fit_view`), and the
+prompt, the grammar and the parser all use the fitted view; the last round's grammar offers no
+EXPAND (nothing would follow it), so the router ends on answers or a refusal. Selected nodes
+accumulate per document; the evidence is each document's selected nodes with their heading path,
+documents in retrieval order.
 
 Ablations (knobs): no EXPAND (`allow_expand=False`: the prompt offers no [EXPAND] action, an
 EXPAND in the output is expelled, one round only), no REFUSE (`allow_refuse=False`), no
