@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from rag_assets.core.engines.base import ChatMessages, LLMEngine
 from rag_assets.core.router_io import REFUSAL, parse_router_output, routing_messages, view_action_regex
-from rag_assets.core.subtree import DocumentRouting, SubtreeView, word_count
+from rag_assets.core.subtree import SHORTEN_STEPS, DocumentRouting, SubtreeView, word_count
 from rag_assets.core.tree import TreeNode
 
 # Prompts of the ablations. The full method uses `router_io.routing_messages` unchanged (the
@@ -38,7 +38,6 @@ _ACTIONS_FLAT = (
     "Reply with one action per line and nothing else:\n"
     "[ANSWER] id: first words   - a paragraph that helps answer the question"
 )
-_SHORTEN_STEPS = (64, 32, 16, 8, 4)
 _REFUSE_LINE = f"\n{REFUSAL}              - if this document cannot answer the question"
 _NO_REFUSE_LINE = "\nDo not refuse: choose the most relevant lines."
 
@@ -88,25 +87,35 @@ def render_flat(view: SubtreeView, token_budget: int | None = None,
                 count_tokens: Callable[[str], int] = word_count) -> str:
     """The "no structure" rendering: only the visible content nodes, `id: text`, no heading, no
     indentation; over budget, lines are shortened (64, 32, ... words) then dropped from the end."""
+    return "\n".join(line for _, line in _flat_lines(view, token_budget, count_tokens))
+
+
+def _flat_lines(view: SubtreeView, token_budget: int | None,
+                count_tokens: Callable[[str], int]) -> list[tuple[int, str]]:
+    """(node id, line) of the flat rendering within `token_budget`."""
     nodes = [view.nodes[i] for i in sorted(view.visible_content_ids)]
 
-    def line(node: TreeNode, words: int | None) -> str:
-        parts = node.text.replace("\n", " ⏎ ").split()
-        if words is None or len(parts) <= words:
-            return f"{node.node_id}: {' '.join(parts)}"
-        return f"{node.node_id}: {' '.join(parts[:words])} …"
+    def lines(words: int | None) -> list[tuple[int, str]]:
+        out = []
+        for node in nodes:
+            parts = node.text.replace("\n", " ⏎ ").split()
+            text = " ".join(parts) if words is None or len(parts) <= words else " ".join(parts[:words]) + " …"
+            out.append((node.node_id, f"{node.node_id}: {text}"))
+        return out
 
-    text = "\n".join(line(n, None) for n in nodes)
-    if token_budget is None or count_tokens(text) <= token_budget:
-        return text
-    for words in _SHORTEN_STEPS:
-        text = "\n".join(line(n, words) for n in nodes)
-        if count_tokens(text) <= token_budget:
-            return text
-    lines = [line(n, _SHORTEN_STEPS[-1]) for n in nodes]
-    while lines and count_tokens("\n".join(lines)) > token_budget:
-        lines.pop()
-    return "\n".join(lines)
+    def fits(candidate: list[tuple[int, str]]) -> bool:
+        return count_tokens("\n".join(line for _, line in candidate)) <= token_budget
+
+    kept = lines(None)
+    if token_budget is None or fits(kept):
+        return kept
+    for words in SHORTEN_STEPS:
+        kept = lines(words)
+        if fits(kept):
+            return kept
+    while kept and not fits(kept):
+        kept.pop()
+    return kept
 
 
 def fit_view(state: DocumentRouting, view: SubtreeView, knobs: RoutingKnobs,
@@ -117,8 +126,7 @@ def fit_view(state: DocumentRouting, view: SubtreeView, knobs: RoutingKnobs,
     its heading later shows it)."""
     if knobs.structure:
         return state.fit(view, knobs.token_budget, count_tokens)
-    text = render_flat(view, knobs.token_budget, count_tokens)
-    shown = frozenset(int(line.split(":", 1)[0]) for line in text.splitlines() if line)
+    shown = frozenset(node_id for node_id, _ in _flat_lines(view, knobs.token_budget, count_tokens))
     state.seen -= view.visible_content_ids - shown
     return replace(view, visible_content_ids=view.visible_content_ids & shown, collapsed_heading_ids=frozenset())
 

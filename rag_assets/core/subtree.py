@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from rag_assets.core.tree import CONTENT, STRUCTURE, TreeNode, render_line
 
 INDENT = "  "
-_SHORTEN_STEPS = (64, 32, 16, 8, 4)
+SHORTEN_STEPS = (64, 32, 16, 8, 4)  # words per content line, tried in turn over budget
 
 
 def word_count(text: str) -> int:
@@ -76,7 +76,7 @@ class SubtreeView:
             view = headings(self._most_that_fit(ranked, token_budget // 2, count_tokens))
             if self._fits(view, token_budget, count_tokens):
                 return view
-        for words in _SHORTEN_STEPS:
+        for words in SHORTEN_STEPS:
             view = replace(view, content_words=words)
             if self._fits(view, token_budget, count_tokens):
                 return view

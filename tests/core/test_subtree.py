@@ -124,3 +124,17 @@ def test_content_cut_for_the_budget_is_shown_by_a_later_expansion() -> None:
     fitted = doc.fit(doc.light([2]), 12)
     assert fitted.visible_content_ids == {2} and doc.seen == {2}  # 3 was cut: never shown
     assert doc.expand(1).visible_content_ids == {3}
+
+
+def test_the_flat_view_keeps_only_the_lines_it_renders() -> None:
+    from rag_assets.core.routing import RoutingKnobs, fit_view, render_flat
+
+    tree = build_tree("T", [heading("A", 1), paragraph("one two three four five six seven eight nine ten"),
+                            paragraph("alpha beta gamma delta epsilon zeta eta theta iota kappa")])
+    doc = DocumentRouting("d", tree.nodes)
+    view = doc.light([2])
+    assert render_flat(view, 8) == "2: one two three four …"
+    flat = fit_view(doc, view, RoutingKnobs(structure=False, token_budget=8))
+    assert flat.visible_content_ids == {2} and flat.collapsed_heading_ids == frozenset() and doc.seen == {2}
+    assert render_flat(view) == ("2: one two three four five six seven eight nine ten\n"
+                                 "3: alpha beta gamma delta epsilon zeta eta theta iota kappa")
