@@ -17,7 +17,7 @@ export RAG_DATA_DIR ?= $(DAGSTER_HOME)/data-datasets
 export RAG_RUN_CONFIG ?= $(CURDIR)/run.datasets.yaml
 endif
 
-.PHONY: install run test dev bench clean
+.PHONY: install run test lint format dev bench clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -49,7 +49,17 @@ run: install
 	$(VENV)/bin/rag run
 
 test: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: install
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
 
 dev: install
 	$(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000

@@ -21,14 +21,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dst_build import markdown_document, sentence  # noqa: E402
+from dst_build import markdown_document, sentence
 
-from rag_assets.core.embedding import Embedder, default_embedder_path  # noqa: E402
-from rag_assets.core.parsers import parse_blocks  # noqa: E402
-from rag_assets.core.passages import cut_passages  # noqa: E402
-from rag_assets.core.retrieval import MODES, search  # noqa: E402
-from rag_assets.core.tree import build_tree  # noqa: E402
-from rag_assets.core.vector_index import PassageIndex, search_text  # noqa: E402
+from rag_assets.core.embedding import Embedder, default_embedder_path
+from rag_assets.core.parsers import parse_blocks
+from rag_assets.core.passages import cut_passages
+from rag_assets.core.retrieval import MODES, search
+from rag_assets.core.tree import build_tree
+from rag_assets.core.vector_index import PassageIndex, search_text
 
 
 def passages_of(docs: dict[str, str]) -> list:
@@ -50,8 +50,10 @@ def main() -> None:
     docs = {f"bench/doc{i:05d}": markdown_document(rng, i, target_bytes=2048) for i in range(args.docs)}
     passages = passages_of(docs)
     texts = [search_text(p.heading_path, p.text) for p in passages]
-    print(f"corpus: {len(docs)} documents, {len(passages)} passages, "
-          f"{statistics.fmean(p.word_count for p in passages):.0f} words per passage")
+    print(
+        f"corpus: {len(docs)} documents, {len(passages)} passages, "
+        f"{statistics.fmean(p.word_count for p in passages):.0f} words per passage"
+    )
 
     embedder = Embedder(default_embedder_path(), batch_size=args.batch_size, progress=False)
     shuffled = texts[:]
@@ -62,8 +64,10 @@ def main() -> None:
     start = time.perf_counter()
     embedder.encode(shuffled)
     ours = len(shuffled) / (time.perf_counter() - start)
-    print(f"embedding: Embedder {ours:.1f} passages/s vs plain SentenceTransformer.encode {plain:.1f} "
-          f"passages/s -> {ours / plain:.2f}x (target >= 1.0x)")
+    print(
+        f"embedding: Embedder {ours:.1f} passages/s vs plain SentenceTransformer.encode {plain:.1f} "
+        f"passages/s -> {ours / plain:.2f}x (target >= 1.0x)"
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         index = PassageIndex(tmp, embedder)
@@ -77,9 +81,11 @@ def main() -> None:
         start = time.perf_counter()
         report = index.sync(new_passages, "bench", tag="incremental")
         incremental = time.perf_counter() - start
-        print(f"index: full build {full:.2f} s; incremental after changing {len(docs) // 100 or 1} documents "
-              f"(1%): {incremental:.2f} s, {len(report.embedded_ids)} passages embedded -> "
-              f"{incremental / full * 100:.1f}% of the full build (target <= 5%)")
+        print(
+            f"index: full build {full:.2f} s; incremental after changing {len(docs) // 100 or 1} documents "
+            f"(1%): {incremental:.2f} s, {len(report.embedded_ids)} passages embedded -> "
+            f"{incremental / full * 100:.1f}% of the full build (target <= 5%)"
+        )
 
         queries = [sentence(rng) for _ in range(args.queries)]
         for mode in MODES:
@@ -90,8 +96,10 @@ def main() -> None:
                 search(index, embedder, query, mode=mode, k=10)
                 times.append((time.perf_counter() - start) * 1000)
             times.sort()
-            print(f"search {mode:6s}: p50 {statistics.median(times):.1f} ms, "
-                  f"p95 {times[int(0.95 * (len(times) - 1))]:.1f} ms ({len(times)} queries, k=10)")
+            print(
+                f"search {mode:6s}: p50 {statistics.median(times):.1f} ms, "
+                f"p95 {times[int(0.95 * (len(times) - 1))]:.1f} ms ({len(times)} queries, k=10)"
+            )
 
 
 if __name__ == "__main__":

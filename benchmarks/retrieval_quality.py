@@ -34,7 +34,9 @@ def load_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def build_collection(name: str, spec: CollectionSpec, index: PassageIndex) -> tuple[dict[str, SourceDocument], dict[str, Passage]]:
+def build_collection(
+    name: str, spec: CollectionSpec, index: PassageIndex
+) -> tuple[dict[str, SourceDocument], dict[str, Passage]]:
     docs = ingest(spec).documents
     built = build_trees(docs)
     passages = [p for doc, tree in built.trees for p in cut_passages(doc.doc_id, tree.nodes, tree.text)]
@@ -42,8 +44,13 @@ def build_collection(name: str, spec: CollectionSpec, index: PassageIndex) -> tu
     return {d.doc_id: d for d in docs}, {p.passage_id: p for p in passages}
 
 
-def evaluate(name: str, questions: list[tuple[str, Callable[[SearchHit], bool]]], index: PassageIndex,
-             embedder: Embedder, collection: str | None = None) -> dict[str, dict[int, float]]:
+def evaluate(
+    name: str,
+    questions: list[tuple[str, Callable[[SearchHit], bool]]],
+    index: PassageIndex,
+    embedder: Embedder,
+    collection: str | None = None,
+) -> dict[str, dict[int, float]]:
     out: dict[str, dict[int, float]] = {}
     for mode in MODES:
         found = {k: 0 for k in KS}
@@ -55,8 +62,11 @@ def evaluate(name: str, questions: list[tuple[str, Callable[[SearchHit], bool]]]
                 found[k] += first is not None and first <= k
         per_query = (time.perf_counter() - start) / max(len(questions), 1)
         out[mode] = {k: found[k] / len(questions) for k in KS}
-        print(f"  {name:14s} {mode:6s} " + "  ".join(f"R@{k}={out[mode][k]:.3f}" for k in KS)
-              + f"  ({len(questions)} questions, {per_query * 1000:.0f} ms/query)")
+        print(
+            f"  {name:14s} {mode:6s} "
+            + "  ".join(f"R@{k}={out[mode][k]:.3f}" for k in KS)
+            + f"  ({len(questions)} questions, {per_query * 1000:.0f} ms/query)"
+        )
     return out
 
 
@@ -70,36 +80,59 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         index = PassageIndex(tmp, embedder)
         if "python-reference" in wanted:
-            docs, _ = build_collection("python-reference", CollectionSpec("python-reference", BUILTIN_PYTHON_REFERENCE), index)
+            docs, _ = build_collection(
+                "python-reference", CollectionSpec("python-reference", BUILTIN_PYTHON_REFERENCE), index
+            )
             qs = load_jsonl(REPO / "rag_assets" / "data" / "python_reference_questions.jsonl")
-            evaluate("python-reference", [
-                (q["question"], lambda h, g=f"python-reference/{q['gold_doc']}": h.doc_id == g) for q in qs
-            ], index, embedder)
+            evaluate(
+                "python-reference",
+                [(q["question"], lambda h, g=f"python-reference/{q['gold_doc']}": h.doc_id == g) for q in qs],
+                index,
+                embedder,
+            )
         data = args.datasets
         if not data.is_dir():
             print(f"real sets skipped: {data} is absent")
             return
         if "nq_wiki" in wanted:
-            docs, _ = build_collection("nq_wiki", CollectionSpec("nq_wiki", str(data / "nq_wiki" / "pages.jsonl")), index)
+            docs, _ = build_collection(
+                "nq_wiki", CollectionSpec("nq_wiki", str(data / "nq_wiki" / "pages.jsonl")), index
+            )
             title_of = {d.doc_id: d.title for d in docs.values()}
             qs = load_jsonl(data / "nq_wiki" / "questions_dev.jsonl")
-            evaluate("nq_wiki", [(q["question"], lambda h, t=q["doc_title"]: title_of[h.doc_id] == t) for q in qs], index, embedder)
+            evaluate(
+                "nq_wiki",
+                [(q["question"], lambda h, t=q["doc_title"]: title_of[h.doc_id] == t) for q in qs],
+                index,
+                embedder,
+            )
         if "conditionalqa" in wanted:
-            docs, _ = build_collection("conditionalqa", CollectionSpec("conditionalqa", str(data / "conditionalqa" / "pages.jsonl")), index)
+            docs, _ = build_collection(
+                "conditionalqa", CollectionSpec("conditionalqa", str(data / "conditionalqa" / "pages.jsonl")), index
+            )
             title_of = {d.doc_id: d.title for d in docs.values()}
             qs = load_jsonl(data / "conditionalqa" / "questions_dev.jsonl")
-            evaluate("conditionalqa", [(f"{q['scenario']} {q['question']}", lambda h, t=q["doc_title"]: title_of[h.doc_id] == t)
-                                       for q in qs], index, embedder)
+            evaluate(
+                "conditionalqa",
+                [(f"{q['scenario']} {q['question']}", lambda h, t=q["doc_title"]: title_of[h.doc_id] == t) for q in qs],
+                index,
+                embedder,
+            )
         if "emanual" in wanted:
-            docs, _ = build_collection("emanual", CollectionSpec("emanual", str(data / "emanual" / "manuals"), format="manual_json"), index)
+            docs, _ = build_collection(
+                "emanual", CollectionSpec("emanual", str(data / "emanual" / "manuals"), format="manual_json"), index
+            )
             qs = load_jsonl(data / "emanual" / "questions_dev.jsonl")
 
             def under(q: dict, any_manual: bool = False) -> Callable[[SearchHit], bool]:
                 gold_doc = f"emanual/{q['manual']}.json"
                 path = [p.casefold() for p in q["section_path"]]
                 # heading_path[0] is the manual's title (the tree root); the sections follow.
-                return lambda h: ((any_manual or h.doc_id == gold_doc)
-                                  and [p.casefold() for p in h.heading_path[1:1 + len(path)]] == path)
+                return lambda h: (
+                    (any_manual or h.doc_id == gold_doc)
+                    and [p.casefold() for p in h.heading_path[1 : 1 + len(path)]] == path
+                )
+
             evaluate("emanual", [(q["question"], under(q)) for q in qs], index, embedder)
             # The 33 manuals are near-duplicates: the same section of a sibling model is the
             # hard distractor. This second line counts the gold section in any manual.

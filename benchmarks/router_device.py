@@ -49,22 +49,35 @@ def export_examples(catalogue: Path, out: Path) -> int:
 
     fields = ", ".join("s." + f for f in RoutingSample.__dataclass_fields__)
     with duckdb.connect(str(catalogue), read_only=True) as con:
-        rows = con.execute(f"SELECT s.collection, {fields}, a.fold, a.target FROM routing_actions a JOIN routing_subtrees s "
-                           "USING (collection, subtree_id) WHERE a.kind <> 'failed' "
-                           "ORDER BY s.collection, s.subtree_id").fetchall()
+        rows = con.execute(
+            f"SELECT s.collection, {fields}, a.fold, a.target FROM routing_actions a JOIN routing_subtrees s "
+            "USING (collection, subtree_id) WHERE a.kind <> 'failed' "
+            "ORDER BY s.collection, s.subtree_id"
+        ).fetchall()
         written = 0
         with out.open("w") as handle:
             for collection in sorted({r[0] for r in rows}):
                 mine = [r for r in rows if r[0] == collection]
                 samples = [sample_from_row(r[1:-2]) for r in mine]
-                trees = {d: n for d, (n, _) in load_trees(con, collection,
-                                                          doc_ids=sorted({s.doc_id for s in samples})).items()}
+                trees = {
+                    d: n
+                    for d, (n, _) in load_trees(con, collection, doc_ids=sorted({s.doc_id for s in samples})).items()
+                }
                 for sample, row in zip(samples, mine):
                     view = restore(sample, trees[sample.doc_id])[1]
-                    handle.write(json.dumps({"collection": collection, "subtree_id": sample.subtree_id,
-                                             "fold": row[-2], "target": row[-1],
-                                             "messages": routing_messages(sample.query, sample.rendered),
-                                             "regex": view_action_regex(view)}) + "\n")
+                    handle.write(
+                        json.dumps(
+                            {
+                                "collection": collection,
+                                "subtree_id": sample.subtree_id,
+                                "fold": row[-2],
+                                "target": row[-1],
+                                "messages": routing_messages(sample.query, sample.rendered),
+                                "regex": view_action_regex(view),
+                            }
+                        )
+                        + "\n"
+                    )
                     written += 1
     return written
 
@@ -73,8 +86,9 @@ def _peak_gib() -> float:
     return torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else float("nan")
 
 
-def bench_training(checkpoint: Path, examples: list[dict], batches: list[int], steps: int,
-                   workdir: Path) -> Path | None:
+def bench_training(
+    checkpoint: Path, examples: list[dict], batches: list[int], steps: int, workdir: Path
+) -> Path | None:
     training = [TrainingExample(e["messages"], e["target"]) for e in examples]
     print(f"\n## LoRA training: {len(training)} examples, {steps} steps per batch size")
     print("| batch | device | dtype | s/step | examples/s | peak GPU GiB | first->last loss | vs first |")
@@ -83,23 +97,33 @@ def bench_training(checkpoint: Path, examples: list[dict], batches: list[int], s
     for batch in batches:
         if torch.cuda.is_available():
             torch.cuda.reset_peak_memory_stats()
-        result = train_lora(checkpoint, training, workdir / f"adapters-{batch}",
-                            LoraSettings(batch_size=batch, max_steps=steps, epochs=100), progress=False)
+        result = train_lora(
+            checkpoint,
+            training,
+            workdir / f"adapters-{batch}",
+            LoraSettings(batch_size=batch, max_steps=steps, epochs=100),
+            progress=False,
+        )
         rate = batch / result.seconds_per_step
         baseline = baseline or rate
         adapter = adapter or result.adapter_dir
-        print(f"| {batch} | {result.device} | {result.dtype} | {result.seconds_per_step:.3f} | {rate:.1f} | "
-              f"{_peak_gib():.2f} | {result.losses[0]:.3f}->{result.losses[-1]:.3f} | {rate / baseline:.2f}x |")
+        print(
+            f"| {batch} | {result.device} | {result.dtype} | {result.seconds_per_step:.3f} | {rate:.1f} | "
+            f"{_peak_gib():.2f} | {result.losses[0]:.3f}->{result.losses[-1]:.3f} | {rate / baseline:.2f}x |"
+        )
     return adapter
 
 
-def bench_generation(checkpoint: Path, adapter: Path | None, examples: list[dict], batches: list[int],
-                     chats: int, max_new_tokens: int) -> None:
+def bench_generation(
+    checkpoint: Path, adapter: Path | None, examples: list[dict], batches: list[int], chats: int, max_new_tokens: int
+) -> None:
     chosen = (examples * (chats // max(len(examples), 1) + 1))[:chats]
     messages = [e["messages"] for e in chosen]
     grammars = [e["regex"] for e in chosen]
-    print(f"\n## Routing generation: {len(chosen)} router chats, {max_new_tokens} new tokens at most, "
-          f"adapter {'yes' if adapter else 'no'}")
+    print(
+        f"\n## Routing generation: {len(chosen)} router chats, {max_new_tokens} new tokens at most, "
+        f"adapter {'yes' if adapter else 'no'}"
+    )
     print("| engine batch | grammar | seconds | chats/s | output tokens/s | prompt tokens/chat | vs first |")
     print("|---|---|---|---|---|---|---|")
     baseline = None
@@ -111,23 +135,27 @@ def bench_generation(checkpoint: Path, adapter: Path | None, examples: list[dict
             if torch.cuda.is_available():
                 torch.cuda.synchronize()
             started = time.perf_counter()
-            outputs = engine.generate(messages, adapter=name, max_new_tokens=max_new_tokens,
-                                      regex=grammars if constrained else None)
+            outputs = engine.generate(
+                messages, adapter=name, max_new_tokens=max_new_tokens, regex=grammars if constrained else None
+            )
             if torch.cuda.is_available():
                 torch.cuda.synchronize()
             seconds = time.perf_counter() - started
             tokens = sum(o.output_tokens for o in outputs)
             prompt = sum(o.prompt_tokens for o in outputs) / len(outputs)
             baseline = baseline or tokens / seconds
-            print(f"| {batch} | {'yes' if constrained else 'no'} | {seconds:.2f} | {len(outputs) / seconds:.1f} | "
-                  f"{tokens / seconds:.0f} | {prompt:.0f} | {tokens / seconds / baseline:.2f}x |")
+            print(
+                f"| {batch} | {'yes' if constrained else 'no'} | {seconds:.2f} | {len(outputs) / seconds:.1f} | "
+                f"{tokens / seconds:.0f} | {prompt:.0f} | {tokens / seconds / baseline:.2f}x |"
+            )
         del engine
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 
 
-def train_and_route(checkpoint: Path, examples: list[dict], epochs: int, batch: int, out: Path,
-                    workdir: Path, max_new_tokens: int) -> None:
+def train_and_route(
+    checkpoint: Path, examples: list[dict], epochs: int, batch: int, out: Path, workdir: Path, max_new_tokens: int
+) -> None:
     """Per collection: a LoRA adapter trained for whole epochs on the train fold, then the
     validation fold routed under each view's grammar by the base model and by the adapter; the
     outputs go to `out` for `--score` (which parses them against the catalogue's views)."""
@@ -136,22 +164,45 @@ def train_and_route(checkpoint: Path, examples: list[dict], epochs: int, batch: 
     print("|---|---|---|---|---|---|---|")
     with out.open("w") as handle:
         for collection in sorted({e["collection"] for e in examples}):
-            train = [TrainingExample(e["messages"], e["target"]) for e in examples
-                     if e["collection"] == collection and e["fold"] == "train"]
+            train = [
+                TrainingExample(e["messages"], e["target"])
+                for e in examples
+                if e["collection"] == collection and e["fold"] == "train"
+            ]
             validation = [e for e in examples if e["collection"] == collection and e["fold"] == "validation"]
-            result = train_lora(checkpoint, train, workdir / f"adapters-{collection}",
-                                LoraSettings(batch_size=batch, epochs=epochs), progress=False)
+            result = train_lora(
+                checkpoint,
+                train,
+                workdir / f"adapters-{collection}",
+                LoraSettings(batch_size=batch, epochs=epochs),
+                progress=False,
+            )
             engine = TransformersEngine(checkpoint, adapters={"router": result.adapter_dir})
             started = time.perf_counter()
             for model, adapter in (("base", None), (f"adapter-{epochs}ep", "router")):
-                outputs = engine.generate([e["messages"] for e in validation], adapter=adapter,
-                                          max_new_tokens=max_new_tokens, regex=[e["regex"] for e in validation])
+                outputs = engine.generate(
+                    [e["messages"] for e in validation],
+                    adapter=adapter,
+                    max_new_tokens=max_new_tokens,
+                    regex=[e["regex"] for e in validation],
+                )
                 for example, output in zip(validation, outputs):
-                    handle.write(json.dumps({"collection": collection, "subtree_id": example["subtree_id"],
-                                             "model": model, "output": output.text}) + "\n")
-            print(f"| {collection} | {len(train)} | {result.steps} | {result.seconds_per_step:.3f} | "
-                  f"{result.losses[0]:.3f}->{result.losses[-1]:.3f} | {len(validation)} | "
-                  f"{time.perf_counter() - started:.1f} |")
+                    handle.write(
+                        json.dumps(
+                            {
+                                "collection": collection,
+                                "subtree_id": example["subtree_id"],
+                                "model": model,
+                                "output": output.text,
+                            }
+                        )
+                        + "\n"
+                    )
+            print(
+                f"| {collection} | {len(train)} | {result.steps} | {result.seconds_per_step:.3f} | "
+                f"{result.losses[0]:.3f}->{result.losses[-1]:.3f} | {len(validation)} | "
+                f"{time.perf_counter() - started:.1f} |"
+            )
             del engine
 
 
@@ -169,11 +220,18 @@ def score_outputs(outputs: Path, catalogue: Path) -> None:
     with duckdb.connect(str(catalogue), read_only=True) as con:
         for collection in sorted({r["collection"] for r in rows}):
             pairs = {s.subtree_id: (s, g) for s, g in load_routing_samples(con, collection, fold="validation")}
-            trees = {d: n for d, (n, _) in load_trees(con, collection,
-                                                      doc_ids=sorted({s.doc_id for s, _ in pairs.values()})).items()}
+            trees = {
+                d: n
+                for d, (n, _) in load_trees(
+                    con, collection, doc_ids=sorted({s.doc_id for s, _ in pairs.values()})
+                ).items()
+            }
             for model in sorted({r["model"] for r in rows if r["collection"] == collection}):
-                mine = [r for r in rows if r["collection"] == collection and r["model"] == model
-                        and r["subtree_id"] in pairs]
+                mine = [
+                    r
+                    for r in rows
+                    if r["collection"] == collection and r["model"] == model and r["subtree_id"] in pairs
+                ]
                 routed, golds = [], []
                 for r in mine:
                     sample, gold = pairs[r["subtree_id"]]
@@ -181,8 +239,10 @@ def score_outputs(outputs: Path, catalogue: Path) -> None:
                     routed.append(RoutedSample(sample, parse_router_output(r["output"], view), r["output"]))
                     golds.append(gold)
                 s = score_routed(routed, golds)
-                print(f"| {collection} | {model} | {s.samples} | {s.ans_f1:.3f} | {s.exp_pre:.3f} | {s.ref_acc:.3f} | "
-                      f"{s.expelled_per_output:.3f} |")
+                print(
+                    f"| {collection} | {model} | {s.samples} | {s.ans_f1:.3f} | {s.exp_pre:.3f} | {s.ref_acc:.3f} | "
+                    f"{s.expelled_per_output:.3f} |"
+                )
 
 
 def main() -> None:
@@ -197,9 +257,13 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8, help="training steps per batch size")
     parser.add_argument("--chats", type=int, default=128, help="router chats generated per configuration")
     parser.add_argument("--max-new-tokens", type=int, default=48)
-    parser.add_argument("--train-epochs", type=int, default=0,
-                        help="also train each collection's router for this many epochs (batch: the last of "
-                             "--train-batches) and route its validation fold; outputs to --routed")
+    parser.add_argument(
+        "--train-epochs",
+        type=int,
+        default=0,
+        help="also train each collection's router for this many epochs (batch: the last of "
+        "--train-batches) and route its validation fold; outputs to --routed",
+    )
     parser.add_argument("--routed", type=Path, default=Path("routed.jsonl"))
     parser.add_argument("--score", type=Path, help="routed.jsonl to score against --catalogue's views, then exit")
     parser.add_argument("--catalogue", type=Path, help="catalogue.duckdb for --score")
@@ -230,8 +294,15 @@ def main() -> None:
             if args.engine_batches:
                 bench_generation(checkpoint, adapter, examples, args.engine_batches, args.chats, args.max_new_tokens)
         if args.train_epochs:
-            train_and_route(checkpoint, examples, args.train_epochs, (args.train_batches or [32])[-1], args.routed,
-                            workdir, args.max_new_tokens)
+            train_and_route(
+                checkpoint,
+                examples,
+                args.train_epochs,
+                (args.train_batches or [32])[-1],
+                args.routed,
+                workdir,
+                args.max_new_tokens,
+            )
 
 
 if __name__ == "__main__":

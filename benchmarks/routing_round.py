@@ -26,10 +26,10 @@ from rag_assets.core.routing import RoutingKnobs, fit_view, router_messages, rou
 from rag_assets.core.routing_data import documents_in_order
 from rag_assets.core.strategies import StrategySpec, run_strategy
 from rag_assets.core.subtree import DocumentRouting
-from rag_assets.resources.catalogue import default_catalogue
-from rag_assets.resources.embedder import EmbedderResource
-from rag_assets.resources.llm import LLMResource
-from rag_assets.resources.vectors import VectorStoreResource
+from resources.catalogue import default_catalogue
+from resources.embedder import EmbedderResource
+from resources.llm import LLMResource
+from resources.vectors import VectorStoreResource
 
 
 def main() -> None:
@@ -43,7 +43,7 @@ def main() -> None:
     parser.add_argument("--rdr2", action="store_true", help="also run RDR2 end to end at iters 0 and 2")
     args = parser.parse_args()
 
-    questions = [q.query for q in load_questions(args.questions)[0] if not q.not_answerable][:args.n]
+    questions = [q.query for q in load_questions(args.questions)[0] if not q.not_answerable][: args.n]
     embedder = EmbedderResource(progress=False).get()
     index = VectorStoreResource().index(embedder)
     engine = LLMResource(batch_size=args.batch_size).engine()
@@ -70,26 +70,36 @@ def main() -> None:
             engine.generate([chat], max_new_tokens=knobs.max_new_tokens, regex=grammar)
         sequential_s = time.perf_counter() - started
         prompt = sum(g.prompt_tokens for g in batched) / len(batched)
-        print(f"routing round: {len(questions)} questions x {args.k} documents = {len(chats)} subtrees, "
-              f"{prompt:.0f} prompt tokens/subtree, max {knobs.max_new_tokens} new tokens, engine {engine.model_id} "
-              f"on {getattr(engine, 'device', '?')}")
+        print(
+            f"routing round: {len(questions)} questions x {args.k} documents = {len(chats)} subtrees, "
+            f"{prompt:.0f} prompt tokens/subtree, max {knobs.max_new_tokens} new tokens, engine {engine.model_id} "
+            f"on {getattr(engine, 'device', '?')}"
+        )
         print(f"batched    (1 generate call):   {batched_s:8.1f} s")
         print(f"sequential ({len(chats)} generate calls): {sequential_s:8.1f} s")
         print(f"speed-up: {sequential_s / batched_s:.2f}x")
 
         if args.rdr2:
             for iters in (0, 2):
-                spec = StrategySpec(f"rdr2-base-iters{iters}", "rdr2", top_k=args.k, passages_per_query=2 * args.k,
-                                    expand_iterations=iters, router_max_new_tokens=args.max_new_tokens)
+                spec = StrategySpec(
+                    f"rdr2-base-iters{iters}",
+                    "rdr2",
+                    top_k=args.k,
+                    passages_per_query=2 * args.k,
+                    expand_iterations=iters,
+                    router_max_new_tokens=args.max_new_tokens,
+                )
                 outcomes = run_strategy(questions, spec, retrieve=retrieve, trees=trees, engine=engine)
                 n = len(outcomes)
                 router = sum(o.router_prompt_tokens + o.router_output_tokens for o in outcomes) / n
                 reader = sum(o.reader_prompt_tokens + o.reader_output_tokens for o in outcomes) / n
-                print(f"rdr2 k={args.k} iters={iters}: {router + reader:.0f} tokens/question "
-                      f"(router {router:.0f}, reader {reader:.0f}), {outcomes[0].seconds:.1f} s/question, "
-                      f"evidence {sum(o.evidence_words for o in outcomes) / n:.0f} words, "
-                      f"engine calls {max(o.engine_calls for o in outcomes)}, "
-                      f"refused {sum(o.refused_docs for o in outcomes)}/{sum(len(o.retrieved_doc_ids) for o in outcomes)} docs")
+                print(
+                    f"rdr2 k={args.k} iters={iters}: {router + reader:.0f} tokens/question "
+                    f"(router {router:.0f}, reader {reader:.0f}), {outcomes[0].seconds:.1f} s/question, "
+                    f"evidence {sum(o.evidence_words for o in outcomes) / n:.0f} words, "
+                    f"engine calls {max(o.engine_calls for o in outcomes)}, "
+                    f"refused {sum(o.refused_docs for o in outcomes)}/{sum(len(o.retrieved_doc_ids) for o in outcomes)} docs"
+                )
 
 
 if __name__ == "__main__":

@@ -26,12 +26,20 @@ from rag_assets.core.routing_data import latest_adapter
 from rag_assets.core.strategies import AnswerOutcome, StrategySpec, run_strategy
 from rag_assets.metadata import counter_table, markdown_table
 from rag_assets.partitions import collection_partitions
-from rag_assets.resources.embedder import EmbedderResource
-from rag_assets.resources.llm import LLMResource
-from rag_assets.resources.vectors import VectorStoreResource
+from resources.embedder import EmbedderResource
+from resources.llm import LLMResource
+from resources.vectors import VectorStoreResource
 
-STRATEGIES = ("no-retrieval", "rag-dense", "rag-hybrid", "rdr2", "rdr2-base", "rdr2-no-expand", "rdr2-no-refuse",
-              "rdr2-no-structure")
+STRATEGIES = (
+    "no-retrieval",
+    "rag-dense",
+    "rag-hybrid",
+    "rdr2",
+    "rdr2-base",
+    "rdr2-no-expand",
+    "rdr2-no-refuse",
+    "rdr2-no-structure",
+)
 SOURCE = "evaluation"
 LONG_ANSWER_WORDS = 16
 
@@ -74,15 +82,26 @@ def answer_style(config_style: str, questions: list[Question]) -> str:
 
 def strategy_specs(config: AnswersConfig, style: str, adapter: str | None) -> dict[str, StrategySpec]:
     """Every strategy by label (the config's `strategies` choose which run; the grids use 'rdr2')."""
-    rdr2 = StrategySpec("rdr2", "rdr2", retrieval_mode=config.retrieval_mode, top_k=config.top_k,
-                        passages_per_query=config.passages_per_query, expand_iterations=config.expand_iterations,
-                        adapter=adapter, answer_style=style, router_max_new_tokens=config.router_max_new_tokens,
-                        token_budget=config.token_budget)
+    rdr2 = StrategySpec(
+        "rdr2",
+        "rdr2",
+        retrieval_mode=config.retrieval_mode,
+        top_k=config.top_k,
+        passages_per_query=config.passages_per_query,
+        expand_iterations=config.expand_iterations,
+        adapter=adapter,
+        answer_style=style,
+        router_max_new_tokens=config.router_max_new_tokens,
+        token_budget=config.token_budget,
+    )
     specs = {
         "no-retrieval": StrategySpec("no-retrieval", "none", top_k=0, answer_style=style),
-        "rag-dense": StrategySpec("rag-dense", "rag", retrieval_mode="dense", top_k=config.rag_top_k, answer_style=style),
-        "rag-hybrid": StrategySpec("rag-hybrid", "rag", retrieval_mode="hybrid", top_k=config.rag_top_k,
-                                   answer_style=style),
+        "rag-dense": StrategySpec(
+            "rag-dense", "rag", retrieval_mode="dense", top_k=config.rag_top_k, answer_style=style
+        ),
+        "rag-hybrid": StrategySpec(
+            "rag-hybrid", "rag", retrieval_mode="hybrid", top_k=config.rag_top_k, answer_style=style
+        ),
         "rdr2": rdr2,
         "rdr2-base": dataclasses.replace(rdr2, name="rdr2-base", adapter=None),
         "rdr2-no-expand": dataclasses.replace(rdr2, name="rdr2-no-expand", allow_expand=False),
@@ -104,8 +123,14 @@ def strategy_specs(config: AnswersConfig, style: str, adapter: str | None) -> di
     "dense/hybrid, RDR2 with the trained router, its ablations and test-time scaling grids), each "
     "with its evidence, cited nodes, costs and versions; replaces the collection's evaluation rows atomically.",
 )
-def answers(context: dg.AssetExecutionContext, config: AnswersConfig, catalogue: DuckDBResource,
-            embedder: EmbedderResource, vectors: VectorStoreResource, llm: LLMResource) -> dg.MaterializeResult:
+def answers(
+    context: dg.AssetExecutionContext,
+    config: AnswersConfig,
+    catalogue: DuckDBResource,
+    embedder: EmbedderResource,
+    vectors: VectorStoreResource,
+    llm: LLMResource,
+) -> dg.MaterializeResult:
     started = time.perf_counter()
     collection = context.partition_key
     model = embedder.get()
@@ -115,7 +140,7 @@ def answers(context: dg.AssetExecutionContext, config: AnswersConfig, catalogue:
         adapter = latest_adapter(con, collection)
         trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
     if config.max_questions > 0:
-        questions = questions[:config.max_questions]
+        questions = questions[: config.max_questions]
     notes = [note] if note else []
     if adapter is not None and not (Path(adapter.path) / "adapter_config.json").is_file():
         notes.append(f"adapter {adapter.adapter_id} is gone from {adapter.path}: rdr2 routes with the base model")
@@ -154,8 +179,10 @@ def answers(context: dg.AssetExecutionContext, config: AnswersConfig, catalogue:
                 continue
             outcomes[(name, "", -1)] = (spec, run(spec))
         main = all_specs["rdr2"]
-        for grid, values, field in (("expand_iterations", config.expand_grid, "expand_iterations"),
-                                    ("top_k", config.top_k_grid, "top_k")):
+        for grid, values, field in (
+            ("expand_iterations", config.expand_grid, "expand_iterations"),
+            ("top_k", config.top_k_grid, "top_k"),
+        ):
             for value in dict.fromkeys(values):
                 spec = dataclasses.replace(main, **{field: value})
                 if spec == main and ("rdr2", "", -1) in outcomes:
@@ -170,32 +197,59 @@ def answers(context: dg.AssetExecutionContext, config: AnswersConfig, catalogue:
         for (_name, grid, value), (spec, results) in outcomes.items():
             for question, outcome in zip(questions, results):
                 versions = answer_versions(
-                    con, collection, outcome, index=index_info, adapter_id=spec.adapter,
+                    con,
+                    collection,
+                    outcome,
+                    index=index_info,
+                    adapter_id=spec.adapter,
                     router_model=(f"{engine.model_id}+{spec.adapter}" if spec.adapter else engine.model_id)
-                    if spec.kind == "rdr2" else None,
-                    reader_model=engine.model_id, embedder=model.model_id)
-                records.append(build_record(outcome, spec, collection=collection, source=SOURCE, versions=versions,
-                                            run_id=context.run.run_id, qid=question.qid, grid=grid, grid_value=value,
-                                            created_at=created))
+                    if spec.kind == "rdr2"
+                    else None,
+                    reader_model=engine.model_id,
+                    embedder=model.model_id,
+                )
+                records.append(
+                    build_record(
+                        outcome,
+                        spec,
+                        collection=collection,
+                        source=SOURCE,
+                        versions=versions,
+                        run_id=context.run.run_id,
+                        qid=question.qid,
+                        grid=grid,
+                        grid_value=value,
+                        created_at=created,
+                    )
+                )
         store_answers(con, records, replace=(collection, SOURCE))
 
     per_strategy = Counter(r.strategy if not r.grid else f"rdr2 @ {r.grid}={r.grid_value}" for r in records)
     seconds = time.perf_counter() - started
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": len(records),
-        "questions": len(questions),
-        "split": split,
-        "answer_style": style,
-        "strategies": dg.MetadataValue.md(counter_table("strategy", per_strategy)),
-        "adapter_id": adapter.adapter_id if adapter else "none (base model routes)",
-        "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
-        "seconds": round(seconds, 1),
-        "generation_cache": (f"{engine.hits} replayed, {engine.misses} generated "
-                             f"({engine.replayed_seconds:.0f} s replayed)") if engine else "unused",
-        "seconds_per_strategy": dg.MetadataValue.md(markdown_table(
-            ["strategy run", "seconds"], [(k, round(v, 1)) for k, v in timings])),
-        "index": dg.MetadataValue.json(index_info or {}),
-        "sample": dg.MetadataValue.md(markdown_table(
-            ["strategy", "question", "answer", "evidence words"],
-            [(r.strategy, r.question[:80], r.answer[:80], r.evidence_words) for r in records if not r.grid][:8])),
-    })
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(records),
+            "questions": len(questions),
+            "split": split,
+            "answer_style": style,
+            "strategies": dg.MetadataValue.md(counter_table("strategy", per_strategy)),
+            "adapter_id": adapter.adapter_id if adapter else "none (base model routes)",
+            "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
+            "seconds": round(seconds, 1),
+            "generation_cache": (
+                f"{engine.hits} replayed, {engine.misses} generated ({engine.replayed_seconds:.0f} s replayed)"
+            )
+            if engine
+            else "unused",
+            "seconds_per_strategy": dg.MetadataValue.md(
+                markdown_table(["strategy run", "seconds"], [(k, round(v, 1)) for k, v in timings])
+            ),
+            "index": dg.MetadataValue.json(index_info or {}),
+            "sample": dg.MetadataValue.md(
+                markdown_table(
+                    ["strategy", "question", "answer", "evidence words"],
+                    [(r.strategy, r.question[:80], r.answer[:80], r.evidence_words) for r in records if not r.grid][:8],
+                )
+            ),
+        }
+    )

@@ -1,6 +1,5 @@
 """Keeping the index fresh: the `reindex` job, a daily schedule and a source-change sensor."""
 
-
 import json
 import os
 
@@ -8,15 +7,14 @@ import dagster as dg
 
 from rag_assets.core.fingerprint import fingerprint_digest, source_fingerprint
 from rag_assets.partitions import COLLECTION_PARTITIONS_NAME
-from rag_assets.resources.sources import SourcesResource
+from resources.sources import SourcesResource
 
 REINDEX_CRON = os.environ.get("RAG_REINDEX_CRON", "0 3 * * *")  # daily at 03:00 by default
 
 reindex_job = dg.define_asset_job(
     "reindex",
     selection=dg.AssetSelection.groups("corpus", "structure", "index"),
-    description="Sources -> trees -> passages -> index for one collection; unchanged passages are "
-    "not re-embedded.",
+    description="Sources -> trees -> passages -> index for one collection; unchanged passages are not re-embedded.",
 )
 
 
@@ -51,10 +49,13 @@ def source_change_sensor(context: dg.SensorEvaluationContext, sources: SourcesRe
     for spec in specs:
         current[spec.name] = fingerprint_digest(source_fingerprint(spec))
         if previous.get(spec.name) != current[spec.name]:
-            requests.append(dg.RunRequest(
-                run_key=f"{spec.name}:{current[spec.name]}", partition_key=spec.name,
-                tags={"rag/trigger": "sources-changed"},
-            ))
+            requests.append(
+                dg.RunRequest(
+                    run_key=f"{spec.name}:{current[spec.name]}",
+                    partition_key=spec.name,
+                    tags={"rag/trigger": "sources-changed"},
+                )
+            )
     new = [spec.name for spec in specs if spec.name not in known]
     return dg.SensorResult(
         run_requests=requests,

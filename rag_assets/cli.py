@@ -50,9 +50,23 @@ def tree(
             failed = True
             continue
         if as_json:
-            out.append({"doc_id": item.doc_id, "title": dst.title, "format": item.format, "nodes": [
-                {"node_id": n.node_id, "parent_id": n.parent_id, "kind": n.kind, "depth": n.depth, "text": n.text}
-                for n in dst.nodes]})
+            out.append(
+                {
+                    "doc_id": item.doc_id,
+                    "title": dst.title,
+                    "format": item.format,
+                    "nodes": [
+                        {
+                            "node_id": n.node_id,
+                            "parent_id": n.parent_id,
+                            "kind": n.kind,
+                            "depth": n.depth,
+                            "text": n.text,
+                        }
+                        for n in dst.nodes
+                    ],
+                }
+            )
         else:
             sys.stdout.write(render_tree(dst.nodes) + "\n")
     if as_json:
@@ -64,8 +78,12 @@ def tree(
 @app.command()
 def run(
     collection: list[str] = typer.Option(None, "--collection", "-c", help="Only these collections (default: all)."),
-    config: Path = typer.Option(None, "--config", help="A Dagster run-config YAML (`ops: {answers: {config: ...}}`) "
-                                "applied to every collection's run; default: $RAG_RUN_CONFIG if set."),
+    config: Path = typer.Option(
+        None,
+        "--config",
+        help="A Dagster run-config YAML (`ops: {answers: {config: ...}}`) "
+        "applied to every collection's run; default: $RAG_RUN_CONFIG if set.",
+    ),
 ) -> None:
     """Materialize the whole asset graph (with its checks) for every collection, then summarise."""
     _ensure_dagster_home()
@@ -91,7 +109,7 @@ def run(
             run_config = yaml.safe_load(config.read_text()) or {}
         except (OSError, yaml.YAMLError) as err:
             errors.print(f"[red]error:[/red] run config {config}: {err}")
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
         if not isinstance(run_config, dict):
             errors.print(f"[red]error:[/red] run config {config}: expected a mapping such as `ops: ...`")
             raise typer.Exit(2)
@@ -99,14 +117,15 @@ def run(
             dg.validate_run_config(job, run_config)  # fail before the first collection runs, not midway
         except dg.DagsterInvalidConfigError as err:
             errors.print(f"[red]error:[/red] run config {config} does not fit the job: {err}")
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
         console.print(f"run config: [cyan]{config}[/cyan]", soft_wrap=True)
     with dg.DagsterInstance.get() as instance:
         register_collections(instance, names)
         for name in names:
             console.print(f"[bold]materializing[/bold] collection [cyan]{name}[/cyan]")
-            result = job.execute_in_process(partition_key=name, instance=instance, raise_on_error=False,
-                                            run_config=run_config)
+            result = job.execute_in_process(
+                partition_key=name, instance=instance, raise_on_error=False, run_config=run_config
+            )
             if not result.success:
                 errors.print(f"[red]run {result.run_id} for {name} failed[/red]; see `make dev` for its logs")
                 raise typer.Exit(1)
@@ -127,8 +146,8 @@ def search(
     """Search the materialized passage index (run `rag run` first)."""
     from rag_assets.core.retrieval import cross_encoder_reranker
     from rag_assets.core.retrieval import search as run_search
-    from rag_assets.resources.embedder import EmbedderResource
-    from rag_assets.resources.vectors import VectorStoreResource
+    from resources.embedder import EmbedderResource
+    from resources.vectors import VectorStoreResource
 
     if mode not in ("dense", "bm25", "hybrid"):
         errors.print(f"[red]error:[/red] --mode must be dense, bm25 or hybrid, not {mode!r}")
@@ -140,26 +159,47 @@ def search(
         hits = run_search(index, embedder, query, mode=mode, k=k, collections=collection or None, reranker=rerank)
     except (FileNotFoundError, ValueError) as err:
         errors.print(f"[red]error:[/red] {err}")
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     if as_json:
-        sys.stdout.write(json.dumps([{
-            "rank": h.rank, "score": h.score, "passage_id": h.passage_id, "doc_id": h.doc_id,
-            "collection": h.collection, "node_ids": list(h.node_ids),
-            "heading_path": list(h.heading_path), "text": h.text} for h in hits], ensure_ascii=False, indent=1) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                [
+                    {
+                        "rank": h.rank,
+                        "score": h.score,
+                        "passage_id": h.passage_id,
+                        "doc_id": h.doc_id,
+                        "collection": h.collection,
+                        "node_ids": list(h.node_ids),
+                        "heading_path": list(h.heading_path),
+                        "text": h.text,
+                    }
+                    for h in hits
+                ],
+                ensure_ascii=False,
+                indent=1,
+            )
+            + "\n"
+        )
         return
     for hit in hits:
-        console.print(f"[bold]{hit.rank}.[/bold] [dim]{hit.score:.4f}[/dim] [cyan]{hit.doc_id}[/cyan] "
-                      f"nodes {list(hit.node_ids)}\n   [green]{' > '.join(hit.heading_path)}[/green]\n   {hit.text[:300]}")
+        console.print(
+            f"[bold]{hit.rank}.[/bold] [dim]{hit.score:.4f}[/dim] [cyan]{hit.doc_id}[/cyan] "
+            f"nodes {list(hit.node_ids)}\n   [green]{' > '.join(hit.heading_path)}[/green]\n   {hit.text[:300]}"
+        )
 
 
 def _latest_adapter(con, collection: str) -> tuple[str, Path] | None:
     """(adapter_id, folder) of the collection's newest row in `router_adapters`, if any."""
-    exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'router_adapters'"
-                         ).fetchone()[0]
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'router_adapters'"
+    ).fetchone()[0]
     if not exists:
         return None
-    row = con.execute("SELECT adapter_id, path FROM router_adapters WHERE collection = ? "
-                      "ORDER BY created_at DESC LIMIT 1", [collection]).fetchone()
+    row = con.execute(
+        "SELECT adapter_id, path FROM router_adapters WHERE collection = ? ORDER BY created_at DESC LIMIT 1",
+        [collection],
+    ).fetchone()
     return (row[0], Path(row[1])) if row and Path(row[1]).is_dir() else None
 
 
@@ -170,8 +210,10 @@ def _answer_collection(con, collection: str | None) -> str:
             raise ValueError(f"collection {collection!r} has no trees in the catalogue (known: {names}); run `rag run`")
         return collection
     if len(names) != 1:
-        raise ValueError(f"say which collection with --collection (the catalogue holds {names or 'none'}; "
-                         "run `rag run` first if empty)")
+        raise ValueError(
+            f"say which collection with --collection (the catalogue holds {names or 'none'}; "
+            "run `rag run` first if empty)"
+        )
     return names[0]
 
 
@@ -190,14 +232,13 @@ def ask(
     """Answer a question from the materialized index (Retrieve, Document-Route, Read) and store it
     with its lineage in the `answers` table; `rag trace ANSWER_ID` audits it later."""
     from rag_assets.core.catalogue import ensure_schema
-    from rag_assets.core.lineage import (CatalogueTrees, answer_versions, build_record, index_version,
-                                         store_answers)
+    from rag_assets.core.lineage import CatalogueTrees, answer_versions, build_record, index_version, store_answers
     from rag_assets.core.retrieval import search as run_search
     from rag_assets.core.strategies import KINDS, StrategySpec, run_strategy
-    from rag_assets.resources.catalogue import default_catalogue
-    from rag_assets.resources.embedder import EmbedderResource
-    from rag_assets.resources.llm import LLMResource
-    from rag_assets.resources.vectors import VectorStoreResource
+    from resources.catalogue import default_catalogue
+    from resources.embedder import EmbedderResource
+    from resources.llm import LLMResource
+    from resources.vectors import VectorStoreResource
 
     if strategy not in KINDS:
         errors.print(f"[red]error:[/red] --strategy must be one of {', '.join(KINDS)}, not {strategy!r}")
@@ -211,13 +252,15 @@ def ask(
             name = _answer_collection(con, collection)
         except ValueError as err:
             errors.print(f"[red]error:[/red] {err}")
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
         adapters: dict[str, Path] = {}
         adapter_name: str | None = None
         if strategy == "rdr2" and adapter != "none":
             found = _latest_adapter(con, name) if adapter == "latest" else (Path(adapter).name, Path(adapter))
             if found is None:
-                errors.print(f"[yellow]note:[/yellow] no trained router adapter for {name!r}; routing with the base model")
+                errors.print(
+                    f"[yellow]note:[/yellow] no trained router adapter for {name!r}; routing with the base model"
+                )
             elif not (found[1] / "adapter_config.json").is_file():
                 errors.print(f"[red]error:[/red] {found[1]} is not a LoRA adapter folder (no adapter_config.json)")
                 raise typer.Exit(2)
@@ -225,12 +268,19 @@ def ask(
                 adapter_name, adapters = found[0], {found[0]: found[1]}
         label = {"none": "no-retrieval", "rag": f"rag-{mode}"}.get(strategy, "rdr2" if adapter_name else "rdr2-base")
         try:
-            spec = StrategySpec(name=label, kind=strategy, retrieval_mode=mode, top_k=k,
-                                passages_per_query=max(10, 2 * k), expand_iterations=iters,
-                                adapter=adapter_name, answer_style=style)
+            spec = StrategySpec(
+                name=label,
+                kind=strategy,
+                retrieval_mode=mode,
+                top_k=k,
+                passages_per_query=max(10, 2 * k),
+                expand_iterations=iters,
+                adapter=adapter_name,
+                answer_style=style,
+            )
         except ValueError as err:
             errors.print(f"[red]error:[/red] {err}")
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
         embedder = EmbedderResource(progress=False).get()
         index = VectorStoreResource().index(embedder)
         engine = LLMResource.from_env().engine(adapters=adapters)
@@ -239,15 +289,22 @@ def ask(
             return run_search(index, embedder, query, mode=how, k=top, collections=[name])
 
         try:
-            outcome = run_strategy([question], spec, retrieve=retrieve, trees=CatalogueTrees(con, name),
-                                   engine=engine)[0]
+            outcome = run_strategy([question], spec, retrieve=retrieve, trees=CatalogueTrees(con, name), engine=engine)[
+                0
+            ]
             versions = answer_versions(
-                con, name, outcome, index=index_version(index, name) if strategy != "none" else None,
-                adapter_id=adapter_name, router_model=engine.model_id if strategy == "rdr2" else None,
-                reader_model=engine.model_id, embedder=embedder.model_id if strategy != "none" else None)
+                con,
+                name,
+                outcome,
+                index=index_version(index, name) if strategy != "none" else None,
+                adapter_id=adapter_name,
+                router_model=engine.model_id if strategy == "rdr2" else None,
+                reader_model=engine.model_id,
+                embedder=embedder.model_id if strategy != "none" else None,
+            )
         except (FileNotFoundError, ValueError) as err:
             errors.print(f"[red]error:[/red] {err}")
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
         record = build_record(outcome, spec, collection=name, source="cli", versions=versions)
         store_answers(con, [record])
     if as_json:
@@ -258,11 +315,15 @@ def ask(
         console.print("[dim]citations:[/dim]")
         for i, cite in enumerate(outcome.citations, start=1):
             words = " ".join(cite.text.split()[:12])
-            console.print(f"  [{i}] [green]{' > '.join(cite.heading_path)}[/green]: {words}"
-                          f"{' …' if len(cite.text.split()) > 12 else ''} [dim]({cite.doc_id} node {cite.node_id})[/dim]",
-                          highlight=False)
+            console.print(
+                f"  [{i}] [green]{' > '.join(cite.heading_path)}[/green]: {words}"
+                f"{' …' if len(cite.text.split()) > 12 else ''} [dim]({cite.doc_id} node {cite.node_id})[/dim]",
+                highlight=False,
+            )
     elif strategy == "rdr2":
-        console.print("[yellow]the router selected nothing (every document refused): answered without evidence[/yellow]")
+        console.print(
+            "[yellow]the router selected nothing (every document refused): answered without evidence[/yellow]"
+        )
     console.print(f"[dim]{label}: {outcome.seconds:.1f}s, {outcome.engine_calls} engine call(s)[/dim]")
     console.print(f"answer id: [cyan]{record.answer_id}[/cyan]  (audit: rag trace {record.answer_id})", highlight=False)
 
@@ -275,45 +336,76 @@ def trace(
     """Audit an answer: cited nodes -> documents -> the exact source text at the recorded spans ->
     versions. Exit code 3 when a source changed since the answer was produced."""
     from rag_assets.core.lineage import trace_answer
-    from rag_assets.resources.catalogue import default_catalogue
+    from resources.catalogue import default_catalogue
 
     with default_catalogue().get_connection() as con:
         try:
             result = trace_answer(con, answer_id)
         except KeyError as err:
             errors.print(f"[red]error:[/red] {err.args[0]}")
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
     record = result.record
     if as_json:
-        sys.stdout.write(json.dumps({
-            "answer": record.to_dict(), "changed": result.changed, "changed_docs": list(result.changed_docs),
-            "sources": [{"doc_id": s.doc_id, "node_id": s.node_id, "heading_path": s.heading_path,
-                         "span": [s.span_start, s.span_end], "title": s.title, "uri": s.uri,
-                         "recorded_text": s.recorded_text, "current_text": s.current_text,
-                         "recorded_hash": s.recorded_hash, "current_hash": s.current_hash, "changed": s.changed}
-                        for s in result.sources],
-            "versions": result.versions}, ensure_ascii=False, indent=1) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {
+                    "answer": record.to_dict(),
+                    "changed": result.changed,
+                    "changed_docs": list(result.changed_docs),
+                    "sources": [
+                        {
+                            "doc_id": s.doc_id,
+                            "node_id": s.node_id,
+                            "heading_path": s.heading_path,
+                            "span": [s.span_start, s.span_end],
+                            "title": s.title,
+                            "uri": s.uri,
+                            "recorded_text": s.recorded_text,
+                            "current_text": s.current_text,
+                            "recorded_hash": s.recorded_hash,
+                            "current_hash": s.current_hash,
+                            "changed": s.changed,
+                        }
+                        for s in result.sources
+                    ],
+                    "versions": result.versions,
+                },
+                ensure_ascii=False,
+                indent=1,
+            )
+            + "\n"
+        )
     else:
-        console.print(f"[bold]answer {record.answer_id}[/bold] ({record.strategy}, {record.source}, "
-                      f"{record.created_at:%Y-%m-%d %H:%M:%S} UTC, collection {record.collection})", highlight=False)
+        console.print(
+            f"[bold]answer {record.answer_id}[/bold] ({record.strategy}, {record.source}, "
+            f"{record.created_at:%Y-%m-%d %H:%M:%S} UTC, collection {record.collection})",
+            highlight=False,
+        )
         console.print(f"  question: {record.question}\n  answer:   {record.answer}", highlight=False)
         if not result.sources:
             console.print("  [dim]no cited nodes (the reader saw no evidence)[/dim]")
         for i, source in enumerate(result.sources, start=1):
             state = "[red]CHANGED[/red]" if source.changed else "[green]unchanged[/green]"
-            console.print(f"  [{i}] {source.doc_id} ({source.uri or 'document gone'}) node {source.node_id} "
-                          f"chars {source.span_start}-{source.span_end} {state}\n      "
-                          f"[green]{source.heading_path}[/green]\n      {source.current_text if source.current_text is not None else source.recorded_text}",
-                          highlight=False)
+            console.print(
+                f"  [{i}] {source.doc_id} ({source.uri or 'document gone'}) node {source.node_id} "
+                f"chars {source.span_start}-{source.span_end} {state}\n      "
+                f"[green]{source.heading_path}[/green]\n      {source.current_text if source.current_text is not None else source.recorded_text}",
+                highlight=False,
+            )
         index = result.versions.get("index") or {}
-        console.print(f"  versions: index {index.get('table')} v{index.get('version')} tag {index.get('tag')}; "
-                      f"adapter {result.versions.get('adapter_id') or 'none (base model)'}; "
-                      f"router {result.versions.get('router_model')}; reader {result.versions.get('reader_model')}; "
-                      f"embedder {result.versions.get('embedder')}", highlight=False)
+        console.print(
+            f"  versions: index {index.get('table')} v{index.get('version')} tag {index.get('tag')}; "
+            f"adapter {result.versions.get('adapter_id') or 'none (base model)'}; "
+            f"router {result.versions.get('router_model')}; reader {result.versions.get('reader_model')}; "
+            f"embedder {result.versions.get('embedder')}",
+            highlight=False,
+        )
     if result.changed:
         docs = sorted(set(result.changed_docs) | {s.doc_id for s in result.sources if s.changed})
-        errors.print(f"[bold red]SOURCE CHANGED since this answer was produced: {', '.join(docs)} "
-                     "(content hash or text at the cited span differs); re-ask to refresh it[/bold red]")
+        errors.print(
+            f"[bold red]SOURCE CHANGED since this answer was produced: {', '.join(docs)} "
+            "(content hash or text at the cited span differs); re-ask to refresh it[/bold red]"
+        )
         raise typer.Exit(3)
 
 

@@ -1,6 +1,5 @@
 """`source_documents`: one row per document of a collection, plus the rejected ones."""
 
-
 import hashlib
 from collections import Counter
 
@@ -11,7 +10,7 @@ from rag_assets.core.catalogue import documents_table, replace_collection
 from rag_assets.core.sources import ingest
 from rag_assets.metadata import counter_table, rejections_markdown
 from rag_assets.partitions import collection_partitions
-from rag_assets.resources.sources import SourcesResource
+from resources.sources import SourcesResource
 
 
 @dg.asset(
@@ -28,8 +27,11 @@ def source_documents(
     result = ingest(spec, max_document_mb=sources.max_document_mb)
     with catalogue.get_connection() as con:
         replace_collection(
-            con, spec.name, {"source_documents": documents_table(result.documents)},
-            rejection_stage="ingest", rejections=result.rejections,
+            con,
+            spec.name,
+            {"source_documents": documents_table(result.documents)},
+            rejection_stage="ingest",
+            rejections=result.rejections,
         )
     for rejection in result.rejections:
         context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")

@@ -6,31 +6,43 @@ import os
 
 import dagster as dg
 
-from rag_assets.automation import reindex_job, reindex_schedule, source_change_sensor
-from rag_assets.answers import answers
+from checks import corpus as corpus_checks
+from checks import index as index_checks
+from checks import router as router_checks
+from checks import routing_data as routing_data_checks
+from checks import structure as structure_checks
 from rag_assets import evaluation as evaluation_module
-from rag_assets.checks import corpus as corpus_checks
-from rag_assets.checks import index as index_checks
-from rag_assets.checks import router as router_checks
-from rag_assets.checks import routing_data as routing_data_checks
-from rag_assets.checks import structure as structure_checks
+from rag_assets.answers import answers
+from rag_assets.automation import reindex_job, reindex_schedule, source_change_sensor
 from rag_assets.corpus import source_documents
+from rag_assets.evaluation import evaluation_report
 from rag_assets.index import passage_index, passages
 from rag_assets.questions import questions
 from rag_assets.router import router_adapter, router_metrics
 from rag_assets.routing_data import routing_actions, routing_subtrees
-from rag_assets.resources.catalogue import default_catalogue
-from rag_assets.resources.embedder import EmbedderResource
-from rag_assets.resources.llm import BaseModelResource, LLMResource
-from rag_assets.resources.sources import SourcesResource
-from rag_assets.resources.vectors import VectorStoreResource
 from rag_assets.structure import document_trees
-from rag_assets.evaluation import evaluation_report
+from resources.catalogue import default_catalogue
+from resources.embedder import EmbedderResource
+from resources.llm import BaseModelResource, LLMResource
+from resources.sources import SourcesResource
+from resources.vectors import VectorStoreResource
 
-ALL_ASSETS = [source_documents, document_trees, passages, passage_index, questions, routing_subtrees, routing_actions, router_adapter,
-              router_metrics, answers, evaluation_report]
-ALL_CHECKS = dg.load_asset_checks_from_modules([corpus_checks, structure_checks, index_checks, routing_data_checks,
-                                                 router_checks, evaluation_module])
+ALL_ASSETS = [
+    source_documents,
+    document_trees,
+    passages,
+    passage_index,
+    questions,
+    routing_subtrees,
+    routing_actions,
+    router_adapter,
+    router_metrics,
+    answers,
+    evaluation_report,
+]
+ALL_CHECKS = dg.load_asset_checks_from_modules(
+    [corpus_checks, structure_checks, index_checks, routing_data_checks, router_checks, evaluation_module]
+)
 
 # The main job: the whole graph for one collection partition, ending with the latest stage.
 main_job = dg.define_asset_job(

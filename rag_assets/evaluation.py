@@ -35,12 +35,12 @@ def upstream_versions(context: dg.AssetExecutionContext) -> dict[str, dict]:
     version, run, time and its scalar metadata) from the Dagster instance."""
     graph = context.job_def.asset_layer.asset_graph  # the job's graph (set in every run, unlike repository_def)
     partition = context.partition_key if context.has_partition_key else None
-    keys = sorted(graph.get_ancestor_asset_keys(context.asset_key),
-                  key=lambda k: k.to_user_string())
+    keys = sorted(graph.get_ancestor_asset_keys(context.asset_key), key=lambda k: k.to_user_string())
     out: dict[str, dict] = {}
     for key in keys:
         records = context.instance.fetch_materializations(
-            dg.AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1).records
+            dg.AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1
+        ).records
         if not records:
             out[key.to_user_string()] = {"materialized": False}
             continue
@@ -49,8 +49,11 @@ def upstream_versions(context: dg.AssetExecutionContext) -> dict[str, dict]:
         metadata = {}
         for name, value in (materialization.metadata or {}).items():
             raw = getattr(value, "value", value)
-            if isinstance(raw, _SCALAR) and not (isinstance(raw, str) and len(raw) > 200) and \
-                    not (isinstance(raw, float) and not math.isfinite(raw)):
+            if (
+                isinstance(raw, _SCALAR)
+                and not (isinstance(raw, str) and len(raw) > 200)
+                and not (isinstance(raw, float) and not math.isfinite(raw))
+            ):
                 metadata[name] = raw
         out[key.to_user_string()] = {
             "materialized": True,
@@ -65,8 +68,9 @@ def upstream_versions(context: dg.AssetExecutionContext) -> dict[str, dict]:
 def _router_rows(con, collection: str) -> tuple[dict[str, dict[str, float]], list[str]]:
     ensure_schema(con, ["router_metrics"])
     columns = ("samples", *ROUTER_METRICS)
-    rows = con.execute(f"SELECT model, {', '.join(columns)} FROM router_metrics WHERE collection = ? ORDER BY model DESC",
-                       [collection]).fetchall()
+    rows = con.execute(
+        f"SELECT model, {', '.join(columns)} FROM router_metrics WHERE collection = ? ORDER BY model DESC", [collection]
+    ).fetchall()
     out: dict[str, dict[str, float]] = {}
     notes: list[str] = []
     for model, *values in rows:
@@ -114,18 +118,27 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
     versions = {
         "assets": upstream_versions(context),
         "index": versions_of_answers.get("index"),
-        "adapter_id": next((r.versions_dict.get("adapter_id") for r in records
-                            if r.strategy == "rdr2" and not r.grid), None),
-        "router_model": next((r.versions_dict.get("router_model") for r in records
-                              if r.strategy == "rdr2" and not r.grid), None),
+        "adapter_id": next(
+            (r.versions_dict.get("adapter_id") for r in records if r.strategy == "rdr2" and not r.grid), None
+        ),
+        "router_model": next(
+            (r.versions_dict.get("router_model") for r in records if r.strategy == "rdr2" and not r.grid), None
+        ),
         "reader_model": versions_of_answers.get("reader_model"),
         "embedder": versions_of_answers.get("embedder"),
         "answers_run_ids": run_ids,
     }
     splits = sorted({questions[r.qid].split for r in records if r.qid in questions})
     data = ReportData(
-        collection=collection, run_id=context.run.run_id, results=results, scaling=scaling, router_metrics=router,
-        versions=versions, notes=notes, split="+".join(splits), questions=len({r.qid for r in records}),
+        collection=collection,
+        run_id=context.run.run_id,
+        results=results,
+        scaling=scaling,
+        router_metrics=router,
+        versions=versions,
+        notes=notes,
+        split="+".join(splits),
+        questions=len({r.qid for r in records}),
         created_at=utc_now().isoformat(timespec="seconds") + "Z",
     )
     files = write_report(data, reports_root())
@@ -145,18 +158,29 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         metadata["main_plot"] = dg.MetadataValue.path(str(files.plots["metrics"]))
         metadata["main_plot_image"] = dg.MetadataValue.md(_inline_png(files.plots["metrics"], "metrics per strategy"))
     if router:
-        metadata["router"] = dg.MetadataValue.md(markdown_table(
-            ["model", *ROUTER_METRICS], [(m, *(f"{v.get(k, float('nan')):.3f}" for k in ROUTER_METRICS))
-                                         for m, v in router.items()]))
+        metadata["router"] = dg.MetadataValue.md(
+            markdown_table(
+                ["model", *ROUTER_METRICS],
+                [(m, *(f"{v.get(k, float('nan')):.3f}" for k in ROUTER_METRICS)) for m, v in router.items()],
+            )
+        )
     return dg.MaterializeResult(metadata=metadata)
 
 
-@dg.asset_check(asset=evaluation_report, description="Fails (ERROR) when the latest summary.json of a "
-                "collection misses a number or holds NaN/infinity in its results, scaling or router sections.")
+@dg.asset_check(
+    asset=evaluation_report,
+    description="Fails (ERROR) when the latest summary.json of a "
+    "collection misses a number or holds NaN/infinity in its results, scaling or router sections.",
+)
 def evaluation_summary_is_complete(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
     root = reports_root()
-    collections = [context.partition_key] if context.has_partition_key else sorted(
-        p.name for p in root.iterdir() if (p / "latest" / "summary.json").is_file()) if root.is_dir() else []
+    collections = (
+        [context.partition_key]
+        if context.has_partition_key
+        else sorted(p.name for p in root.iterdir() if (p / "latest" / "summary.json").is_file())
+        if root.is_dir()
+        else []
+    )
     problems: list[tuple[str, str]] = []
     checked: list[str] = []
     for collection in collections:
@@ -179,6 +203,8 @@ def evaluation_summary_is_complete(context: dg.AssetCheckExecutionContext) -> dg
         metadata={
             "summaries_checked": len(checked),
             "problems": len(problems),
-            "details": dg.MetadataValue.md(markdown_table(["collection", "problem"], problems[:30]) if problems else "none"),
+            "details": dg.MetadataValue.md(
+                markdown_table(["collection", "problem"], problems[:30]) if problems else "none"
+            ),
         },
     )

@@ -1,6 +1,5 @@
 """`passages` (cut from the trees, exact node alignment) and `passage_index` (LanceDB)."""
 
-
 import statistics
 
 import dagster as dg
@@ -10,8 +9,8 @@ from rag_assets.core.catalogue import load_passages, load_trees, passages_table,
 from rag_assets.core.passages import cut_passages
 from rag_assets.metadata import histogram_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
-from rag_assets.resources.embedder import EmbedderResource
-from rag_assets.resources.vectors import VectorStoreResource
+from resources.embedder import EmbedderResource
+from resources.vectors import VectorStoreResource
 
 
 class PassageConfig(dg.Config):
@@ -26,25 +25,33 @@ class PassageConfig(dg.Config):
     description="Retrieval units cut from the trees: consecutive content nodes of one section up to "
     "~max_words, never crossing a heading; each keeps its node ids and spans (exact alignment).",
 )
-def passages(context: dg.AssetExecutionContext, config: PassageConfig, catalogue: DuckDBResource) -> dg.MaterializeResult:
+def passages(
+    context: dg.AssetExecutionContext, config: PassageConfig, catalogue: DuckDBResource
+) -> dg.MaterializeResult:
     collection = context.partition_key
     with catalogue.get_connection() as con:
         trees = load_trees(con, collection)
-        cut = [p for doc_id, (nodes, text) in trees.items() for p in cut_passages(doc_id, nodes, text, config.max_words)]
+        cut = [
+            p for doc_id, (nodes, text) in trees.items() for p in cut_passages(doc_id, nodes, text, config.max_words)
+        ]
         replace_collection(con, collection, {"passages": passages_table(collection, cut)})
     words = [p.word_count for p in cut]
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": len(cut),
-        "documents": len(trees),
-        "passages": len(cut),
-        "mean_words": round(statistics.fmean(words), 1) if words else 0.0,
-        "max_words": max(words, default=0),
-        "words_plot": dg.MetadataValue.md(histogram_markdown(words, title="words per passage", xlabel="words")),
-        "sample": dg.MetadataValue.md(markdown_table(
-            ["passage_id", "heading path", "nodes", "text"],
-            [(p.passage_id, " > ".join(p.heading_path), list(p.node_ids), p.text[:120]) for p in cut[:5]],
-        )),
-    })
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(cut),
+            "documents": len(trees),
+            "passages": len(cut),
+            "mean_words": round(statistics.fmean(words), 1) if words else 0.0,
+            "max_words": max(words, default=0),
+            "words_plot": dg.MetadataValue.md(histogram_markdown(words, title="words per passage", xlabel="words")),
+            "sample": dg.MetadataValue.md(
+                markdown_table(
+                    ["passage_id", "heading path", "nodes", "text"],
+                    [(p.passage_id, " > ".join(p.heading_path), list(p.node_ids), p.text[:120]) for p in cut[:5]],
+                )
+            ),
+        }
+    )
 
 
 @dg.asset(
@@ -57,7 +64,9 @@ def passages(context: dg.AssetExecutionContext, config: PassageConfig, catalogue
     "published version is tagged.",
 )
 def passage_index(
-    context: dg.AssetExecutionContext, catalogue: DuckDBResource, embedder: EmbedderResource,
+    context: dg.AssetExecutionContext,
+    catalogue: DuckDBResource,
+    embedder: EmbedderResource,
     vectors: VectorStoreResource,
 ) -> dg.MaterializeResult:
     collection = context.partition_key

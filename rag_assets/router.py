@@ -11,10 +11,16 @@ from rag_assets.core.catalogue import load_trees, replace_collection
 from rag_assets.core.router_io import routing_messages
 from rag_assets.core.router_metrics import RoutingScores
 from rag_assets.core.router_training import LoraSettings, TrainingExample, train_lora
-from rag_assets.core.routing_data import latest_adapter, load_routing_samples, record_adapter, route_samples, score_routed
+from rag_assets.core.routing_data import (
+    latest_adapter,
+    load_routing_samples,
+    record_adapter,
+    route_samples,
+    score_routed,
+)
 from rag_assets.metadata import fenced, line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
-from rag_assets.resources.llm import BaseModelResource, LLMResource
+from resources.llm import BaseModelResource, LLMResource
 
 
 class RouterTrainingConfig(dg.Config):
@@ -37,31 +43,44 @@ class RouterTrainingConfig(dg.Config):
     description="LoRA adapter (peft) trained on the routing actions' train fold with the exact chat "
     "prompt used at inference, loss on the target tokens only; published atomically under a content id.",
 )
-def router_adapter(context: dg.AssetExecutionContext, config: RouterTrainingConfig, catalogue: DuckDBResource,
-                   base_model: BaseModelResource) -> dg.MaterializeResult:
+def router_adapter(
+    context: dg.AssetExecutionContext,
+    config: RouterTrainingConfig,
+    catalogue: DuckDBResource,
+    base_model: BaseModelResource,
+) -> dg.MaterializeResult:
     collection = context.partition_key
     with catalogue.get_connection() as con:
         rows = con.execute(
             "SELECT s.query, s.rendered, a.target FROM routing_actions a JOIN routing_subtrees s "
             "USING (collection, subtree_id) WHERE a.collection = ? AND a.fold = 'train' AND a.kind <> 'failed' "
             "ORDER BY a.subtree_id",
-            [collection]).fetchall()
+            [collection],
+        ).fetchall()
     if not rows:
         context.log.warning(f"{collection}: no training routing actions (no train questions?); no adapter trained")
         return dg.MaterializeResult(metadata={"trained": False, "reason": "no training routing actions"})
     examples = [TrainingExample(routing_messages(query, rendered), target) for query, rendered, target in rows]
-    settings = LoraSettings(rank=config.rank, alpha=config.alpha, dropout=config.dropout,
-                            target_modules=list(config.target_modules), learning_rate=config.learning_rate,
-                            epochs=config.epochs, max_steps=config.max_steps, batch_size=config.batch_size,
-                            max_length=config.max_length)
+    settings = LoraSettings(
+        rank=config.rank,
+        alpha=config.alpha,
+        dropout=config.dropout,
+        target_modules=list(config.target_modules),
+        learning_rate=config.learning_rate,
+        epochs=config.epochs,
+        max_steps=config.max_steps,
+        batch_size=config.batch_size,
+        max_length=config.max_length,
+    )
 
     def log_step(step: int, total: int, loss: float) -> None:
         if step == 1 or step == total or step % 10 == 0:
             context.log.info(f"step {step}/{total} loss {loss:.4f}")
 
     model_path = base_model.path()
-    result = train_lora(model_path, examples, base_model.adapters_dir(), settings,
-                        device=base_model.device, on_step=log_step)
+    result = train_lora(
+        model_path, examples, base_model.adapters_dir(), settings, device=base_model.device, on_step=log_step
+    )
     with catalogue.get_connection() as con:  # the router_metrics asset (and answers) read the newest row
         record_adapter(con, collection, result.adapter_id, str(result.adapter_dir), str(model_path))
     return dg.MaterializeResult(
@@ -77,8 +96,9 @@ def router_adapter(context: dg.AssetExecutionContext, config: RouterTrainingConf
             "dtype": result.dtype,
             "first_loss": round(result.losses[0], 4),
             "last_loss": round(result.losses[-1], 4),
-            "loss_curve": dg.MetadataValue.md(line_plot_markdown(result.losses, title="training loss",
-                                                                 xlabel="step", ylabel="loss")),
+            "loss_curve": dg.MetadataValue.md(
+                line_plot_markdown(result.losses, title="training loss", xlabel="step", ylabel="loss")
+            ),
         },
     )
 
@@ -91,14 +111,23 @@ class RouterMetricsConfig(dg.Config):
     constrained: bool = True
 
 
-METRIC_COLUMNS = ("samples", "ans_f1", "exp_pre", "ref_acc", "expelled_per_output", "collapsed_rate",
-                  "parse_failure_rate")
+METRIC_COLUMNS = (
+    "samples",
+    "ans_f1",
+    "exp_pre",
+    "ref_acc",
+    "expelled_per_output",
+    "collapsed_rate",
+    "parse_failure_rate",
+)
 
 
 def _metrics_markdown(scores: dict[str, RoutingScores]) -> str:
     header = ["model", "samples", "ANS-F1", "EXP-PRE", "REF-ACC", "expelled/output", "collapsed", "parse failures"]
-    return markdown_table(header, [(model, s.samples, *(f"{getattr(s, c):.3f}" for c in METRIC_COLUMNS[1:]))
-                                   for model, s in scores.items()])
+    return markdown_table(
+        header,
+        [(model, s.samples, *(f"{getattr(s, c):.3f}" for c in METRIC_COLUMNS[1:])) for model, s in scores.items()],
+    )
 
 
 @dg.asset(
@@ -110,36 +139,58 @@ def _metrics_markdown(scores: dict[str, RoutingScores]) -> str:
     "(ANS-F1, EXP-PRE, REF-ACC, expelled ids per output, collapsed and parse-failure rates): the "
     "base model vs the collection's latest adapter, one batched engine call per model.",
 )
-def router_metrics(context: dg.AssetExecutionContext, config: RouterMetricsConfig, catalogue: DuckDBResource,
-                   llm: LLMResource) -> dg.MaterializeResult:
+def router_metrics(
+    context: dg.AssetExecutionContext, config: RouterMetricsConfig, catalogue: DuckDBResource, llm: LLMResource
+) -> dg.MaterializeResult:
     collection = context.partition_key
     with catalogue.get_connection() as con:
         pairs = load_routing_samples(con, collection, fold="validation", limit=max(config.max_samples, 0))
         adapter = latest_adapter(con, collection)
-        trees = {d: n for d, (n, _) in load_trees(con, collection, doc_ids=sorted({s.doc_id for s, _ in pairs})).items()}
+        trees = {
+            d: n for d, (n, _) in load_trees(con, collection, doc_ids=sorted({s.doc_id for s, _ in pairs})).items()
+        }
     samples, golds = [s for s, _ in pairs], [g for _, g in pairs]
     if adapter is not None and not (Path(adapter.path) / "adapter_config.json").is_file():
-        context.log.warning(f"{collection}: adapter {adapter.adapter_id} is gone from {adapter.path}; scoring the base only")
+        context.log.warning(
+            f"{collection}: adapter {adapter.adapter_id} is gone from {adapter.path}; scoring the base only"
+        )
         adapter = None
     if not samples:
         context.log.warning(f"{collection}: no validation routing samples; nothing to score")
     # The model is loaded only when there is something to route.
     engine = llm.engine({adapter.adapter_id: Path(adapter.path)} if adapter else None) if samples else None
     if adapter is not None and Path(adapter.base_model).resolve() != llm.model_path().resolve():
-        context.log.warning(f"adapter {adapter.adapter_id} was trained on {adapter.base_model}, the llm resource "
-                            f"serves {llm.model_path()}: the comparison assumes the same base model")
-    routed = {"base": route_samples(engine, samples, trees, max_new_tokens=config.max_new_tokens,
-                                    constrained=config.constrained) if engine else []}
+        context.log.warning(
+            f"adapter {adapter.adapter_id} was trained on {adapter.base_model}, the llm resource "
+            f"serves {llm.model_path()}: the comparison assumes the same base model"
+        )
+    routed = {
+        "base": route_samples(
+            engine, samples, trees, max_new_tokens=config.max_new_tokens, constrained=config.constrained
+        )
+        if engine
+        else []
+    }
     if adapter is not None and engine is not None:
-        routed["adapter"] = route_samples(engine, samples, trees, adapter=adapter.adapter_id,
-                                          max_new_tokens=config.max_new_tokens, constrained=config.constrained)
+        routed["adapter"] = route_samples(
+            engine,
+            samples,
+            trees,
+            adapter=adapter.adapter_id,
+            max_new_tokens=config.max_new_tokens,
+            constrained=config.constrained,
+        )
     scores = {model: score_routed(out, golds) for model, out in routed.items()}
-    table = pa.table({
-        "collection": [collection] * len(scores),
-        "model": list(scores),
-        **{c: pa.array([getattr(s, c) for s in scores.values()], pa.int32() if c == "samples" else pa.float64())
-           for c in METRIC_COLUMNS},
-    })
+    table = pa.table(
+        {
+            "collection": [collection] * len(scores),
+            "model": list(scores),
+            **{
+                c: pa.array([getattr(s, c) for s in scores.values()], pa.int32() if c == "samples" else pa.float64())
+                for c in METRIC_COLUMNS
+            },
+        }
+    )
     with catalogue.get_connection() as con:
         replace_collection(con, collection, {"router_metrics": table})
     metadata: dict[str, object] = {
@@ -153,8 +204,9 @@ def router_metrics(context: dg.AssetExecutionContext, config: RouterMetricsConfi
     for model, s in scores.items():
         metadata.update({f"{model}/ans_f1": s.ans_f1, f"{model}/exp_pre": s.exp_pre, f"{model}/ref_acc": s.ref_acc})
     if samples:
-        examples = [f"**{samples[0].query}** (gold: answer {sorted(golds[0].answer_ids)}, expand "
-                    f"{sorted(golds[0].expand_ids)})"]
+        examples = [
+            f"**{samples[0].query}** (gold: answer {sorted(golds[0].answer_ids)}, expand {sorted(golds[0].expand_ids)})"
+        ]
         examples += [f"{model}:\n" + fenced(out[0].output or "(empty)", max_lines=8) for model, out in routed.items()]
         metadata["example"] = dg.MetadataValue.md("\n\n".join(examples))
     return dg.MaterializeResult(metadata=metadata)

@@ -19,9 +19,9 @@ from rag_assets.core.routing_data import (
 from rag_assets.core.teachers import FAILED, KINDS, SimilarityThresholds
 from rag_assets.metadata import counter_table, fenced, markdown_table
 from rag_assets.partitions import collection_partitions
-from rag_assets.resources.embedder import EmbedderResource
-from rag_assets.resources.llm import BaseModelResource, LLMResource
-from rag_assets.resources.vectors import VectorStoreResource
+from resources.embedder import EmbedderResource
+from resources.llm import BaseModelResource, LLMResource
+from resources.vectors import VectorStoreResource
 
 
 class RoutingDataConfig(dg.Config):
@@ -42,9 +42,14 @@ class RoutingDataConfig(dg.Config):
     description="Retrieval SubTrees of the training questions' top documents, as the router sees "
     "them, plus expansion views; identical (question, rendering) pairs kept once.",
 )
-def routing_subtrees(context: dg.AssetExecutionContext, config: RoutingDataConfig, catalogue: DuckDBResource,
-                     embedder: EmbedderResource, vectors: VectorStoreResource,
-                     base_model: BaseModelResource) -> dg.MaterializeResult:
+def routing_subtrees(
+    context: dg.AssetExecutionContext,
+    config: RoutingDataConfig,
+    catalogue: DuckDBResource,
+    embedder: EmbedderResource,
+    vectors: VectorStoreResource,
+    base_model: BaseModelResource,
+) -> dg.MaterializeResult:
     collection = context.partition_key
     model = embedder.get()
     index = vectors.index(model)
@@ -54,20 +59,29 @@ def routing_subtrees(context: dg.AssetExecutionContext, config: RoutingDataConfi
         samples = build_routing_samples(
             questions,
             lambda q: search(index, model, q, k=config.passages_per_query, collections=[collection]),
-            trees, top_docs=config.top_docs, expansion_views=config.expansion_views, token_budget=config.token_budget,
+            trees,
+            top_docs=config.top_docs,
+            expansion_views=config.expansion_views,
+            token_budget=config.token_budget,
             count_tokens=base_model.token_counter(),
         )
-        table = pa.table({
-            "collection": [collection] * len(samples),
-            **{f: [getattr(s, f) for s in samples] for f in RoutingSample.__dataclass_fields__},
-        })
+        table = pa.table(
+            {
+                "collection": [collection] * len(samples),
+                **{f: [getattr(s, f) for s in samples] for f in RoutingSample.__dataclass_fields__},
+            }
+        )
         replace_collection(con, collection, {"routing_subtrees": table})
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": len(samples),
-        "questions": len(questions),
-        "views": dg.MetadataValue.md(counter_table("view", Counter(s.view.split(":")[0] for s in samples))),
-        "sample": dg.MetadataValue.md(f"**{samples[0].query}**\n\n" + fenced(samples[0].rendered) if samples else "none"),
-    })
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(samples),
+            "questions": len(questions),
+            "views": dg.MetadataValue.md(counter_table("view", Counter(s.view.split(":")[0] for s in samples))),
+            "sample": dg.MetadataValue.md(
+                f"**{samples[0].query}**\n\n" + fenced(samples[0].rendered) if samples else "none"
+            ),
+        }
+    )
 
 
 class TeacherConfig(dg.Config):
@@ -82,8 +96,10 @@ class TeacherConfig(dg.Config):
 def _table3(rows: list[tuple]) -> str:
     """ANS/EXP/REF counts per fold, as the paper's Table 3 (plus teacher failures)."""
     counts = Counter((r[3], r[8]) for r in rows)
-    table = [(fold, *(counts[(fold, k)] for k in (*KINDS, FAILED)), sum(counts[(fold, k)] for k in (*KINDS, FAILED)))
-             for fold in ("train", "validation")]
+    table = [
+        (fold, *(counts[(fold, k)] for k in (*KINDS, FAILED)), sum(counts[(fold, k)] for k in (*KINDS, FAILED)))
+        for fold in ("train", "validation")
+    ]
     table.append(("all", *(sum(row[i] for row in table) for i in range(1, 6))))
     return markdown_table(["fold", "ANS", "EXP", "REF", "failed", "total"], table)
 
@@ -97,17 +113,27 @@ def _table3(rows: list[tuple]) -> str:
     "(teacher: oracle | llm | similarity | mix); train/validation split by question; "
     "failed teacher outputs kept for audit, never trained on.",
 )
-def routing_actions(context: dg.AssetExecutionContext, config: TeacherConfig, catalogue: DuckDBResource,
-                    embedder: EmbedderResource, llm: LLMResource) -> dg.MaterializeResult:
+def routing_actions(
+    context: dg.AssetExecutionContext,
+    config: TeacherConfig,
+    catalogue: DuckDBResource,
+    embedder: EmbedderResource,
+    llm: LLMResource,
+) -> dg.MaterializeResult:
     if config.teacher not in TEACHERS:
         raise dg.Failure(f"teacher {config.teacher!r} is not one of {TEACHERS}")
     if not 0.0 <= config.validation_fraction < 1.0:
         raise dg.Failure(f"validation_fraction {config.validation_fraction} must be in [0, 1)")
     collection = context.partition_key
     with catalogue.get_connection() as con:
-        samples = [sample_from_row(row) for row in con.execute(
-            f"SELECT {', '.join(RoutingSample.__dataclass_fields__)} FROM routing_subtrees WHERE collection = ? "
-            "ORDER BY subtree_id", [collection]).fetchall()]
+        samples = [
+            sample_from_row(row)
+            for row in con.execute(
+                f"SELECT {', '.join(RoutingSample.__dataclass_fields__)} FROM routing_subtrees WHERE collection = ? "
+                "ORDER BY subtree_id",
+                [collection],
+            ).fetchall()
+        ]
         questions = {q.qid: q for q in load_question_rows(con, collection)}
         trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
     folds = {s.subtree_id: routing_fold(s.qid, config.validation_fraction) for s in samples}
@@ -118,29 +144,56 @@ def routing_actions(context: dg.AssetExecutionContext, config: TeacherConfig, ca
         raise dg.Failure("set both similarity thresholds, or neither (to calibrate them)")
     needs_encoder = config.teacher in ("similarity", "mix")
     curation = curate(
-        samples, questions, trees, config.teacher,
+        samples,
+        questions,
+        trees,
+        config.teacher,
         encoder=embedder.get() if needs_encoder else None,
         engine=llm.engine() if config.teacher == "llm" else None,
         thresholds=thresholds,
         calibrate_on={sid for sid, fold in folds.items() if fold == "train"},
         llm_max_new_tokens=config.llm_max_new_tokens,
     )
-    rows = [(collection, s.subtree_id, s.qid, folds[s.subtree_id], label.teacher, label.target,
-             list(label.answer_ids), list(label.expand_ids), label.kind, label.raw)
-            for s, label in zip(samples, curation.labels)]
+    rows = [
+        (
+            collection,
+            s.subtree_id,
+            s.qid,
+            folds[s.subtree_id],
+            label.teacher,
+            label.target,
+            list(label.answer_ids),
+            list(label.expand_ids),
+            label.kind,
+            label.raw,
+        )
+        for s, label in zip(samples, curation.labels)
+    ]
     names = ["collection", "subtree_id", "qid", "fold", "teacher", "target", "answer_ids", "expand_ids", "kind", "raw"]
     with catalogue.get_connection() as con:
-        replace_collection(con, collection, {"routing_actions": pa.table(
-            {name: [r[i] for r in rows] for i, name in enumerate(names)},
-            schema=pa.schema([(n, pa.list_(pa.int32()) if n.endswith("_ids") else pa.string()) for n in names]))})
+        replace_collection(
+            con,
+            collection,
+            {
+                "routing_actions": pa.table(
+                    {name: [r[i] for r in rows] for i, name in enumerate(names)},
+                    schema=pa.schema([(n, pa.list_(pa.int32()) if n.endswith("_ids") else pa.string()) for n in names]),
+                )
+            },
+        )
     kinds = Counter(r[8] for r in rows)
     failed = kinds[FAILED]
     if failed:
-        context.log.warning(f"{collection}: {failed}/{len(rows)} teacher outputs unusable; kept with kind "
-                            "'failed', excluded from training and metrics")
+        context.log.warning(
+            f"{collection}: {failed}/{len(rows)} teacher outputs unusable; kept with kind "
+            "'failed', excluded from training and metrics"
+        )
     metadata: dict[str, object] = {
         "dagster/row_count": len(rows),
-        "ANS": kinds["answer"], "EXP": kinds["expand"], "REF": kinds["refuse"], "failed": failed,
+        "ANS": kinds["answer"],
+        "EXP": kinds["expand"],
+        "REF": kinds["refuse"],
+        "failed": failed,
         "teacher_parse_failure_rate": round(failed / len(rows), 4) if rows else 0.0,
         "invalid_ids_dropped": sum(label.invalid_ids for label in curation.labels),
         "actions": dg.MetadataValue.md(_table3(rows)),
@@ -152,14 +205,37 @@ def routing_actions(context: dg.AssetExecutionContext, config: TeacherConfig, ca
         metadata["teacher_model"] = llm.engine().model_id
     if curation.calibration is not None:
         cal = curation.calibration
-        metadata.update({
-            "similarity_answer_threshold": cal.thresholds.answer,
-            "similarity_expand_threshold": cal.thresholds.expand,
-            "similarity_calibration": dg.MetadataValue.md(markdown_table(
-                ["action", "threshold", "F1 on labelled train views", "source"],
-                [("ANSWER", cal.thresholds.answer, "-" if cal.answer_f1 is None else round(cal.answer_f1, 3),
-                  "given" if thresholds else "default" if cal.answer_f1 is None else f"grid, {cal.labelled} views"),
-                 ("EXPAND", cal.thresholds.expand, "-" if cal.expand_f1 is None else round(cal.expand_f1, 3),
-                  "given" if thresholds else "default" if cal.expand_f1 is None else f"grid, {cal.labelled} views")])),
-        })
+        metadata.update(
+            {
+                "similarity_answer_threshold": cal.thresholds.answer,
+                "similarity_expand_threshold": cal.thresholds.expand,
+                "similarity_calibration": dg.MetadataValue.md(
+                    markdown_table(
+                        ["action", "threshold", "F1 on labelled train views", "source"],
+                        [
+                            (
+                                "ANSWER",
+                                cal.thresholds.answer,
+                                "-" if cal.answer_f1 is None else round(cal.answer_f1, 3),
+                                "given"
+                                if thresholds
+                                else "default"
+                                if cal.answer_f1 is None
+                                else f"grid, {cal.labelled} views",
+                            ),
+                            (
+                                "EXPAND",
+                                cal.thresholds.expand,
+                                "-" if cal.expand_f1 is None else round(cal.expand_f1, 3),
+                                "given"
+                                if thresholds
+                                else "default"
+                                if cal.expand_f1 is None
+                                else f"grid, {cal.labelled} views",
+                            ),
+                        ],
+                    )
+                ),
+            }
+        )
     return dg.MaterializeResult(metadata=metadata)

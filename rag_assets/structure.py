@@ -1,6 +1,5 @@
 """`document_trees`: the Document Structure Tree of every document of a collection."""
 
-
 import statistics
 from collections import Counter
 
@@ -28,9 +27,11 @@ def document_trees(context: dg.AssetExecutionContext, catalogue: DuckDBResource)
         docs = load_documents(con, collection)
         built = build_trees(docs, progress=True)
         replace_collection(
-            con, collection,
+            con,
+            collection,
             {"document_nodes": nodes_table(built.trees), "document_texts": texts_table(built.trees)},
-            rejection_stage="parse", rejections=built.rejections,
+            rejection_stage="parse",
+            rejections=built.rejections,
         )
     for rejection in built.rejections:
         context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
@@ -50,9 +51,14 @@ def document_trees(context: dg.AssetExecutionContext, catalogue: DuckDBResource)
             "rejected": len(built.rejections),
             "median_nodes_per_document": statistics.median([s for s, _ in sizes]) if sizes else 0,
             "depth_histogram": dg.MetadataValue.md(counter_table("depth", Counter(n.depth for n in nodes))),
-            "depth_plot": dg.MetadataValue.md(histogram_markdown(
-                [n.depth for n in nodes], title="node depth", xlabel="depth",
-                bins=[d - 0.5 for d in range(max((n.depth for n in nodes), default=0) + 2)])),
+            "depth_plot": dg.MetadataValue.md(
+                histogram_markdown(
+                    [n.depth for n in nodes],
+                    title="node depth",
+                    xlabel="depth",
+                    bins=[d - 0.5 for d in range(max((n.depth for n in nodes), default=0) + 2)],
+                )
+            ),
             "blocks": dg.MetadataValue.md(counter_table("block", Counter(n.block for n in nodes))),
             "sample_tree": dg.MetadataValue.md(sample or "no documents"),
             "rejections": dg.MetadataValue.md(rejections_markdown(built.rejections)),

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from rag_assets.resources.catalogue import default_catalogue
+from resources.catalogue import default_catalogue
 
 _COUNTS = {
     "documents": "SELECT count(*) FROM source_documents WHERE collection = ?",
@@ -58,8 +58,9 @@ def print_evaluation(console: Console, collections: list[str], reports_root: Pat
         summary = json.loads(summary_file.read_text(encoding="utf-8"))
         results = summary.get("results", {}).get(name, {})
         metrics = headline_metrics(results)
-        table = Table(title=f"Evaluation: {name} (split {summary.get('split') or '-'}, "
-                            f"{summary.get('questions', 0)} questions)")
+        table = Table(
+            title=f"Evaluation: {name} (split {summary.get('split') or '-'}, {summary.get('questions', 0)} questions)"
+        )
         table.add_column("strategy")
         for metric in metrics:
             table.add_column(METRIC_LABELS.get(metric, metric), justify="right")
@@ -67,8 +68,13 @@ def print_evaluation(console: Console, collections: list[str], reports_root: Pat
             cells = []
             for metric in metrics:
                 value = values.get(metric)
-                cells.append("-" if value is None or not math.isfinite(value) else
-                             f"{value:.3f}" if abs(value) < 10 else f"{value:.0f}")
+                cells.append(
+                    "-"
+                    if value is None or not math.isfinite(value)
+                    else f"{value:.3f}"
+                    if abs(value) < 10
+                    else f"{value:.0f}"
+                )
             table.add_row(strategy, *cells)
         console.print(table)
         for note in summary.get("notes", []):

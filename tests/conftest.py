@@ -66,18 +66,42 @@ syntactically, but no code needs to be executed, for example:
 """
 
 MANUAL = {
-    "section_0": {"title": "Getting started", "html": ["<h2>Getting started</h2>", "<p>Charge the battery first.</p>"],
-                  "section_hierarchy": "section_0"},
-    "section_1": {"title": "Battery", "html": ["<h3>Battery</h3>", "<p>Use only the supplied charger.</p>",
-                                                 "<ul><li>Plug in the cable.</li><li>Wait for the green light.</li></ul>"],
-                  "section_hierarchy": "section_0>section_1"},
-    "section_2": {"title": "Settings", "html": ["<h2>Settings</h2>", "<p>Open Settings from the Apps screen.</p>"],
-                  "section_hierarchy": "section_2"},
+    "section_0": {
+        "title": "Getting started",
+        "html": ["<h2>Getting started</h2>", "<p>Charge the battery first.</p>"],
+        "section_hierarchy": "section_0",
+    },
+    "section_1": {
+        "title": "Battery",
+        "html": [
+            "<h3>Battery</h3>",
+            "<p>Use only the supplied charger.</p>",
+            "<ul><li>Plug in the cable.</li><li>Wait for the green light.</li></ul>",
+        ],
+        "section_hierarchy": "section_0>section_1",
+    },
+    "section_2": {
+        "title": "Settings",
+        "html": ["<h2>Settings</h2>", "<p>Open Settings from the Apps screen.</p>"],
+        "section_hierarchy": "section_2",
+    },
 }
 
 PAGES = [
-    {"doc_id": "p1", "title": "Lighthouses", "html": "<H1> Lighthouses </H1> <P> A lighthouse is a tower that emits light . </P> <H2> History </H2> <P> The Pharos of Alexandria was built around 280 BC . </P>"},
-    {"doc_id": "p2", "title": "Tide", "html_lines": ["<h1>Overview</h1>", "<p>Tides are the rise and fall of sea levels.</p>", "<li>two high tides a day</li>"]},
+    {
+        "doc_id": "p1",
+        "title": "Lighthouses",
+        "html": "<H1> Lighthouses </H1> <P> A lighthouse is a tower that emits light . </P> <H2> History </H2> <P> The Pharos of Alexandria was built around 280 BC . </P>",
+    },
+    {
+        "doc_id": "p2",
+        "title": "Tide",
+        "html_lines": [
+            "<h1>Overview</h1>",
+            "<p>Tides are the rise and fall of sea levels.</p>",
+            "<li>two high tides a day</li>",
+        ],
+    },
 ]
 
 
@@ -125,18 +149,19 @@ def smollm2_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ensure_hf_checkpoint(tmp_path_factory.mktemp("models"))
 
 
-def tiny_project(tmp_path: Path, corpus_dir: Path, checkpoint: Path, questions_jsonl: str, *,
-                 llm_batch_size: int = 16) -> dict:
+def tiny_project(
+    tmp_path: Path, corpus_dir: Path, checkpoint: Path, questions_jsonl: str, *, llm_batch_size: int = 16
+) -> dict:
     """A one-collection project ("tiny": the conftest corpus + `questions_jsonl`) with every
     resource real and on tmp paths: DuckDB file, LanceDB folder, packaged embedder, SmolLM2."""
     import dagster as dg
     from dagster_duckdb import DuckDBResource
 
     from rag_assets.partitions import register_collections
-    from rag_assets.resources.embedder import EmbedderResource
-    from rag_assets.resources.llm import BaseModelResource, LLMResource
-    from rag_assets.resources.sources import SourcesResource
-    from rag_assets.resources.vectors import VectorStoreResource
+    from resources.embedder import EmbedderResource
+    from resources.llm import BaseModelResource, LLMResource
+    from resources.sources import SourcesResource
+    from resources.vectors import VectorStoreResource
 
     questions = tmp_path / "questions.jsonl"
     questions.write_text(questions_jsonl, encoding="utf-8")

@@ -40,8 +40,14 @@ def materialized(tmp_path: Path, corpus_dir: Path, smollm2_checkpoint: Path, mon
     collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n")
     data = tmp_path / "data"
     env = {"DAGSTER_HOME": str(home), "RAG_COLLECTIONS": str(collections), "RAG_DATA_DIR": str(data)}
-    run = subprocess.run([sys.executable, "-c", MATERIALIZE], env={**os.environ, **env}, capture_output=True,
-                         text=True, timeout=900, cwd=REPO_ROOT)
+    run = subprocess.run(
+        [sys.executable, "-c", MATERIALIZE],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=REPO_ROOT,
+    )
     assert run.returncode == 0 and "success" in run.stdout, run.stdout[-3000:] + run.stderr[-3000:]
     # The converted base model of this test session, where the LLM resource looks for it.
     (data / "models").mkdir(parents=True, exist_ok=True)
@@ -53,8 +59,9 @@ def materialized(tmp_path: Path, corpus_dir: Path, smollm2_checkpoint: Path, mon
 
 @pytest.mark.timeout(1800)  # materializing + two model answers on 2 shared CPU cores
 def test_ask_then_trace_then_a_changed_source(materialized: Path) -> None:
-    asked = runner.invoke(app, ["ask", "How hot should the water be for green tea?", "--strategy", "rag", "-k", "2",
-                                "--json"])
+    asked = runner.invoke(
+        app, ["ask", "How hot should the water be for green tea?", "--strategy", "rag", "-k", "2", "--json"]
+    )
     assert asked.exit_code == 0, asked.output
     row = json.loads(asked.stdout)
     assert row["source"] == "cli" and row["strategy"] == "rag-hybrid" and row["collection"] == "tiny"
@@ -79,7 +86,9 @@ def test_ask_then_trace_then_a_changed_source(materialized: Path) -> None:
     assert human.exit_code == 0 and "unchanged" in human.stdout and "Kettle manual" in human.stdout
 
     with duckdb.connect(str(materialized / "catalogue.duckdb")) as con:
-        con.execute("UPDATE document_texts SET content_hash = 'edited', text = upper(text) WHERE doc_id = 'tiny/kettle.md'")
+        con.execute(
+            "UPDATE document_texts SET content_hash = 'edited', text = upper(text) WHERE doc_id = 'tiny/kettle.md'"
+        )
     changed = runner.invoke(app, ["trace", row["answer_id"]])
     assert changed.exit_code == 3 and "SOURCE CHANGED" in changed.stderr and "CHANGED" in changed.stdout
 

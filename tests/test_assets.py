@@ -8,9 +8,9 @@ import dagster as dg
 import duckdb
 import pytest
 
-from tests.conftest import tiny_project
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS, defs
 from rag_assets.partitions import COLLECTION_PARTITIONS_NAME, register_collections
+from tests.conftest import tiny_project
 
 
 @pytest.fixture
@@ -18,16 +18,24 @@ def project(tmp_path: Path, corpus_dir: Path, smollm2_checkpoint: Path, monkeypa
     monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))  # adapters are written under it
     (corpus_dir / "empty.md").write_bytes(b"")
     (corpus_dir / "broken.json").write_text('{"section_0": {"html": 3}}')
-    return tiny_project(tmp_path, corpus_dir, smollm2_checkpoint,
-                        '{"qid": "k1", "question": "How hot for green tea?", "answers": ["80 C"], "split": "train"}\n'
-                        '{"qid": "k2", "question": "Max fill?", "answers": ["1.7 litres"]}\nbroken\n')
+    return tiny_project(
+        tmp_path,
+        corpus_dir,
+        smollm2_checkpoint,
+        '{"qid": "k1", "question": "How hot for green tea?", "answers": ["80 C"], "split": "train"}\n'
+        '{"qid": "k2", "question": "Max fill?", "answers": ["1.7 litres"]}\nbroken\n',
+    )
 
 
 def _materialize(project: dict, *keys: str, run_config: dict | None = None) -> dg.ExecuteInProcessResult:
     selection = dg.AssetSelection.assets(*(keys or ("source_documents", "document_trees")))
     return dg.materialize(
-        [*ALL_ASSETS, *ALL_CHECKS], resources=project["resources"], partition_key="tiny",
-        instance=project["instance"], selection=selection, run_config=run_config,
+        [*ALL_ASSETS, *ALL_CHECKS],
+        resources=project["resources"],
+        partition_key="tiny",
+        instance=project["instance"],
+        selection=selection,
+        run_config=run_config,
     )
 
 
@@ -36,8 +44,12 @@ def test_definitions_load_with_every_asset_check_and_job() -> None:
     keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
     assert {"source_documents", "document_trees"} <= keys
     checks = {c.name for c in repo.asset_graph.asset_check_keys}
-    assert {"document_trees_are_valid", "document_nodes_expectations", "every_document_accounted_for",
-            "source_documents_expectations"} <= checks
+    assert {
+        "document_trees_are_valid",
+        "document_nodes_expectations",
+        "every_document_accounted_for",
+        "source_documents_expectations",
+    } <= checks
     assert defs.resolve_job_def("main_job") is not None
 
 
@@ -45,8 +57,12 @@ def test_materialize_sources_and_trees_with_checks(project: dict) -> None:
     result = _materialize(project)
     assert result.success
     evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
-    assert set(evaluations) >= {"document_trees_are_valid", "document_nodes_expectations",
-                                "every_document_accounted_for", "source_documents_expectations"}
+    assert set(evaluations) >= {
+        "document_trees_are_valid",
+        "document_nodes_expectations",
+        "every_document_accounted_for",
+        "source_documents_expectations",
+    }
     assert all(e.passed for e in evaluations.values()), {k: e.metadata for k, e in evaluations.items()}
 
     mats = {m.asset_key.to_user_string(): m for m in result.get_asset_materialization_events()}
@@ -81,15 +97,18 @@ def test_rematerializing_replaces_the_collection_atomically(project: dict, corpu
 
 
 def test_a_failed_write_leaves_the_previous_version(project: dict) -> None:
-    from rag_assets.core.catalogue import replace_collection
     import pyarrow as pa
+
+    from rag_assets.core.catalogue import replace_collection
 
     assert _materialize(project).success
     with duckdb.connect(str(project["db"])) as con:
         before = con.execute("SELECT count(*) FROM document_nodes").fetchone()[0]
         bad = pa.table({"collection": ["tiny"], "doc_id": [None]})  # violates NOT NULL mid-transaction
         with pytest.raises(duckdb.Error):
-            replace_collection(con, "tiny", {"document_texts": pa.table({"collection": ["tiny"]}), "document_nodes": bad})
+            replace_collection(
+                con, "tiny", {"document_texts": pa.table({"collection": ["tiny"]}), "document_nodes": bad}
+            )
         assert con.execute("SELECT count(*) FROM document_nodes").fetchone()[0] == before
         assert con.execute("SELECT count(*) FROM document_texts").fetchone()[0] == 6
 
@@ -114,7 +133,9 @@ def test_the_index_stages_materialize_and_reindex_incrementally(project: dict, c
     (corpus_dir / "pass.txt").write_text("Pass\n****\n\nChanged text for the pass statement.\n")
     second = _materialize(project, *stages)
     assert second.success
-    meta2 = {m.asset_key.to_user_string(): m.materialization.metadata for m in second.get_asset_materialization_events()}
+    meta2 = {
+        m.asset_key.to_user_string(): m.materialization.metadata for m in second.get_asset_materialization_events()
+    }
     index_meta = meta2["passage_index"]
     assert index_meta["embedded"].value == index_meta["added"].value + index_meta["updated"].value
     assert 0 < index_meta["embedded"].value < passages
@@ -133,8 +154,15 @@ def test_questions_materialize_with_splits_and_skipped_lines(project: dict) -> N
 
 
 def test_routing_data_is_curated_by_the_oracle_teacher(project: dict) -> None:
-    stages = ("source_documents", "document_trees", "passages", "passage_index", "questions",
-              "routing_subtrees", "routing_actions")
+    stages = (
+        "source_documents",
+        "document_trees",
+        "passages",
+        "passage_index",
+        "questions",
+        "routing_subtrees",
+        "routing_actions",
+    )
     result = _materialize(project, *stages)
     assert result.success
     checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
@@ -148,13 +176,22 @@ def test_routing_data_is_curated_by_the_oracle_teacher(project: dict) -> None:
     with duckdb.connect(str(project["db"])) as con:
         kettle = con.execute(
             "SELECT a.target FROM routing_actions a JOIN routing_subtrees s USING (collection, subtree_id) "
-            "WHERE s.doc_id = 'tiny/kettle.md' AND s.view = 'initial' AND s.qid = 'k1'").fetchone()[0]
+            "WHERE s.doc_id = 'tiny/kettle.md' AND s.view = 'initial' AND s.qid = 'k1'"
+        ).fetchone()[0]
     assert kettle.startswith("[ANSWER] ") and "green tea" in kettle
 
 
 def test_router_adapter_trains_on_the_train_fold(project: dict, tmp_path: Path) -> None:
-    stages = ("source_documents", "document_trees", "passages", "passage_index", "questions",
-              "routing_subtrees", "routing_actions", "router_adapter")
+    stages = (
+        "source_documents",
+        "document_trees",
+        "passages",
+        "passage_index",
+        "questions",
+        "routing_subtrees",
+        "routing_actions",
+        "router_adapter",
+    )
     config = {"ops": {"router_adapter": {"config": {"max_steps": 2, "batch_size": 2, "max_length": 512}}}}
     result = _materialize(project, *stages, run_config=config)
     assert result.success

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
 
 from rag_assets.automation import reindex_schedule, source_change_sensor
 from rag_assets.partitions import COLLECTION_PARTITIONS_NAME, register_collections
-from rag_assets.resources.sources import SourcesResource
+from resources.sources import SourcesResource
 
-
-TICK = datetime(2026, 11, 22, 3, 0, tzinfo=timezone.utc)
+TICK = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)
 
 
 def _evaluate(instance: dg.DagsterInstance, sources: SourcesResource, cursor: str | None) -> dg.SensorResult:

@@ -27,7 +27,13 @@ def test_tree_json_for_every_format(corpus_dir: Path) -> None:
         result = runner.invoke(app, ["tree", str(corpus_dir / name), "--json"])
         assert result.exit_code == 0, (name, result.output)
         doc = json.loads(result.stdout)
-        assert doc["nodes"][0] == {"node_id": 0, "parent_id": None, "kind": "structure", "depth": 0, "text": doc["title"]}
+        assert doc["nodes"][0] == {
+            "node_id": 0,
+            "parent_id": None,
+            "kind": "structure",
+            "depth": 0,
+            "text": doc["title"],
+        }
         assert any(n["kind"] == "content" for n in doc["nodes"])
     pages = json.loads(runner.invoke(app, ["tree", str(corpus_dir / "pages.jsonl"), "--json"]).stdout)
     assert [p["title"] for p in pages] == ["Lighthouses", "Tide"]
@@ -55,8 +61,12 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     shutil.copy(REPO_ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
     collections = tmp_path / "collections.yaml"
     collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n")
-    env = {**os.environ, "DAGSTER_HOME": str(home), "RAG_COLLECTIONS": str(collections),
-           "RAG_DATA_DIR": str(tmp_path / "data")}
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "RAG_COLLECTIONS": str(collections),
+        "RAG_DATA_DIR": str(tmp_path / "data"),
+    }
     rag = [sys.executable, "-m", "rag_assets.cli"]
     config = tmp_path / "run.yaml"
     config.write_text("ops:\n  router_adapter:\n    config: {max_steps: 2, batch_size: 2}\n")
@@ -64,8 +74,13 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     printed = " ".join(run.stdout.split())  # rich wraps long lines at the terminal width
     assert "succeeded" in printed and "tiny" in printed and f"run config: {config}" in printed
-    found = subprocess.run([*rag, "search", "how hot for green tea", "-k", "2", "--json"],
-                           env=env, capture_output=True, text=True, timeout=300)
+    found = subprocess.run(
+        [*rag, "search", "how hot for green tea", "-k", "2", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert found.returncode == 0, found.stderr[-3000:]
     hits = json.loads(found.stdout)
     assert hits[0]["doc_id"] == "tiny/kettle.md" and hits[0]["rank"] == 1
@@ -78,8 +93,11 @@ def test_run_config_is_checked_before_anything_runs(tmp_path: Path) -> None:
     import os
 
     home = tmp_path / "home"
-    for text, message in (("ops:\n  answers:\n    config: {no_such_knob: 1}\n", "does not fit the job"),
-                          ("ops: [\n", "run config"), ("- a list\n", "expected a mapping")):
+    for text, message in (
+        ("ops:\n  answers:\n    config: {no_such_knob: 1}\n", "does not fit the job"),
+        ("ops: [\n", "run config"),
+        ("- a list\n", "expected a mapping"),
+    ):
         config = tmp_path / "run.yaml"
         config.write_text(text)
         result = runner.invoke(app, ["run", "--config", str(config)], env={**os.environ, "DAGSTER_HOME": str(home)})

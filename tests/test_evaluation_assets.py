@@ -13,27 +13,64 @@ import duckdb
 import pytest
 from dagster_duckdb import DuckDBResource
 
-from tests.conftest import tiny_project
 from rag_assets.answers import STRATEGIES
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
 from rag_assets.partitions import register_collections
+from tests.conftest import tiny_project
 
 QUESTIONS = [
     {"qid": "t1", "question": "How hot should the water be for green tea?", "answers": ["80 C"], "split": "train"},
-    {"qid": "t2", "question": "How much water at most goes into the kettle?", "answers": ["1.7 litres"], "split": "train"},
+    {
+        "qid": "t2",
+        "question": "How much water at most goes into the kettle?",
+        "answers": ["1.7 litres"],
+        "split": "train",
+    },
     {"qid": "t3", "question": "What is the pass statement?", "answers": ["null operation"], "split": "train"},
-    {"qid": "e1", "question": "What should stay open in the pond ice in winter?", "answers": ["a hole"], "split": "test"},
-    {"qid": "e2", "question": "Which charger should be used for the battery?", "answers": ["the supplied charger"],
-     "section_path": ["Getting started", "Battery"], "split": "test"},
+    {
+        "qid": "e1",
+        "question": "What should stay open in the pond ice in winter?",
+        "answers": ["a hole"],
+        "split": "test",
+    },
+    {
+        "qid": "e2",
+        "question": "Which charger should be used for the battery?",
+        "answers": ["the supplied charger"],
+        "section_path": ["Getting started", "Battery"],
+        "split": "test",
+    },
 ]
-STAGES = ("source_documents", "document_trees", "passages", "passage_index", "questions", "routing_subtrees",
-          "routing_actions", "router_adapter", "router_metrics", "answers", "evaluation_report")
-RUN_CONFIG = {"ops": {
-    "router_adapter": {"config": {"max_steps": 1, "batch_size": 2, "max_length": 512}},
-    "router_metrics": {"config": {"max_samples": 3, "max_new_tokens": 16}},
-    "answers": {"config": {"top_k": 2, "rag_top_k": 2, "passages_per_query": 4, "expand_iterations": 1,
-                           "expand_grid": [0, 1], "top_k_grid": [1, 2], "router_max_new_tokens": 20}},
-}}
+STAGES = (
+    "source_documents",
+    "document_trees",
+    "passages",
+    "passage_index",
+    "questions",
+    "routing_subtrees",
+    "routing_actions",
+    "router_adapter",
+    "router_metrics",
+    "answers",
+    "evaluation_report",
+)
+RUN_CONFIG = {
+    "ops": {
+        "router_adapter": {"config": {"max_steps": 1, "batch_size": 2, "max_length": 512}},
+        "router_metrics": {"config": {"max_samples": 3, "max_new_tokens": 16}},
+        "answers": {
+            "config": {
+                "top_k": 2,
+                "rag_top_k": 2,
+                "passages_per_query": 4,
+                "expand_iterations": 1,
+                "expand_grid": [0, 1],
+                "top_k_grid": [1, 2],
+                "router_max_new_tokens": 20,
+            }
+        },
+    }
+}
 
 
 @pytest.fixture
@@ -48,9 +85,14 @@ def project(tmp_path: Path, corpus_dir: Path, smollm2_checkpoint: Path, monkeypa
 @pytest.mark.timeout(1800)
 def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: dict) -> None:
     # 1. the whole graph: every strategy, the grids, the report
-    result = dg.materialize([*ALL_ASSETS, *ALL_CHECKS], resources=project["resources"], partition_key="tiny",
-                            instance=project["instance"], selection=dg.AssetSelection.assets(*STAGES),
-                            run_config=RUN_CONFIG)
+    result = dg.materialize(
+        [*ALL_ASSETS, *ALL_CHECKS],
+        resources=project["resources"],
+        partition_key="tiny",
+        instance=project["instance"],
+        selection=dg.AssetSelection.assets(*STAGES),
+        run_config=RUN_CONFIG,
+    )
     assert result.success
     meta = {m.asset_key.to_user_string(): m.materialization.metadata for m in result.get_asset_materialization_events()}
 
@@ -58,11 +100,14 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
     answers_meta = meta["answers"]
     assert answers_meta["questions"].value == 2 and answers_meta["split"].value == "test"
     with duckdb.connect(str(project["db"])) as con:
-        rows = con.execute("SELECT strategy, grid, grid_value, count(*), count(DISTINCT answer_id), min(run_id), "
-                           "min(source) FROM answers GROUP BY ALL ORDER BY ALL").fetchall()
+        rows = con.execute(
+            "SELECT strategy, grid, grid_value, count(*), count(DISTINCT answer_id), min(run_id), "
+            "min(source) FROM answers GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
         versions = json.loads(con.execute("SELECT versions FROM answers WHERE strategy = 'rdr2' LIMIT 1").fetchone()[0])
-        rag = con.execute("SELECT cited_node_ids, passage_ids, evidence_words FROM answers "
-                          "WHERE strategy = 'rag-hybrid' LIMIT 1").fetchone()
+        rag = con.execute(
+            "SELECT cited_node_ids, passage_ids, evidence_words FROM answers WHERE strategy = 'rag-hybrid' LIMIT 1"
+        ).fetchone()
     main = {r[0]: r[3] for r in rows if r[1] == ""}
     assert main == {name: 2 for name in STRATEGIES}
     grids = {(r[1], r[2]) for r in rows if r[1]}
@@ -84,8 +129,19 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
     summary = json.loads((latest / "summary.json").read_text())
     results = summary["results"]["tiny"]
     assert set(results) == set(STRATEGIES)
-    expected = {"em", "f1", "passage_hit", "section_hit", "evidence_words", "router_prompt_tokens",
-                "router_output_tokens", "engine_calls", "seconds_p50", "seconds_p95", "questions"}
+    expected = {
+        "em",
+        "f1",
+        "passage_hit",
+        "section_hit",
+        "evidence_words",
+        "router_prompt_tokens",
+        "router_output_tokens",
+        "engine_calls",
+        "seconds_p50",
+        "seconds_p95",
+        "questions",
+    }
     for strategy, metrics in results.items():
         assert set(metrics) == expected, strategy
         assert all(isinstance(v, (int, float)) and math.isfinite(v) for v in metrics.values()), strategy
@@ -105,10 +161,27 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
 
     # 2. a split without questions: falls back to dev (empty too), then to all questions
     stages = ("answers", "evaluation_report")
-    config = {"ops": {"answers": {"config": {"split": "dev", "max_questions": 1, "expand_grid": [], "top_k_grid": [],
-                                             "strategies": ["no-retrieval", "rag-hybrid"]}}}}
-    second = dg.materialize([*ALL_ASSETS, *ALL_CHECKS], resources=project["resources"], partition_key="tiny",
-                            instance=project["instance"], selection=dg.AssetSelection.assets(*stages), run_config=config)
+    config = {
+        "ops": {
+            "answers": {
+                "config": {
+                    "split": "dev",
+                    "max_questions": 1,
+                    "expand_grid": [],
+                    "top_k_grid": [],
+                    "strategies": ["no-retrieval", "rag-hybrid"],
+                }
+            }
+        }
+    }
+    second = dg.materialize(
+        [*ALL_ASSETS, *ALL_CHECKS],
+        resources=project["resources"],
+        partition_key="tiny",
+        instance=project["instance"],
+        selection=dg.AssetSelection.assets(*stages),
+        run_config=config,
+    )
     assert second.success
     meta = {m.asset_key.to_user_string(): m.materialization.metadata for m in second.get_asset_materialization_events()}
     assert meta["answers"]["split"].value == "all"  # no dev questions, and the fallback after dev is all
@@ -125,9 +198,14 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
     # partitioned check-only runs, it reads every collection's latest summary)
     summary["results"]["tiny"]["rag-hybrid"]["f1"] = float("nan")
     summary_path.write_text(json.dumps(summary))
-    check_only = dg.materialize([*ALL_ASSETS, *ALL_CHECKS], resources=project["resources"], instance=project["instance"],
-                                selection=dg.AssetSelection.checks(
-                                    dg.AssetCheckKey(dg.AssetKey("evaluation_report"), "evaluation_summary_is_complete")))
+    check_only = dg.materialize(
+        [*ALL_ASSETS, *ALL_CHECKS],
+        resources=project["resources"],
+        instance=project["instance"],
+        selection=dg.AssetSelection.checks(
+            dg.AssetCheckKey(dg.AssetKey("evaluation_report"), "evaluation_summary_is_complete")
+        ),
+    )
     [evaluation] = check_only.get_asset_check_evaluations()
     assert not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR
     assert "rag-hybrid.f1 = nan" in evaluation.metadata["details"].value
@@ -137,11 +215,23 @@ def _outcome(question: str, answer: str, evidence: str, doc: str = "tiny/kettle.
     from rag_assets.core.strategies import AnswerOutcome, Citation
 
     cites = [Citation(doc, 5, ("Kettle manual", "Boiling"), evidence, 0, len(evidence))] if evidence else []
-    return AnswerOutcome(question=question, answer=answer, evidence=evidence, evidence_words=len(evidence.split()),
-                         citations=cites, passage_ids=["p1"] if evidence else [], retrieved_doc_ids=[doc] if evidence else [],
-                         router_prompt_tokens=100 if evidence else 0, router_output_tokens=10 if evidence else 0,
-                         reader_prompt_tokens=50, reader_output_tokens=5, engine_calls=2, seconds=0.5,
-                         expelled=0, refused_docs=0)
+    return AnswerOutcome(
+        question=question,
+        answer=answer,
+        evidence=evidence,
+        evidence_words=len(evidence.split()),
+        citations=cites,
+        passage_ids=["p1"] if evidence else [],
+        retrieved_doc_ids=[doc] if evidence else [],
+        router_prompt_tokens=100 if evidence else 0,
+        router_output_tokens=10 if evidence else 0,
+        reader_prompt_tokens=50,
+        reader_output_tokens=5,
+        engine_calls=2,
+        seconds=0.5,
+        expelled=0,
+        refused_docs=0,
+    )
 
 
 def test_evaluation_report_on_stored_answers_without_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -157,24 +247,49 @@ def test_evaluation_report_on_stored_answers_without_models(tmp_path: Path, monk
     question = Question("e1", "How hot for green tea?", answers=("80 C",), split="test")
     rdr2 = StrategySpec("rdr2", "rdr2", adapter="abc123")
     rows = [
-        build_record(_outcome(question.query, "80 C", "green tea | 80 C"), rdr2, collection="tiny", source="evaluation",
-                     versions={"index": {"table": "passages", "version": 3, "tag": "tiny-1"}, "adapter_id": "abc123"},
-                     run_id="r1", qid="e1"),
-        build_record(_outcome(question.query, "100 C", ""), StrategySpec("no-retrieval", "none"), collection="tiny",
-                     source="evaluation", versions={}, run_id="r1", qid="e1"),
-        build_record(_outcome(question.query, "100 C", "black tea | 100 C"), dataclasses_replace(rdr2, top_k=1),
-                     collection="tiny", source="evaluation", versions={}, run_id="r1", qid="e1", grid="top_k", grid_value=1),
+        build_record(
+            _outcome(question.query, "80 C", "green tea | 80 C"),
+            rdr2,
+            collection="tiny",
+            source="evaluation",
+            versions={"index": {"table": "passages", "version": 3, "tag": "tiny-1"}, "adapter_id": "abc123"},
+            run_id="r1",
+            qid="e1",
+        ),
+        build_record(
+            _outcome(question.query, "100 C", ""),
+            StrategySpec("no-retrieval", "none"),
+            collection="tiny",
+            source="evaluation",
+            versions={},
+            run_id="r1",
+            qid="e1",
+        ),
+        build_record(
+            _outcome(question.query, "100 C", "black tea | 100 C"),
+            dataclasses_replace(rdr2, top_k=1),
+            collection="tiny",
+            source="evaluation",
+            versions={},
+            run_id="r1",
+            qid="e1",
+            grid="top_k",
+            grid_value=1,
+        ),
     ]
     with duckdb.connect(str(db)) as con:
         replace_collection(con, "tiny", {"questions": questions_table("tiny", [question])})
         store_answers(con, rows, replace=("tiny", "evaluation"))
     instance = dg.DagsterInstance.ephemeral()
     register_collections(instance, ["tiny"])
-    result = dg.materialize([evaluation_report, evaluation_summary_is_complete],
-                            resources={"catalogue": DuckDBResource(database=str(db))},
-                            partition_key="tiny", instance=instance,
-                            selection=dg.AssetSelection.assets("evaluation_report")
-                            | dg.AssetSelection.checks_for_assets("evaluation_report"))
+    result = dg.materialize(
+        [evaluation_report, evaluation_summary_is_complete],
+        resources={"catalogue": DuckDBResource(database=str(db))},
+        partition_key="tiny",
+        instance=instance,
+        selection=dg.AssetSelection.assets("evaluation_report")
+        | dg.AssetSelection.checks_for_assets("evaluation_report"),
+    )
     assert result.success
     [event] = result.get_asset_materialization_events()
     meta = event.materialization.metadata

@@ -19,12 +19,20 @@ def test_every_format_is_detected_and_ids_are_stable(corpus_dir: Path) -> None:
     assert first.rejections == []
     by_id = {d.doc_id: d for d in first.documents}
     assert sorted(by_id) == [
-        "tiny/kettle.md", "tiny/pages.jsonl/p1", "tiny/pages.jsonl/p2",
-        "tiny/pass.txt", "tiny/phone.json", "tiny/pond.html",
+        "tiny/kettle.md",
+        "tiny/pages.jsonl/p1",
+        "tiny/pages.jsonl/p2",
+        "tiny/pass.txt",
+        "tiny/phone.json",
+        "tiny/pond.html",
     ]
     assert {d.doc_id: d.format for d in first.documents} == {
-        "tiny/kettle.md": "markdown", "tiny/pages.jsonl/p1": "html", "tiny/pages.jsonl/p2": "html",
-        "tiny/pass.txt": "text", "tiny/phone.json": "manual_json", "tiny/pond.html": "html",
+        "tiny/kettle.md": "markdown",
+        "tiny/pages.jsonl/p1": "html",
+        "tiny/pages.jsonl/p2": "html",
+        "tiny/pass.txt": "text",
+        "tiny/phone.json": "manual_json",
+        "tiny/pond.html": "html",
     }
     assert by_id["tiny/kettle.md"].title == "Kettle manual"
     assert by_id["tiny/pages.jsonl/p2"].title == "Tide"
@@ -108,7 +116,7 @@ def test_a_parse_failure_is_a_rejection_not_a_crash(tmp_path: Path) -> None:
     (folder / "broken.json").write_text('{"section_0": {"html": "not a list"}}')
     (folder / "fine.md").write_text("# Fine\n\ntext\n")
     result = ingest(CollectionSpec("m", str(folder), format="auto"))
-    built = build_trees(result.documents + [])
+    built = build_trees([*result.documents])
     names = [d.doc_id for d, _ in built.trees]
     rejected = [(r.uri.split("/")[-1], r.stage) for r in result.rejections + built.rejections]
     assert "m/fine.md" in names
@@ -124,8 +132,11 @@ def test_a_page_record_whose_title_is_its_whole_page_gets_the_pages_own_title(tm
     folder = tmp_path / "nq"
     folder.mkdir()
     (folder / "pages.jsonl").write_text(
-        json.dumps({"doc_id": "nq-08", "title": page, "html": page}) + "\n"
-        + json.dumps({"doc_id": "nq-09", "title": "Two\nlines", "html": "<P>no heading</P>"}) + "\n")
+        json.dumps({"doc_id": "nq-08", "title": page, "html": page})
+        + "\n"
+        + json.dumps({"doc_id": "nq-09", "title": "Two\nlines", "html": "<P>no heading</P>"})
+        + "\n"
+    )
     by_id = {d.doc_id: d for d in ingest(CollectionSpec("nq", str(folder))).documents}
     assert by_id["nq/pages.jsonl/nq-08"].title == "Game of Thrones ( season 7 )"
     assert by_id["nq/pages.jsonl/nq-09"].title == "nq-09"

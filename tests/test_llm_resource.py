@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rag_assets.core.engines.openai_engine import OpenAIEngine, OpenAIEngineError
-from rag_assets.resources.llm import API_KEY_ENV, BACKENDS, LLMResource
+from resources.llm import API_KEY_ENV, BACKENDS, LLMResource
 
 SECRET = "sk-resource-test-4c1d-not-real"
 
@@ -36,8 +36,9 @@ def test_openai_key_comes_from_the_environment_and_never_shows(monkeypatch: pyte
         engine.generate([[{"role": "user", "content": "hi"}]] * 2, adapter="router", max_new_tokens=2)
     for text in (repr(resource), str(resource), repr(engine), str(failed.value)):
         assert SECRET not in text
-    explicit = LLMResource(backend="openai", openai_base_url="http://127.0.0.1:9/v1", openai_model="m",
-                           openai_api_key=SECRET)
+    explicit = LLMResource(
+        backend="openai", openai_base_url="http://127.0.0.1:9/v1", openai_model="m", openai_api_key=SECRET
+    )
     assert SECRET not in repr(explicit) and SECRET not in repr(explicit.engine())
 
 
@@ -49,7 +50,7 @@ def test_token_estimate_without_a_tokenizer() -> None:
 
 
 def test_environment_variables_switch_the_default_models(monkeypatch) -> None:
-    from rag_assets.resources.llm import LLMResource
+    from resources.llm import LLMResource
 
     monkeypatch.setenv("RAG_LLM_BACKEND", "openai")
     monkeypatch.setenv("RAG_BASE_MODEL", "/models/bigger")
@@ -57,6 +58,10 @@ def test_environment_variables_switch_the_default_models(monkeypatch) -> None:
     monkeypatch.setenv("RAG_OPENAI_MODEL", "served")
     resource = LLMResource.from_env()
     assert (resource.backend, resource.base_model_path, resource.openai_base_url, resource.openai_model) == (
-        "openai", "/models/bigger", "http://127.0.0.1:8000/v1", "served")
+        "openai",
+        "/models/bigger",
+        "http://127.0.0.1:8000/v1",
+        "served",
+    )
     monkeypatch.delenv("RAG_LLM_BACKEND")
     assert LLMResource.from_env().backend == "transformers"

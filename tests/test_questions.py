@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-
 from pydoc_data.topics import topics
 
 from rag_assets.core.questions import BUILTIN_PYTHON_REFERENCE_QUESTIONS, load_questions, stable_split
@@ -22,16 +21,36 @@ def test_builtin_questions_have_answers_in_their_gold_topic() -> None:
 
 def test_record_shapes_and_stable_splits(tmp_path: Path) -> None:
     file = tmp_path / "q.jsonl"
-    file.write_text("\n".join([
-        json.dumps({"qid": "c1", "scenario": "I live in Wales.", "question": "Can I apply?", "answers": ["yes"],
-                    "evidences": ["<p>You can apply.</p>"], "not_answerable": False, "doc_title": "Apply"}),
-        json.dumps({"qid": "e1", "question": "How do I charge?", "answer": "Plug it in.",
-                    "section_path": ["Getting started", "Charge"], "manual": "Galaxy_S10"}),
-        json.dumps({"qid": "n1", "question": "who?", "answers": ["me"], "doc_title": "Who", "split": "test"}),
-        "not json",
-        json.dumps({"question": "no id"}),
-        json.dumps({"qid": "n1", "question": "dup"}),
-    ]))
+    file.write_text(
+        "\n".join(
+            [
+                json.dumps(
+                    {
+                        "qid": "c1",
+                        "scenario": "I live in Wales.",
+                        "question": "Can I apply?",
+                        "answers": ["yes"],
+                        "evidences": ["<p>You can apply.</p>"],
+                        "not_answerable": False,
+                        "doc_title": "Apply",
+                    }
+                ),
+                json.dumps(
+                    {
+                        "qid": "e1",
+                        "question": "How do I charge?",
+                        "answer": "Plug it in.",
+                        "section_path": ["Getting started", "Charge"],
+                        "manual": "Galaxy_S10",
+                    }
+                ),
+                json.dumps({"qid": "n1", "question": "who?", "answers": ["me"], "doc_title": "Who", "split": "test"}),
+                "not json",
+                json.dumps({"question": "no id"}),
+                json.dumps({"qid": "n1", "question": "dup"}),
+            ]
+        )
+    )
     questions, problems = load_questions(str(file))
     by_id = {q.qid: q for q in questions}
     assert by_id["c1"].query == "I live in Wales. Can I apply?"

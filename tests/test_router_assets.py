@@ -11,8 +11,8 @@ import dagster as dg
 import duckdb
 import pytest
 
-from tests.conftest import tiny_project
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
+from tests.conftest import tiny_project
 
 # All train questions; with validation_fraction 0.5 the routing fold puts charger, ice and tide in
 # validation. "ice" has no gold answer, so the mix teacher labels it with the similarity teacher.
@@ -33,14 +33,22 @@ METRIC_COLUMNS = "model, samples, ans_f1, exp_pre, ref_acc, expelled_per_output,
 @pytest.fixture
 def project(tmp_path: Path, corpus_dir: Path, smollm2_checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))  # adapters are written under it
-    return tiny_project(tmp_path, corpus_dir, smollm2_checkpoint,
-                        "".join(json.dumps({**q, "split": "train"}) + "\n" for q in QUESTIONS), llm_batch_size=8)
+    return tiny_project(
+        tmp_path,
+        corpus_dir,
+        smollm2_checkpoint,
+        "".join(json.dumps({**q, "split": "train"}) + "\n" for q in QUESTIONS),
+        llm_batch_size=8,
+    )
 
 
 def _materialize(project: dict, *keys: str, ops: dict | None = None) -> dg.ExecuteInProcessResult:
     result = dg.materialize(
-        [*ALL_ASSETS, *ALL_CHECKS], resources=project["resources"], partition_key="tiny",
-        instance=project["instance"], selection=dg.AssetSelection.assets(*keys),
+        [*ALL_ASSETS, *ALL_CHECKS],
+        resources=project["resources"],
+        partition_key="tiny",
+        instance=project["instance"],
+        selection=dg.AssetSelection.assets(*keys),
         run_config={"ops": {k: {"config": v} for k, v in (ops or {}).items()}},
     )
     assert result.success
@@ -48,8 +56,10 @@ def _materialize(project: dict, *keys: str, ops: dict | None = None) -> dg.Execu
 
 
 def _meta(result: dg.ExecuteInProcessResult) -> dict[str, dict]:
-    return {m.asset_key.to_user_string(): {k: v.value for k, v in m.materialization.metadata.items()}
-            for m in result.get_asset_materialization_events()}
+    return {
+        m.asset_key.to_user_string(): {k: v.value for k, v in m.materialization.metadata.items()}
+        for m in result.get_asset_materialization_events()
+    }
 
 
 def _checks(result: dg.ExecuteInProcessResult) -> dict:
@@ -59,8 +69,13 @@ def _checks(result: dg.ExecuteInProcessResult) -> dict:
 def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project: dict) -> None:
     teacher = {"teacher": "mix", "validation_fraction": 0.5}
     metrics = {"max_samples": 3, "max_new_tokens": 16}
-    first = _materialize(project, *UPSTREAM, "routing_actions", "router_metrics",
-                         ops={"routing_actions": teacher, "router_metrics": metrics})
+    first = _materialize(
+        project,
+        *UPSTREAM,
+        "routing_actions",
+        "router_metrics",
+        ops={"routing_actions": teacher, "router_metrics": metrics},
+    )
     actions = _meta(first)["routing_actions"]
     assert actions["ANS"] + actions["EXP"] + actions["REF"] == actions["dagster/row_count"] and actions["failed"] == 0
     assert actions["teacher_parse_failure_rate"] == 0.0
@@ -69,7 +84,9 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
     checks = _checks(first)
     assert checks["routing_targets_are_valid"].passed and checks["teacher_failure_rate_bounded"].passed
     with duckdb.connect(str(project["db"])) as con:
-        teachers = dict(con.execute("SELECT qid, list_distinct(list(teacher)) FROM routing_actions GROUP BY 1").fetchall())
+        teachers = dict(
+            con.execute("SELECT qid, list_distinct(list(teacher)) FROM routing_actions GROUP BY 1").fetchall()
+        )
         validation = con.execute("SELECT count(*) FROM routing_actions WHERE fold = 'validation'").fetchone()[0]
         base_only = con.execute(f"SELECT {METRIC_COLUMNS} FROM router_metrics WHERE collection = 'tiny'").fetchall()
     assert teachers["ice"] == ["similarity"] and teachers["tea"] == ["oracle"]
@@ -80,15 +97,22 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
     assert check.severity == dg.AssetCheckSeverity.WARN and not check.passed
     assert check.metadata["no_adapter"].value == "tiny"
 
-    second = _materialize(project, "router_adapter", "router_metrics", ops={
-        "router_adapter": {"max_steps": 2, "batch_size": 2, "max_length": 512}, "router_metrics": metrics})
+    second = _materialize(
+        project,
+        "router_adapter",
+        "router_metrics",
+        ops={"router_adapter": {"max_steps": 2, "batch_size": 2, "max_length": 512}, "router_metrics": metrics},
+    )
     meta = _meta(second)
     adapter = meta["router_adapter"]
     with duckdb.connect(str(project["db"])) as con:
         registry = con.execute("SELECT collection, adapter_id, path, base_model FROM router_adapters").fetchall()
-        rows = con.execute(f"SELECT {METRIC_COLUMNS} FROM router_metrics WHERE collection = 'tiny' ORDER BY model").fetchall()
-    assert registry == [("tiny", adapter["adapter_id"], adapter["path"],
-                         str(project["resources"]["base_model"].path()))]
+        rows = con.execute(
+            f"SELECT {METRIC_COLUMNS} FROM router_metrics WHERE collection = 'tiny' ORDER BY model"
+        ).fetchall()
+    assert registry == [
+        ("tiny", adapter["adapter_id"], adapter["path"], str(project["resources"]["base_model"].path()))
+    ]
     # The collection's rows were replaced: exactly one base and one adapter row, same samples.
     assert [r[:2] for r in rows] == [("adapter", min(3, validation)), ("base", min(3, validation))]
     by_model = {r[0]: dict(zip(METRIC_COLUMNS.split(", "), r)) for r in rows}
@@ -96,23 +120,32 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
     assert meta["router_metrics"]["adapter_id"] == adapter["adapter_id"]
     assert "| adapter |" in meta["router_metrics"]["metrics"] and "| base |" in meta["router_metrics"]["metrics"]
     check = _checks(second)["router_adapter_beats_base"]
-    beats = (all(by_model["adapter"][m] >= by_model["base"][m] for m in ("ans_f1", "ref_acc"))
-             and any(by_model["adapter"][m] > by_model["base"][m] for m in ("ans_f1", "ref_acc")))
+    beats = all(by_model["adapter"][m] >= by_model["base"][m] for m in ("ans_f1", "ref_acc")) and any(
+        by_model["adapter"][m] > by_model["base"][m] for m in ("ans_f1", "ref_acc")
+    )
     assert check.severity == dg.AssetCheckSeverity.WARN and check.passed == beats
-    assert check.metadata["ans_f1_delta"].value == pytest.approx(by_model["adapter"]["ans_f1"] - by_model["base"]["ans_f1"], abs=1e-4)
+    assert check.metadata["ans_f1_delta"].value == pytest.approx(
+        by_model["adapter"]["ans_f1"] - by_model["base"]["ans_f1"], abs=1e-4
+    )
 
 
 def test_llm_teacher_through_the_llm_resource(project: dict) -> None:
     small = {"top_docs": 1, "expansion_views": 0}  # few subtrees: the real model labels each one
-    result = _materialize(project, *UPSTREAM, "routing_actions", ops={
-        "routing_subtrees": small, "routing_actions": {"teacher": "llm", "llm_max_new_tokens": 16}})
+    result = _materialize(
+        project,
+        *UPSTREAM,
+        "routing_actions",
+        ops={"routing_subtrees": small, "routing_actions": {"teacher": "llm", "llm_max_new_tokens": 16}},
+    )
     actions = _meta(result)["routing_actions"]
     with duckdb.connect(str(project["db"])) as con:
         rows = con.execute("SELECT teacher, kind, target, raw FROM routing_actions").fetchall()
         subtrees = con.execute("SELECT count(*) FROM routing_subtrees").fetchone()[0]
     assert len(rows) == subtrees == actions["dagster/row_count"] > 0
     failed = sum(r[1] == "failed" for r in rows)
-    assert actions["failed"] == failed and actions["teacher_parse_failure_rate"] == pytest.approx(round(failed / len(rows), 4))
+    assert actions["failed"] == failed and actions["teacher_parse_failure_rate"] == pytest.approx(
+        round(failed / len(rows), 4)
+    )
     assert all(r[0] == "llm" and r[3] for r in rows)  # every raw output kept
     assert all((r[2] == "") == (r[1] == "failed") for r in rows)
     checks = _checks(result)
@@ -126,7 +159,7 @@ def test_unknown_teacher_fails_clearly(project: dict) -> None:
 
 
 def test_adapter_is_better_only_when_not_worse_on_both_and_better_on_one() -> None:
-    from rag_assets.checks.router import adapter_beats_base
+    from checks.router import adapter_beats_base
 
     base = {"ans_f1": 0.4, "ref_acc": 0.5}
     assert adapter_beats_base(base, {"ans_f1": 0.6, "ref_acc": 0.5})

@@ -59,7 +59,7 @@ def yes_no_correct(prediction: str, answers: Sequence[str]) -> bool | None:
 
 
 @cache
-def _rouge_l_scorer():  # noqa: ANN202 - rouge_score.RougeScorer; built once (it loads the stemmer)
+def _rouge_l_scorer():
     from rouge_score import rouge_scorer
 
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)

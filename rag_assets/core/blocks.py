@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields, make_dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import TypeVar
 
 _T = TypeVar("_T")
@@ -38,7 +38,7 @@ def frozen_factory(cls: type[_T]) -> Callable[..., _T]:
     return make
 
 
-class BlockKind(str, Enum):
+class BlockKind(StrEnum):
     HEADING = "heading"
     PARAGRAPH = "paragraph"
     LIST_ITEM = "list_item"

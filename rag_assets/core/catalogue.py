@@ -125,9 +125,22 @@ def rejections_table(rejections: Sequence[Rejection]) -> pa.Table:
 
 
 def nodes_table(trees: Sequence[tuple[SourceDocument, DocumentTree]]) -> pa.Table:
-    columns: dict[str, list] = {k: [] for k in (
-        "collection", "doc_id", "node_id", "parent_id", "kind", "block", "depth", "text",
-        "heading_path", "span_start", "span_end")}
+    columns: dict[str, list] = {
+        k: []
+        for k in (
+            "collection",
+            "doc_id",
+            "node_id",
+            "parent_id",
+            "kind",
+            "block",
+            "depth",
+            "text",
+            "heading_path",
+            "span_start",
+            "span_end",
+        )
+    }
     for doc, tree in trees:
         for n in tree.nodes:
             columns["collection"].append(doc.collection)
@@ -141,31 +154,50 @@ def nodes_table(trees: Sequence[tuple[SourceDocument, DocumentTree]]) -> pa.Tabl
             columns["heading_path"].append(list(n.heading_path))
             columns["span_start"].append(n.span_start)
             columns["span_end"].append(n.span_end)
-    schema = pa.schema([
-        ("collection", pa.string()), ("doc_id", pa.string()), ("node_id", pa.int32()),
-        ("parent_id", pa.int32()), ("kind", pa.string()), ("block", pa.string()),
-        ("depth", pa.int32()), ("text", pa.string()), ("heading_path", pa.list_(pa.string())),
-        ("span_start", pa.int32()), ("span_end", pa.int32()),
-    ])
+    schema = pa.schema(
+        [
+            ("collection", pa.string()),
+            ("doc_id", pa.string()),
+            ("node_id", pa.int32()),
+            ("parent_id", pa.int32()),
+            ("kind", pa.string()),
+            ("block", pa.string()),
+            ("depth", pa.int32()),
+            ("text", pa.string()),
+            ("heading_path", pa.list_(pa.string())),
+            ("span_start", pa.int32()),
+            ("span_end", pa.int32()),
+        ]
+    )
     return pa.table(columns, schema=schema)
 
 
 def texts_table(trees: Sequence[tuple[SourceDocument, DocumentTree]]) -> pa.Table:
-    return pa.table({
-        "collection": [d.collection for d, _ in trees],
-        "doc_id": [d.doc_id for d, _ in trees],
-        "content_hash": [d.content_hash for d, _ in trees],
-        "text": [t.text for _, t in trees],
-    })
+    return pa.table(
+        {
+            "collection": [d.collection for d, _ in trees],
+            "doc_id": [d.doc_id for d, _ in trees],
+            "content_hash": [d.content_hash for d, _ in trees],
+            "text": [t.text for _, t in trees],
+        }
+    )
 
 
 def passages_table(collection: str, passages: Sequence[Passage]) -> pa.Table:
-    schema = pa.schema([
-        ("collection", pa.string()), ("passage_id", pa.string()), ("doc_id", pa.string()),
-        ("node_ids", pa.list_(pa.int32())), ("span_starts", pa.list_(pa.int32())),
-        ("span_ends", pa.list_(pa.int32())), ("heading_path", pa.list_(pa.string())),
-        ("text", pa.string()), ("word_count", pa.int32()), ("content_hash", pa.string()),
-    ])
+    schema = pa.schema(
+        [
+            ("collection", pa.string()),
+            ("passage_id", pa.string()),
+            ("doc_id", pa.string()),
+            ("node_ids", pa.list_(pa.int32())),
+            ("span_starts", pa.list_(pa.int32())),
+            ("span_ends", pa.list_(pa.int32())),
+            ("heading_path", pa.list_(pa.string())),
+            ("text", pa.string()),
+            ("word_count", pa.int32()),
+            ("content_hash", pa.string()),
+        ]
+    )
     return pa.table(passage_columns(passages, collection), schema=schema)
 
 
@@ -173,28 +205,39 @@ def load_passages(con: duckdb.DuckDBPyConnection, collection: str | None = None)
     where, params = ("WHERE collection = ?", [collection]) if collection else ("", [])
     rows = con.execute(
         "SELECT passage_id, doc_id, node_ids, span_starts, span_ends, heading_path, text, word_count, "
-        f"content_hash FROM passages {where} ORDER BY doc_id, passage_id", params
+        f"content_hash FROM passages {where} ORDER BY doc_id, passage_id",
+        params,
     ).fetchall()
     return [
-        Passage(passage_id=r[0], doc_id=r[1], node_ids=tuple(r[2]), spans=tuple(zip(r[3], r[4])),
-                heading_path=tuple(r[5]), text=r[6], word_count=r[7], content_hash=r[8])
+        Passage(
+            passage_id=r[0],
+            doc_id=r[1],
+            node_ids=tuple(r[2]),
+            spans=tuple(zip(r[3], r[4])),
+            heading_path=tuple(r[5]),
+            text=r[6],
+            word_count=r[7],
+            content_hash=r[8],
+        )
         for r in rows
     ]
 
 
 def questions_table(collection: str, questions: Sequence[Question]) -> pa.Table:
     strings = pa.list_(pa.string())
-    return pa.table({
-        "collection": pa.array([collection] * len(questions), pa.string()),
-        "qid": pa.array([q.qid for q in questions], pa.string()),
-        "query": pa.array([q.query for q in questions], pa.string()),
-        "answers": pa.array([list(q.answers) for q in questions], strings),
-        "evidences": pa.array([list(q.evidences) for q in questions], strings),
-        "section_path": pa.array([list(q.section_path) for q in questions], strings),
-        "gold_doc": pa.array([q.gold_doc for q in questions], pa.string()),
-        "not_answerable": pa.array([q.not_answerable for q in questions], pa.bool_()),
-        "split": pa.array([q.split for q in questions], pa.string()),
-    })
+    return pa.table(
+        {
+            "collection": pa.array([collection] * len(questions), pa.string()),
+            "qid": pa.array([q.qid for q in questions], pa.string()),
+            "query": pa.array([q.query for q in questions], pa.string()),
+            "answers": pa.array([list(q.answers) for q in questions], strings),
+            "evidences": pa.array([list(q.evidences) for q in questions], strings),
+            "section_path": pa.array([list(q.section_path) for q in questions], strings),
+            "gold_doc": pa.array([q.gold_doc for q in questions], pa.string()),
+            "not_answerable": pa.array([q.not_answerable for q in questions], pa.bool_()),
+            "split": pa.array([q.split for q in questions], pa.string()),
+        }
+    )
 
 
 def load_question_rows(con: duckdb.DuckDBPyConnection, collection: str, split: str | None = None) -> list[Question]:
@@ -207,7 +250,8 @@ def load_question_rows(con: duckdb.DuckDBPyConnection, collection: str, split: s
         params += splits
     rows = con.execute(
         "SELECT qid, query, answers, evidences, section_path, gold_doc, not_answerable, split "
-        f"FROM questions {where} ORDER BY qid", params
+        f"FROM questions {where} ORDER BY qid",
+        params,
     ).fetchall()
     return [Question(r[0], r[1], tuple(r[2]), tuple(r[3]), tuple(r[4]), r[5], r[6], r[7]) for r in rows]
 
@@ -216,7 +260,8 @@ def load_documents(con: duckdb.DuckDBPyConnection, collection: str | None = None
     where, params = ("WHERE collection = ?", [collection]) if collection else ("", [])
     rows = con.execute(
         "SELECT doc_id, collection, uri, format, title, content_hash, size_bytes, text "
-        f"FROM source_documents {where} ORDER BY collection, doc_id", params
+        f"FROM source_documents {where} ORDER BY collection, doc_id",
+        params,
     ).fetchall()
     return [SourceDocument(*row) for row in rows]
 
@@ -236,15 +281,19 @@ def load_trees(
     rows = con.execute(
         "SELECT n.doc_id, n.node_id, n.parent_id, n.kind, n.block, n.depth, n.text, n.heading_path, "
         "n.span_start, n.span_end FROM document_nodes n "
-        f"{where} ORDER BY n.doc_id, n.node_id", params
+        f"{where} ORDER BY n.doc_id, n.node_id",
+        params,
     ).fetchall()
-    texts = dict(con.execute(
-        "SELECT doc_id, text FROM document_texts"
-        + (" WHERE collection = ?" if collection else ""), [collection] if collection else []
-    ).fetchall())
+    texts = dict(
+        con.execute(
+            "SELECT doc_id, text FROM document_texts" + (" WHERE collection = ?" if collection else ""),
+            [collection] if collection else [],
+        ).fetchall()
+    )
     out: dict[str, tuple[list[TreeNode], str]] = {}
     for doc_id, *fields in rows:
-        node = TreeNode(fields[0], fields[1], fields[2], fields[3], fields[4], fields[5],
-                        tuple(fields[6]), fields[7], fields[8])
+        node = TreeNode(
+            fields[0], fields[1], fields[2], fields[3], fields[4], fields[5], tuple(fields[6]), fields[7], fields[8]
+        )
         out.setdefault(doc_id, ([], texts.get(doc_id, "")))[0].append(node)
     return out

@@ -43,8 +43,9 @@ def resolve_device(device: str = "auto") -> str:
 class Embedder:
     """A sentence-transformers model loaded once, with a stable id for lineage."""
 
-    def __init__(self, model_path: Path | None = None, *, device: str = "auto", batch_size: int = 64,
-                 progress: bool = True) -> None:
+    def __init__(
+        self, model_path: Path | None = None, *, device: str = "auto", batch_size: int = 64, progress: bool = True
+    ) -> None:
         from sentence_transformers import SentenceTransformer
 
         self.model_path = Path(model_path or default_embedder_path())
@@ -54,9 +55,11 @@ class Embedder:
         self.batch_size = batch_size
         self.progress = progress
         self.model = SentenceTransformer(str(self.model_path), device=self.device, local_files_only=True)
-        config = (self.model_path / "config.json")
+        config = self.model_path / "config.json"
         tag = hashlib.sha256(config.read_bytes()).hexdigest()[:8] if config.is_file() else "noconfig"
-        self.model_id = f"{self.model_path.name if self.model_path.name != 'model' else self.model_path.parent.name}@{tag}"
+        self.model_id = (
+            f"{self.model_path.name if self.model_path.name != 'model' else self.model_path.parent.name}@{tag}"
+        )
 
     @property
     def dimension(self) -> int:
@@ -77,10 +80,13 @@ class Embedder:
         chunk = self.batch_size * 8
         with tqdm(total=len(texts), desc="embed", unit="text", disable=not show) as bar:
             for start in range(0, len(order), chunk):
-                batch = order[start:start + chunk]
+                batch = order[start : start + chunk]
                 vectors[batch] = self.model.encode(
-                    [texts[i] for i in batch], batch_size=self.batch_size, normalize_embeddings=True,
-                    convert_to_numpy=True, show_progress_bar=False,
+                    [texts[i] for i in batch],
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
                 )
                 bar.update(len(batch))
         return vectors

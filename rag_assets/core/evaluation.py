@@ -139,7 +139,7 @@ def section_hit(cited_heading_paths: Sequence[str | Sequence[str]], section_path
         return None
     for path in cited_heading_paths:
         parts = path.split(HEADING_SEPARATOR) if isinstance(path, str) else list(path)
-        if [normalize_answer(h) for h in parts[1:1 + len(gold)]] == gold:
+        if [normalize_answer(h) for h in parts[1 : 1 + len(gold)]] == gold:
             return 1.0
     return 0.0
 
@@ -208,8 +208,22 @@ def aggregate_grid(scored: Iterable[ScoredAnswer]) -> dict[str, dict[int, dict[s
 def headline_metrics(results: Mapping[str, Mapping[str, float]]) -> list[str]:
     """The key metrics present in `results`, in table order: answer quality, evidence, cost."""
     present = {m for metrics in results.values() for m in metrics}
-    keys = [m for m in ("em", "f1", "yes_no_acc", "rouge_l", "passage_hit", "evidence_recall", "section_hit",
-                        "evidence_words", "router_prompt_tokens", "seconds_p50") if m in present]
+    keys = [
+        m
+        for m in (
+            "em",
+            "f1",
+            "yes_no_acc",
+            "rouge_l",
+            "passage_hit",
+            "evidence_recall",
+            "section_hit",
+            "evidence_words",
+            "router_prompt_tokens",
+            "seconds_p50",
+        )
+        if m in present
+    ]
     return keys
 
 

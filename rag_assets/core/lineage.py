@@ -13,7 +13,7 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
 
@@ -29,19 +29,42 @@ SOURCES = ("evaluation", "cli")
 
 _STR_LIST = pa.list_(pa.string())
 _INT_LIST = pa.list_(pa.int32())
-ARROW_SCHEMA = pa.schema([
-    ("collection", pa.string()), ("answer_id", pa.string()), ("source", pa.string()), ("run_id", pa.string()),
-    ("created_at", pa.timestamp("us")), ("qid", pa.string()), ("question", pa.string()),
-    ("strategy", pa.string()), ("strategy_kind", pa.string()), ("grid", pa.string()), ("grid_value", pa.int32()),
-    ("knobs", pa.string()), ("answer", pa.string()), ("evidence", pa.string()), ("evidence_words", pa.int32()),
-    ("cited_doc_ids", _STR_LIST), ("cited_node_ids", _INT_LIST), ("cited_heading_paths", _STR_LIST),
-    ("cited_texts", _STR_LIST), ("cited_span_starts", _INT_LIST), ("cited_span_ends", _INT_LIST),
-    ("passage_ids", _STR_LIST), ("retrieved_doc_ids", _STR_LIST),
-    ("router_prompt_tokens", pa.int32()), ("router_output_tokens", pa.int32()),
-    ("reader_prompt_tokens", pa.int32()), ("reader_output_tokens", pa.int32()),
-    ("engine_calls", pa.int32()), ("seconds", pa.float64()), ("expelled", pa.int32()), ("refused_docs", pa.int32()),
-    ("versions", pa.string()),
-])
+ARROW_SCHEMA = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("answer_id", pa.string()),
+        ("source", pa.string()),
+        ("run_id", pa.string()),
+        ("created_at", pa.timestamp("us")),
+        ("qid", pa.string()),
+        ("question", pa.string()),
+        ("strategy", pa.string()),
+        ("strategy_kind", pa.string()),
+        ("grid", pa.string()),
+        ("grid_value", pa.int32()),
+        ("knobs", pa.string()),
+        ("answer", pa.string()),
+        ("evidence", pa.string()),
+        ("evidence_words", pa.int32()),
+        ("cited_doc_ids", _STR_LIST),
+        ("cited_node_ids", _INT_LIST),
+        ("cited_heading_paths", _STR_LIST),
+        ("cited_texts", _STR_LIST),
+        ("cited_span_starts", _INT_LIST),
+        ("cited_span_ends", _INT_LIST),
+        ("passage_ids", _STR_LIST),
+        ("retrieved_doc_ids", _STR_LIST),
+        ("router_prompt_tokens", pa.int32()),
+        ("router_output_tokens", pa.int32()),
+        ("reader_prompt_tokens", pa.int32()),
+        ("reader_output_tokens", pa.int32()),
+        ("engine_calls", pa.int32()),
+        ("seconds", pa.float64()),
+        ("expelled", pa.int32()),
+        ("refused_docs", pa.int32()),
+        ("versions", pa.string()),
+    ]
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,14 +115,22 @@ class AnswerRecord:
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["created_at"] = self.created_at.isoformat()
-        for name in ("cited_doc_ids", "cited_node_ids", "cited_heading_paths", "cited_texts",
-                     "cited_span_starts", "cited_span_ends", "passage_ids", "retrieved_doc_ids"):
+        for name in (
+            "cited_doc_ids",
+            "cited_node_ids",
+            "cited_heading_paths",
+            "cited_texts",
+            "cited_span_starts",
+            "cited_span_ends",
+            "passage_ids",
+            "retrieved_doc_ids",
+        ):
             out[name] = list(out[name])
         return out
 
 
 COLUMNS = tuple(f.name for f in fields(AnswerRecord))
-assert COLUMNS == tuple(ARROW_SCHEMA.names), "AnswerRecord and the answers table layout differ"
+assert tuple(ARROW_SCHEMA.names) == COLUMNS, "AnswerRecord and the answers table layout differ"
 
 
 def new_answer_id() -> str:
@@ -108,32 +139,60 @@ def new_answer_id() -> str:
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
-def build_record(outcome: AnswerOutcome, spec: StrategySpec, *, collection: str, source: str,
-                 versions: Mapping[str, Any], run_id: str = "", qid: str = "", grid: str = "",
-                 grid_value: int = -1, answer_id: str | None = None,
-                 created_at: datetime | None = None) -> AnswerRecord:
+def build_record(
+    outcome: AnswerOutcome,
+    spec: StrategySpec,
+    *,
+    collection: str,
+    source: str,
+    versions: Mapping[str, Any],
+    run_id: str = "",
+    qid: str = "",
+    grid: str = "",
+    grid_value: int = -1,
+    answer_id: str | None = None,
+    created_at: datetime | None = None,
+) -> AnswerRecord:
     """The answers-table row of one strategy outcome."""
     if source not in SOURCES:
         raise ValueError(f"answer source must be one of {SOURCES}, not {source!r}")
     cites = outcome.citations
     return AnswerRecord(
-        collection=collection, answer_id=answer_id or new_answer_id(), source=source, run_id=run_id,
-        created_at=created_at or utc_now(), qid=qid, question=outcome.question, strategy=spec.name,
-        strategy_kind=spec.kind, grid=grid, grid_value=grid_value if grid else -1,
-        knobs=json.dumps(spec.knobs(), sort_keys=True), answer=outcome.answer, evidence=outcome.evidence,
+        collection=collection,
+        answer_id=answer_id or new_answer_id(),
+        source=source,
+        run_id=run_id,
+        created_at=created_at or utc_now(),
+        qid=qid,
+        question=outcome.question,
+        strategy=spec.name,
+        strategy_kind=spec.kind,
+        grid=grid,
+        grid_value=grid_value if grid else -1,
+        knobs=json.dumps(spec.knobs(), sort_keys=True),
+        answer=outcome.answer,
+        evidence=outcome.evidence,
         evidence_words=outcome.evidence_words,
-        cited_doc_ids=tuple(c.doc_id for c in cites), cited_node_ids=tuple(c.node_id for c in cites),
+        cited_doc_ids=tuple(c.doc_id for c in cites),
+        cited_node_ids=tuple(c.node_id for c in cites),
         cited_heading_paths=tuple(" > ".join(c.heading_path) for c in cites),
-        cited_texts=tuple(c.text for c in cites), cited_span_starts=tuple(c.span_start for c in cites),
-        cited_span_ends=tuple(c.span_end for c in cites), passage_ids=tuple(outcome.passage_ids),
+        cited_texts=tuple(c.text for c in cites),
+        cited_span_starts=tuple(c.span_start for c in cites),
+        cited_span_ends=tuple(c.span_end for c in cites),
+        passage_ids=tuple(outcome.passage_ids),
         retrieved_doc_ids=tuple(outcome.retrieved_doc_ids),
-        router_prompt_tokens=outcome.router_prompt_tokens, router_output_tokens=outcome.router_output_tokens,
-        reader_prompt_tokens=outcome.reader_prompt_tokens, reader_output_tokens=outcome.reader_output_tokens,
-        engine_calls=outcome.engine_calls, seconds=outcome.seconds, expelled=outcome.expelled,
-        refused_docs=outcome.refused_docs, versions=json.dumps(dict(versions), sort_keys=True),
+        router_prompt_tokens=outcome.router_prompt_tokens,
+        router_output_tokens=outcome.router_output_tokens,
+        reader_prompt_tokens=outcome.reader_prompt_tokens,
+        reader_output_tokens=outcome.reader_output_tokens,
+        engine_calls=outcome.engine_calls,
+        seconds=outcome.seconds,
+        expelled=outcome.expelled,
+        refused_docs=outcome.refused_docs,
+        versions=json.dumps(dict(versions), sort_keys=True),
     )
 
 
@@ -157,34 +216,56 @@ def document_hashes(con: duckdb.DuckDBPyConnection, collection: str, doc_ids: Se
     out: dict[str, str] = {}
     for table in ("source_documents", "document_texts"):  # the tree's text wins where both exist
         if _has_table(con, table):
-            out.update(dict(con.execute(
-                f"SELECT doc_id, content_hash FROM {table} WHERE collection = ? AND doc_id IN (SELECT unnest(?))",
-                [collection, wanted]).fetchall()))
+            out.update(
+                dict(
+                    con.execute(
+                        f"SELECT doc_id, content_hash FROM {table} WHERE collection = ? AND doc_id IN (SELECT unnest(?))",
+                        [collection, wanted],
+                    ).fetchall()
+                )
+            )
     return out
 
 
-def answer_versions(con: duckdb.DuckDBPyConnection, collection: str, outcome: AnswerOutcome, *,
-                    index: Mapping[str, Any] | None, adapter_id: str | None, router_model: str | None,
-                    reader_model: str | None, embedder: str | None) -> dict[str, Any]:
+def answer_versions(
+    con: duckdb.DuckDBPyConnection,
+    collection: str,
+    outcome: AnswerOutcome,
+    *,
+    index: Mapping[str, Any] | None,
+    adapter_id: str | None,
+    router_model: str | None,
+    reader_model: str | None,
+    embedder: str | None,
+) -> dict[str, Any]:
     """The versions JSON of one answer: hashes of its retrieved and cited documents and the rest."""
     docs = [*outcome.retrieved_doc_ids, *(c.doc_id for c in outcome.citations)]
-    return {"doc_hashes": document_hashes(con, collection, docs), "index": dict(index) if index else None,
-            "adapter_id": adapter_id, "router_model": router_model, "reader_model": reader_model,
-            "embedder": embedder}
+    return {
+        "doc_hashes": document_hashes(con, collection, docs),
+        "index": dict(index) if index else None,
+        "adapter_id": adapter_id,
+        "router_model": router_model,
+        "reader_model": reader_model,
+        "embedder": embedder,
+    }
 
 
 def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    return bool(con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = ? AND table_schema = current_schema()",
-        [table]).fetchone()[0])
+    return bool(
+        con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = ? AND table_schema = current_schema()",
+            [table],
+        ).fetchone()[0]
+    )
 
 
 def records_table(records: Sequence[AnswerRecord]) -> pa.Table:
     return pa.table({name: [getattr(r, name) for r in records] for name in COLUMNS}, schema=ARROW_SCHEMA)
 
 
-def store_answers(con: duckdb.DuckDBPyConnection, records: Sequence[AnswerRecord], *,
-                  replace: tuple[str, str] | None = None) -> None:
+def store_answers(
+    con: duckdb.DuckDBPyConnection, records: Sequence[AnswerRecord], *, replace: tuple[str, str] | None = None
+) -> None:
     """Insert `records` in one transaction; `replace=(collection, source)` first deletes that
     collection's rows of that source. Answer ids must be unique across the table."""
     ids = [r.answer_id for r in records]
@@ -196,8 +277,9 @@ def store_answers(con: duckdb.DuckDBPyConnection, records: Sequence[AnswerRecord
         if replace is not None:
             con.execute(f"DELETE FROM {TABLE} WHERE collection = ? AND source = ?", list(replace))
         if records:
-            clash = con.execute(f"SELECT answer_id FROM {TABLE} WHERE answer_id IN (SELECT unnest(?)) LIMIT 5",
-                                [ids]).fetchall()
+            clash = con.execute(
+                f"SELECT answer_id FROM {TABLE} WHERE answer_id IN (SELECT unnest(?)) LIMIT 5", [ids]
+            ).fetchall()
             if clash:
                 raise ValueError(f"answer ids already stored: {[c[0] for c in clash]}")
             con.register("_answers_incoming", records_table(records))
@@ -211,8 +293,16 @@ def store_answers(con: duckdb.DuckDBPyConnection, records: Sequence[AnswerRecord
 
 def _record(row: Sequence[Any]) -> AnswerRecord:
     values = dict(zip(COLUMNS, row))
-    for name in ("cited_doc_ids", "cited_node_ids", "cited_heading_paths", "cited_texts",
-                 "cited_span_starts", "cited_span_ends", "passage_ids", "retrieved_doc_ids"):
+    for name in (
+        "cited_doc_ids",
+        "cited_node_ids",
+        "cited_heading_paths",
+        "cited_texts",
+        "cited_span_starts",
+        "cited_span_ends",
+        "passage_ids",
+        "retrieved_doc_ids",
+    ):
         values[name] = tuple(values[name] or ())
     return AnswerRecord(**values)
 
@@ -224,8 +314,9 @@ def load_answers(con: duckdb.DuckDBPyConnection, collection: str, source: str | 
     if source is not None:
         where += " AND source = ?"
         params.append(source)
-    rows = con.execute(f"SELECT {', '.join(COLUMNS)} FROM {TABLE} {where} ORDER BY created_at, answer_id",
-                       params).fetchall()
+    rows = con.execute(
+        f"SELECT {', '.join(COLUMNS)} FROM {TABLE} {where} ORDER BY created_at, answer_id", params
+    ).fetchall()
     return [_record(r) for r in rows]
 
 
@@ -257,8 +348,11 @@ class TracedSource:
 
     @property
     def changed(self) -> bool:
-        return (self.current_hash is None or self.recorded_hash != self.current_hash
-                or self.current_text != self.recorded_text)
+        return (
+            self.current_hash is None
+            or self.recorded_hash != self.current_hash
+            or self.current_text != self.recorded_text
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,24 +375,42 @@ def trace_answer(con: duckdb.DuckDBPyConnection, answer_id: str) -> AnswerTrace:
     docs = sorted(set(recorded) | set(record.cited_doc_ids))
     texts: dict[str, tuple[str, str]] = {}
     if docs and _has_table(con, "document_texts"):
-        texts = {d: (h, t) for d, h, t in con.execute(
-            "SELECT doc_id, content_hash, text FROM document_texts WHERE collection = ? AND doc_id IN (SELECT unnest(?))",
-            [record.collection, docs]).fetchall()}
+        texts = {
+            d: (h, t)
+            for d, h, t in con.execute(
+                "SELECT doc_id, content_hash, text FROM document_texts WHERE collection = ? AND doc_id IN (SELECT unnest(?))",
+                [record.collection, docs],
+            ).fetchall()
+        }
     meta: dict[str, tuple[str, str]] = {}
     if docs and _has_table(con, "source_documents"):
-        meta = {d: (title, uri) for d, title, uri in con.execute(
-            "SELECT doc_id, title, uri FROM source_documents WHERE collection = ? AND doc_id IN (SELECT unnest(?))",
-            [record.collection, docs]).fetchall()}
+        meta = {
+            d: (title, uri)
+            for d, title, uri in con.execute(
+                "SELECT doc_id, title, uri FROM source_documents WHERE collection = ? AND doc_id IN (SELECT unnest(?))",
+                [record.collection, docs],
+            ).fetchall()
+        }
     sources = []
     for i, doc_id in enumerate(record.cited_doc_ids):
         start, end = record.cited_span_starts[i], record.cited_span_ends[i]
         current_hash, text = texts.get(doc_id, (None, None))
         title, uri = meta.get(doc_id, (None, None))
-        sources.append(TracedSource(
-            doc_id=doc_id, node_id=record.cited_node_ids[i], heading_path=record.cited_heading_paths[i],
-            span_start=start, span_end=end, recorded_text=record.cited_texts[i],
-            current_text=None if text is None else text[start:end], title=title, uri=uri,
-            recorded_hash=recorded.get(doc_id), current_hash=current_hash))
+        sources.append(
+            TracedSource(
+                doc_id=doc_id,
+                node_id=record.cited_node_ids[i],
+                heading_path=record.cited_heading_paths[i],
+                span_start=start,
+                span_end=end,
+                recorded_text=record.cited_texts[i],
+                current_text=None if text is None else text[start:end],
+                title=title,
+                uri=uri,
+                recorded_hash=recorded.get(doc_id),
+                current_hash=current_hash,
+            )
+        )
     changed = tuple(d for d, h in sorted(recorded.items()) if texts.get(d, (None,))[0] != h)
     return AnswerTrace(record, tuple(sources), versions, changed)
 
@@ -314,16 +426,20 @@ class CatalogueTrees(Mapping[str, Sequence[TreeNode]]):
 
     @cached_property
     def _ids(self) -> list[str]:
-        return [r[0] for r in self.con.execute(
-            "SELECT DISTINCT doc_id FROM document_nodes WHERE collection = ? ORDER BY doc_id",
-            [self.collection]).fetchall()]
+        return [
+            r[0]
+            for r in self.con.execute(
+                "SELECT DISTINCT doc_id FROM document_nodes WHERE collection = ? ORDER BY doc_id", [self.collection]
+            ).fetchall()
+        ]
 
     def __getitem__(self, doc_id: str) -> Sequence[TreeNode]:
         if doc_id not in self._cache:
             rows = self.con.execute(
                 "SELECT node_id, parent_id, kind, block, depth, text, heading_path, span_start, span_end "
                 "FROM document_nodes WHERE collection = ? AND doc_id = ? ORDER BY node_id",
-                [self.collection, doc_id]).fetchall()
+                [self.collection, doc_id],
+            ).fetchall()
             if not rows:
                 raise KeyError(doc_id)
             self._cache[doc_id] = [TreeNode(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), r[7], r[8]) for r in rows]

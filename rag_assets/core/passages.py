@@ -53,7 +53,7 @@ def _pieces(node: TreeNode, max_words: int) -> list[tuple[int, int, int]]:
             continue
         spans = [m.span() for m in _WORD.finditer(node.text, s, e)]
         for i in range(0, len(spans), max_words):
-            chunk = spans[i:i + max_words]
+            chunk = spans[i : i + max_words]
             fine.append((chunk[0][0], chunk[-1][1], len(chunk)))
     pieces: list[tuple[int, int, int]] = []
     for s, e, count in fine:
@@ -91,16 +91,18 @@ def cut_passages(doc_id: str, nodes: Sequence[TreeNode], text: str, max_words: i
         node = by_id[first_node]
         piece = first_start - node.span_start  # offset inside the first node: unique per passage
         digest = hashlib.sha256(("\x1f".join(current_path) + "\x1e" + body).encode()).hexdigest()[:16]
-        passages.append(Passage(
-            passage_id=f"{doc_id}#{first_node}" + (f".{piece}" if piece else ""),
-            doc_id=doc_id,
-            node_ids=tuple(n for n, _, _, _ in current),
-            spans=spans,
-            heading_path=current_path,
-            text=body,
-            word_count=sum(w for _, _, _, w in current),
-            content_hash=digest,
-        ))
+        passages.append(
+            Passage(
+                passage_id=f"{doc_id}#{first_node}" + (f".{piece}" if piece else ""),
+                doc_id=doc_id,
+                node_ids=tuple(n for n, _, _, _ in current),
+                spans=spans,
+                heading_path=current_path,
+                text=body,
+                word_count=sum(w for _, _, _, w in current),
+                content_hash=digest,
+            )
+        )
         current.clear()
 
     for node in nodes:

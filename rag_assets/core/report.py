@@ -33,10 +33,19 @@ from rag_assets.core.tables import markdown_table
 
 ROUTER_METRICS = ("ans_f1", "exp_pre", "ref_acc", "collapsed_rate", "parse_failure_rate", "expelled_per_output")
 METRIC_LABELS = {
-    "em": "EM (containment)", "f1": "token F1", "yes_no_acc": "yes/no acc", "rouge_l": "ROUGE-L",
-    "passage_hit": "passage hit", "evidence_recall": "evidence recall", "section_hit": "section hit",
-    "evidence_words": "evidence words", "router_prompt_tokens": "router in tok", "router_output_tokens": "router out tok",
-    "engine_calls": "engine calls", "seconds_p50": "s/question p50", "seconds_p95": "s/question p95",
+    "em": "EM (containment)",
+    "f1": "token F1",
+    "yes_no_acc": "yes/no acc",
+    "rouge_l": "ROUGE-L",
+    "passage_hit": "passage hit",
+    "evidence_recall": "evidence recall",
+    "section_hit": "section hit",
+    "evidence_words": "evidence words",
+    "router_prompt_tokens": "router in tok",
+    "router_output_tokens": "router out tok",
+    "engine_calls": "engine calls",
+    "seconds_p50": "s/question p50",
+    "seconds_p95": "s/question p95",
     "questions": "questions",
 }
 GRID_LABELS = {"expand_iterations": "expand iterations", "top_k": "top-k documents"}
@@ -79,8 +88,10 @@ def _fmt(value: float, count: bool = False) -> str:
 
 
 def _table_rows(rows: Mapping[str, Metrics], metrics: Sequence[str]) -> list[list[str]]:
-    return [[name, *(_fmt(values[m], m in COUNTS) if m in values else "–" for m in metrics)]
-            for name, values in rows.items()]
+    return [
+        [name, *(_fmt(values[m], m in COUNTS) if m in values else "–" for m in metrics)]
+        for name, values in rows.items()
+    ]
 
 
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -104,25 +115,44 @@ def _sections(data: ReportData) -> list[tuple[str, list[str], list[list[str]], s
     """(title, header, rows, plot name or '') for every table of the report."""
     sections: list[tuple[str, list[str], list[list[str]], str]] = []
     metrics = _all_metrics(data.results)
-    sections.append(("Strategies", ["strategy", *(METRIC_LABELS.get(m, m) for m in metrics)],
-                     _table_rows(data.results, metrics), "metrics"))
+    sections.append(
+        (
+            "Strategies",
+            ["strategy", *(METRIC_LABELS.get(m, m) for m in metrics)],
+            _table_rows(data.results, metrics),
+            "metrics",
+        )
+    )
     sections.append(("Evidence: quality vs length", [], [], "evidence"))
     for grid, points in data.scaling.items():
         rows = {str(value): values for value, values in points.items()}
         grid_metrics = _all_metrics(rows)
-        sections.append((f"Test-time scaling: {GRID_LABELS.get(grid, grid)}",
-                         [grid, *(METRIC_LABELS.get(m, m) for m in grid_metrics)], _table_rows(rows, grid_metrics), ""))
+        sections.append(
+            (
+                f"Test-time scaling: {GRID_LABELS.get(grid, grid)}",
+                [grid, *(METRIC_LABELS.get(m, m) for m in grid_metrics)],
+                _table_rows(rows, grid_metrics),
+                "",
+            )
+        )
     if data.scaling:
         sections.append(("Scaling curves", [], [], "scaling"))
     if data.router_metrics:
         router = [m for m in ROUTER_METRICS if any(m in v for v in data.router_metrics.values())]
         extra = [m for m in ("samples",) if any(m in v for v in data.router_metrics.values())]
-        sections.append(("Router: base model vs trained adapter", ["model", *router, *extra],
-                         _table_rows(data.router_metrics, [*router, *extra]), "router"))
+        sections.append(
+            (
+                "Router: base model vs trained adapter",
+                ["model", *router, *extra],
+                _table_rows(data.router_metrics, [*router, *extra]),
+                "router",
+            )
+        )
     return sections
 
 
 # ----------------------------------------------------------------------------------------- plots
+
 
 def _pyplot():
     import matplotlib
@@ -166,8 +196,9 @@ def plot_evidence(results: Mapping[str, Metrics], path: Path) -> bool:
     fig, ax = plt.subplots(figsize=(5.5, 3.4), dpi=110)
     for strategy, values in points.items():
         ax.scatter(values["evidence_words"], values[metric], s=36)
-        ax.annotate(strategy, (values["evidence_words"], values[metric]), fontsize=7,
-                    xytext=(4, 3), textcoords="offset points")
+        ax.annotate(
+            strategy, (values["evidence_words"], values[metric]), fontsize=7, xytext=(4, 3), textcoords="offset points"
+        )
     ax.set_xlabel("evidence length (words)")
     ax.set_ylabel(METRIC_LABELS.get(metric, metric))
     ax.set_ylim(-0.05, 1.05)
@@ -191,7 +222,9 @@ def plot_scaling(scaling: Mapping[str, Mapping[int, Metrics]], path: Path) -> bo
         present = {m for v in points.values() for m in v}
         for metric in (primary_answer_metric(present), primary_evidence_metric(present)):
             if metric:
-                ax.plot(xs, [points[x].get(metric, 0.0) for x in xs], marker="o", label=METRIC_LABELS.get(metric, metric))
+                ax.plot(
+                    xs, [points[x].get(metric, 0.0) for x in xs], marker="o", label=METRIC_LABELS.get(metric, metric)
+                )
         ax.set_xticks(xs)
         ax.set_xlabel(GRID_LABELS.get(grid, grid))
         ax.set_ylim(-0.05, 1.05)
@@ -227,6 +260,7 @@ def plot_router(router_metrics: Mapping[str, Metrics], path: Path) -> bool:
 
 # ---------------------------------------------------------------------------------------- output
 
+
 def summary_dict(data: ReportData) -> dict:
     """What `summary.json` holds: collection -> strategy -> metric -> value, the scaling grids, the
     router metrics and the versions of every upstream asset."""
@@ -237,7 +271,9 @@ def summary_dict(data: ReportData) -> dict:
         "split": data.split,
         "questions": data.questions,
         "results": {data.collection: data.results},
-        "scaling": {data.collection: {grid: {str(v): m for v, m in points.items()} for grid, points in data.scaling.items()}},
+        "scaling": {
+            data.collection: {grid: {str(v): m for v, m in points.items()} for grid, points in data.scaling.items()}
+        },
         "router_metrics": {data.collection: data.router_metrics},
         "versions": data.versions,
         "notes": data.notes,
@@ -269,8 +305,12 @@ def non_finite_numbers(summary: Mapping) -> list[str]:
 
 
 def render_markdown(data: ReportData, plots: Mapping[str, str]) -> str:
-    lines = [f"# Evaluation report: {data.collection}", "",
-             f"run `{data.run_id}` · {data.created_at} · split `{data.split}` · {data.questions} questions", ""]
+    lines = [
+        f"# Evaluation report: {data.collection}",
+        "",
+        f"run `{data.run_id}` · {data.created_at} · split `{data.split}` · {data.questions} questions",
+        "",
+    ]
     for note in data.notes:
         lines.append(f"> {note}")
     if data.notes:
@@ -293,11 +333,13 @@ pre{background:#f7f7f7;padding:1em;font-size:12px;overflow:auto}blockquote{color
 
 def render_html(data: ReportData, plots: Mapping[str, str]) -> str:
     """A standalone page (inline CSS, no scripts); images are the PNG files beside it."""
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Evaluation report: {html.escape(data.collection)}"
-             f"</title><style>{_CSS}</style></head><body>",
-             f"<h1>Evaluation report: {html.escape(data.collection)}</h1>",
-             f"<p>run <code>{html.escape(data.run_id)}</code> · {html.escape(data.created_at)} · split "
-             f"<code>{html.escape(data.split)}</code> · {data.questions} questions</p>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>Evaluation report: {html.escape(data.collection)}"
+        f"</title><style>{_CSS}</style></head><body>",
+        f"<h1>Evaluation report: {html.escape(data.collection)}</h1>",
+        f"<p>run <code>{html.escape(data.run_id)}</code> · {html.escape(data.created_at)} · split "
+        f"<code>{html.escape(data.split)}</code> · {data.questions} questions</p>",
+    ]
     parts += [f"<blockquote>{html.escape(note)}</blockquote>" for note in data.notes]
     for title, header, rows, plot in _sections(data):
         parts.append(f"<h2>{html.escape(title)}</h2>")
@@ -305,8 +347,11 @@ def render_html(data: ReportData, plots: Mapping[str, str]) -> str:
             parts.append(_html_table(header, rows))
         if plot in plots:
             parts.append(f"<img src='{html.escape(plots[plot])}' alt='{html.escape(title)}'>")
-    parts.append("<h2>Versions</h2><pre>" + html.escape(json.dumps(data.versions, indent=1, sort_keys=True, default=str))
-                 + "</pre></body></html>")
+    parts.append(
+        "<h2>Versions</h2><pre>"
+        + html.escape(json.dumps(data.versions, indent=1, sort_keys=True, default=str))
+        + "</pre></body></html>"
+    )
     return "\n".join(parts)
 
 
@@ -331,8 +376,12 @@ def write_report(data: ReportData, reports_root: Path) -> ReportFiles:
     staging = Path(tempfile.mkdtemp(prefix=f".{folder_name}.", dir=base))
     try:
         plots: dict[str, str] = {}
-        for name, draw, arg in (("metrics", plot_metrics, data.results), ("evidence", plot_evidence, data.results),
-                                ("scaling", plot_scaling, data.scaling), ("router", plot_router, data.router_metrics)):
+        for name, draw, arg in (
+            ("metrics", plot_metrics, data.results),
+            ("evidence", plot_evidence, data.results),
+            ("scaling", plot_scaling, data.scaling),
+            ("router", plot_router, data.router_metrics),
+        ):
             if draw(arg, staging / f"{name}.png"):
                 plots[name] = f"{name}.png"
         (staging / "report.md").write_text(render_markdown(data, plots), encoding="utf-8")
@@ -347,7 +396,11 @@ def write_report(data: ReportData, reports_root: Path) -> ReportFiles:
         raise
     folder = base / folder_name
     return ReportFiles(
-        folder=folder, latest=base / "latest", markdown=folder / "report.md", html=folder / "report.html",
-        summary=folder / "summary.json", plots={name: folder / file for name, file in plots.items()},
+        folder=folder,
+        latest=base / "latest",
+        markdown=folder / "report.md",
+        html=folder / "report.html",
+        summary=folder / "summary.json",
+        plots={name: folder / file for name, file in plots.items()},
         headline_markdown=headline_table(data.results),
     )

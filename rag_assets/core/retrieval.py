@@ -79,9 +79,13 @@ def search(
         from lancedb.rerankers import RRFReranker
 
         # The cross-encoder, when given, fuses the vector and full-text candidates itself.
-        builder = (table.search(query_type="hybrid", vector_column_name="vector", fts_columns="search_text")
-                   .vector(embedder.encode_query(query)).text(text_query).distance_type("cosine")
-                   .rerank(reranker if reranker is not None else RRFReranker()))
+        builder = (
+            table.search(query_type="hybrid", vector_column_name="vector", fts_columns="search_text")
+            .vector(embedder.encode_query(query))
+            .text(text_query)
+            .distance_type("cosine")
+            .rerank(reranker if reranker is not None else RRFReranker())
+        )
     if where:
         builder = builder.where(where, prefilter=True)
     rows = builder.limit(limit).to_list()
@@ -93,10 +97,17 @@ def search(
             score = 1.0 - float(row["_distance"])
         else:
             score = float(row.get("_score", 0.0))
-        hits.append(SearchHit(
-            rank=rank, score=score, passage_id=row["passage_id"], doc_id=row["doc_id"],
-            collection=row["collection"], node_ids=tuple(row["node_ids"]),
-            spans=tuple(zip(row["span_starts"], row["span_ends"])),
-            heading_path=tuple(row["heading_path"]), text=row["text"],
-        ))
+        hits.append(
+            SearchHit(
+                rank=rank,
+                score=score,
+                passage_id=row["passage_id"],
+                doc_id=row["doc_id"],
+                collection=row["collection"],
+                node_ids=tuple(row["node_ids"]),
+                spans=tuple(zip(row["span_starts"], row["span_ends"])),
+                heading_path=tuple(row["heading_path"]),
+                text=row["text"],
+            )
+        )
     return hits

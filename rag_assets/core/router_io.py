@@ -49,8 +49,9 @@ class RouterDecision:
     lines: tuple[str, ...] = field(default=(), compare=False)
 
 
-def routing_messages(question: str, rendered: str, *, allow_expand: bool = True,
-                     allow_refuse: bool = True) -> list[dict[str, str]]:
+def routing_messages(
+    question: str, rendered: str, *, allow_expand: bool = True, allow_refuse: bool = True
+) -> list[dict[str, str]]:
     system = ROUTER_SYSTEM_PROMPT + ("" if allow_expand else _NO_EXPAND) + ("" if allow_refuse else _NO_REFUSE)
     return [
         {"role": "system", "content": system},
@@ -81,6 +82,7 @@ def view_action_regex(view: SubtreeView, *, allow_expand: bool = True, allow_ref
     the node's exact first words, at most MAX_ACTIONS lines; or the refusal. Constrained decoding
     with it leaves the router nothing to choose but the actions themselves (a small model cannot
     drift into prose or name an id it was not shown). An action-less view allows only refusal."""
+
     def choices(ids: frozenset[int]) -> str:
         return "|".join(f"{i}: {_regex_literal(first_words(view.nodes[i].text))}" for i in sorted(ids))
 

@@ -57,8 +57,9 @@ def score_routing(predictions: Sequence[RoutingPrediction], golds: Sequence[Rout
     """Scores over aligned prediction/gold pairs (NaN-free: an empty denominator scores 0.0)."""
     if len(predictions) != len(golds):
         raise ValueError(f"{len(predictions)} predictions for {len(golds)} gold labels")
-    f1s = [_f1(p.answer_ids, g.answer_ids) for p, g in zip(predictions, golds)
-           if g.answer_ids or p.answer_ids]  # both empty: nothing to score for answers
+    f1s = [
+        _f1(p.answer_ids, g.answer_ids) for p, g in zip(predictions, golds) if g.answer_ids or p.answer_ids
+    ]  # both empty: nothing to score for answers
     expanded = sum(len(p.expand_ids) for p in predictions)
     right_expansions = sum(len(p.expand_ids & g.expand_ids) for p, g in zip(predictions, golds))
     refusals = [p.refused and not p.answer_ids and not p.expand_ids for p, g in zip(predictions, golds) if g.refuse]

@@ -125,10 +125,16 @@ def train_lora(
     device, dtype = pick_device(device)
     tokenizer = AutoTokenizer.from_pretrained(base_model)
     model = AutoModelForCausalLM.from_pretrained(base_model, dtype=dtype).to(device)
-    model = get_peft_model(model, LoraConfig(
-        r=settings.rank, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
-        target_modules=list(settings.target_modules), task_type="CAUSAL_LM",
-    ))
+    model = get_peft_model(
+        model,
+        LoraConfig(
+            r=settings.rank,
+            lora_alpha=settings.alpha,
+            lora_dropout=settings.dropout,
+            target_modules=list(settings.target_modules),
+            task_type="CAUSAL_LM",
+        ),
+    )
     encoded = [encode_example(tokenizer, e, settings.max_length) for e in examples]
     steps_per_epoch = math.ceil(len(encoded) / settings.batch_size)
     total = steps_per_epoch * settings.epochs
@@ -148,7 +154,10 @@ def train_lora(
         for start in range(0, len(order), settings.batch_size):
             if step >= total:
                 break
-            batch = {k: v.to(device) for k, v in _collate([encoded[i] for i in order[start:start + settings.batch_size]], pad_id).items()}
+            batch = {
+                k: v.to(device)
+                for k, v in _collate([encoded[i] for i in order[start : start + settings.batch_size]], pad_id).items()
+            }
             with torch.autocast(device_type="cuda", dtype=dtype, enabled=device.startswith("cuda")):
                 loss = model(**batch).loss
             loss.backward()
@@ -171,10 +180,21 @@ def train_lora(
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         adapter_id = directory_digest(staging)
-        (staging / "training.json").write_text(json.dumps({
-            "adapter_id": adapter_id, "base_model": str(base_model), "settings": asdict(settings),
-            "losses": losses, "steps": step, "examples": len(encoded), "device": device, "dtype": str(dtype),
-        }, indent=1))
+        (staging / "training.json").write_text(
+            json.dumps(
+                {
+                    "adapter_id": adapter_id,
+                    "base_model": str(base_model),
+                    "settings": asdict(settings),
+                    "losses": losses,
+                    "steps": step,
+                    "examples": len(encoded),
+                    "device": device,
+                    "dtype": str(dtype),
+                },
+                indent=1,
+            )
+        )
         final = output_root / adapter_id
         if final.exists():  # identical adapter already published: keep the old one
             shutil.rmtree(staging)
@@ -183,4 +203,6 @@ def train_lora(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return TrainingResult(final, adapter_id, losses, step, seconds, device, str(dtype).replace("torch.", ""), len(encoded))
+    return TrainingResult(
+        final, adapter_id, losses, step, seconds, device, str(dtype).replace("torch.", ""), len(encoded)
+    )

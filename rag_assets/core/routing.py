@@ -83,15 +83,17 @@ class RoutingResult:
     rounds_per_question: list[int] = field(default_factory=list)  # engine calls each question took part in
 
 
-def render_flat(view: SubtreeView, token_budget: int | None = None,
-                count_tokens: Callable[[str], int] = word_count) -> str:
+def render_flat(
+    view: SubtreeView, token_budget: int | None = None, count_tokens: Callable[[str], int] = word_count
+) -> str:
     """The "no structure" rendering: only the visible content nodes, `id: text`, no heading, no
     indentation; over budget, lines are shortened (64, 32, ... words) then dropped from the end."""
     return "\n".join(line for _, line in _flat_lines(view, token_budget, count_tokens))
 
 
-def _flat_lines(view: SubtreeView, token_budget: int | None,
-                count_tokens: Callable[[str], int]) -> list[tuple[int, str]]:
+def _flat_lines(
+    view: SubtreeView, token_budget: int | None, count_tokens: Callable[[str], int]
+) -> list[tuple[int, str]]:
     """(node id, line) of the flat rendering within `token_budget`."""
     nodes = [view.nodes[i] for i in sorted(view.visible_content_ids)]
 
@@ -118,8 +120,9 @@ def _flat_lines(view: SubtreeView, token_budget: int | None,
     return kept
 
 
-def fit_view(state: DocumentRouting, view: SubtreeView, knobs: RoutingKnobs,
-             count_tokens: Callable[[str], int] = word_count) -> SubtreeView:
+def fit_view(
+    state: DocumentRouting, view: SubtreeView, knobs: RoutingKnobs, count_tokens: Callable[[str], int] = word_count
+) -> SubtreeView:
     """The view cut to what the router will be shown within `knobs.token_budget`: the prompt,
     the grammar and the parser then all agree on which nodes exist (a node cut for the budget
     can be neither answered nor expanded now; cut content stays unseen in `state`, so expanding
@@ -131,12 +134,14 @@ def fit_view(state: DocumentRouting, view: SubtreeView, knobs: RoutingKnobs,
     return replace(view, visible_content_ids=view.visible_content_ids & shown, collapsed_heading_ids=frozenset())
 
 
-def router_messages(question: str, view: SubtreeView, knobs: RoutingKnobs,
-                    count_tokens: Callable[[str], int] = word_count) -> ChatMessages:
+def router_messages(
+    question: str, view: SubtreeView, knobs: RoutingKnobs, count_tokens: Callable[[str], int] = word_count
+) -> ChatMessages:
     """The router chat for one view under `knobs` (the trained prompt for the full method)."""
     if knobs.structure and knobs.allow_expand:
-        return routing_messages(question, view.render(knobs.token_budget, count_tokens),
-                                allow_expand=True, allow_refuse=knobs.allow_refuse)
+        return routing_messages(
+            question, view.render(knobs.token_budget, count_tokens), allow_expand=True, allow_refuse=knobs.allow_refuse
+        )
     if knobs.structure:
         system, rendered = _ACTIONS_NO_EXPAND, view.render(knobs.token_budget, count_tokens)
     else:
@@ -155,8 +160,12 @@ def router_regex(view: SubtreeView, knobs: RoutingKnobs, *, final_round: bool = 
     return view_action_regex(view, allow_expand=knobs.expands and not final_round, allow_refuse=knobs.allow_refuse)
 
 
-def route_documents(questions: Sequence[str], retrieved: Sequence[Sequence[RetrievedDocument]],
-                    engine: LLMEngine, knobs: RoutingKnobs | None = None) -> RoutingResult:
+def route_documents(
+    questions: Sequence[str],
+    retrieved: Sequence[Sequence[RetrievedDocument]],
+    engine: LLMEngine,
+    knobs: RoutingKnobs | None = None,
+) -> RoutingResult:
     knobs = knobs or RoutingKnobs()
     states = [[DocumentRouting(d.doc_id, d.nodes) for d in docs] for docs in retrieved]
     routed = [[RoutedDocument(d.doc_id) for d in docs] for docs in retrieved]
@@ -170,14 +179,16 @@ def route_documents(questions: Sequence[str], retrieved: Sequence[Sequence[Retri
     rounds = [0] * len(questions)
     rounds_allowed = 1 + (max(knobs.expand_iterations, 0) if knobs.expands else 0)
     for _round in range(rounds_allowed):
-        pending = [(q, i, fit_view(states[q][i], v, knobs, engine.count_tokens)) for q, i, v in pending
-                   if v.visible_content_ids or _round == 0]
+        pending = [
+            (q, i, fit_view(states[q][i], v, knobs, engine.count_tokens))
+            for q, i, v in pending
+            if v.visible_content_ids or _round == 0
+        ]
         if not pending:
             break
         batch = [router_messages(questions[q], view, knobs, engine.count_tokens) for q, _, view in pending]
         grammars = [router_regex(view, knobs, final_round=_round == rounds_allowed - 1) for _, _, view in pending]
-        generations = engine.generate(batch, adapter=knobs.adapter, max_new_tokens=knobs.max_new_tokens,
-                                      regex=grammars)
+        generations = engine.generate(batch, adapter=knobs.adapter, max_new_tokens=knobs.max_new_tokens, regex=grammars)
         calls.append(1)
         for q in {q for q, _, _ in pending}:
             rounds[q] += 1
@@ -200,8 +211,9 @@ def route_documents(questions: Sequence[str], retrieved: Sequence[Sequence[Retri
     return RoutingResult(routed, calls, prompt_tokens, output_tokens, rounds)
 
 
-def render_evidence(documents: Sequence[RoutedDocument], trees: Mapping[str, Sequence[TreeNode]], *,
-                    numbered: bool = False) -> str:
+def render_evidence(
+    documents: Sequence[RoutedDocument], trees: Mapping[str, Sequence[TreeNode]], *, numbered: bool = False
+) -> str:
     """Selected nodes under their heading path, document by document, in retrieval order.
 
     `numbered`: each node's heading line reads `[n] path` instead of `# path` (n from 1, in the

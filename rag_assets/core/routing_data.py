@@ -15,12 +15,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import duckdb
 
 from rag_assets.core.catalogue import ensure_schema
-
 from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.questions import Question, stable_split
 from rag_assets.core.retrieval import SearchHit
@@ -69,9 +68,17 @@ def documents_in_order(hits: Sequence[SearchHit], top_docs: int) -> list[tuple[s
 
 def _sample(question: Question, doc: DocumentRouting, name: str, view: SubtreeView, rendered: str) -> RoutingSample:
     digest = hashlib.sha256(f"{question.query}\x1e{doc.doc_id}\x1e{rendered}".encode()).hexdigest()[:16]
-    return RoutingSample(digest, question.qid, question.query, doc.doc_id, name, rendered,
-                         tuple(sorted(view.visible_content_ids)), tuple(sorted(view.collapsed_heading_ids)),
-                         tuple(sorted(doc.seen)))
+    return RoutingSample(
+        digest,
+        question.qid,
+        question.query,
+        doc.doc_id,
+        name,
+        rendered,
+        tuple(sorted(view.visible_content_ids)),
+        tuple(sorted(view.collapsed_heading_ids)),
+        tuple(sorted(doc.seen)),
+    )
 
 
 def build_routing_samples(
@@ -107,16 +114,18 @@ def build_routing_samples(
 
 
 def oracle_label(doc: DocumentRouting, view: SubtreeView, question: Question) -> TeacherLabel:
-    return oracle_teacher(doc, view, answers=question.answers, evidences=question.evidences,
-                          section_path=question.section_path)
+    return oracle_teacher(
+        doc, view, answers=question.answers, evidences=question.evidences, section_path=question.section_path
+    )
 
 
 def restore(sample: RoutingSample, nodes: Sequence[TreeNode]) -> tuple[DocumentRouting, SubtreeView]:
     """The document state and view a stored sample was rendered from."""
     doc = DocumentRouting(sample.doc_id, nodes)
     doc.seen = set(sample.seen_ids)
-    return doc, SubtreeView(sample.doc_id, doc.title, doc.nodes, frozenset(sample.visible_ids),
-                            frozenset(sample.collapsed_ids))
+    return doc, SubtreeView(
+        sample.doc_id, doc.title, doc.nodes, frozenset(sample.visible_ids), frozenset(sample.collapsed_ids)
+    )
 
 
 def routing_fold(qid: str, validation_fraction: float) -> str:
@@ -186,12 +195,17 @@ def curate(
     wanted = [i for i, sim in enumerate(use_similarity) if sim]
     calibration = None
     if wanted:
-        labelled = [] if thresholds is not None else [
-            i for i, s in enumerate(samples) if s.subtree_id in calibrate_on and has_gold(questions[s.qid])]
+        labelled = (
+            []
+            if thresholds is not None
+            else [i for i, s in enumerate(samples) if s.subtree_id in calibrate_on and has_gold(questions[s.qid])]
+        )
         scoring = sorted({*wanted, *labelled})  # each view embedded once, for calibration and labelling
         scores = dict(zip(scoring, similarity_scores(encoder, [tasks[i] for i in scoring])))
         if thresholds is None:
-            calibration = calibrate_thresholds([scores[i] for i in labelled], [labels[i] or oracle(i) for i in labelled])
+            calibration = calibrate_thresholds(
+                [scores[i] for i in labelled], [labels[i] or oracle(i) for i in labelled]
+            )
         else:
             calibration = Calibration(thresholds, 0, None, None)
         for i in wanted:
@@ -206,28 +220,47 @@ class RoutedSample:
     output: str
 
 
-def route_samples(engine: LLMEngine, samples: Sequence[RoutingSample], trees: dict[str, Sequence[TreeNode]], *,
-                  adapter: str | None = None, max_new_tokens: int = 48,
-                  constrained: bool = True) -> list[RoutedSample]:
+def route_samples(
+    engine: LLMEngine,
+    samples: Sequence[RoutingSample],
+    trees: dict[str, Sequence[TreeNode]],
+    *,
+    adapter: str | None = None,
+    max_new_tokens: int = 48,
+    constrained: bool = True,
+) -> list[RoutedSample]:
     """The router (base model, or `adapter`) on stored samples: ONE engine call, every output
     parsed against the view the sample was rendered from. `constrained`: decode under the view's
     action grammar, as the RDR2 pipeline does (engines without constrained decoding ignore it)."""
     if not samples:
         return []
     views = [restore(sample, trees[sample.doc_id])[1] for sample in samples]
-    generations = engine.generate([routing_messages(s.query, s.rendered) for s in samples], adapter=adapter,
-                                  max_new_tokens=max_new_tokens,
-                                  regex=[view_action_regex(v) for v in views] if constrained else None)
+    generations = engine.generate(
+        [routing_messages(s.query, s.rendered) for s in samples],
+        adapter=adapter,
+        max_new_tokens=max_new_tokens,
+        regex=[view_action_regex(v) for v in views] if constrained else None,
+    )
     if len(generations) != len(samples):
         raise RuntimeError(f"engine returned {len(generations)} generations for {len(samples)} prompts")
-    return [RoutedSample(sample, parse_router_output(generation.text, view), generation.text)
-            for sample, view, generation in zip(samples, views, generations)]
+    return [
+        RoutedSample(sample, parse_router_output(generation.text, view), generation.text)
+        for sample, view, generation in zip(samples, views, generations)
+    ]
 
 
 def score_routed(routed: Sequence[RoutedSample], golds: Sequence[RoutingGold]) -> RoutingScores:
     """ANS-F1, EXP-PRE, REF-ACC, expelled, collapsed and parse-failure rates of routed samples."""
-    predictions = [RoutingPrediction(frozenset(r.decision.answer_ids), frozenset(r.decision.expand_ids),
-                                     r.decision.refused, r.decision.expelled, r.decision.collapsed) for r in routed]
+    predictions = [
+        RoutingPrediction(
+            frozenset(r.decision.answer_ids),
+            frozenset(r.decision.expand_ids),
+            r.decision.refused,
+            r.decision.expelled,
+            r.decision.collapsed,
+        )
+        for r in routed
+    ]
     return score_routing(predictions, golds)
 
 
@@ -240,37 +273,48 @@ class AdapterRecord:
     created_at: datetime
 
 
-def record_adapter(con: duckdb.DuckDBPyConnection, collection: str, adapter_id: str, path: str,
-                   base_model: str) -> AdapterRecord:
+def record_adapter(
+    con: duckdb.DuckDBPyConnection, collection: str, adapter_id: str, path: str, base_model: str
+) -> AdapterRecord:
     """Append a trained adapter to the `router_adapters` history (newest row = the current one)."""
     ensure_schema(con, ["router_adapters"])
-    created = datetime.now(timezone.utc).replace(tzinfo=None)
-    con.execute("INSERT INTO router_adapters VALUES (?, ?, ?, ?, ?)", [collection, adapter_id, path, base_model, created])
+    created = datetime.now(UTC).replace(tzinfo=None)
+    con.execute(
+        "INSERT INTO router_adapters VALUES (?, ?, ?, ?, ?)", [collection, adapter_id, path, base_model, created]
+    )
     return AdapterRecord(collection, adapter_id, path, base_model, created)
 
 
 def latest_adapter(con: duckdb.DuckDBPyConnection, collection: str) -> AdapterRecord | None:
     """The newest adapter recorded for `collection`, or None (never trained)."""
     ensure_schema(con, ["router_adapters"])
-    row = con.execute("SELECT collection, adapter_id, path, base_model, created_at FROM router_adapters "
-                      "WHERE collection = ? ORDER BY created_at DESC, adapter_id LIMIT 1", [collection]).fetchone()
+    row = con.execute(
+        "SELECT collection, adapter_id, path, base_model, created_at FROM router_adapters "
+        "WHERE collection = ? ORDER BY created_at DESC, adapter_id LIMIT 1",
+        [collection],
+    ).fetchone()
     return AdapterRecord(*row) if row else None
 
 
-def load_routing_samples(con: duckdb.DuckDBPyConnection, collection: str, *, fold: str | None = None,
-                         limit: int | None = None) -> list[tuple[RoutingSample, RoutingGold]]:
+def load_routing_samples(
+    con: duckdb.DuckDBPyConnection, collection: str, *, fold: str | None = None, limit: int | None = None
+) -> list[tuple[RoutingSample, RoutingGold]]:
     """Stored samples with their teacher label as gold (teacher failures excluded), by subtree id."""
     clauses, params = ["a.collection = ?", "a.kind <> 'failed'"], [collection]
     if fold:
         clauses.append("a.fold = ?")
         params.append(fold)
-    sql = (f"SELECT {', '.join('s.' + f for f in RoutingSample.__dataclass_fields__)}, a.answer_ids, a.expand_ids "
-           "FROM routing_actions a JOIN routing_subtrees s USING (collection, subtree_id) "
-           f"WHERE {' AND '.join(clauses)} ORDER BY s.subtree_id")
+    sql = (
+        f"SELECT {', '.join('s.' + f for f in RoutingSample.__dataclass_fields__)}, a.answer_ids, a.expand_ids "
+        "FROM routing_actions a JOIN routing_subtrees s USING (collection, subtree_id) "
+        f"WHERE {' AND '.join(clauses)} ORDER BY s.subtree_id"
+    )
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
-    return [(sample_from_row(row[:-2]), RoutingGold(frozenset(row[-2]), frozenset(row[-1])))
-            for row in con.execute(sql, params).fetchall()]
+    return [
+        (sample_from_row(row[:-2]), RoutingGold(frozenset(row[-2]), frozenset(row[-1])))
+        for row in con.execute(sql, params).fetchall()
+    ]
 
 
 def sample_from_row(row: Sequence) -> RoutingSample:

@@ -92,8 +92,7 @@ def decode_document(data: bytes) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise DocumentRejected(
-            f"invalid UTF-8 at byte {err.start} ({data[err.start:err.start + 4]!r}); "
-            "re-encode the file as UTF-8"
+            f"invalid UTF-8 at byte {err.start} ({data[err.start : err.start + 4]!r}); re-encode the file as UTF-8"
         ) from None
 
 
@@ -169,7 +168,9 @@ def _page_records(collection: str, file: Path, rel: str, text: str) -> Iterator[
         )
 
 
-def iter_collection(spec: CollectionSpec, *, max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB) -> Iterator[SourceDocument | Rejection]:
+def iter_collection(
+    spec: CollectionSpec, *, max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB
+) -> Iterator[SourceDocument | Rejection]:
     """Yield every document of a collection, or a Rejection for each one that cannot be read."""
     if spec.path == BUILTIN_PYTHON_REFERENCE:
         yield from _builtin_python_reference(spec.name)

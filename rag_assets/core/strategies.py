@@ -58,15 +58,26 @@ class StrategySpec:
 
     def knobs(self) -> dict[str, object]:
         """The knobs stored with every answer (answers.knobs)."""
-        return {"retrieval_mode": self.retrieval_mode, "top_k": self.top_k,
-                "expand_iterations": self.expand_iterations, "allow_expand": self.allow_expand,
-                "allow_refuse": self.allow_refuse, "structure": self.structure, "adapter": self.adapter}
+        return {
+            "retrieval_mode": self.retrieval_mode,
+            "top_k": self.top_k,
+            "expand_iterations": self.expand_iterations,
+            "allow_expand": self.allow_expand,
+            "allow_refuse": self.allow_refuse,
+            "structure": self.structure,
+            "adapter": self.adapter,
+        }
 
     def routing_knobs(self) -> RoutingKnobs:
-        return RoutingKnobs(expand_iterations=self.expand_iterations, allow_expand=self.allow_expand,
-                            allow_refuse=self.allow_refuse, token_budget=self.token_budget,
-                            max_new_tokens=self.router_max_new_tokens, adapter=self.adapter,
-                            structure=self.structure)
+        return RoutingKnobs(
+            expand_iterations=self.expand_iterations,
+            allow_expand=self.allow_expand,
+            allow_refuse=self.allow_refuse,
+            token_budget=self.token_budget,
+            max_new_tokens=self.router_max_new_tokens,
+            adapter=self.adapter,
+            structure=self.structure,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +115,7 @@ def _node_citation(doc_id: str, node: TreeNode, span: tuple[int, int] | None = N
     start, end = span or (node.span_start, node.span_end)
     if not (node.span_start <= start <= end <= node.span_end):
         raise ValueError(f"{doc_id} node {node.node_id}: span {start}-{end} lies outside the node")
-    text = node.text[start - node.span_start:end - node.span_start]
+    text = node.text[start - node.span_start : end - node.span_start]
     return Citation(doc_id, node.node_id, tuple(node.heading_path), text, start, end)
 
 
@@ -128,9 +139,15 @@ def _distinct(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def run_strategy(questions: Sequence[str], spec: StrategySpec, *, retrieve: Retrieve,
-                 trees: Mapping[str, Sequence[TreeNode]], engine: LLMEngine,
-                 reader: LLMEngine | None = None) -> list[AnswerOutcome]:
+def run_strategy(
+    questions: Sequence[str],
+    spec: StrategySpec,
+    *,
+    retrieve: Retrieve,
+    trees: Mapping[str, Sequence[TreeNode]],
+    engine: LLMEngine,
+    reader: LLMEngine | None = None,
+) -> list[AnswerOutcome]:
     """Batched across questions: retrieval per question, ONE engine call per routing round for all
     questions' documents, ONE reader call for all questions."""
     questions = list(questions)
@@ -153,7 +170,7 @@ def run_strategy(questions: Sequence[str], spec: StrategySpec, *, retrieve: Retr
 
     if spec.kind == "rag" and spec.top_k > 0:
         for q, question in enumerate(questions):
-            hits[q] = list(retrieve(question, spec.retrieval_mode, spec.top_k))[:spec.top_k]
+            hits[q] = list(retrieve(question, spec.retrieval_mode, spec.top_k))[: spec.top_k]
             retrieved_docs[q] = _distinct([h.doc_id for h in hits[q]])
             evidence[q] = number_blocks([(h.heading_path, h.text) for h in hits[q]])
             citations[q] = _passage_citations(hits[q], trees)
@@ -168,28 +185,41 @@ def run_strategy(questions: Sequence[str], spec: StrategySpec, *, retrieve: Retr
         result = route_documents(questions, documents, engine, spec.routing_knobs())
         for q, routed in enumerate(result.documents):
             evidence[q] = render_evidence(routed, trees, numbered=True)
-            citations[q] = [_node_citation(doc.doc_id, trees[doc.doc_id][n])
-                            for doc in routed for n in sorted(doc.selected_node_ids)
-                            if trees[doc.doc_id][n].kind == CONTENT]
+            citations[q] = [
+                _node_citation(doc.doc_id, trees[doc.doc_id][n])
+                for doc in routed
+                for n in sorted(doc.selected_node_ids)
+                if trees[doc.doc_id][n].kind == CONTENT
+            ]
             router_prompt[q], router_output[q] = result.prompt_tokens[q], result.output_tokens[q]
             rounds[q] = result.rounds_per_question[q]
             expelled[q] = sum(doc.expelled for doc in routed)
             refused[q] = sum(doc.refused for doc in routed)
 
     style = reader_style(spec.answer_style)
-    generations = reader.generate([reader_messages(question, evidence[q], style.name)
-                                   for q, question in enumerate(questions)],
-                                  max_new_tokens=spec.reader_max_new_tokens or style.max_new_tokens)
+    generations = reader.generate(
+        [reader_messages(question, evidence[q], style.name) for q, question in enumerate(questions)],
+        max_new_tokens=spec.reader_max_new_tokens or style.max_new_tokens,
+    )
     replayed = sum(e.replayed_seconds for e in engines) - replayed
     seconds = (time.perf_counter() - started + replayed) / count
     return [
         AnswerOutcome(
-            question=question, answer=generations[q].text, evidence=evidence[q],
-            evidence_words=len(evidence[q].split()), citations=citations[q],
-            passage_ids=[h.passage_id for h in hits[q]], retrieved_doc_ids=retrieved_docs[q],
-            router_prompt_tokens=router_prompt[q], router_output_tokens=router_output[q],
-            reader_prompt_tokens=generations[q].prompt_tokens, reader_output_tokens=generations[q].output_tokens,
-            engine_calls=rounds[q] + 1, seconds=seconds, expelled=expelled[q], refused_docs=refused[q],
+            question=question,
+            answer=generations[q].text,
+            evidence=evidence[q],
+            evidence_words=len(evidence[q].split()),
+            citations=citations[q],
+            passage_ids=[h.passage_id for h in hits[q]],
+            retrieved_doc_ids=retrieved_docs[q],
+            router_prompt_tokens=router_prompt[q],
+            router_output_tokens=router_output[q],
+            reader_prompt_tokens=generations[q].prompt_tokens,
+            reader_output_tokens=generations[q].output_tokens,
+            engine_calls=rounds[q] + 1,
+            seconds=seconds,
+            expelled=expelled[q],
+            refused_docs=refused[q],
         )
         for q, question in enumerate(questions)
     ]

@@ -42,9 +42,12 @@ class SubtreeView:
 
     @property
     def visible_ids(self) -> list[int]:
-        return [n.node_id for n in self.nodes
-                if (n.kind == STRUCTURE and (self.shown_heading_ids is None or n.node_id in self.shown_heading_ids))
-                or n.node_id in self.visible_content_ids]
+        return [
+            n.node_id
+            for n in self.nodes
+            if (n.kind == STRUCTURE and (self.shown_heading_ids is None or n.node_id in self.shown_heading_ids))
+            or n.node_id in self.visible_content_ids
+        ]
 
     def render(self, token_budget: int | None = None, count_tokens: Callable[[str], int] = word_count) -> str:
         """`id: text` per visible node, indented by depth, within `token_budget` if given (see `fit`)."""
@@ -67,7 +70,7 @@ class SubtreeView:
         essential = self._heading_paths()
 
         def headings(count: int) -> SubtreeView:
-            shown = frozenset(ranked[:max(count, len(essential))])
+            shown = frozenset(ranked[: max(count, len(essential))])
             return replace(self, shown_heading_ids=shown, collapsed_heading_ids=self.collapsed_heading_ids & shown)
 
         view = self
@@ -222,8 +225,9 @@ class DocumentRouting:
         own = {c for c, heading in self.section.items() if heading == heading_id}
         return self._view(own - self.seen)
 
-    def fit(self, view: SubtreeView, token_budget: int | None,
-            count_tokens: Callable[[str], int] = word_count) -> SubtreeView:
+    def fit(
+        self, view: SubtreeView, token_budget: int | None, count_tokens: Callable[[str], int] = word_count
+    ) -> SubtreeView:
         """`view.fit(...)`, and the content it cut counts as never shown: expanding its heading
         later shows it (the router never saw it, so it must not be lost)."""
         fitted = view.fit(token_budget, count_tokens)

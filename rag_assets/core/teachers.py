@@ -74,8 +74,9 @@ class TeacherTask:
     rendered: str
 
 
-def _label(doc: DocumentRouting, answer_ids: Sequence[int], expand_ids: Sequence[int], raw: str, teacher: str,
-           invalid: int = 0) -> TeacherLabel:
+def _label(
+    doc: DocumentRouting, answer_ids: Sequence[int], expand_ids: Sequence[int], raw: str, teacher: str, invalid: int = 0
+) -> TeacherLabel:
     answers, expands = sorted(set(answer_ids)), sorted(set(expand_ids))
     target = format_actions([(n, doc.nodes[n].text) for n in answers], [(h, doc.nodes[h].text) for h in expands])
     return TeacherLabel(tuple(answers), tuple(expands), target, raw, teacher, False, invalid)
@@ -83,12 +84,19 @@ def _label(doc: DocumentRouting, answer_ids: Sequence[int], expand_ids: Sequence
 
 # --- oracle -------------------------------------------------------------------------------------
 
+
 def _evidence_texts(evidences: Sequence[str]) -> list[str]:
     return [t for t in (normalize_answer(_TAG.sub(" ", e)) for e in evidences) if t]
 
 
-def oracle_teacher(doc: DocumentRouting, view: SubtreeView, *, answers: Sequence[str] = (),
-                   evidences: Sequence[str] = (), section_path: Sequence[str] = ()) -> TeacherLabel:
+def oracle_teacher(
+    doc: DocumentRouting,
+    view: SubtreeView,
+    *,
+    answers: Sequence[str] = (),
+    evidences: Sequence[str] = (),
+    section_path: Sequence[str] = (),
+) -> TeacherLabel:
     evidence = _evidence_texts(evidences)
     path = [normalize_answer(p) for p in section_path]
 
@@ -101,15 +109,17 @@ def oracle_teacher(doc: DocumentRouting, view: SubtreeView, *, answers: Sequence
         text = normalize_answer(node.text)
         if any(e == text or (len(e) > 20 and e in text) for e in evidence):
             return True
-        return bool(path) and [normalize_answer(h) for h in node.heading_path[1:1 + len(path)]] == path
+        return bool(path) and [normalize_answer(h) for h in node.heading_path[1 : 1 + len(path)]] == path
 
     answer_ids = sorted(n for n in view.visible_content_ids if is_gold(n))
     expand_ids = sorted(
-        h for h in view.collapsed_heading_ids
+        h
+        for h in view.collapsed_heading_ids
         if any(is_gold(c) for c, heading in doc.section.items() if heading == h and c not in doc.seen)
     )
-    return _label(doc, answer_ids, expand_ids, f"gold answer/evidence/path matches: {answer_ids} {expand_ids}",
-                  "oracle")
+    return _label(
+        doc, answer_ids, expand_ids, f"gold answer/evidence/path matches: {answer_ids} {expand_ids}", "oracle"
+    )
 
 
 # --- LLM curation -------------------------------------------------------------------------------
@@ -136,8 +146,11 @@ def curation_messages(query: str, rendered: str, view: SubtreeView) -> ChatMessa
     collapsed = ", ".join(map(str, sorted(view.collapsed_heading_ids))) or "none"
     return [
         {"role": "system", "content": CURATION_SYSTEM_PROMPT},
-        {"role": "user", "content": f"Question: {query}\n\nDocument:\n{rendered}\n\n"
-                                    f"Shown paragraph ids: {shown}\nHeadings with hidden paragraphs: {collapsed}\n\nJSON:"},
+        {
+            "role": "user",
+            "content": f"Question: {query}\n\nDocument:\n{rendered}\n\n"
+            f"Shown paragraph ids: {shown}\nHeadings with hidden paragraphs: {collapsed}\n\nJSON:",
+        },
     ]
 
 
@@ -162,7 +175,7 @@ def _balanced_objects(text: str) -> list[str]:
         elif ch == "}" and depth:
             depth -= 1
             if depth == 0:
-                spans.append(text[start:i + 1])
+                spans.append(text[start : i + 1])
     return spans
 
 
@@ -226,19 +239,30 @@ def parse_curation_output(text: str, doc: DocumentRouting, view: SubtreeView, *,
     return _label(doc, valid_answers, valid_expands, str(text), teacher, invalid)
 
 
-def llm_teacher(engine: LLMEngine, tasks: Sequence[TeacherTask], *, max_new_tokens: int = 128,
-                temperature: float = 0.0, adapter: str | None = None) -> list[TeacherLabel]:
+def llm_teacher(
+    engine: LLMEngine,
+    tasks: Sequence[TeacherTask],
+    *,
+    max_new_tokens: int = 128,
+    temperature: float = 0.0,
+    adapter: str | None = None,
+) -> list[TeacherLabel]:
     """Label every task with ONE batched engine call (the engine chunks it by its batch size)."""
     if not tasks:
         return []
-    generations = engine.generate([curation_messages(t.query, t.rendered, t.view) for t in tasks],
-                                  adapter=adapter, max_new_tokens=max_new_tokens, temperature=temperature)
+    generations = engine.generate(
+        [curation_messages(t.query, t.rendered, t.view) for t in tasks],
+        adapter=adapter,
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+    )
     if len(generations) != len(tasks):
         raise RuntimeError(f"engine returned {len(generations)} generations for {len(tasks)} prompts")
     return [parse_curation_output(g.text, t.doc, t.view) for g, t in zip(generations, tasks)]
 
 
 # --- similarity ---------------------------------------------------------------------------------
+
 
 class TextEncoder(Protocol):
     """What the similarity teacher needs of `rag_assets.core.embedding.Embedder`."""
@@ -300,8 +324,12 @@ def similarity_scores(encoder: TextEncoder, tasks: Sequence[TeacherTask]) -> lis
     vectors = vectors / np.where(norms == 0, 1, norms)
     out = []
     for q, answers, expands in plan:
-        out.append(SimilarityScores({n: float(vectors[q] @ vectors[i]) for n, i in answers.items()},
-                                    {h: float(vectors[q] @ vectors[i]) for h, i in expands.items()}))
+        out.append(
+            SimilarityScores(
+                {n: float(vectors[q] @ vectors[i]) for n, i in answers.items()},
+                {h: float(vectors[q] @ vectors[i]) for h, i in expands.items()},
+            )
+        )
     return out
 
 
@@ -314,13 +342,15 @@ def similarity_label(doc: DocumentRouting, scores: SimilarityScores, thresholds:
     answers = _pick(scores.answer, thresholds.answer, thresholds.max_answers)
     expands = _pick(scores.expand, thresholds.expand, thresholds.max_expands)
     shown = sorted({**scores.answer, **scores.expand}.items(), key=lambda kv: -kv[1])[:6]
-    raw = (f"similarity answer>={thresholds.answer} expand>={thresholds.expand}; top: "
-           + ", ".join(f"{n}={s:.3f}" for n, s in shown))
+    raw = f"similarity answer>={thresholds.answer} expand>={thresholds.expand}; top: " + ", ".join(
+        f"{n}={s:.3f}" for n, s in shown
+    )
     return _label(doc, answers, expands, raw, "similarity")
 
 
-def similarity_teacher(encoder: TextEncoder, tasks: Sequence[TeacherTask],
-                       thresholds: SimilarityThresholds | None = None) -> list[TeacherLabel]:
+def similarity_teacher(
+    encoder: TextEncoder, tasks: Sequence[TeacherTask], thresholds: SimilarityThresholds | None = None
+) -> list[TeacherLabel]:
     thresholds = thresholds or SimilarityThresholds()
     return [similarity_label(t.doc, s, thresholds) for t, s in zip(tasks, similarity_scores(encoder, tasks))]
 
@@ -330,9 +360,13 @@ def _micro_f1(predicted: set, gold: set) -> float:
     return 2 * hit / (len(predicted) + len(gold)) if hit else 0.0
 
 
-def calibrate_thresholds(scores: Sequence[SimilarityScores], golds: Sequence[TeacherLabel], *,
-                         grid: Sequence[float] = DEFAULT_GRID,
-                         default: SimilarityThresholds | None = None) -> Calibration:
+def calibrate_thresholds(
+    scores: Sequence[SimilarityScores],
+    golds: Sequence[TeacherLabel],
+    *,
+    grid: Sequence[float] = DEFAULT_GRID,
+    default: SimilarityThresholds | None = None,
+) -> Calibration:
     """Per action kind, the grid threshold with the best micro F1 of (view, node) decisions
     against `golds` (ties: the lowest threshold); the default where no gold has that action."""
     default = default or SimilarityThresholds()
@@ -347,14 +381,17 @@ def calibrate_thresholds(scores: Sequence[SimilarityScores], golds: Sequence[Tea
             continue
         found: tuple[float, float] | None = None
         for threshold in grid:
-            predicted = {(i, n) for i, s in enumerate(scores)
-                         for n in _pick(getattr(s, kind), threshold, limit)}
+            predicted = {(i, n) for i, s in enumerate(scores) for n in _pick(getattr(s, kind), threshold, limit)}
             f1 = _micro_f1(predicted, gold)
             details[f"{kind}_f1@{threshold:g}"] = round(f1, 4)
             if found is None or f1 > found[1]:
                 found = (threshold, f1)
         best[kind] = found if found and found[1] > 0 else None
     answer, expand = best["answer"], best["expand"]
-    thresholds = SimilarityThresholds(answer[0] if answer else default.answer, expand[0] if expand else default.expand,
-                                      default.max_answers, default.max_expands)
+    thresholds = SimilarityThresholds(
+        answer[0] if answer else default.answer,
+        expand[0] if expand else default.expand,
+        default.max_answers,
+        default.max_expands,
+    )
     return Calibration(thresholds, len(golds), answer[1] if answer else None, expand[1] if expand else None, details)

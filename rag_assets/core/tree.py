@@ -106,8 +106,17 @@ def build_tree(
             while sections[-1][0] >= level:
                 sections.pop()
             parent = sections[-1][1]
-            section = _new_node(len(nodes), parent.node_id, STRUCTURE, "heading", parent.depth + 1,
-                                text, parent.heading_path + (text,), offset, end)
+            section = _new_node(
+                len(nodes),
+                parent.node_id,
+                STRUCTURE,
+                "heading",
+                parent.depth + 1,
+                text,
+                (*parent.heading_path, text),
+                offset,
+                end,
+            )
             add(section)
             sections.append((level, section))
             intro, items = None, []
@@ -117,14 +126,32 @@ def build_tree(
             while items and items[-1][0] >= level:
                 items.pop()
             parent = items[-1][1] if items else (intro or section)
-            node = _new_node(len(nodes), parent.node_id, CONTENT, "list_item", parent.depth + 1,
-                             text, section.heading_path, offset, end)
+            node = _new_node(
+                len(nodes),
+                parent.node_id,
+                CONTENT,
+                "list_item",
+                parent.depth + 1,
+                text,
+                section.heading_path,
+                offset,
+                end,
+            )
             add(node)
             items.append((level, node))
         else:
             merge_title = False
-            node = _new_node(len(nodes), section.node_id, CONTENT, _BLOCK_NAMES[kind],
-                             section.depth + 1, text, section.heading_path, offset, end)
+            node = _new_node(
+                len(nodes),
+                section.node_id,
+                CONTENT,
+                _BLOCK_NAMES[kind],
+                section.depth + 1,
+                text,
+                section.heading_path,
+                offset,
+                end,
+            )
             add(node)
             items = []
             intro = node if kind is _PARAGRAPH else None

@@ -55,13 +55,21 @@ class PassageIndex:
         self.db = lancedb.connect(self.uri)
 
     def schema(self) -> pa.Schema:
-        return pa.schema([
-            ("passage_id", pa.string()), ("collection", pa.string()), ("doc_id", pa.string()),
-            ("node_ids", pa.list_(pa.int32())), ("span_starts", pa.list_(pa.int32())),
-            ("span_ends", pa.list_(pa.int32())), ("heading_path", pa.list_(pa.string())),
-            ("text", pa.string()), ("search_text", pa.string()), ("content_hash", pa.string()),
-            ("vector", pa.list_(pa.float32(), self.embedder.dimension)),
-        ])
+        return pa.schema(
+            [
+                ("passage_id", pa.string()),
+                ("collection", pa.string()),
+                ("doc_id", pa.string()),
+                ("node_ids", pa.list_(pa.int32())),
+                ("span_starts", pa.list_(pa.int32())),
+                ("span_ends", pa.list_(pa.int32())),
+                ("heading_path", pa.list_(pa.string())),
+                ("text", pa.string()),
+                ("search_text", pa.string()),
+                ("content_hash", pa.string()),
+                ("vector", pa.list_(pa.float32(), self.embedder.dimension)),
+            ]
+        )
 
     def exists(self) -> bool:
         return self.table_name in self.db.list_tables().tables
@@ -90,7 +98,8 @@ class PassageIndex:
         columns = passage_columns(passages, collection)
         columns["search_text"] = [search_text(p.heading_path, p.text) for p in passages]
         columns["vector"] = pa.FixedSizeListArray.from_arrays(
-            pa.array(vectors.reshape(-1), pa.float32()), self.embedder.dimension)
+            pa.array(vectors.reshape(-1), pa.float32()), self.embedder.dimension
+        )
         return pa.Table.from_pydict({f.name: columns[f.name] for f in self.schema()}, schema=self.schema())
 
     def sync(self, passages: Sequence[Passage], collection: str, *, tag: str | None = None) -> SyncReport:
@@ -103,18 +112,26 @@ class PassageIndex:
         if len(wanted) != len(passages):
             raise ValueError(f"duplicate passage ids in collection {collection!r}")
         changed = [p for p in passages if old.get(p.passage_id) != p.content_hash]
-        report = SyncReport(self.table_name, table.version, None,
-                            added=sum(p.passage_id not in old for p in changed),
-                            updated=sum(p.passage_id in old for p in changed),
-                            unchanged=len(passages) - len(changed),
-                            embedded_ids=[p.passage_id for p in changed])
+        report = SyncReport(
+            self.table_name,
+            table.version,
+            None,
+            added=sum(p.passage_id not in old for p in changed),
+            updated=sum(p.passage_id in old for p in changed),
+            unchanged=len(passages) - len(changed),
+            embedded_ids=[p.passage_id for p in changed],
+        )
         if changed:
             vectors = self.embedder.encode([search_text(p.heading_path, p.text) for p in changed])
-            (table.merge_insert("passage_id").when_matched_update_all().when_not_matched_insert_all()
-             .execute(self._rows(changed, collection, vectors)))
+            (
+                table.merge_insert("passage_id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(self._rows(changed, collection, vectors))
+            )
         gone = sorted(set(old) - set(wanted))
         for start in range(0, len(gone), _DELETE_CHUNK):
-            ids = ", ".join(sql_string(i) for i in gone[start:start + _DELETE_CHUNK])
+            ids = ", ".join(sql_string(i) for i in gone[start : start + _DELETE_CHUNK])
             table.delete(f"{where} AND passage_id IN ({ids})")
         report.deleted = len(gone)
         if changed or gone or not self.has_fts_index():

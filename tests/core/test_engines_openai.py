@@ -22,8 +22,10 @@ from rag_assets.core.router_io import ACTION_REGEX
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("vllm") is None,
-                       reason="vLLM is not installed (pip install '.[vllm]'; `make install` does it)"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("vllm") is None,
+        reason="vLLM is not installed (pip install '.[vllm]'; `make install` does it)",
+    ),
 ]
 
 API_KEY = "sk-test-7f3a9c1e-not-a-real-key"
@@ -37,7 +39,10 @@ CHATS = [
 ]
 ROUTER_CHAT = [
     {"role": "system", "content": "Reply with `[ANSWER] id: first words` lines or `Cannot answer`."},
-    {"role": "user", "content": "Question: how hot for green tea?\n1: Kettle manual\n  2: Boiling\n    3: green tea 80 C"},
+    {
+        "role": "user",
+        "content": "Question: how hot for green tea?\n1: Kettle manual\n  2: Boiling\n    3: green tea 80 C",
+    },
 ]
 
 
@@ -65,27 +70,57 @@ def server(smollm2_checkpoint: Path, tmp_path_factory: pytest.TempPathFactory) -
     folder = tmp_path_factory.mktemp("serve")
     adapter = folder / "router-lora"
     torch.manual_seed(0)
-    get_peft_model(AutoModelForCausalLM.from_pretrained(smollm2_checkpoint),
-                   LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
-                   ).save_pretrained(adapter)
+    get_peft_model(
+        AutoModelForCausalLM.from_pretrained(smollm2_checkpoint),
+        LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], init_lora_weights=False),
+    ).save_pretrained(adapter)
     port = _free_port()
     log = (folder / "vllm-serve.log").open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(smollm2_checkpoint),
-         "--served-model-name", SERVED, "--host", "127.0.0.1", "--port", str(port), "--api-key", API_KEY,
-         "--dtype", "float32", "--max-model-len", "2048", "--gpu-memory-utilization", "0.3",
-         "--enable-lora", "--max-lora-rank", "8", "--lora-modules", f"router={adapter}"],
-        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "HF_HUB_OFFLINE": "1"}, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            str(smollm2_checkpoint),
+            "--served-model-name",
+            SERVED,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--api-key",
+            API_KEY,
+            "--dtype",
+            "float32",
+            "--max-model-len",
+            "2048",
+            "--gpu-memory-utilization",
+            "0.3",
+            "--enable-lora",
+            "--max-lora-rank",
+            "8",
+            "--lora-modules",
+            f"router={adapter}",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while not _healthy(url):
             if process.poll() is not None:
-                pytest.fail(f"vllm serve exited with {process.returncode}:\n"
-                            + (folder / "vllm-serve.log").read_text()[-4000:])
+                pytest.fail(
+                    f"vllm serve exited with {process.returncode}:\n" + (folder / "vllm-serve.log").read_text()[-4000:]
+                )
             if time.monotonic() > deadline:
-                pytest.fail(f"vllm serve not healthy after {STARTUP_TIMEOUT_S} s:\n"
-                            + (folder / "vllm-serve.log").read_text()[-4000:])
+                pytest.fail(
+                    f"vllm serve not healthy after {STARTUP_TIMEOUT_S} s:\n"
+                    + (folder / "vllm-serve.log").read_text()[-4000:]
+                )
             time.sleep(2)
         yield f"{url}/v1"
     finally:
@@ -101,8 +136,9 @@ def server(smollm2_checkpoint: Path, tmp_path_factory: pytest.TempPathFactory) -
 
 @pytest.fixture(scope="module")
 def engine(server: str, smollm2_checkpoint: Path) -> OpenAIEngine:
-    return OpenAIEngine(SERVED, server, API_KEY, supports_regex=True, tokenizer_path=smollm2_checkpoint,
-                        adapters={"router": None})
+    return OpenAIEngine(
+        SERVED, server, API_KEY, supports_regex=True, tokenizer_path=smollm2_checkpoint, adapters={"router": None}
+    )
 
 
 def test_a_batch_is_sent_concurrently_with_usage_token_counts(engine: OpenAIEngine) -> None:
@@ -130,12 +166,14 @@ def test_an_adapter_is_the_served_lora_module(engine: OpenAIEngine) -> None:
 
 def test_regex_goes_to_vllm_structured_outputs(engine: OpenAIEngine) -> None:
     for adapter in (None, "router"):
-        for generation in engine.generate([ROUTER_CHAT, CHATS[0]], adapter=adapter, max_new_tokens=48,
-                                          regex=ACTION_REGEX):
+        for generation in engine.generate(
+            [ROUTER_CHAT, CHATS[0]], adapter=adapter, max_new_tokens=48, regex=ACTION_REGEX
+        ):
             text = generation.text
             complete = re.fullmatch(ACTION_REGEX, text) or re.fullmatch(ACTION_REGEX, text + "\n")
             prefix = generation.output_tokens >= 48 and all(
-                re.fullmatch(ACTION_REGEX, line + "\n") for line in text.split("\n")[:-1])
+                re.fullmatch(ACTION_REGEX, line + "\n") for line in text.split("\n")[:-1]
+            )
             assert complete or prefix, generation
     grammars = [r"\[ANSWER\] 3: green tea 80 C|Cannot answer", r"(yes|no)"]  # one per chat, as the router sends
     out = engine.generate([ROUTER_CHAT, CHATS[0]], max_new_tokens=16, regex=grammars)
@@ -157,7 +195,7 @@ def test_the_api_key_never_shows(engine: OpenAIEngine, server: str) -> None:
 
 
 def test_the_llm_resource_drives_the_served_model(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rag_assets.resources.llm import API_KEY_ENV, LLMResource
+    from resources.llm import API_KEY_ENV, LLMResource
 
     monkeypatch.setenv(API_KEY_ENV, API_KEY)  # as with openai_api_key=dg.EnvVar("RAG_OPENAI_API_KEY")
     resource = LLMResource(backend="openai", openai_base_url=server, openai_model=SERVED, openai_supports_regex=True)

@@ -17,8 +17,10 @@ from rag_assets.core.router_io import ACTION_REGEX
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("vllm") is None,
-                       reason="vLLM is not installed (pip install '.[vllm]'; `make install` does it)"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("vllm") is None,
+        reason="vLLM is not installed (pip install '.[vllm]'; `make install` does it)",
+    ),
 ]
 
 CHATS = [
@@ -28,7 +30,10 @@ CHATS = [
 ]
 ROUTER_CHAT = [
     {"role": "system", "content": "Reply with `[ANSWER] id: first words` lines or `Cannot answer`."},
-    {"role": "user", "content": "Question: how hot for green tea?\n1: Kettle manual\n  2: Boiling\n    3: green tea 80 C"},
+    {
+        "role": "user",
+        "content": "Question: how hot for green tea?\n1: Kettle manual\n  2: Boiling\n    3: green tea 80 C",
+    },
 ]
 
 
@@ -51,8 +56,9 @@ def random_lora(checkpoint: Path, folder: Path) -> Path:
 
     torch.manual_seed(0)
     base = AutoModelForCausalLM.from_pretrained(checkpoint)
-    get_peft_model(base, LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"],
-                                    init_lora_weights=False)).save_pretrained(folder)
+    get_peft_model(
+        base, LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    ).save_pretrained(folder)
     return folder
 
 
@@ -60,22 +66,33 @@ def random_lora(checkpoint: Path, folder: Path) -> Path:
 def adapters(smollm2_checkpoint: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from rag_assets.core.router_training import LoraSettings, TrainingExample, train_lora
 
-    examples = [TrainingExample(ROUTER_CHAT, "[ANSWER] 3: green tea 80 C"),
-                TrainingExample(CHATS[0], "Cannot answer")]
-    trained = train_lora(smollm2_checkpoint, examples, tmp_path_factory.mktemp("adapters"),
-                         LoraSettings(rank=8, alpha=16, target_modules=["q_proj", "v_proj"], max_steps=1,
-                                      batch_size=2, max_length=256), device="cpu", progress=False)
-    return {"trained": trained.adapter_dir,
-            "random": random_lora(smollm2_checkpoint, tmp_path_factory.mktemp("random") / "lora")}
+    examples = [TrainingExample(ROUTER_CHAT, "[ANSWER] 3: green tea 80 C"), TrainingExample(CHATS[0], "Cannot answer")]
+    trained = train_lora(
+        smollm2_checkpoint,
+        examples,
+        tmp_path_factory.mktemp("adapters"),
+        LoraSettings(rank=8, alpha=16, target_modules=["q_proj", "v_proj"], max_steps=1, batch_size=2, max_length=256),
+        device="cpu",
+        progress=False,
+    )
+    return {
+        "trained": trained.adapter_dir,
+        "random": random_lora(smollm2_checkpoint, tmp_path_factory.mktemp("random") / "lora"),
+    }
 
 
 @pytest.fixture(scope="module")
 def engine(smollm2_checkpoint: Path, adapters: dict[str, Path]) -> Iterator:
     from rag_assets.core.engines.vllm_engine import VLLMEngine
 
-    engine = VLLMEngine(smollm2_checkpoint, adapters={"trained": adapters["trained"]},
-                        gpu_memory_utilization=0.3, max_model_len=2048, max_lora_rank=16,
-                        max_num_batched_tokens=2048)  # a smaller warm-up batch: 12 s instead of 40 s on CPU
+    engine = VLLMEngine(
+        smollm2_checkpoint,
+        adapters={"trained": adapters["trained"]},
+        gpu_memory_utilization=0.3,
+        max_model_len=2048,
+        max_lora_rank=16,
+        max_num_batched_tokens=2048,
+    )  # a smaller warm-up batch: 12 s instead of 40 s on CPU
     yield engine
     engine.close()
     with pytest.raises(RuntimeError, match="closed"):
@@ -123,8 +140,9 @@ def test_an_adapter_above_max_lora_rank_is_refused(engine, tmp_path: Path, smoll
     from transformers import AutoModelForCausalLM
 
     folder = tmp_path / "wide"
-    get_peft_model(AutoModelForCausalLM.from_pretrained(smollm2_checkpoint),
-                   LoraConfig(r=32, target_modules=["q_proj"])).save_pretrained(folder)
+    get_peft_model(
+        AutoModelForCausalLM.from_pretrained(smollm2_checkpoint), LoraConfig(r=32, target_modules=["q_proj"])
+    ).save_pretrained(folder)
     with pytest.raises(ValueError, match="max_lora_rank"):
         engine.add_adapter("wide", folder)
 

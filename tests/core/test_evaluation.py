@@ -39,18 +39,30 @@ class Row:
 
 
 SHORT = Question("q1", "How hot for green tea?", answers=("80 C",))
-YES = Question("q2", "Can I adopt?", answers=("yes",), evidences=(
-    "<p>You may be able to adopt a child if you’re aged 21 or over.</p>", "<li>you live in the UK</li>"))
-LONG = Question("q3", "How do I charge?", answers=(
-    "Plug in the supplied charger and wait until the green light shows that the battery is fully charged now.",),
-    section_path=("Getting started", "Battery"))
+YES = Question(
+    "q2",
+    "Can I adopt?",
+    answers=("yes",),
+    evidences=("<p>You may be able to adopt a child if you’re aged 21 or over.</p>", "<li>you live in the UK</li>"),
+)
+LONG = Question(
+    "q3",
+    "How do I charge?",
+    answers=(
+        "Plug in the supplied charger and wait until the green light shows that the battery is fully charged now.",
+    ),
+    section_path=("Getting started", "Battery"),
+)
 UNANSWERABLE = Question("q4", "What is the moon made of?", not_answerable=True)
 
 
 def test_answer_metrics_apply_by_gold_kind() -> None:
     assert answer_metrics("It is 80 C.", SHORT.answers) == {"em": 1.0, "f1": pytest.approx(2 / 3)}  # p=2/4, r=1
     assert answer_metrics("Yes, if you are over 21.", YES.answers) == {
-        "em": 1.0, "f1": pytest.approx(2 / 7), "yes_no_acc": 1.0}
+        "em": 1.0,
+        "f1": pytest.approx(2 / 7),
+        "yes_no_acc": 1.0,
+    }
     assert answer_metrics("No.", YES.answers) == {"em": 0.0, "f1": 0.0, "yes_no_acc": 0.0}
     long = answer_metrics("plug in the supplied charger", LONG.answers)
     assert set(long) == {"rouge_l"} and 0 < long["rouge_l"] < 1
@@ -64,7 +76,7 @@ def test_evidence_metrics_exact_values() -> None:
     assert passage_hit("x", LONG.answers) is None
     cited = ["You may be able to adopt a child if you're aged 21 or over.", "Unrelated line"]
     assert evidence_recall(cited, YES.evidences) == 0.5
-    assert evidence_recall(cited + ["you live in the UK"], YES.evidences) == 1.0
+    assert evidence_recall([*cited, "you live in the UK"], YES.evidences) == 1.0
     assert evidence_recall([], YES.evidences) == 0.0
     assert evidence_recall(cited, ()) is None
     assert section_hit(["Phone > Getting started > Battery > Charging"], LONG.section_path) == 1.0
@@ -74,11 +86,24 @@ def test_evidence_metrics_exact_values() -> None:
 
 
 def test_score_answer_keeps_only_applicable_metrics() -> None:
-    row = Row("q4", "I cannot tell.", evidence="a b c", evidence_words=3, router_prompt_tokens=100,
-              router_output_tokens=10, engine_calls=2, seconds=0.5)
+    row = Row(
+        "q4",
+        "I cannot tell.",
+        evidence="a b c",
+        evidence_words=3,
+        router_prompt_tokens=100,
+        router_output_tokens=10,
+        engine_calls=2,
+        seconds=0.5,
+    )
     scored = score_answer(row, UNANSWERABLE)
-    assert scored.metrics == {"evidence_words": 3.0, "router_prompt_tokens": 100.0, "router_output_tokens": 10.0,
-                              "engine_calls": 2.0, "seconds": 0.5}
+    assert scored.metrics == {
+        "evidence_words": 3.0,
+        "router_prompt_tokens": 100.0,
+        "router_output_tokens": 10.0,
+        "engine_calls": 2.0,
+        "seconds": 0.5,
+    }
     yes = score_answer(Row("q2", "yes", cited_texts=["you live in the UK"]), YES)
     assert yes.metrics["yes_no_acc"] == 1.0 and yes.metrics["evidence_recall"] == 0.5
     assert "passage_hit" not in yes.metrics and "section_hit" not in yes.metrics

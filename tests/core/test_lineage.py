@@ -27,12 +27,22 @@ from tests.conftest import write_corpus
 
 @pytest.fixture
 def catalogue(tmp_path: Path):
-    docs = [d for d in iter_collection(CollectionSpec("tiny", str(write_corpus(tmp_path / "corpus"))))
-            if isinstance(d, SourceDocument)]
+    docs = [
+        d
+        for d in iter_collection(CollectionSpec("tiny", str(write_corpus(tmp_path / "corpus"))))
+        if isinstance(d, SourceDocument)
+    ]
     trees = [(d, document_tree(d)) for d in docs]
     con = duckdb.connect(str(tmp_path / "catalogue.duckdb"))
-    replace_collection(con, "tiny", {"source_documents": documents_table(docs), "document_nodes": nodes_table(trees),
-                                     "document_texts": texts_table(trees)})
+    replace_collection(
+        con,
+        "tiny",
+        {
+            "source_documents": documents_table(docs),
+            "document_nodes": nodes_table(trees),
+            "document_texts": texts_table(trees),
+        },
+    )
     yield con, {d.doc_id: t for d, t in trees}
     con.close()
 
@@ -41,11 +51,23 @@ def _outcome(trees, question: str = "How hot for green tea?") -> AnswerOutcome:
     nodes = trees["tiny/kettle.md"].nodes
     cited = [n for n in nodes if n.text.startswith("green tea")]
     citations = [Citation("tiny/kettle.md", n.node_id, n.heading_path, n.text, n.span_start, n.span_end) for n in cited]
-    return AnswerOutcome(question=question, answer="80 C", evidence="[1] Kettle manual > Boiling\n| green tea | 80 C |",
-                         evidence_words=9, citations=citations, passage_ids=["p1"],
-                         retrieved_doc_ids=["tiny/kettle.md", "tiny/pond.html"], router_prompt_tokens=120,
-                         router_output_tokens=9, reader_prompt_tokens=60, reader_output_tokens=3, engine_calls=2,
-                         seconds=0.5, expelled=1, refused_docs=1)
+    return AnswerOutcome(
+        question=question,
+        answer="80 C",
+        evidence="[1] Kettle manual > Boiling\n| green tea | 80 C |",
+        evidence_words=9,
+        citations=citations,
+        passage_ids=["p1"],
+        retrieved_doc_ids=["tiny/kettle.md", "tiny/pond.html"],
+        router_prompt_tokens=120,
+        router_output_tokens=9,
+        reader_prompt_tokens=60,
+        reader_output_tokens=3,
+        engine_calls=2,
+        seconds=0.5,
+        expelled=1,
+        refused_docs=1,
+    )
 
 
 def test_schema_matches_the_record() -> None:
@@ -59,12 +81,29 @@ def test_store_load_trace_round_trip_and_changed_source(catalogue) -> None:
     spec = StrategySpec("rdr2", "rdr2", top_k=2)
     outcome = _outcome(trees)
     assert outcome.citations, "the corpus has a 'green tea' table row"
-    versions = answer_versions(con, "tiny", outcome, index={"table": "passages", "version": 3, "tag": "tiny-abc"},
-                               adapter_id="a1", router_model="smol", reader_model="smol", embedder="minilm@x")
+    versions = answer_versions(
+        con,
+        "tiny",
+        outcome,
+        index={"table": "passages", "version": 3, "tag": "tiny-abc"},
+        adapter_id="a1",
+        router_model="smol",
+        reader_model="smol",
+        embedder="minilm@x",
+    )
     assert set(versions["doc_hashes"]) == {"tiny/kettle.md", "tiny/pond.html"}
     record = build_record(outcome, spec, collection="tiny", source="cli", versions=versions)
-    other = build_record(_outcome(trees, "Other?"), StrategySpec("rag-hybrid", "rag"), collection="tiny",
-                         source="evaluation", versions=versions, run_id="r1", qid="q1", grid="top_k", grid_value=3)
+    other = build_record(
+        _outcome(trees, "Other?"),
+        StrategySpec("rag-hybrid", "rag"),
+        collection="tiny",
+        source="evaluation",
+        versions=versions,
+        run_id="r1",
+        qid="q1",
+        grid="top_k",
+        grid_value=3,
+    )
     store_answers(con, [record, other])
     assert load_answer(con, record.answer_id) == record
     assert [r.answer_id for r in load_answers(con, "tiny", "cli")] == [record.answer_id]
@@ -79,15 +118,19 @@ def test_store_load_trace_round_trip_and_changed_source(catalogue) -> None:
     assert source.heading_path == "Kettle manual > Boiling"
 
     # The document changes: its hash and the text at the recorded span no longer match.
-    con.execute("UPDATE document_texts SET content_hash = 'new', text = replace(text, 'green tea', 'herbal tea') "
-                "WHERE doc_id = 'tiny/kettle.md'")
+    con.execute(
+        "UPDATE document_texts SET content_hash = 'new', text = replace(text, 'green tea', 'herbal tea') "
+        "WHERE doc_id = 'tiny/kettle.md'"
+    )
     changed = trace_answer(con, record.answer_id)
     assert changed.changed and changed.changed_docs == ("tiny/kettle.md",)
     assert changed.sources[0].changed and changed.sources[0].current_text != changed.sources[0].recorded_text
     # A retrieved (not cited) document that disappears is a change too.
-    con.execute("UPDATE document_texts SET content_hash = (SELECT content_hash FROM source_documents "
-                "WHERE doc_id = 'tiny/kettle.md'), text = replace(text, 'herbal tea', 'green tea') "
-                "WHERE doc_id = 'tiny/kettle.md'")
+    con.execute(
+        "UPDATE document_texts SET content_hash = (SELECT content_hash FROM source_documents "
+        "WHERE doc_id = 'tiny/kettle.md'), text = replace(text, 'herbal tea', 'green tea') "
+        "WHERE doc_id = 'tiny/kettle.md'"
+    )
     assert not trace_answer(con, record.answer_id).changed
     con.execute("DELETE FROM document_texts WHERE doc_id = 'tiny/pond.html'")
     assert trace_answer(con, record.answer_id).changed_docs == ("tiny/pond.html",)
@@ -96,14 +139,16 @@ def test_store_load_trace_round_trip_and_changed_source(catalogue) -> None:
 def test_replace_duplicates_and_unknown_ids(catalogue) -> None:
     con, trees = catalogue
     versions = {"doc_hashes": {}}
-    first = build_record(_outcome(trees), StrategySpec("rdr2", "rdr2"), collection="tiny", source="evaluation",
-                         versions=versions)
+    first = build_record(
+        _outcome(trees), StrategySpec("rdr2", "rdr2"), collection="tiny", source="evaluation", versions=versions
+    )
     store_answers(con, [first])
     with pytest.raises(ValueError, match="already stored"):
         store_answers(con, [first])
     assert len(load_answers(con, "tiny")) == 1  # the failed transaction left nothing behind
-    second = build_record(_outcome(trees), StrategySpec("rdr2", "rdr2"), collection="tiny", source="evaluation",
-                          versions=versions)
+    second = build_record(
+        _outcome(trees), StrategySpec("rdr2", "rdr2"), collection="tiny", source="evaluation", versions=versions
+    )
     store_answers(con, [second], replace=("tiny", "evaluation"))
     assert [r.answer_id for r in load_answers(con, "tiny")] == [second.answer_id]
     with pytest.raises(KeyError, match="no answer"):

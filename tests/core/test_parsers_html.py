@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from rag_assets.core.blocks import code, heading, list_item, paragraph, table_row
 from rag_assets.core.parsers import guess_title, parse_blocks
 from rag_assets.core.parsers.html import parse_html
-from rag_assets.core.blocks import code, heading, list_item, paragraph, table_row
 from rag_assets.core.tree import build_tree, render_tree, tree_problems
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
@@ -53,33 +53,35 @@ def test_document_gives_the_exact_blocks() -> None:
 
 def test_tree_of_the_document() -> None:
     tree = build_tree(guess_title("html", POND) or "", parse_html(POND))
-    assert render_tree(tree.nodes) == "\n".join([
-        "0: Garden pond",
-        "  1: A pond needs care in every season & weather.",
-        "  2: Spring",
-        "    3: Clean the filter:",
-        "      4: rinse the sponge",
-        "      5: check the pump",
-        "        6: unplug it",
-        "      7: then refit",
-        "    8: Skipped level",
-        "      9: month | task",
-        "      10: March | feed fish plants",
-        "      11: net = Net() ⏎ net.cast()",
-        "      12: Loose text in a div.",
-        "      13: Nested loose text.",
-        "      14: Tail text.",
-    ])
+    assert render_tree(tree.nodes) == "\n".join(
+        [
+            "0: Garden pond",
+            "  1: A pond needs care in every season & weather.",
+            "  2: Spring",
+            "    3: Clean the filter:",
+            "      4: rinse the sponge",
+            "      5: check the pump",
+            "        6: unplug it",
+            "      7: then refit",
+            "    8: Skipped level",
+            "      9: month | task",
+            "      10: March | feed fish plants",
+            "      11: net = Net() ⏎ net.cast()",
+            "      12: Loose text in a div.",
+            "      13: Nested loose text.",
+            "      14: Tail text.",
+        ]
+    )
     assert tree_problems(tree.nodes, tree.text) == []
 
 
 def test_natural_questions_token_html() -> None:
     page = (
-        'Lighthouse - wikipedia <H1> Lighthouse </H1> Jump to : navigation , search <Table> '
+        "Lighthouse - wikipedia <H1> Lighthouse </H1> Jump to : navigation , search <Table> "
         '<Tr> <Th_colspan="2"> Lighthouse </Th> </Tr> <Tr> <Th> Type </Th> <Td> <Ul> <Li> Tower </Li> '
         '<Li> Beacon </Li> </Ul> </Td> </Tr> <Tr> <Td_colspan="6"> </Td> </Tr> </Table> '
-        '<P> A lighthouse is a tower . </P> <H2> Types </H2> <Dl> <Dt> Fixed </Dt> <Dd> Always on . </Dd> </Dl> '
-        '<Ul> <Li> Sector light <Ul> <Li> red </Li> </Ul> </Li> </Ul>'
+        "<P> A lighthouse is a tower . </P> <H2> Types </H2> <Dl> <Dt> Fixed </Dt> <Dd> Always on . </Dd> </Dl> "
+        "<Ul> <Li> Sector light <Ul> <Li> red </Li> </Ul> </Li> </Ul>"
     )
     assert parse_html(page) == [
         paragraph("Lighthouse - wikipedia"),
@@ -97,18 +99,26 @@ def test_natural_questions_token_html() -> None:
 
 
 def test_one_element_per_line_pages() -> None:
-    lines = ["<h1>Overview</h1>", "<p>Tides rise:</p>", "<li>twice a day</li>", "<li>with the moon</li>",
-             "<h2>Tables</h2>", "<tr><td>high</td><td>6 m</td></tr>"]
+    lines = [
+        "<h1>Overview</h1>",
+        "<p>Tides rise:</p>",
+        "<li>twice a day</li>",
+        "<li>with the moon</li>",
+        "<h2>Tables</h2>",
+        "<tr><td>high</td><td>6 m</td></tr>",
+    ]
     tree = build_tree("Tide", parse_html("\n".join(lines)))
-    assert render_tree(tree.nodes) == "\n".join([
-        "0: Tide",
-        "  1: Overview",
-        "    2: Tides rise:",
-        "      3: twice a day",
-        "      4: with the moon",
-        "    5: Tables",
-        "      6: high | 6 m",
-    ])
+    assert render_tree(tree.nodes) == "\n".join(
+        [
+            "0: Tide",
+            "  1: Overview",
+            "    2: Tides rise:",
+            "      3: twice a day",
+            "      4: with the moon",
+            "    5: Tables",
+            "      6: high | 6 m",
+        ]
+    )
 
 
 def test_unclosed_blocks_close_at_the_next_block_or_at_the_end() -> None:

@@ -25,12 +25,16 @@ def section(heading_html: str, *body: str, title: str = "", hierarchy: str | Non
 MANUAL = {
     # Keys out of order on purpose: section_10 must come after section_2.
     "section_10": section("<h3>Wi-Fi</h3>", "<p>Connect to a network.</p>", hierarchy="section_1>section_10"),
-    "section_0": section('<h2 id="x">\n Getting started\n</h2>\n', "<p>Charge the battery first.</p>",
-                         hierarchy="section_0"),
-    "section_2": section("<h3>Battery</h3>", "<p>Use the friend\u00e2\u0080\u0099s charger.</p>",
-                         "<ul><li>Plug in.</li><li>Wait.</li></ul>",
-                         '<topic><h4>Tips</h4><table><tr><td>Fast</td><td>15 W</td></tr></table></topic>',
-                         hierarchy="section_0>section_2"),
+    "section_0": section(
+        '<h2 id="x">\n Getting started\n</h2>\n', "<p>Charge the battery first.</p>", hierarchy="section_0"
+    ),
+    "section_2": section(
+        "<h3>Battery</h3>",
+        "<p>Use the friend\u00e2\u0080\u0099s charger.</p>",
+        "<ul><li>Plug in.</li><li>Wait.</li></ul>",
+        "<topic><h4>Tips</h4><table><tr><td>Fast</td><td>15 W</td></tr></table></topic>",
+        hierarchy="section_0>section_2",
+    ),
     "section_1": section("<h2>Connections</h2>", hierarchy="section_1"),
 }
 
@@ -53,20 +57,22 @@ def test_sections_in_numeric_order_with_hierarchy_levels() -> None:
 
 def test_tree_of_the_manual() -> None:
     tree = build_tree("Phone", parse_blocks("manual_json", json.dumps(MANUAL)))
-    assert render_tree(tree.nodes) == "\n".join([
-        "0: Phone",
-        "  1: Getting started",
-        "    2: Charge the battery first.",
-        "  3: Connections",
-        "    4: Battery",
-        "      5: Use the friend’s charger.",
-        "        6: Plug in.",
-        "        7: Wait.",
-        "      8: Tips",
-        "        9: Fast | 15 W",
-        "    10: Wi-Fi",
-        "      11: Connect to a network.",
-    ])
+    assert render_tree(tree.nodes) == "\n".join(
+        [
+            "0: Phone",
+            "  1: Getting started",
+            "    2: Charge the battery first.",
+            "  3: Connections",
+            "    4: Battery",
+            "      5: Use the friend’s charger.",
+            "        6: Plug in.",
+            "        7: Wait.",
+            "      8: Tips",
+            "        9: Fast | 15 W",
+            "    10: Wi-Fi",
+            "      11: Connect to a network.",
+        ]
+    )
     assert tree_problems(tree.nodes, tree.text) == []
 
 
@@ -77,7 +83,10 @@ def test_without_hierarchy_the_heading_tag_gives_the_level() -> None:
         "section_2": section("<p>not a heading</p>", title="From title"),
     }
     assert parse_manual_json(json.dumps(manual)) == [
-        heading("Top", 1), heading("Third", 3), heading("Inner", 5), heading("From title", 1),
+        heading("Top", 1),
+        heading("Third", 3),
+        heading("Inner", 5),
+        heading("From title", 1),
         paragraph("not a heading"),
     ]
 
@@ -87,17 +96,23 @@ def test_empty_heading_falls_back_to_title_then_key() -> None:
     assert parse_manual_json(json.dumps(manual)) == [heading("Named", 2), heading("section_1", 2)]
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("{not json", "manual_json: not valid JSON"),
-    ("[1, 2]", "manual_json: top level is a JSON list"),
-    ("{}", "manual_json: no sections"),
-    ('{"chapter": {"html": []}}', "manual_json: key 'chapter' is not of the form section_N"),
-    ('{"section_0": "text"}', "manual_json: section_0 is a JSON str, expected an object"),
-    ('{"section_0": {"html": "not a list"}}', "manual_json: section_0 has no 'html' list of strings"),
-    ('{"section_0": {"title": "x"}}', "manual_json: section_0 has no 'html' list of strings"),
-    ('{"section_0": {"html": [1]}}', "manual_json: section_0 has no 'html' list of strings"),
-    ('{"section_0": {"html": [], "section_hierarchy": 3}}', "manual_json: section_0.section_hierarchy is not a string"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "manual_json: not valid JSON"),
+        ("[1, 2]", "manual_json: top level is a JSON list"),
+        ("{}", "manual_json: no sections"),
+        ('{"chapter": {"html": []}}', "manual_json: key 'chapter' is not of the form section_N"),
+        ('{"section_0": "text"}', "manual_json: section_0 is a JSON str, expected an object"),
+        ('{"section_0": {"html": "not a list"}}', "manual_json: section_0 has no 'html' list of strings"),
+        ('{"section_0": {"title": "x"}}', "manual_json: section_0 has no 'html' list of strings"),
+        ('{"section_0": {"html": [1]}}', "manual_json: section_0 has no 'html' list of strings"),
+        (
+            '{"section_0": {"html": [], "section_hierarchy": 3}}',
+            "manual_json: section_0.section_hierarchy is not a string",
+        ),
+    ],
+)
 def test_malformed_manuals_raise_a_clear_parse_error(text: str, message: str) -> None:
     with pytest.raises(ParseError, match="^" + message.replace("(", r"\(")):
         parse_blocks("manual_json", text)
@@ -106,8 +121,10 @@ def test_malformed_manuals_raise_a_clear_parse_error(text: str, message: str) ->
 
 def test_title_only_when_there_is_a_single_top_section() -> None:
     assert guess_title("manual_json", json.dumps(MANUAL)) is None  # two chapters: no own title
-    single = {"section_0": section("<h1>Galaxy Guide</h1>", title="Galaxy Guide", hierarchy="section_0"),
-              "section_1": section("<h2>Intro</h2>", hierarchy="section_0>section_1")}
+    single = {
+        "section_0": section("<h1>Galaxy Guide</h1>", title="Galaxy Guide", hierarchy="section_0"),
+        "section_1": section("<h2>Intro</h2>", hierarchy="section_0>section_1"),
+    }
     assert guess_title("manual_json", json.dumps(single)) == "Galaxy Guide"
     tree = build_tree("Galaxy Guide", parse_blocks("manual_json", json.dumps(single)))
     assert render_tree(tree.nodes) == "0: Galaxy Guide\n  1: Intro"
@@ -146,8 +163,11 @@ def test_gold_section_paths_of_the_galaxy_s10_questions_are_heading_paths() -> N
     text = (DATASETS / "emanual" / "manuals" / "Galaxy_S10.json").read_text(encoding="utf-8")
     tree = build_tree("Galaxy_S10", parse_blocks("manual_json", text))
     paths = {n.heading_path[1:] for n in tree.nodes if n.kind == "structure"}
-    questions = [json.loads(line) for line in (DATASETS / "emanual" / "questions_dev.jsonl").read_text().splitlines()
-                 if line.strip()]
+    questions = [
+        json.loads(line)
+        for line in (DATASETS / "emanual" / "questions_dev.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     gold = [tuple(q["section_path"]) for q in questions if q["manual"] == "Galaxy_S10"]
     assert gold
     missing = [path for path in gold if path not in paths]
@@ -157,5 +177,7 @@ def test_gold_section_paths_of_the_galaxy_s10_questions_are_heading_paths() -> N
 def test_content_sharing_the_heading_item_is_kept() -> None:
     manual = {"section_0": section("<h2>Wi-Fi</h2><p>Same item as the heading.</p>", "<p>Next item.</p>")}
     assert parse_manual_json(json.dumps(manual)) == [
-        heading("Wi-Fi", 2), paragraph("Same item as the heading."), paragraph("Next item.")
+        heading("Wi-Fi", 2),
+        paragraph("Same item as the heading."),
+        paragraph("Next item."),
     ]

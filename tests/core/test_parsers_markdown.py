@@ -111,21 +111,23 @@ Careful.
 2. wait
 """
     tree = build_tree("Kettle", parse_blocks("markdown", doc))
-    assert render_tree(tree.nodes) == "\n".join([
-        "0: Kettle",
-        "  1: Text before any heading.",
-        "  2: Kettle",
-        "    3: Filling",
-        "      4: Fill it:",
-        "        5: at least 0.5 l",
-        "        6: at most 1.7 l",
-        "          7: the MAX mark",
-        "      8: Deep note",
-        "        9: Careful.",
-        "    10: Boiling",
-        "      11: press",
-        "      12: wait",
-    ])
+    assert render_tree(tree.nodes) == "\n".join(
+        [
+            "0: Kettle",
+            "  1: Text before any heading.",
+            "  2: Kettle",
+            "    3: Filling",
+            "      4: Fill it:",
+            "        5: at least 0.5 l",
+            "        6: at most 1.7 l",
+            "          7: the MAX mark",
+            "      8: Deep note",
+            "        9: Careful.",
+            "    10: Boiling",
+            "      11: press",
+            "      12: wait",
+        ]
+    )
     assert tree_problems(tree.nodes, tree.text) == []
     assert tree.nodes[9].heading_path == ("Kettle", "Kettle", "Filling", "Deep note")
 
@@ -145,7 +147,10 @@ def test_headings_only_and_no_headings() -> None:
 def test_paragraphs_after_a_nested_list_continue_the_item() -> None:
     doc = "- a\n\n  more a\n\n  - b\n\n  after b\n\n- c\n"
     assert parse_markdown(doc) == [
-        list_item("a more a", 1), list_item("b", 2), list_item("after b", 1), list_item("c", 1)
+        list_item("a more a", 1),
+        list_item("b", 2),
+        list_item("after b", 1),
+        list_item("c", 1),
     ]
 
 
@@ -230,6 +235,8 @@ def test_rust_parser_panic_on_unmatched_backtick_in_brackets_is_survived() -> No
     # markdown-it-pyrs 0.4.0 panics on "[" followed by an unmatched backtick; found by the
     # property tests. The document is re-read without code spans instead of being lost.
     assert parse_markdown("# T\n\nsee [`x and `code` *em*\n\n- item\n") == [
-        heading("T", 1), paragraph("see [`x and `code` em"), list_item("item", 1)
+        heading("T", 1),
+        paragraph("see [`x and `code` em"),
+        list_item("item", 1),
     ]
     assert parse_markdown("[`") == [paragraph("[`")]

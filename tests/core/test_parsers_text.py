@@ -7,7 +7,7 @@ from rag_assets.core.parsers import guess_title, parse_blocks
 from rag_assets.core.parsers.text import parse_text
 from rag_assets.core.tree import build_tree, render_tree, tree_problems
 
-DOC = '''\
+DOC = """\
 =========
  Overview
 =========
@@ -58,7 +58,7 @@ Details
 
 Plain line one
 plain line two
-'''
+"""
 
 
 def test_document_gives_the_exact_blocks() -> None:
@@ -87,20 +87,24 @@ def test_document_gives_the_exact_blocks() -> None:
 
 
 def test_tree_nests_descriptions_under_what_they_describe() -> None:
-    doc = "Basic customization\n*******************\n\nobject.__new__(cls)\n\n   Called to create.\n\n" \
-          "   Note:\n\n     Rarely needed.\n\nobject.__del__(self)\n\n   Called to destroy.\n\nSee also\n========\n\nThe end.\n"
+    doc = (
+        "Basic customization\n*******************\n\nobject.__new__(cls)\n\n   Called to create.\n\n"
+        "   Note:\n\n     Rarely needed.\n\nobject.__del__(self)\n\n   Called to destroy.\n\nSee also\n========\n\nThe end.\n"
+    )
     tree = build_tree(guess_title("text", doc) or "", parse_text(doc))
-    assert render_tree(tree.nodes) == "\n".join([
-        "0: Basic customization",
-        "  1: object.__new__(cls)",
-        "    2: Called to create.",
-        "    3: Note:",
-        "      4: Rarely needed.",
-        "  5: object.__del__(self)",
-        "    6: Called to destroy.",
-        "  7: See also",
-        "    8: The end.",
-    ])
+    assert render_tree(tree.nodes) == "\n".join(
+        [
+            "0: Basic customization",
+            "  1: object.__new__(cls)",
+            "    2: Called to create.",
+            "    3: Note:",
+            "      4: Rarely needed.",
+            "  5: object.__del__(self)",
+            "    6: Called to destroy.",
+            "  7: See also",
+            "    8: The end.",
+        ]
+    )
 
 
 def test_heading_levels_follow_first_appearance() -> None:
@@ -110,7 +114,9 @@ def test_heading_levels_follow_first_appearance() -> None:
 
 def test_short_underlines_transitions_and_other_characters_are_not_headings() -> None:
     assert parse_text("A rather long line of text\n---\n\nx\n\n-----\n\nok\n") == [
-        paragraph("A rather long line of text"), paragraph("x"), paragraph("ok")
+        paragraph("A rather long line of text"),
+        paragraph("x"),
+        paragraph("ok"),
     ]
     assert parse_text("Title\n.....\n") == [paragraph("Title .....")]
     assert parse_text("ab\n==\n") == [paragraph("ab ==")]  # an underline needs 3 characters
@@ -121,14 +127,15 @@ def test_code_only_after_a_colon_or_double_colon() -> None:
     # As in reST, the literal block runs while lines are indented past the paragraph's margin.
     assert parse_text("Example:\n\n    x = 1\n\n  y\n") == [paragraph("Example:"), code("  x = 1\n\ny")]
     assert parse_text("Example ::\n\n x = 1\n") == [paragraph("Example"), code("x = 1")]
-    assert parse_text("Example:\n\n  too shallow for code\n") == [paragraph("Example:"), list_item("too shallow for code", 1)]
+    assert parse_text("Example:\n\n  too shallow for code\n") == [
+        paragraph("Example:"),
+        list_item("too shallow for code", 1),
+    ]
 
 
 def test_code_keeps_blank_lines_and_relative_indentation() -> None:
     doc = "Loop:\n\n   for i in x:\n       print(i)\n\n   done()\n\nAfter.\n"
-    assert parse_text(doc) == [
-        paragraph("Loop:"), code("for i in x:\n    print(i)\n\ndone()"), paragraph("After.")
-    ]
+    assert parse_text(doc) == [paragraph("Loop:"), code("for i in x:\n    print(i)\n\ndone()"), paragraph("After.")]
 
 
 def test_numbered_lines_inside_a_paragraph_stay_prose() -> None:

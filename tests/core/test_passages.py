@@ -13,16 +13,19 @@ from rag_assets.core.tree import build_tree
 
 
 def _tree():
-    return build_tree("Doc", [
-        paragraph("Lead words here."),                    # 1 (under the root)
-        heading("A", 1),                                   # 2
-        paragraph("one two three four"),                   # 3
-        paragraph("five six:"),                            # 4
-        list_item("seven eight", 1),                       # 5 (under 4)
-        list_item("nine", 2),                              # 6 (under 5)
-        heading("B", 2),                                   # 7
-        paragraph("alpha beta gamma"),                     # 8
-    ])
+    return build_tree(
+        "Doc",
+        [
+            paragraph("Lead words here."),  # 1 (under the root)
+            heading("A", 1),  # 2
+            paragraph("one two three four"),  # 3
+            paragraph("five six:"),  # 4
+            list_item("seven eight", 1),  # 5 (under 4)
+            list_item("nine", 2),  # 6 (under 5)
+            heading("B", 2),  # 7
+            paragraph("alpha beta gamma"),  # 8
+        ],
+    )
 
 
 def test_passages_pack_a_section_and_never_cross_a_heading() -> None:
@@ -63,9 +66,11 @@ def test_the_exactness_check_catches_a_corrupted_passage() -> None:
     tree = _tree()
     passage = cut_passages("d", tree.nodes, tree.text)[0]  # one node: "Lead words here."
     assert passage_problems(replace(passage, text=passage.text + "!"), tree.text) == [
-        "text differs from the concatenation of its nodes' text at their spans"]
-    assert passage_problems(replace(passage, spans=((0, 10 ** 6),)), tree.text) == [
-        "a span lies outside the document text"]
+        "text differs from the concatenation of its nodes' text at their spans"
+    ]
+    assert passage_problems(replace(passage, spans=((0, 10**6),)), tree.text) == [
+        "a span lies outside the document text"
+    ]
     assert "node ids" in passage_problems(replace(passage, node_ids=()), tree.text)[0]
     assert uncovered_content_nodes(tree.nodes, []) == [1, 3, 4, 5, 6, 8]
 
@@ -81,12 +86,15 @@ def test_ids_and_hashes_are_stable_and_change_with_content() -> None:
 
 
 _words = st.lists(st.sampled_from(["a", "bb", "ccc.", "dd!", "e?"]), min_size=1, max_size=40).map(" ".join)
-_blocks = st.lists(st.one_of(
-    st.builds(lambda t, lv: heading(t, lv), _words, st.integers(1, 4)),
-    st.builds(paragraph, _words),
-    st.builds(lambda t, lv: list_item(t, lv), _words, st.integers(1, 3)),
-    st.builds(lambda t: Block(BlockKind.CODE, t), _words),
-), max_size=25)
+_blocks = st.lists(
+    st.one_of(
+        st.builds(lambda t, lv: heading(t, lv), _words, st.integers(1, 4)),
+        st.builds(paragraph, _words),
+        st.builds(lambda t, lv: list_item(t, lv), _words, st.integers(1, 3)),
+        st.builds(lambda t: Block(BlockKind.CODE, t), _words),
+    ),
+    max_size=25,
+)
 
 
 @settings(max_examples=100, deadline=None)

@@ -9,31 +9,81 @@ from pathlib import Path
 from rag_assets.core.report import ReportData, headline_table, non_finite_numbers, write_report
 
 RESULTS = {
-    "no-retrieval": {"em": 0.1, "f1": 0.2, "passage_hit": 0.0, "evidence_words": 0.0, "router_prompt_tokens": 0.0,
-                     "engine_calls": 1.0, "seconds_p50": 0.2, "seconds_p95": 0.3, "questions": 8.0},
-    "rag-hybrid": {"em": 0.4, "f1": 0.5, "passage_hit": 0.75, "evidence_words": 480.0, "router_prompt_tokens": 0.0,
-                   "engine_calls": 1.0, "seconds_p50": 0.9, "seconds_p95": 1.4, "questions": 8.0},
-    "rdr2": {"em": 0.5, "f1": 0.55, "passage_hit": 0.625, "evidence_words": 120.5, "router_prompt_tokens": 2300.0,
-             "engine_calls": 3.0, "seconds_p50": 2.0, "seconds_p95": 3.1, "questions": 8.0},
+    "no-retrieval": {
+        "em": 0.1,
+        "f1": 0.2,
+        "passage_hit": 0.0,
+        "evidence_words": 0.0,
+        "router_prompt_tokens": 0.0,
+        "engine_calls": 1.0,
+        "seconds_p50": 0.2,
+        "seconds_p95": 0.3,
+        "questions": 8.0,
+    },
+    "rag-hybrid": {
+        "em": 0.4,
+        "f1": 0.5,
+        "passage_hit": 0.75,
+        "evidence_words": 480.0,
+        "router_prompt_tokens": 0.0,
+        "engine_calls": 1.0,
+        "seconds_p50": 0.9,
+        "seconds_p95": 1.4,
+        "questions": 8.0,
+    },
+    "rdr2": {
+        "em": 0.5,
+        "f1": 0.55,
+        "passage_hit": 0.625,
+        "evidence_words": 120.5,
+        "router_prompt_tokens": 2300.0,
+        "engine_calls": 3.0,
+        "seconds_p50": 2.0,
+        "seconds_p95": 3.1,
+        "questions": 8.0,
+    },
 }
-SCALING = {"expand_iterations": {0: {"f1": 0.4, "passage_hit": 0.5}, 1: {"f1": 0.5, "passage_hit": 0.6},
-                                 2: {"f1": 0.55, "passage_hit": 0.625}},
-           "top_k": {1: {"f1": 0.3, "passage_hit": 0.4}, 3: {"f1": 0.55, "passage_hit": 0.625}}}
-ROUTER = {"base": {"ans_f1": 0.1, "exp_pre": 0.0, "ref_acc": 0.3, "collapsed_rate": 0.4, "samples": 20.0},
-          "adapter": {"ans_f1": 0.6, "exp_pre": 0.5, "ref_acc": 0.7, "collapsed_rate": 0.0, "samples": 20.0}}
+SCALING = {
+    "expand_iterations": {
+        0: {"f1": 0.4, "passage_hit": 0.5},
+        1: {"f1": 0.5, "passage_hit": 0.6},
+        2: {"f1": 0.55, "passage_hit": 0.625},
+    },
+    "top_k": {1: {"f1": 0.3, "passage_hit": 0.4}, 3: {"f1": 0.55, "passage_hit": 0.625}},
+}
+ROUTER = {
+    "base": {"ans_f1": 0.1, "exp_pre": 0.0, "ref_acc": 0.3, "collapsed_rate": 0.4, "samples": 20.0},
+    "adapter": {"ans_f1": 0.6, "exp_pre": 0.5, "ref_acc": 0.7, "collapsed_rate": 0.0, "samples": 20.0},
+}
 
 
 def _data(run_id: str = "run-1") -> ReportData:
-    return ReportData(collection="tiny", run_id=run_id, results=RESULTS, scaling=SCALING, router_metrics=ROUTER,
-                      versions={"assets": {"passage_index": {"data_version": "v3"}}, "adapter_id": "abc"},
-                      notes=["split 'test' has no questions: evaluated on 'dev'"], split="dev", questions=8,
-                      created_at="2026-11-22T20:00:00+00:00")
+    return ReportData(
+        collection="tiny",
+        run_id=run_id,
+        results=RESULTS,
+        scaling=SCALING,
+        router_metrics=ROUTER,
+        versions={"assets": {"passage_index": {"data_version": "v3"}}, "adapter_id": "abc"},
+        notes=["split 'test' has no questions: evaluated on 'dev'"],
+        split="dev",
+        questions=8,
+        created_at="2026-11-22T20:00:00+00:00",
+    )
 
 
 def test_report_files_summary_and_html(tmp_path: Path) -> None:
     files = write_report(_data(), tmp_path / "reports")
     assert files.folder == tmp_path / "reports" / "tiny" / "run-1"
-    for name in ("report.md", "report.html", "summary.json", "metrics.png", "evidence.png", "scaling.png", "router.png"):
+    for name in (
+        "report.md",
+        "report.html",
+        "summary.json",
+        "metrics.png",
+        "evidence.png",
+        "scaling.png",
+        "router.png",
+    ):
         assert (files.folder / name).is_file(), name
         assert (files.latest / name).read_bytes() == (files.folder / name).read_bytes()
     assert set(files.plots) == {"metrics", "evidence", "scaling", "router"}
@@ -75,13 +125,20 @@ def test_missing_plots_are_skipped_and_bad_numbers_found(tmp_path: Path) -> None
     summary["router_metrics"]["tiny"] = {"base": {"ans_f1": None}}
     summary["scaling"]["tiny"] = {"top_k": {}}
     assert sorted(non_finite_numbers(summary)) == [
-        "results.tiny.no-retrieval.f1 = nan", "router_metrics.tiny.base.ans_f1 = None", "scaling.tiny.top_k (empty)"]
+        "results.tiny.no-retrieval.f1 = nan",
+        "router_metrics.tiny.base.ans_f1 = None",
+        "scaling.tiny.top_k (empty)",
+    ]
     assert non_finite_numbers({"results": {"tiny": {}}}) == [
-        "results.tiny (empty)", "scaling (missing)", "router_metrics (missing)"]
+        "results.tiny (empty)",
+        "scaling (missing)",
+        "router_metrics (missing)",
+    ]
 
 
 def test_headline_table_orders_key_metrics() -> None:
     table = headline_table(RESULTS)
-    assert table.splitlines()[0] == ("| strategy | EM (containment) | token F1 | passage hit | evidence words "
-                                     "| router in tok | s/question p50 |")
+    assert table.splitlines()[0] == (
+        "| strategy | EM (containment) | token F1 | passage hit | evidence words | router in tok | s/question p50 |"
+    )
     assert table.splitlines()[2].startswith("| no-retrieval | 0.100 | 0.200 | 0.000 | 0.000 |")

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from rag_assets.core.blocks import heading, paragraph
 from rag_assets.core.router_io import (
     ACTION_REGEX,
+    MAX_ACTIONS,
     REFUSAL,
     RouterDecision,
-    MAX_ACTIONS,
     format_actions,
     parse_router_output,
     routing_messages,
@@ -23,8 +23,15 @@ from rag_assets.core.tree import build_tree
 
 
 def view():
-    tree = build_tree("Kettle", [heading("Filling", 1), paragraph("Fill with water up to the mark."),
-                                 heading("Boiling", 1), paragraph("Press the switch.")])
+    tree = build_tree(
+        "Kettle",
+        [
+            heading("Filling", 1),
+            paragraph("Fill with water up to the mark."),
+            heading("Boiling", 1),
+            paragraph("Press the switch."),
+        ],
+    )
     return DocumentRouting("d", tree.nodes).light([2])  # 2 visible; heading 3 collapsed
 
 
@@ -39,14 +46,18 @@ def test_valid_actions() -> None:
 
 
 def test_invalid_ids_and_words_are_expelled() -> None:
-    d = decide("\n".join([
-        "[ANSWER] 1: Filling",         # a heading is not content
-        "[ANSWER] 4: Press",           # content never shown
-        "[EXPAND] 2: Fill with",       # content is not a heading
-        "[EXPAND] 1: Filling",         # heading whose content was shown
-        "[ANSWER] 2: press the lid",   # words do not match node 2
-        "[ANSWER] 999999999999: x",    # out of range
-    ]))
+    d = decide(
+        "\n".join(
+            [
+                "[ANSWER] 1: Filling",  # a heading is not content
+                "[ANSWER] 4: Press",  # content never shown
+                "[EXPAND] 2: Fill with",  # content is not a heading
+                "[EXPAND] 1: Filling",  # heading whose content was shown
+                "[ANSWER] 2: press the lid",  # words do not match node 2
+                "[ANSWER] 999999999999: x",  # out of range
+            ]
+        )
+    )
     assert (d.answer_ids, d.expand_ids, d.expelled, d.collapsed, d.refused) == ((), (), 6, True, False)
 
 
@@ -72,11 +83,23 @@ def test_targets_round_trip_and_match_the_constrained_grammar() -> None:
 
 def test_the_per_view_grammar_allows_exactly_the_valid_actions() -> None:
     grammar = view_action_regex(view())
-    ok = ["[ANSWER] 2: Fill with water up to", "[EXPAND] 3: Boiling",
-          "[ANSWER] 2: Fill with water up to\n[EXPAND] 3: Boiling\n", REFUSAL]
-    bad = ["[ANSWER] 1: Filling", "[ANSWER] 4: Press the switch.", "[EXPAND] 2: Fill with water up to",
-           "[EXPAND] 1: Filling", "[ANSWER] 2: press the lid", "[ANSWER] 2", "Cannot answer because",
-           "I think [ANSWER] 2: Fill with water up to", "\n".join(["[EXPAND] 3: Boiling"] * (MAX_ACTIONS + 1))]
+    ok = [
+        "[ANSWER] 2: Fill with water up to",
+        "[EXPAND] 3: Boiling",
+        "[ANSWER] 2: Fill with water up to\n[EXPAND] 3: Boiling\n",
+        REFUSAL,
+    ]
+    bad = [
+        "[ANSWER] 1: Filling",
+        "[ANSWER] 4: Press the switch.",
+        "[EXPAND] 2: Fill with water up to",
+        "[EXPAND] 1: Filling",
+        "[ANSWER] 2: press the lid",
+        "[ANSWER] 2",
+        "Cannot answer because",
+        "I think [ANSWER] 2: Fill with water up to",
+        "\n".join(["[EXPAND] 3: Boiling"] * (MAX_ACTIONS + 1)),
+    ]
     assert all(re.fullmatch(grammar, text) for text in ok)
     assert not any(re.fullmatch(grammar, text) for text in bad)
     for text in ok:  # whatever the grammar lets through, the parser takes in full
@@ -100,9 +123,14 @@ def test_the_grammar_escapes_node_text_and_falls_back_to_refusal() -> None:
 
 _lines = st.one_of(
     st.text(max_size=40),
-    st.builds(lambda k, i, w: f"[{k}] {i}: {w}", st.sampled_from(["ANSWER", "EXPAND", "answer"]),
-              st.integers(-5, 10), st.sampled_from(["", "Fill", "Boiling", "Kettle", "x y"])),
-    st.just("[ANSWER] 0: Kettle"), st.just("Cannot answer"),
+    st.builds(
+        lambda k, i, w: f"[{k}] {i}: {w}",
+        st.sampled_from(["ANSWER", "EXPAND", "answer"]),
+        st.integers(-5, 10),
+        st.sampled_from(["", "Fill", "Boiling", "Kettle", "x y"]),
+    ),
+    st.just("[ANSWER] 0: Kettle"),
+    st.just("Cannot answer"),
 )
 
 

@@ -17,12 +17,12 @@ def G(answers=(), expands=()) -> RoutingGold:
 
 def test_exact_scores() -> None:
     predictions = [
-        P(answers={1, 2}),                       # gold {2, 3}: F1 = 0.5
-        P(answers={7}),                          # gold refuse: answering is penalised (F1 0), not a refusal
-        P(refused=True),                         # gold refuse: a real refusal
-        P(collapsed=True, expelled=2),           # gold refuse: garbage is NOT a refusal
-        P(expands={4, 5}, expelled=1),           # gold expand {4}: EXP-PRE 1/2
-        P(),                                     # gold refuse, nothing predicted, not collapsed
+        P(answers={1, 2}),  # gold {2, 3}: F1 = 0.5
+        P(answers={7}),  # gold refuse: answering is penalised (F1 0), not a refusal
+        P(refused=True),  # gold refuse: a real refusal
+        P(collapsed=True, expelled=2),  # gold refuse: garbage is NOT a refusal
+        P(expands={4, 5}, expelled=1),  # gold expand {4}: EXP-PRE 1/2
+        P(),  # gold refuse, nothing predicted, not collapsed
     ]
     golds = [G(answers={2, 3}), G(), G(), G(), G(expands={4}), G()]
     scores = score_routing(predictions, golds)
@@ -42,22 +42,38 @@ def test_refusal_mixed_with_actions_is_not_counted_as_refusal() -> None:
 
 def test_empty_denominators_are_zero_and_lengths_must_match() -> None:
     assert score_routing([], []).as_dict() == {
-        "samples": 0, "ans_f1": 0.0, "exp_pre": 0.0, "ref_acc": 0.0,
-        "expelled_per_output": 0.0, "collapsed_rate": 0.0, "parse_failure_rate": 0.0}
+        "samples": 0,
+        "ans_f1": 0.0,
+        "exp_pre": 0.0,
+        "ref_acc": 0.0,
+        "expelled_per_output": 0.0,
+        "collapsed_rate": 0.0,
+        "parse_failure_rate": 0.0,
+    }
     with pytest.raises(ValueError, match="1 predictions for 0 gold"):
         score_routing([P()], [])
 
 
 # --- routed samples: recorded router outputs, parsed against the stored view, then scored ---------
 
+
 def _phone():
     from rag_assets.core.blocks import heading, paragraph
     from rag_assets.core.subtree import DocumentRouting
     from rag_assets.core.tree import build_tree
 
-    tree = build_tree("Phone", [heading("Getting started", 1), paragraph("Charge the battery for 3 hours."),
-                                heading("Settings", 1), heading("Display", 2), paragraph("Dark mode saves the battery."),
-                                heading("Sound", 2), paragraph("Set the ringtone volume.")])
+    tree = build_tree(
+        "Phone",
+        [
+            heading("Getting started", 1),
+            paragraph("Charge the battery for 3 hours."),
+            heading("Settings", 1),
+            heading("Display", 2),
+            paragraph("Dark mode saves the battery."),
+            heading("Sound", 2),
+            paragraph("Set the ringtone volume."),
+        ],
+    )
     return DocumentRouting("phone", tree.nodes)
 
 
@@ -66,8 +82,17 @@ def _stored_sample(qid: str):
 
     d = _phone()
     view = d.light([2])
-    return RoutingSample(f"s-{qid}", qid, "q?", "phone", "initial", view.render(), tuple(sorted(view.visible_content_ids)),
-                         tuple(sorted(view.collapsed_heading_ids)), tuple(sorted(d.seen))), d.nodes
+    return RoutingSample(
+        f"s-{qid}",
+        qid,
+        "q?",
+        "phone",
+        "initial",
+        view.render(),
+        tuple(sorted(view.visible_content_ids)),
+        tuple(sorted(view.collapsed_heading_ids)),
+        tuple(sorted(d.seen)),
+    ), d.nodes
 
 
 def test_recorded_router_outputs_are_parsed_against_the_restored_view_and_scored() -> None:
@@ -75,10 +100,10 @@ def test_recorded_router_outputs_are_parsed_against_the_restored_view_and_scored
     from rag_assets.core.routing_data import RoutedSample, restore, score_routed
 
     outputs = [
-        "[ANSWER] 2: Charge the battery",               # gold answer 2: F1 1
-        "[EXPAND] 4: Display\n[EXPAND] 5: Dark mode",   # gold expand 4; 5 is hidden content: expelled
-        "Cannot answer",                                # gold refuse: a real refusal
-        "The battery lasts long.",                      # gold refuse: collapsed, not a refusal
+        "[ANSWER] 2: Charge the battery",  # gold answer 2: F1 1
+        "[EXPAND] 4: Display\n[EXPAND] 5: Dark mode",  # gold expand 4; 5 is hidden content: expelled
+        "Cannot answer",  # gold refuse: a real refusal
+        "The battery lasts long.",  # gold refuse: collapsed, not a refusal
     ]
     golds = [G(answers={2}), G(expands={4}), G(), G()]
     routed = []
@@ -107,17 +132,31 @@ def test_adapter_registry_and_stored_samples_in_duckdb(tmp_path) -> None:
 
         sample, _ = _stored_sample("q1")
         failed, _ = _stored_sample("q2")
-        failed = failed.__class__(*(("s-failed",) + tuple(getattr(failed, f) for f in failed.__slots__[1:])))
+        failed = failed.__class__(*(("s-failed", *tuple(getattr(failed, f) for f in failed.__slots__[1:]))))
         fields = list(sample.__slots__)
-        replace_collection(con, "tiny", {
-            "routing_subtrees": pa.table({"collection": ["tiny", "tiny"],
-                                          **{f: [getattr(sample, f), getattr(failed, f)] for f in fields}}),
-            "routing_actions": pa.table({
-                "collection": ["tiny", "tiny"], "subtree_id": ["s-q1", "s-failed"], "qid": ["q1", "q2"],
-                "fold": ["validation", "validation"], "teacher": ["llm", "llm"], "target": ["[EXPAND] 4: Display", ""],
-                "answer_ids": pa.array([[], []], pa.list_(pa.int32())), "expand_ids": pa.array([[4], []], pa.list_(pa.int32())),
-                "kind": ["expand", "failed"], "raw": ['{"expand": [4]}', "garbage"]}),
-        })
+        replace_collection(
+            con,
+            "tiny",
+            {
+                "routing_subtrees": pa.table(
+                    {"collection": ["tiny", "tiny"], **{f: [getattr(sample, f), getattr(failed, f)] for f in fields}}
+                ),
+                "routing_actions": pa.table(
+                    {
+                        "collection": ["tiny", "tiny"],
+                        "subtree_id": ["s-q1", "s-failed"],
+                        "qid": ["q1", "q2"],
+                        "fold": ["validation", "validation"],
+                        "teacher": ["llm", "llm"],
+                        "target": ["[EXPAND] 4: Display", ""],
+                        "answer_ids": pa.array([[], []], pa.list_(pa.int32())),
+                        "expand_ids": pa.array([[4], []], pa.list_(pa.int32())),
+                        "kind": ["expand", "failed"],
+                        "raw": ['{"expand": [4]}', "garbage"],
+                    }
+                ),
+            },
+        )
         loaded = load_routing_samples(con, "tiny", fold="validation")
     assert [(s.subtree_id, g) for s, g in loaded] == [("s-q1", G(expands={4}))]  # the failed label is never gold
     assert loaded[0][0] == sample

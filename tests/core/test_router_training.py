@@ -24,8 +24,30 @@ CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} <|end|> {% endfor %}"
     "{% if add_generation_prompt %}<|assistant|> {% endif %}"
 )
-WORDS = ("question which node answers [ANSWER] [EXPAND] cannot answer 1 2 3 4 5 : the kettle boils "
-         "pond ice system user assistant").split()
+WORDS = [
+    "question",
+    "which",
+    "node",
+    "answers",
+    "[ANSWER]",
+    "[EXPAND]",
+    "cannot",
+    "answer",
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    ":",
+    "the",
+    "kettle",
+    "boils",
+    "pond",
+    "ice",
+    "system",
+    "user",
+    "assistant",
+]
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +61,18 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<pad>", unk_token="<unk>", eos_token="</s>")
     tokenizer.chat_template = CHAT_TEMPLATE
-    config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=256,
-                         pad_token_id=0, eos_token_id=vocab["</s>"], bos_token_id=vocab["</s>"])
+    config = LlamaConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=256,
+        pad_token_id=0,
+        eos_token_id=vocab["</s>"],
+        bos_token_id=vocab["</s>"],
+    )
     folder = tmp_path_factory.mktemp("tiny-llama")
     LlamaForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -50,8 +81,13 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _examples() -> list[TrainingExample]:
     return [
-        TrainingExample([{"role": "system", "content": "which node answers"},
-                         {"role": "user", "content": f"question {n} : the kettle boils"}], f"[ANSWER] {n} : the kettle")
+        TrainingExample(
+            [
+                {"role": "system", "content": "which node answers"},
+                {"role": "user", "content": f"question {n} : the kettle boils"},
+            ],
+            f"[ANSWER] {n} : the kettle",
+        )
         for n in ("1", "2", "3", "4")
     ] + [TrainingExample([{"role": "user", "content": "question 5 : pond ice"}], "cannot answer")]
 
@@ -62,23 +98,39 @@ def test_only_target_tokens_carry_labels(tiny_model: Path) -> None:
     tokenizer = AutoTokenizer.from_pretrained(tiny_model)
     ids, labels = encode_example(tokenizer, _examples()[0], max_length=64)
     target = tokenizer("[ANSWER] 1 : the kettle</s>", add_special_tokens=False)["input_ids"]
-    assert labels[-len(target):] == target and ids[-len(target):] == target
-    assert set(labels[:-len(target)]) == {IGNORE_INDEX}
+    assert labels[-len(target) :] == target and ids[-len(target) :] == target
+    assert set(labels[: -len(target)]) == {IGNORE_INDEX}
     short_ids, short_labels = encode_example(tokenizer, _examples()[0], max_length=2 * len(target))
-    assert len(short_ids) == 2 * len(target) and short_labels[-len(target):] == target  # prompt cut, target whole
+    assert len(short_ids) == 2 * len(target) and short_labels[-len(target) :] == target  # prompt cut, target whole
 
 
 def test_training_lowers_the_loss_and_publishes_an_adapter(tiny_model: Path, tmp_path: Path) -> None:
-    settings = LoraSettings(rank=4, alpha=8, target_modules=["q_proj", "v_proj", "up_proj", "down_proj"], learning_rate=5e-2,
-                            epochs=30, batch_size=5, max_length=64)
+    settings = LoraSettings(
+        rank=4,
+        alpha=8,
+        target_modules=["q_proj", "v_proj", "up_proj", "down_proj"],
+        learning_rate=5e-2,
+        epochs=30,
+        batch_size=5,
+        max_length=64,
+    )
     steps: list[int] = []
-    result = train_lora(tiny_model, _examples(), tmp_path / "adapters", settings, device="cpu",
-                        on_step=lambda step, total, loss: steps.append(step), progress=False)
+    result = train_lora(
+        tiny_model,
+        _examples(),
+        tmp_path / "adapters",
+        settings,
+        device="cpu",
+        on_step=lambda step, total, loss: steps.append(step),
+        progress=False,
+    )
     assert result.steps == 30 and steps == list(range(1, 31))
     assert sum(result.losses[-5:]) / 5 < sum(result.losses[:5]) / 5 * 0.9
     assert result.adapter_dir == tmp_path / "adapters" / result.adapter_id
     config = json.loads((result.adapter_dir / "adapter_config.json").read_text())
-    assert sorted(config["target_modules"]) == ["down_proj", "q_proj", "up_proj", "v_proj"] and not config.get("modules_to_save")
+    assert sorted(config["target_modules"]) == ["down_proj", "q_proj", "up_proj", "v_proj"] and not config.get(
+        "modules_to_save"
+    )
     assert json.loads((result.adapter_dir / "training.json").read_text())["steps"] == 30
     assert [p.name for p in (tmp_path / "adapters").iterdir()] == [result.adapter_id]  # no staging left
 

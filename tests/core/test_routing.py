@@ -33,19 +33,39 @@ def engine(smollm2_checkpoint: Path) -> CountingEngine:
 
 
 def docs():
-    kettle = build_tree("Kettle", [heading("Boiling", 1), paragraph("Press the switch to boil."),
-                                   heading("Cleaning", 1), paragraph("Descale with vinegar monthly.")])
-    pond = build_tree("Pond", [heading("Winter", 1), paragraph("Keep a hole in the ice."),
-                               heading("Summer", 1), paragraph("Top up the water.")])
-    return [RetrievedDocument("kettle", kettle.nodes, (2,)), RetrievedDocument("pond", pond.nodes, (2,))], \
-        {"kettle": kettle.nodes, "pond": pond.nodes}
+    kettle = build_tree(
+        "Kettle",
+        [
+            heading("Boiling", 1),
+            paragraph("Press the switch to boil."),
+            heading("Cleaning", 1),
+            paragraph("Descale with vinegar monthly."),
+        ],
+    )
+    pond = build_tree(
+        "Pond",
+        [
+            heading("Winter", 1),
+            paragraph("Keep a hole in the ice."),
+            heading("Summer", 1),
+            paragraph("Top up the water."),
+        ],
+    )
+    return [RetrievedDocument("kettle", kettle.nodes, (2,)), RetrievedDocument("pond", pond.nodes, (2,))], {
+        "kettle": kettle.nodes,
+        "pond": pond.nodes,
+    }
 
 
 def test_each_round_is_one_batched_engine_call(engine: CountingEngine) -> None:
-    retrieved, trees = docs()
+    retrieved, _trees = docs()
     engine.batches.clear()
-    result = route_documents(["How do I boil water?", "What to do with the pond in winter?"],
-                             [retrieved, retrieved], engine, RoutingKnobs(expand_iterations=2, max_new_tokens=24))
+    result = route_documents(
+        ["How do I boil water?", "What to do with the pond in winter?"],
+        [retrieved, retrieved],
+        engine,
+        RoutingKnobs(expand_iterations=2, max_new_tokens=24),
+    )
     assert engine.batches[0] == 4  # round 1: 2 questions x 2 documents in one call
     assert result.engine_calls_per_round == [1] * len(engine.batches)
     assert len(engine.batches) <= 3
@@ -71,8 +91,12 @@ def test_evidence_keeps_heading_paths_and_retrieval_order() -> None:
 def test_no_expand_ablation_makes_exactly_one_round(engine: CountingEngine) -> None:
     retrieved, _ = docs()
     engine.batches.clear()
-    result = route_documents(["How do I clean the kettle?"], [retrieved], engine,
-                             RoutingKnobs(expand_iterations=3, allow_expand=False, max_new_tokens=16))
+    result = route_documents(
+        ["How do I clean the kettle?"],
+        [retrieved],
+        engine,
+        RoutingKnobs(expand_iterations=3, allow_expand=False, max_new_tokens=16),
+    )
     assert engine.batches == [2] and result.engine_calls_per_round == [1]
 
 
@@ -80,8 +104,12 @@ def test_constrained_routing_never_expels_or_collapses(engine: CountingEngine) -
     """The untrained 135M model writes prose when free; under each view's grammar (xgrammar in
     the transformers engine) every output is a valid action or a refusal."""
     retrieved, _ = docs()
-    result = route_documents(["How do I boil water?", "What to do with the pond in winter?", "Who won in 1966?"],
-                             [retrieved] * 3, engine, RoutingKnobs(expand_iterations=1, max_new_tokens=48))
+    result = route_documents(
+        ["How do I boil water?", "What to do with the pond in winter?", "Who won in 1966?"],
+        [retrieved] * 3,
+        engine,
+        RoutingKnobs(expand_iterations=1, max_new_tokens=48),
+    )
     routed = [doc for per_question in result.documents for doc in per_question]
     assert sum(d.expelled for d in routed) == 0 and sum(d.collapsed_outputs for d in routed) == 0
     assert all(d.selected_node_ids or d.refused for d in routed if d.router_calls == 1)
@@ -92,15 +120,18 @@ def test_the_last_round_cannot_expand(engine: CountingEngine) -> None:
     ANSWER and the refusal, so the router's last word is always usable."""
     retrieved, trees = docs()
     view = DocumentRouting("kettle", trees["kettle"]).light([2])
-    assert "EXPAND" in router_regex(view, RoutingKnobs()) and "EXPAND" not in router_regex(view, RoutingKnobs(),
-                                                                                           final_round=True)
+    assert "EXPAND" in router_regex(view, RoutingKnobs()) and "EXPAND" not in router_regex(
+        view, RoutingKnobs(), final_round=True
+    )
     engine.grammars.clear()
-    route_documents(["How do I clean the kettle?"], [retrieved], engine,
-                    RoutingKnobs(expand_iterations=0, max_new_tokens=16))
+    route_documents(
+        ["How do I clean the kettle?"], [retrieved], engine, RoutingKnobs(expand_iterations=0, max_new_tokens=16)
+    )
     assert len(engine.grammars) == 1 and not any("EXPAND" in g for g in engine.grammars[0])
     engine.grammars.clear()
-    route_documents(["How do I clean the kettle?"], [retrieved], engine,
-                    RoutingKnobs(expand_iterations=1, max_new_tokens=24))
+    route_documents(
+        ["How do I clean the kettle?"], [retrieved], engine, RoutingKnobs(expand_iterations=1, max_new_tokens=24)
+    )
     assert all("EXPAND" in g for g in engine.grammars[0])
     assert all("EXPAND" not in g for grammars in engine.grammars[1:] for g in grammars)
 
@@ -112,8 +143,12 @@ def test_routing_grammar_names_only_the_nodes_the_budget_left(engine: CountingEn
     tree = build_tree("Manual", blocks)
     hit = next(n.node_id for n in tree.nodes if n.text == "Chapter 20 text.")
     engine.grammars.clear()
-    route_documents(["What is in chapter 20?"], [[RetrievedDocument("manual", tree.nodes, (hit,))]], engine,
-                    RoutingKnobs(expand_iterations=1, max_new_tokens=16, token_budget=120))
+    route_documents(
+        ["What is in chapter 20?"],
+        [[RetrievedDocument("manual", tree.nodes, (hit,))]],
+        engine,
+        RoutingKnobs(expand_iterations=1, max_new_tokens=16, token_budget=120),
+    )
     [grammar] = engine.grammars[0]  # round 1, where EXPAND is allowed
     far = next(n.node_id for n in tree.nodes if n.text == "Chapter 40 of the manual")
     assert f"{hit}: Chapter 20 text" in grammar and "\\[EXPAND\\] (1: Chapter 1 of" in grammar

@@ -59,14 +59,21 @@ def _check_citations(outcomes, trees, texts) -> None:
         for cite in outcome.citations:
             node = trees[cite.doc_id][cite.node_id]
             assert node.kind != STRUCTURE
-            assert texts[cite.doc_id][cite.span_start:cite.span_end] == cite.text
-            assert node.text[cite.span_start - node.span_start:cite.span_end - node.span_start] == cite.text
+            assert texts[cite.doc_id][cite.span_start : cite.span_end] == cite.text
+            assert node.text[cite.span_start - node.span_start : cite.span_end - node.span_start] == cite.text
 
 
 def test_rdr2_batches_each_round_and_the_reader(engine: CountingEngine, corpus) -> None:
     retrieve, trees, texts = corpus
-    spec = StrategySpec("rdr2-base", "rdr2", top_k=2, passages_per_query=4, expand_iterations=1,
-                        router_max_new_tokens=24, reader_max_new_tokens=8)
+    spec = StrategySpec(
+        "rdr2-base",
+        "rdr2",
+        top_k=2,
+        passages_per_query=4,
+        expand_iterations=1,
+        router_max_new_tokens=24,
+        reader_max_new_tokens=8,
+    )
     engine.calls.clear()
     outcomes = run_strategy(QUESTIONS, spec, retrieve=retrieve, trees=trees, engine=engine)
     routed_docs = sum(len(o.retrieved_doc_ids) for o in outcomes)
@@ -88,8 +95,10 @@ def test_rdr2_batches_each_round_and_the_reader(engine: CountingEngine, corpus) 
 def test_ablation_prompts_hide_what_they_take_away(engine: CountingEngine, corpus) -> None:
     retrieve, trees, _ = corpus
     base = dict(top_k=2, passages_per_query=4, expand_iterations=2, router_max_new_tokens=16, reader_max_new_tokens=4)
-    for spec in (StrategySpec("rdr2-no-structure", "rdr2", structure=False, **base),
-                 StrategySpec("rdr2-no-expand", "rdr2", allow_expand=False, **base)):
+    for spec in (
+        StrategySpec("rdr2-no-structure", "rdr2", structure=False, **base),
+        StrategySpec("rdr2-no-expand", "rdr2", allow_expand=False, **base),
+    ):
         engine.calls.clear()
         [outcome] = run_strategy(QUESTIONS[:1], spec, retrieve=retrieve, trees=trees, engine=engine)
         assert len(engine.calls) == 2  # one routing round (nothing to expand), one reader call
@@ -108,8 +117,13 @@ def test_ablation_prompts_hide_what_they_take_away(engine: CountingEngine, corpu
 def test_rag_and_none_make_one_reader_call(engine: CountingEngine, corpus) -> None:
     retrieve, trees, texts = corpus
     engine.calls.clear()
-    rag = run_strategy(QUESTIONS, StrategySpec("rag-hybrid", "rag", top_k=2, reader_max_new_tokens=6),
-                       retrieve=retrieve, trees=trees, engine=engine)
+    rag = run_strategy(
+        QUESTIONS,
+        StrategySpec("rag-hybrid", "rag", top_k=2, reader_max_new_tokens=6),
+        retrieve=retrieve,
+        trees=trees,
+        engine=engine,
+    )
     assert len(engine.calls) == 1 and len(engine.calls[0]) == 2
     for outcome in rag:
         assert len(outcome.passage_ids) == 2 and outcome.evidence.startswith("[1] ") and "\n\n[2] " in outcome.evidence
@@ -117,8 +131,13 @@ def test_rag_and_none_make_one_reader_call(engine: CountingEngine, corpus) -> No
     assert rag[0].retrieved_doc_ids[0] == "tiny/kettle.md"
     _check_citations(rag, trees, texts)
     engine.calls.clear()
-    none = run_strategy(QUESTIONS, StrategySpec("no-retrieval", "none", reader_max_new_tokens=6),
-                        retrieve=retrieve, trees=trees, engine=engine)
+    none = run_strategy(
+        QUESTIONS,
+        StrategySpec("no-retrieval", "none", reader_max_new_tokens=6),
+        retrieve=retrieve,
+        trees=trees,
+        engine=engine,
+    )
     assert len(engine.calls) == 1 and all(o.evidence == "" and o.citations == [] and o.passage_ids == [] for o in none)
     assert "Evidence" not in engine.calls[0][0][1]["content"]
     with pytest.raises(ValueError, match="kind"):
@@ -134,8 +153,15 @@ def test_a_caching_engine_replays_grid_points_and_charges_their_seconds(engine: 
     from rag_assets.core.engines.cache import CachingEngine
 
     retrieve, trees, _ = corpus
-    spec = StrategySpec("rdr2-base", "rdr2", top_k=2, passages_per_query=4, expand_iterations=0,
-                        router_max_new_tokens=16, reader_max_new_tokens=6)
+    spec = StrategySpec(
+        "rdr2-base",
+        "rdr2",
+        top_k=2,
+        passages_per_query=4,
+        expand_iterations=0,
+        router_max_new_tokens=16,
+        reader_max_new_tokens=6,
+    )
     one = dataclasses.replace(spec, top_k=1)
     alone = run_strategy(QUESTIONS, one, retrieve=retrieve, trees=trees, engine=engine)
     cached = CachingEngine(engine)

@@ -10,19 +10,22 @@ from rag_assets.core.tree import build_tree
 
 
 def routing() -> DocumentRouting:
-    tree = build_tree("Kettle", [
-        paragraph("Read this first."),          # 1
-        heading("Filling", 1),                  # 2
-        paragraph("Fill with water:"),          # 3
-        list_item("at least 0.5 l", 1),         # 4 (under 3)
-        list_item("the MAX mark", 2),           # 5 (under 4)
-        list_item("at most 1.7 l", 1),          # 6 (under 3)
-        paragraph("Close the lid."),            # 7
-        heading("Boiling", 1),                  # 8
-        paragraph("Press the switch."),         # 9
-        heading("Tea", 2),                      # 10
-        paragraph("Green tea at 80 C."),        # 11
-    ])
+    tree = build_tree(
+        "Kettle",
+        [
+            paragraph("Read this first."),  # 1
+            heading("Filling", 1),  # 2
+            paragraph("Fill with water:"),  # 3
+            list_item("at least 0.5 l", 1),  # 4 (under 3)
+            list_item("the MAX mark", 2),  # 5 (under 4)
+            list_item("at most 1.7 l", 1),  # 6 (under 3)
+            paragraph("Close the lid."),  # 7
+            heading("Boiling", 1),  # 8
+            paragraph("Press the switch."),  # 9
+            heading("Tea", 2),  # 10
+            paragraph("Green tea at 80 C."),  # 11
+        ],
+    )
     return DocumentRouting("d", tree.nodes)
 
 
@@ -31,10 +34,18 @@ def test_lighting_a_deep_list_hit_follows_algorithm_1() -> None:
     assert doc.lit_content([5]) == {5, 4, 3}  # siblings {5}, content ancestors 4, 3
     view = doc.light([4])  # siblings 4, 6; ancestor 3; descendants of siblings: 5
     assert view.visible_content_ids == {3, 4, 5, 6}
-    assert view.render() == "\n".join([
-        "0: Kettle", "  2: Filling", "    3: Fill with water:", "      4: at least 0.5 l",
-        "        5: the MAX mark", "      6: at most 1.7 l", "  8: Boiling", "    10: Tea",
-    ])
+    assert view.render() == "\n".join(
+        [
+            "0: Kettle",
+            "  2: Filling",
+            "    3: Fill with water:",
+            "      4: at least 0.5 l",
+            "        5: the MAX mark",
+            "      6: at most 1.7 l",
+            "  8: Boiling",
+            "    10: Tea",
+        ]
+    )
     assert view.collapsed_heading_ids == {0, 2, 8, 10}  # 1, 7, 9, 11 never shown
 
 
@@ -60,8 +71,14 @@ def test_headings_and_non_content_hits() -> None:
 
 
 def test_budget_shortens_then_drops_content_but_keeps_the_outline() -> None:
-    tree = build_tree("T", [heading("A", 1), paragraph("one two three four five six seven eight nine ten"),
-                            paragraph("alpha beta gamma delta epsilon zeta eta theta iota kappa")])
+    tree = build_tree(
+        "T",
+        [
+            heading("A", 1),
+            paragraph("one two three four five six seven eight nine ten"),
+            paragraph("alpha beta gamma delta epsilon zeta eta theta iota kappa"),
+        ],
+    )
     view = DocumentRouting("d", tree.nodes).light([2])
     assert view.render(10_000) == view.render()
     assert view.render(20) == "0: T\n  1: A\n    2: one two three four …\n    3: alpha beta gamma delta …"
@@ -81,8 +98,10 @@ def manual() -> DocumentRouting:
     for chapter in range(1, 31):
         blocks.append(heading(f"Chapter {chapter}", 1))
         for section in (1, 2):
-            blocks += [heading(f"Section {chapter}.{section}", 2),
-                       paragraph(f"Text of section {chapter}.{section} with several more words in it.")]
+            blocks += [
+                heading(f"Section {chapter}.{section}", 2),
+                paragraph(f"Text of section {chapter}.{section} with several more words in it."),
+            ]
     return DocumentRouting("manual", build_tree("Manual", blocks).nodes)
 
 
@@ -117,9 +136,16 @@ def test_fit_is_the_identity_within_budget_and_deterministic() -> None:
 
 
 def test_content_cut_for_the_budget_is_shown_by_a_later_expansion() -> None:
-    tree = build_tree("T", [heading("A", 1), paragraph("one two three four five six seven eight nine ten"),
-                            paragraph("alpha beta gamma delta epsilon zeta eta theta iota kappa"), heading("B", 1),
-                            paragraph("other")])
+    tree = build_tree(
+        "T",
+        [
+            heading("A", 1),
+            paragraph("one two three four five six seven eight nine ten"),
+            paragraph("alpha beta gamma delta epsilon zeta eta theta iota kappa"),
+            heading("B", 1),
+            paragraph("other"),
+        ],
+    )
     doc = DocumentRouting("d", tree.nodes)
     fitted = doc.fit(doc.light([2]), 12)
     assert fitted.visible_content_ids == {2} and doc.seen == {2}  # 3 was cut: never shown
@@ -129,12 +155,20 @@ def test_content_cut_for_the_budget_is_shown_by_a_later_expansion() -> None:
 def test_the_flat_view_keeps_only_the_lines_it_renders() -> None:
     from rag_assets.core.routing import RoutingKnobs, fit_view, render_flat
 
-    tree = build_tree("T", [heading("A", 1), paragraph("one two three four five six seven eight nine ten"),
-                            paragraph("alpha beta gamma delta epsilon zeta eta theta iota kappa")])
+    tree = build_tree(
+        "T",
+        [
+            heading("A", 1),
+            paragraph("one two three four five six seven eight nine ten"),
+            paragraph("alpha beta gamma delta epsilon zeta eta theta iota kappa"),
+        ],
+    )
     doc = DocumentRouting("d", tree.nodes)
     view = doc.light([2])
     assert render_flat(view, 8) == "2: one two three four …"
     flat = fit_view(doc, view, RoutingKnobs(structure=False, token_budget=8))
     assert flat.visible_content_ids == {2} and flat.collapsed_heading_ids == frozenset() and doc.seen == {2}
-    assert render_flat(view) == ("2: one two three four five six seven eight nine ten\n"
-                                 "3: alpha beta gamma delta epsilon zeta eta theta iota kappa")
+    assert render_flat(view) == (
+        "2: one two three four five six seven eight nine ten\n"
+        "3: alpha beta gamma delta epsilon zeta eta theta iota kappa"
+    )

@@ -29,15 +29,18 @@ from rag_assets.core.tree import build_tree
 
 
 def doc() -> DocumentRouting:
-    tree = build_tree("Phone", [
-        heading("Getting started", 1),                 # 1
-        paragraph("Charge the battery for 3 hours."),   # 2
-        heading("Settings", 1),                        # 3
-        heading("Display", 2),                         # 4
-        paragraph("Dark mode saves the battery."),     # 5
-        heading("Sound", 2),                           # 6
-        paragraph("Set the ringtone volume."),         # 7
-    ])
+    tree = build_tree(
+        "Phone",
+        [
+            heading("Getting started", 1),  # 1
+            paragraph("Charge the battery for 3 hours."),  # 2
+            heading("Settings", 1),  # 3
+            heading("Display", 2),  # 4
+            paragraph("Dark mode saves the battery."),  # 5
+            heading("Sound", 2),  # 6
+            paragraph("Set the ringtone volume."),  # 7
+        ],
+    )
     return DocumentRouting("phone", tree.nodes)
 
 
@@ -72,15 +75,33 @@ def test_evidence_lines_section_paths_and_refusal() -> None:
 # is shown and heading 3 has no content of its own, so neither can be expanded.
 RECORDED = [
     # (teacher output, answer ids, expand ids, target, invalid ids, failed)
-    ('Sure! Here is my answer:\n```json\n{"answer": [2], "expand": [6]}\n```\nHope it helps.',
-     (2,), (6,), "[ANSWER] 2: Charge the battery for 3\n[EXPAND] 6: Sound", 0, False),
-    ('The answer is {"answer": ["2: Charge the battery", 5, 99], "expand": [3, 4]}.',
-     (2,), (4,), "[ANSWER] 2: Charge the battery for 3\n[EXPAND] 4: Display", 3, False),
+    (
+        'Sure! Here is my answer:\n```json\n{"answer": [2], "expand": [6]}\n```\nHope it helps.',
+        (2,),
+        (6,),
+        "[ANSWER] 2: Charge the battery for 3\n[EXPAND] 6: Sound",
+        0,
+        False,
+    ),
+    (
+        'The answer is {"answer": ["2: Charge the battery", 5, 99], "expand": [3, 4]}.',
+        (2,),
+        (4,),
+        "[ANSWER] 2: Charge the battery for 3\n[EXPAND] 4: Display",
+        3,
+        False,
+    ),
     ('{"answer": [], "expand": []}', (), (), "Cannot answer", 0, False),
     ("{'answer': [2], 'expand': []}", (2,), (), "[ANSWER] 2: Charge the battery for 3", 0, False),
     ('Example: {"note": 1} and then {"EXPAND": [4, 4]}', (), (4,), "[EXPAND] 4: Display", 0, False),
-    ('{"answers": [{"id": 2, "text": "Charge"}], "expand": 6}', (2,), (6,),
-     "[ANSWER] 2: Charge the battery for 3\n[EXPAND] 6: Sound", 0, False),
+    (
+        '{"answers": [{"id": 2, "text": "Charge"}], "expand": 6}',
+        (2,),
+        (6,),
+        "[ANSWER] 2: Charge the battery for 3\n[EXPAND] 6: Sound",
+        0,
+        False,
+    ),
     ('{"answer": [7], "expand": [1, "x"]}', (), (), "", 3, True),  # everything forbidden: failed, not refuse
     ("I think paragraph 2 answers it.", (), (), "", 0, True),
     ('{\n  "answer": [\n    {\n      "id": "2",', (), (), "", 0, True),  # cut off mid-JSON (max_new_tokens)
@@ -89,8 +110,9 @@ RECORDED = [
 
 
 @pytest.mark.parametrize(("output", "answers", "expands", "target", "invalid", "failed"), RECORDED)
-def test_llm_curation_outputs_are_parsed_and_validated(output: str, answers: tuple, expands: tuple, target: str,
-                                                       invalid: int, failed: bool) -> None:
+def test_llm_curation_outputs_are_parsed_and_validated(
+    output: str, answers: tuple, expands: tuple, target: str, invalid: int, failed: bool
+) -> None:
     d = doc()
     view = d.light([2])
     label = parse_curation_output(output, d, view)
@@ -148,6 +170,7 @@ def test_llm_teacher_with_the_real_small_model_is_batched_parsed_and_validated(s
 
 # --- similarity teacher --------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def embedder():
     from rag_assets.core.embedding import Embedder
@@ -168,8 +191,8 @@ def test_similarity_teacher_with_the_packaged_embedder(embedder) -> None:
         view = d.light([2])
         tasks.append(TeacherTask(query, d, view, view.render()))
     labels = similarity_teacher(embedder, tasks, SimilarityThresholds(answer=0.45, expand=0.40))
-    assert [(l.answer_ids, l.expand_ids, l.target) for l in labels] == list(questions.values())
-    assert all(l.teacher == "similarity" and l.raw.startswith("similarity answer>=0.45") for l in labels)
+    assert [(label.answer_ids, label.expand_ids, label.target) for label in labels] == list(questions.values())
+    assert all(label.teacher == "similarity" and label.raw.startswith("similarity answer>=0.45") for label in labels)
     # A threshold above every score refuses; one below every score takes the best few.
     [strict] = similarity_teacher(embedder, tasks[:1], SimilarityThresholds(answer=0.99, expand=0.99))
     assert strict.target == "Cannot answer"
@@ -204,9 +227,17 @@ def oracle_like(answer_ids: tuple[int, ...]):
 
 def _sample(d: DocumentRouting, qid: str, query: str) -> RoutingSample:
     view = d.light([2])
-    return RoutingSample(f"s-{qid}", qid, query, d.doc_id, "initial", view.render(),
-                         tuple(sorted(view.visible_content_ids)), tuple(sorted(view.collapsed_heading_ids)),
-                         tuple(sorted(d.seen)))
+    return RoutingSample(
+        f"s-{qid}",
+        qid,
+        query,
+        d.doc_id,
+        "initial",
+        view.render(),
+        tuple(sorted(view.visible_content_ids)),
+        tuple(sorted(view.collapsed_heading_ids)),
+        tuple(sorted(d.seen)),
+    )
 
 
 def test_mix_uses_the_oracle_where_gold_exists_else_similarity_calibrated_on_the_oracle(embedder) -> None:
@@ -219,9 +250,12 @@ def test_mix_uses_the_oracle_where_gold_exists_else_similarity_calibrated_on_the
     }
     samples = [_sample(doc(), qid, q.query) for qid, q in questions.items()]
     curation = curate(samples, questions, trees, "mix", encoder=embedder, calibrate_on={"s-g1", "s-g2"})
-    assert [l.teacher for l in curation.labels] == ["oracle", "oracle", "similarity"]
-    assert [l.target for l in curation.labels] == ["[ANSWER] 2: Charge the battery for 3", "[EXPAND] 4: Display",
-                                                    "[EXPAND] 6: Sound"]
+    assert [label.teacher for label in curation.labels] == ["oracle", "oracle", "similarity"]
+    assert [label.target for label in curation.labels] == [
+        "[ANSWER] 2: Charge the battery for 3",
+        "[EXPAND] 4: Display",
+        "[EXPAND] 6: Sound",
+    ]
     calibration = curation.calibration
     assert calibration is not None and calibration.labelled == 2
     assert calibration.answer_f1 == 1.0 and calibration.expand_f1 == 1.0  # separable on two views

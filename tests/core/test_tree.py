@@ -22,18 +22,21 @@ def fields(tree: DocumentTree) -> list[tuple]:
 
 
 def test_exact_nodes_of_a_small_document() -> None:
-    tree = build_tree("Guide", [
-        heading("Guide", 1),  # repeats the title: merged into the root
-        paragraph("Intro."),
-        heading("Setup", 2),
-        paragraph("You need:"),
-        list_item("a kettle", 1),
-        list_item("water", 2),
-        table_row(["k", "v"]),
-        heading("Deep", 4),  # skipped level: nests one deeper, no phantom levels
-        code("x = 1\n"),
-        heading("Next", 2),
-    ])
+    tree = build_tree(
+        "Guide",
+        [
+            heading("Guide", 1),  # repeats the title: merged into the root
+            paragraph("Intro."),
+            heading("Setup", 2),
+            paragraph("You need:"),
+            list_item("a kettle", 1),
+            list_item("water", 2),
+            table_row(["k", "v"]),
+            heading("Deep", 4),  # skipped level: nests one deeper, no phantom levels
+            code("x = 1\n"),
+            heading("Next", 2),
+        ],
+    )
     assert fields(tree) == [
         (0, None, STRUCTURE, "title", 0, ("Guide",)),
         (1, 0, CONTENT, "paragraph", 1, ("Guide",)),
@@ -50,31 +53,31 @@ def test_exact_nodes_of_a_small_document() -> None:
     assert tree.text == NODE_SEPARATOR.join(texts)
     spans = [(n.span_start, n.span_end) for n in tree.nodes]
     assert spans[:3] == [(0, 5), (7, 13), (15, 20)]
-    assert all(tree.text[n.span_start:n.span_end] == n.text for n in tree.nodes)
+    assert all(tree.text[n.span_start : n.span_end] == n.text for n in tree.nodes)
     assert tree_problems(tree.nodes, tree.text) == []
     assert tree.content_count == 6
     assert tree.children()[2] == [3, 6, 7]
 
 
 def test_render_shows_nesting() -> None:
-    tree = build_tree("T", [paragraph("before any heading"), heading("A", 1), paragraph("p"),
-                            list_item("i", 1), code("a\nb")])
-    assert render_tree(tree.nodes) == "\n".join([
-        "0: T",
-        "  1: before any heading",
-        "  2: A",
-        "    3: p",
-        "      4: i",
-        "    5: a ⏎ b",
-    ])
+    tree = build_tree(
+        "T", [paragraph("before any heading"), heading("A", 1), paragraph("p"), list_item("i", 1), code("a\nb")]
+    )
+    assert render_tree(tree.nodes) == "\n".join(
+        [
+            "0: T",
+            "  1: before any heading",
+            "  2: A",
+            "    3: p",
+            "      4: i",
+            "    5: a ⏎ b",
+        ]
+    )
 
 
 def test_list_without_intro_hangs_under_heading_and_resets_after_other_blocks() -> None:
-    tree = build_tree("T", [heading("H", 1), list_item("a", 1), list_item("b", 3),
-                            table_row(["r"]), list_item("c", 2)])
-    assert [(n.text, n.parent_id) for n in tree.nodes[1:]] == [
-        ("H", 0), ("a", 1), ("b", 2), ("r", 1), ("c", 1)
-    ]
+    tree = build_tree("T", [heading("H", 1), list_item("a", 1), list_item("b", 3), table_row(["r"]), list_item("c", 2)])
+    assert [(n.text, n.parent_id) for n in tree.nodes[1:]] == [("H", 0), ("a", 1), ("b", 2), ("r", 1), ("c", 1)]
 
 
 def test_no_headings_is_flat_and_headings_only_is_all_structure() -> None:
@@ -108,6 +111,7 @@ def test_list_nesting_is_clamped() -> None:
 
 
 # -- tree_problems on corrupted trees -----------------------------------------------------------
+
 
 def valid() -> DocumentTree:
     return build_tree("T", [heading("A", 1), paragraph("alpha"), list_item("beta", 1)])
@@ -146,7 +150,7 @@ def test_parent_after_child_or_cycle() -> None:
 def test_wrong_depth_and_heading_under_content() -> None:
     tree = valid()
     assert "node 2: depth 5 != parent depth + 1" in tree_problems(corrupt(tree, 2, depth=5), tree.text)
-    nodes = valid().nodes + [TreeNode(4, 3, STRUCTURE, "heading", 4, "H", ("T", "A", "H"), 0, 0)]
+    nodes = [*valid().nodes, TreeNode(4, 3, STRUCTURE, "heading", 4, "H", ("T", "A", "H"), 0, 0)]
     assert any("heading under content node 3" in p for p in tree_problems(nodes, valid().text))
 
 
@@ -161,11 +165,12 @@ def test_span_mismatch_outside_and_overlap() -> None:
     tree = valid()
     node = tree.nodes[2]
     assert "node 2: text differs from the document text at its span" in tree_problems(
-        corrupt(tree, 2, span_start=node.span_start + 1, span_end=node.span_end + 1), tree.text)
-    assert any("outside the text" in p for p in tree_problems(
-        corrupt(tree, 3, span_end=len(tree.text) + 5), tree.text))
+        corrupt(tree, 2, span_start=node.span_start + 1, span_end=node.span_end + 1), tree.text
+    )
+    assert any("outside the text" in p for p in tree_problems(corrupt(tree, 3, span_end=len(tree.text) + 5), tree.text))
     assert "node 3: span starts before the previous node ends" in tree_problems(
-        corrupt(tree, 3, span_start=0, span_end=4, text="T\n\nA"), tree.text)
+        corrupt(tree, 3, span_start=0, span_end=4, text="T\n\nA"), tree.text
+    )
 
 
 def test_ids_out_of_order_and_bad_root() -> None:

@@ -54,7 +54,9 @@ def test_build_and_search_in_every_mode(tmp_path: Path, embedder: CountingEmbedd
     assert index.tags() == {"first": report.version} and index.counts_by_collection() == {"c": 3}
     index.sync(_passages({"other": [paragraph("The kettle of another collection.")]}), "elsewhere")
     for mode in ("dense", "bm25", "hybrid"):
-        hits = search(index, embedder, "how long does the kettle take to boil water?", mode=mode, k=2, collections=["c"])
+        hits = search(
+            index, embedder, "how long does the kettle take to boil water?", mode=mode, k=2, collections=["c"]
+        )
         assert hits[0].doc_id == "c/kettle", mode
         assert hits[0].rank == 1 and hits[0].node_ids == (2,) and hits[0].heading_path == ("Kettle", "Boiling")
         assert all(h.collection == "c" for h in hits)
@@ -72,7 +74,10 @@ def test_reindex_embeds_exactly_the_new_and_changed_passages(tmp_path: Path, emb
     pond_vector = before["vector"][before["passage_id"].index("c/pond#2")]
 
     docs = dict(DOCS)
-    docs["kettle"] = [heading("Boiling", 1), paragraph("Press the switch; the kettle boils in three minutes.")]  # changed
+    docs["kettle"] = [
+        heading("Boiling", 1),
+        paragraph("Press the switch; the kettle boils in three minutes."),
+    ]  # changed
     docs["lamp"] = [heading("Bulbs", 1), paragraph("Use LED bulbs of at most 9 watts.")]  # added
     del docs["bike"]  # deleted
     embedder.calls.clear()

@@ -37,8 +37,15 @@ class LLMEngine(ABC):
     replayed_seconds: float = 0.0
 
     @abstractmethod
-    def generate(self, batch: list[ChatMessages], *, adapter: str | None = None, max_new_tokens: int = 128,
-                 temperature: float = 0.0, regex: Regex = None) -> list[Generation]:
+    def generate(
+        self,
+        batch: list[ChatMessages],
+        *,
+        adapter: str | None = None,
+        max_new_tokens: int = 128,
+        temperature: float = 0.0,
+        regex: Regex = None,
+    ) -> list[Generation]:
         """`adapter` names a LoRA adapter registered with the engine (None = the base model);
         `regex` (one, or one per chat) constrains decoding where the engine supports it."""
 

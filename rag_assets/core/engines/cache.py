@@ -29,11 +29,19 @@ class CachingEngine(LLMEngine):
         self.hits = 0
         self.misses = 0
 
-    def generate(self, batch: list[ChatMessages], *, adapter: str | None = None, max_new_tokens: int = 128,
-                 temperature: float = 0.0, regex: Regex = None) -> list[Generation]:
+    def generate(
+        self,
+        batch: list[ChatMessages],
+        *,
+        adapter: str | None = None,
+        max_new_tokens: int = 128,
+        temperature: float = 0.0,
+        regex: Regex = None,
+    ) -> list[Generation]:
         if temperature > 0:
-            return self.inner.generate(batch, adapter=adapter, max_new_tokens=max_new_tokens,
-                                       temperature=temperature, regex=regex)
+            return self.inner.generate(
+                batch, adapter=adapter, max_new_tokens=max_new_tokens, temperature=temperature, regex=regex
+            )
         regexes = regex_per_chat(regex, len(batch))
         keys = [json.dumps([adapter, chat, r, max_new_tokens], ensure_ascii=False) for chat, r in zip(batch, regexes)]
         todo = {k: i for i, k in reversed(list(enumerate(keys))) if k not in self._memo}  # first index per key
@@ -41,13 +49,19 @@ class CachingEngine(LLMEngine):
             indices = sorted(todo.values())
             wanted = [regexes[i] for i in indices]
             started = time.perf_counter()
-            generations = self.inner.generate([batch[i] for i in indices], adapter=adapter,
-                                              max_new_tokens=max_new_tokens,
-                                              regex=wanted if any(r is not None for r in wanted) else None)
+            generations = self.inner.generate(
+                [batch[i] for i in indices],
+                adapter=adapter,
+                max_new_tokens=max_new_tokens,
+                regex=wanted if any(r is not None for r in wanted) else None,
+            )
             elapsed = time.perf_counter() - started
             total = sum(g.prompt_tokens + g.output_tokens for g in generations) or 1
             for i, generation in zip(indices, generations):
-                self._memo[keys[i]] = (generation, elapsed * (generation.prompt_tokens + generation.output_tokens) / total)
+                self._memo[keys[i]] = (
+                    generation,
+                    elapsed * (generation.prompt_tokens + generation.output_tokens) / total,
+                )
         fresh = set(todo)
         for key in keys:
             if key in fresh:

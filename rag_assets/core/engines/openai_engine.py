@@ -36,9 +36,18 @@ class OpenAIEngineError(RuntimeError):
 
 
 class OpenAIEngine(LLMEngine):
-    def __init__(self, model: str, base_url: str, api_key: str = "", *, supports_regex: bool = False,
-                 concurrency: int = 16, timeout_s: float = 300.0, tokenizer_path: Path | None = None,
-                 adapters: dict[str, Path | str | None] | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        api_key: str = "",
+        *,
+        supports_regex: bool = False,
+        concurrency: int = 16,
+        timeout_s: float = 300.0,
+        tokenizer_path: Path | None = None,
+        adapters: dict[str, Path | str | None] | None = None,
+    ) -> None:
         if not model:
             raise ValueError("OpenAIEngine needs a model name (the served model, e.g. the path given to `vllm serve`)")
         if not base_url.startswith(("http://", "https://")):
@@ -59,8 +68,10 @@ class OpenAIEngine(LLMEngine):
             self.add_adapter(name, folder)
 
     def __repr__(self) -> str:  # the key stays out of every repr
-        return (f"OpenAIEngine(model={self.model_id!r}, base_url={self.base_url!r}, "
-                f"supports_regex={self.supports_regex}, adapters={self.adapters})")
+        return (
+            f"OpenAIEngine(model={self.model_id!r}, base_url={self.base_url!r}, "
+            f"supports_regex={self.supports_regex}, adapters={self.adapters})"
+        )
 
     def add_adapter(self, name: str, folder: Path | str | None = None) -> None:
         """Register a LoRA module served by the endpoint under `name` (`--lora-modules name=folder`)."""
@@ -74,16 +85,25 @@ class OpenAIEngine(LLMEngine):
 
     def _post(self, path: str, body: dict) -> dict:
         request = urllib.request.Request(
-            f"{self.base_url}{path}", data=json.dumps(body).encode("utf-8"), method="POST",
-            headers={"Content-Type": "application/json", "Accept": "application/json",
-                     **({"Authorization": f"Bearer {self._api_key}"} if self._api_key else {})})
+            f"{self.base_url}{path}",
+            data=json.dumps(body).encode("utf-8"),
+            method="POST",
+            headers={
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                **({"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}),
+            },
+        )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 return json.loads(response.read().decode("utf-8"))
         except urllib.error.HTTPError as error:
             detail = error.read().decode("utf-8", errors="replace")[:500]
-            raise OpenAIEngineError(self._redact(
-                f"{self.base_url}{path} answered HTTP {error.code} for model {body.get('model')!r}: {detail}")) from None
+            raise OpenAIEngineError(
+                self._redact(
+                    f"{self.base_url}{path} answered HTTP {error.code} for model {body.get('model')!r}: {detail}"
+                )
+            ) from None
         except (urllib.error.URLError, TimeoutError, OSError) as error:
             reason = getattr(error, "reason", error)
             raise OpenAIEngineError(self._redact(f"{self.base_url}{path} is unreachable: {reason}")) from None
@@ -91,8 +111,9 @@ class OpenAIEngine(LLMEngine):
     def _redact(self, message: str) -> str:
         return message.replace(self._api_key, "***") if self._api_key else message
 
-    def _one(self, chat: ChatMessages, model: str, max_new_tokens: int, temperature: float,
-             regex: str | None) -> Generation:
+    def _one(
+        self, chat: ChatMessages, model: str, max_new_tokens: int, temperature: float, regex: str | None
+    ) -> Generation:
         body: dict = {"model": model, "messages": chat, "max_tokens": max_new_tokens, "temperature": temperature}
         if regex is not None and self.supports_regex:
             body["structured_outputs"] = {"regex": regex}
@@ -100,7 +121,9 @@ class OpenAIEngine(LLMEngine):
         try:
             text = data["choices"][0]["message"]["content"] or ""
         except (KeyError, IndexError, TypeError):
-            raise OpenAIEngineError(f"{self.base_url}/chat/completions returned no choice for model {model!r}") from None
+            raise OpenAIEngineError(
+                f"{self.base_url}/chat/completions returned no choice for model {model!r}"
+            ) from None
         usage = data.get("usage") or {}
         output_tokens = usage.get("completion_tokens")
         prompt_tokens = usage.get("prompt_tokens")
@@ -110,8 +133,15 @@ class OpenAIEngine(LLMEngine):
             output_tokens = self.count_tokens(text)
         return Generation(text.strip(), int(prompt_tokens), int(output_tokens))
 
-    def generate(self, batch: list[ChatMessages], *, adapter: str | None = None, max_new_tokens: int = 128,
-                 temperature: float = 0.0, regex: Regex = None) -> list[Generation]:
+    def generate(
+        self,
+        batch: list[ChatMessages],
+        *,
+        adapter: str | None = None,
+        max_new_tokens: int = 128,
+        temperature: float = 0.0,
+        regex: Regex = None,
+    ) -> list[Generation]:
         if adapter is not None and adapter not in self.adapters:
             raise KeyError(f"adapter {adapter!r} is not registered (registered: {self.adapters})")
         if not batch:
@@ -121,5 +151,6 @@ class OpenAIEngine(LLMEngine):
         if len(batch) == 1:
             return [self._one(batch[0], model, max_new_tokens, temperature, regexes[0])]
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(batch))) as pool:
-            return list(pool.map(lambda job: self._one(job[0], model, max_new_tokens, temperature, job[1]),
-                                 zip(batch, regexes)))
+            return list(
+                pool.map(lambda job: self._one(job[0], model, max_new_tokens, temperature, job[1]), zip(batch, regexes))
+            )

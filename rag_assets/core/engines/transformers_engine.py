@@ -19,8 +19,9 @@ _log = logging.getLogger(__name__)
 
 
 class TransformersEngine(LLMEngine):
-    def __init__(self, model_path: Path, *, device: str = "auto", batch_size: int = 0,
-                 adapters: dict[str, Path] | None = None) -> None:
+    def __init__(
+        self, model_path: Path, *, device: str = "auto", batch_size: int = 0, adapters: dict[str, Path] | None = None
+    ) -> None:
         """`batch_size` 0: 16 chats per forward pass on CPU, 64 on CUDA. On an H100 a decode step
         of the 135M router is bound by Python dispatch (~50-100 ms whatever the batch; the GPU is
         busy ~15 ms of it), so output tokens/s grow almost linearly with the batch: 87 at 8, 351
@@ -69,8 +70,9 @@ class TransformersEngine(LLMEngine):
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     @torch.inference_mode()
-    def _generate_chunk(self, prompts: list[str], max_new_tokens: int, temperature: float,
-                        regexes: list[str | None]) -> list[Generation]:
+    def _generate_chunk(
+        self, prompts: list[str], max_new_tokens: int, temperature: float, regexes: list[str | None]
+    ) -> list[Generation]:
         encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         room = self._max_context - max_new_tokens
         lengths = encoded["attention_mask"].sum(dim=1)
@@ -82,8 +84,9 @@ class TransformersEngine(LLMEngine):
             self.truncated_prompts += over
             _log.warning("%d prompt(s) over %d tokens cut from the left to fit the model's context", over, room)
             self.tokenizer.truncation_side = "left"
-            encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False,
-                                     truncation=True, max_length=room)
+            encoded = self.tokenizer(
+                prompts, return_tensors="pt", padding=True, add_special_tokens=False, truncation=True, max_length=room
+            )
         encoded = encoded.to(self.device)
         sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
         if any(r is not None for r in regexes):
@@ -93,29 +96,38 @@ class TransformersEngine(LLMEngine):
             # a row without a regex gets the "anything" grammar.
             grammars = [self._compiled_regex(r if r is not None else r"[\s\S]*") for r in regexes]
             sampling["logits_processor"] = [LogitsProcessor(grammars if len(set(regexes)) > 1 else grammars[0])]
-        output = self.model.generate(**encoded, max_new_tokens=max_new_tokens, pad_token_id=self.tokenizer.pad_token_id,
-                                     **sampling)
+        output = self.model.generate(
+            **encoded, max_new_tokens=max_new_tokens, pad_token_id=self.tokenizer.pad_token_id, **sampling
+        )
         width = encoded["input_ids"].shape[1]
         results = []
         for row, mask in zip(output, encoded["attention_mask"]):
             new = row[width:]
             new = new[new != self.tokenizer.pad_token_id]
             text = self.tokenizer.decode(new, skip_special_tokens=True).strip()
-            results.append(Generation(text, int(mask.sum()), int(len(new))))
+            results.append(Generation(text, int(mask.sum()), len(new)))
         return results
 
-    def generate(self, batch: list[ChatMessages], *, adapter: str | None = None, max_new_tokens: int = 128,
-                 temperature: float = 0.0, regex: Regex = None) -> list[Generation]:
+    def generate(
+        self,
+        batch: list[ChatMessages],
+        *,
+        adapter: str | None = None,
+        max_new_tokens: int = 128,
+        temperature: float = 0.0,
+        regex: Regex = None,
+    ) -> list[Generation]:
         if adapter is not None and adapter not in self.adapters:
             raise KeyError(f"adapter {adapter!r} is not loaded (loaded: {self.adapters})")
-        prompts = [self.tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
-                   for chat in batch]
+        prompts = [
+            self.tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False) for chat in batch
+        ]
         regexes = regex_per_chat(regex, len(batch))
         # Length-sorted chunks: less left padding per chunk; results go back in the caller's order.
         order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
         results: list[Generation | None] = [None] * len(prompts)
         for start in range(0, len(order), self.batch_size):
-            chunk = order[start:start + self.batch_size]
+            chunk = order[start : start + self.batch_size]
             args = ([prompts[i] for i in chunk], max_new_tokens, temperature, [regexes[i] for i in chunk])
             if self.adapters and adapter is None:
                 with self.model.disable_adapter():

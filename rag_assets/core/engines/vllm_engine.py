@@ -46,9 +46,19 @@ def adapter_rank(folder: Path) -> int:
 
 
 class VLLMEngine(LLMEngine):
-    def __init__(self, model_path: Path, *, adapters: dict[str, Path] | None = None,
-                 gpu_memory_utilization: float = 0.3, max_model_len: int = 4096, max_lora_rank: int = 32,
-                 max_loras: int = 2, dtype: str | None = None, seed: int = 0, **llm_kwargs: object) -> None:
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        adapters: dict[str, Path] | None = None,
+        gpu_memory_utilization: float = 0.3,
+        max_model_len: int = 4096,
+        max_lora_rank: int = 32,
+        max_loras: int = 2,
+        dtype: str | None = None,
+        seed: int = 0,
+        **llm_kwargs: object,
+    ) -> None:
         try:
             from vllm import LLM
         except ImportError as error:
@@ -93,8 +103,10 @@ class VLLMEngine(LLMEngine):
             return
         rank = adapter_rank(Path(path))
         if rank > self.max_lora_rank:
-            raise ValueError(f"adapter {name!r} has LoRA rank {rank} > max_lora_rank={self.max_lora_rank} of this "
-                             "engine; start the engine with a larger max_lora_rank")
+            raise ValueError(
+                f"adapter {name!r} has LoRA rank {rank} > max_lora_rank={self.max_lora_rank} of this "
+                "engine; start the engine with a larger max_lora_rank"
+            )
         self._lora_ids[name] = len(self._lora_ids) + 1  # vLLM LoRA ids start at 1
         self._lora_paths[name] = Path(path)
 
@@ -110,8 +122,15 @@ class VLLMEngine(LLMEngine):
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False))
 
-    def generate(self, batch: list[ChatMessages], *, adapter: str | None = None, max_new_tokens: int = 128,
-                 temperature: float = 0.0, regex: Regex = None) -> list[Generation]:
+    def generate(
+        self,
+        batch: list[ChatMessages],
+        *,
+        adapter: str | None = None,
+        max_new_tokens: int = 128,
+        temperature: float = 0.0,
+        regex: Regex = None,
+    ) -> list[Generation]:
         if self.llm is None:
             raise RuntimeError("this VLLMEngine was closed")
         lora = self._lora_request(adapter)
@@ -121,13 +140,20 @@ class VLLMEngine(LLMEngine):
 
         # One SamplingParams per chat when the regexes differ (the router's per-view grammar).
         regexes = regex_per_chat(regex, len(batch))
-        per_chat = {r: SamplingParams(temperature=temperature, max_tokens=max_new_tokens,
-                                      **(_structured_outputs(r) if r is not None else {})) for r in set(regexes)}
+        per_chat = {
+            r: SamplingParams(
+                temperature=temperature, max_tokens=max_new_tokens, **(_structured_outputs(r) if r is not None else {})
+            )
+            for r in set(regexes)
+        }
         params = per_chat[regexes[0]] if len(per_chat) == 1 else [per_chat[r] for r in regexes]
-        outputs = self.llm.chat(batch, sampling_params=params, lora_request=lora, use_tqdm=False,
-                                add_generation_prompt=True)
-        return [Generation(out.outputs[0].text.strip(), len(out.prompt_token_ids or []), len(out.outputs[0].token_ids))
-                for out in outputs]
+        outputs = self.llm.chat(
+            batch, sampling_params=params, lora_request=lora, use_tqdm=False, add_generation_prompt=True
+        )
+        return [
+            Generation(out.outputs[0].text.strip(), len(out.prompt_token_ids or []), len(out.outputs[0].token_ids))
+            for out in outputs
+        ]
 
     def close(self) -> None:
         if getattr(self, "llm", None) is None:

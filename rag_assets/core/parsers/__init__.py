@@ -35,9 +35,16 @@ _TITLES: dict[str, Callable[[str], str | None]] = {
     "manual_json": manual_title,
 }
 _EXTENSIONS = {
-    ".md": "markdown", ".markdown": "markdown", ".mdown": "markdown", ".mkd": "markdown",
-    ".html": "html", ".htm": "html", ".xhtml": "html",
-    ".txt": "text", ".rst": "text", ".text": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdown": "markdown",
+    ".mkd": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".txt": "text",
+    ".rst": "text",
+    ".text": "text",
     ".json": "manual_json",
 }
 _SNIFF_CHARS = 65_536
@@ -77,8 +84,10 @@ def _looks_like_manual(text: str) -> bool:
         data = json.loads(text)
     except ValueError:
         return False
-    return isinstance(data, dict) and bool(data) and all(
-        isinstance(v, dict) and isinstance(v.get("html"), list) for v in data.values()
+    return (
+        isinstance(data, dict)
+        and bool(data)
+        and all(isinstance(v, dict) and isinstance(v.get("html"), list) for v in data.values())
     )
 
 

@@ -22,11 +22,39 @@ _CELLS = frozenset({"td", "th"})
 _SKIPPED = frozenset({"script", "style", "template"})
 # Other tags that end the current paragraph or loose text (inside a list item, cell or heading
 # they only separate words).
-_BREAKING = frozenset({
-    "address", "article", "aside", "blockquote", "body", "caption", "center", "details", "dialog",
-    "div", "fieldset", "figcaption", "figure", "footer", "form", "head", "header", "hgroup", "hr",
-    "html", "main", "nav", "section", "summary", "tbody", "tfoot", "thead", "topic", "noscript",
-})
+_BREAKING = frozenset(
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "body",
+        "caption",
+        "center",
+        "details",
+        "dialog",
+        "div",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "head",
+        "header",
+        "hgroup",
+        "hr",
+        "html",
+        "main",
+        "nav",
+        "section",
+        "summary",
+        "tbody",
+        "tfoot",
+        "thead",
+        "topic",
+        "noscript",
+    }
+)
 
 # Block kinds of the block being collected.
 _LOOSE, _PARAGRAPH, _HEADING, _ITEM, _ROW, _PRE = range(6)
@@ -117,7 +145,7 @@ class _BlockCollector(HTMLParser):
             else:
                 self.begin(_HEADING, _HEADINGS[tag])
         elif tag == "p":
-            if kind == _ITEM or kind == _ROW:
+            if kind in (_ITEM, _ROW):
                 self.parts.append(" ")
             else:
                 self.begin(_PARAGRAPH)
@@ -160,7 +188,7 @@ class _BlockCollector(HTMLParser):
         elif tag == "title":
             self.title_parts = []  # never emitted; ends at </title> or at any other tag
         elif tag in _BREAKING:
-            if kind == _ITEM or kind == _ROW:
+            if kind in (_ITEM, _ROW):
                 self.parts.append(" ")
             else:
                 self.flush()
@@ -194,7 +222,7 @@ class _BlockCollector(HTMLParser):
             else:
                 self.parts.append(" ")
         elif tag in _ITEMS:
-            if kind == _ITEM or kind == _LOOSE:
+            if kind in (_ITEM, _LOOSE):
                 self.flush()
             else:
                 self.parts.append(" ")
@@ -218,7 +246,7 @@ class _BlockCollector(HTMLParser):
         elif tag in _CELLS or tag == "br":
             self.parts.append(" ")
         elif tag in _BREAKING:
-            if kind == _ITEM or kind == _ROW or kind == _HEADING:
+            if kind in (_ITEM, _ROW, _HEADING):
                 self.parts.append(" ")
             else:
                 self.flush()

@@ -20,11 +20,29 @@ _MD = MarkdownIt("commonmark").enable("table")
 # markdown-it-pyrs 0.4.0 (markdown-it 0.6.0) panics on a `[` followed by an unmatched backtick
 # ("see [`x"), in its code-span pairing. The same CommonMark rules without code spans do not;
 # a document that panics is re-read with them, its code spans then kept as literal backticks.
-_MD_NO_CODE_SPANS = MarkdownIt("zero").enable_many([
-    "blockquote", "code", "fence", "heading", "hr", "lheading", "list", "paragraph", "reference",
-    "autolink", "emphasis", "entity", "escape", "image", "link", "newline", "html_block",
-    "html_inline", "table",
-])
+_MD_NO_CODE_SPANS = MarkdownIt("zero").enable_many(
+    [
+        "blockquote",
+        "code",
+        "fence",
+        "heading",
+        "hr",
+        "lheading",
+        "list",
+        "paragraph",
+        "reference",
+        "autolink",
+        "emphasis",
+        "entity",
+        "escape",
+        "image",
+        "link",
+        "newline",
+        "html_block",
+        "html_inline",
+        "table",
+    ]
+)
 
 # Deep nesting is where the Rust parser is fragile: freeing a syntax tree ~40,000 nodes deep, or
 # walking one ~150,000 deep, overflows the C stack (a segfault, not an exception), and building
@@ -37,19 +55,35 @@ _MAX_DELIMITERS = 2_000  # per paragraph; beyond, its `*`, `_` and `[` are escap
 # A line starting with a long prefix: matched at the start of the text, else searched for after a
 # newline. Exactly what `^` with re.MULTILINE matches, but the literal "\n" lets `re` skip from
 # newline to newline instead of trying every position (7x faster on a 4 KB article).
-_LONG_PREFIX = re.compile(r"[ \t>*+\-0-9.)]{%d}" % _SAFE_PREFIX)
-_LONG_PREFIX_LINE = re.compile(r"\n[ \t>*+\-0-9.)]{%d}" % _SAFE_PREFIX)
-_HUGE_PREFIX = re.compile(r"[ \t>*+\-0-9.)]{%d}" % _MAX_PREFIX)
-_HUGE_PREFIX_LINE = re.compile(r"\n[ \t>*+\-0-9.)]{%d}" % _MAX_PREFIX)
+_LONG_PREFIX = re.compile(r"[ \t>*+\-0-9.)]{" + str(_SAFE_PREFIX) + "}")
+_LONG_PREFIX_LINE = re.compile(r"\n[ \t>*+\-0-9.)]{" + str(_SAFE_PREFIX) + "}")
+_HUGE_PREFIX = re.compile(r"[ \t>*+\-0-9.)]{" + str(_MAX_PREFIX) + "}")
+_HUGE_PREFIX_LINE = re.compile(r"\n[ \t>*+\-0-9.)]{" + str(_MAX_PREFIX) + "}")
 _PARAGRAPH_BREAK = re.compile(r"(\n[ \t]*\n)")
 _DELIMITER = re.compile(r"([*_\[])")
 
 # Nodes that are blocks; anything else met where a block was expected is inline content (a tight
 # list item's hidden paragraph shows up as its inline children directly under the item).
-_BLOCK_NAMES = frozenset({
-    "paragraph", "heading", "lheading", "bullet_list", "ordered_list", "list_item", "blockquote",
-    "table", "fence", "code_block", "html_block", "hr", "thead", "tbody", "trow", "tcell",
-})
+_BLOCK_NAMES = frozenset(
+    {
+        "paragraph",
+        "heading",
+        "lheading",
+        "bullet_list",
+        "ordered_list",
+        "list_item",
+        "blockquote",
+        "table",
+        "fence",
+        "code_block",
+        "html_block",
+        "hr",
+        "thead",
+        "tbody",
+        "trow",
+        "tcell",
+    }
+)
 _TEXT_NAMES = frozenset({"text", "text_special"})
 _BREAK_NAMES = frozenset({"softbreak", "hardbreak"})
 _HEADING, _PARAGRAPH, _ITEM = BlockKind.HEADING, BlockKind.PARAGRAPH, BlockKind.LIST_ITEM

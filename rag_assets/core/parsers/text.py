@@ -126,9 +126,7 @@ def parse_text(text: str) -> list[Block]:
             after = ""
             i = j
             continue
-        if start is None and indent > margin and (
-            after == "::" or (after == ":" and indent >= margin + _CODE_INDENT)
-        ):
+        if start is None and indent > margin and (after == "::" or (after == ":" and indent >= margin + _CODE_INDENT)):
             j = i + 1
             while j < n and (not lines[j].strip() or _indent(lines[j]) > margin):
                 j += 1

@@ -1,6 +1,5 @@
 """Checks guarding `passages` (exact node alignment) and `passage_index` (rows, vectors, FTS)."""
 
-
 from collections import defaultdict
 
 import dagster as dg
@@ -9,12 +8,13 @@ from dagster_duckdb import DuckDBResource
 from rag_assets.core.catalogue import load_passages, load_trees
 from rag_assets.core.passages import passage_problems, uncovered_content_nodes
 from rag_assets.metadata import markdown_table
-from rag_assets.resources.embedder import EmbedderResource
-from rag_assets.resources.vectors import VectorStoreResource
+from resources.embedder import EmbedderResource
+from resources.vectors import VectorStoreResource
 
 
 @dg.asset_check(
-    asset="passages", blocking=True,
+    asset="passages",
+    blocking=True,
     description="Every passage's text equals the concatenation of its nodes' text at their spans, "
     "and every content node of every tree is covered by some passage.",
 )
@@ -47,8 +47,11 @@ def passages_are_exact(catalogue: DuckDBResource) -> dg.AssetCheckResult:
     )
 
 
-@dg.asset_check(asset="passage_index", blocking=True,
-                description="One index row per passage in every collection, no more, no fewer.")
+@dg.asset_check(
+    asset="passage_index",
+    blocking=True,
+    description="One index row per passage in every collection, no more, no fewer.",
+)
 def index_rows_match_passages(
     catalogue: DuckDBResource, embedder: EmbedderResource, vectors: VectorStoreResource
 ) -> dg.AssetCheckResult:
@@ -62,8 +65,11 @@ def index_rows_match_passages(
     )
 
 
-@dg.asset_check(asset="passage_index", blocking=True,
-                description="Every vector is finite and of the embedder's dimension; the full-text index exists.")
+@dg.asset_check(
+    asset="passage_index",
+    blocking=True,
+    description="Every vector is finite and of the embedder's dimension; the full-text index exists.",
+)
 def index_vectors_and_fts(embedder: EmbedderResource, vectors: VectorStoreResource) -> dg.AssetCheckResult:
     model = embedder.get()
     index = vectors.index(model)
@@ -71,6 +77,10 @@ def index_vectors_and_fts(embedder: EmbedderResource, vectors: VectorStoreResour
     has_fts = index.has_fts_index()
     return dg.AssetCheckResult(
         passed=not bad_vectors and has_fts,
-        metadata={"dimension": model.dimension, "bad_vectors": len(bad_vectors),
-                  "examples": dg.MetadataValue.json(bad_vectors[:10]), "fts_index": has_fts},
+        metadata={
+            "dimension": model.dimension,
+            "bad_vectors": len(bad_vectors),
+            "examples": dg.MetadataValue.json(bad_vectors[:10]),
+            "fts_index": has_fts,
+        },
     )

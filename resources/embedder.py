@@ -1,7 +1,6 @@
 """The sentence embedder as a resource: the packaged all-MiniLM-L6-v2 by default, any local
 sentence-transformers folder by config; CUDA when present."""
 
-
 from functools import cache
 from pathlib import Path
 

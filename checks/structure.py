@@ -1,17 +1,17 @@
 """Checks guarding `document_trees`: tree validity (blocking), GX suite, nothing lost."""
 
-
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.checks.expectations import tree_node_expectations, validate_frame
+from checks.expectations import tree_node_expectations, validate_frame
 from rag_assets.core.catalogue import load_trees
 from rag_assets.core.tree import tree_problems
 from rag_assets.metadata import markdown_table
 
 
 @dg.asset_check(
-    asset="document_trees", blocking=True,
+    asset="document_trees",
+    blocking=True,
     description="Exactly one root per document, every parent exists and precedes its child (no "
     "cycles), headings only under headings, content non-empty, spans inside the text, in document "
     "order, and each node's text equal to the document text at its span.",
@@ -32,21 +32,30 @@ def document_trees_are_valid(catalogue: DuckDBResource) -> dg.AssetCheckResult:
     )
 
 
-@dg.asset_check(asset="document_trees", blocking=True,
-                description="Great Expectations suite on the node table: ids, unique keys, value sets.")
+@dg.asset_check(
+    asset="document_trees",
+    blocking=True,
+    description="Great Expectations suite on the node table: ids, unique keys, value sets.",
+)
 def document_nodes_expectations(catalogue: DuckDBResource) -> dg.AssetCheckResult:
     with catalogue.get_connection() as con:
         frame = con.execute("SELECT doc_id, node_id, kind, block, depth FROM document_nodes").df()
     outcome = validate_frame("document_nodes", frame, tree_node_expectations())
     return dg.AssetCheckResult(
         passed=outcome.success,
-        metadata={"rows": len(frame), "suite": dg.MetadataValue.md(outcome.markdown),
-                  "failures": dg.MetadataValue.json(outcome.failed)},
+        metadata={
+            "rows": len(frame),
+            "suite": dg.MetadataValue.md(outcome.markdown),
+            "failures": dg.MetadataValue.json(outcome.failed),
+        },
     )
 
 
-@dg.asset_check(asset="document_trees", description="Every source document has a tree or a recorded "
-                "parse rejection: no document silently vanishes between stages.")
+@dg.asset_check(
+    asset="document_trees",
+    description="Every source document has a tree or a recorded "
+    "parse rejection: no document silently vanishes between stages.",
+)
 def every_document_accounted_for(catalogue: DuckDBResource) -> dg.AssetCheckResult:
     with catalogue.get_connection() as con:
         missing = con.execute(
@@ -58,6 +67,10 @@ def every_document_accounted_for(catalogue: DuckDBResource) -> dg.AssetCheckResu
         ).fetchall()
     return dg.AssetCheckResult(
         passed=not missing,
-        metadata={"unaccounted": len(missing),
-                  "documents": dg.MetadataValue.md(markdown_table(["collection", "doc_id", "uri"], missing[:20]) if missing else "none")},
+        metadata={
+            "unaccounted": len(missing),
+            "documents": dg.MetadataValue.md(
+                markdown_table(["collection", "doc_id", "uri"], missing[:20]) if missing else "none"
+            ),
+        },
     )

@@ -1,6 +1,5 @@
 """The DuckDB catalogue resource (dagster-duckdb), pointed at the project's data folder."""
 
-
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.settings import data_dir

@@ -65,17 +65,28 @@ def _transformers_engine(model_path: str, device: str, batch_size: int) -> LLMEn
 def _vllm_engine(model_path: str, gpu_memory_utilization: float, max_model_len: int, max_lora_rank: int) -> LLMEngine:
     from rag_assets.core.engines.vllm_engine import VLLMEngine  # imports vllm: only for this backend
 
-    return VLLMEngine(Path(model_path), gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len,
-                      max_lora_rank=max_lora_rank)
+    return VLLMEngine(
+        Path(model_path),
+        gpu_memory_utilization=gpu_memory_utilization,
+        max_model_len=max_model_len,
+        max_lora_rank=max_lora_rank,
+    )
 
 
 @cache
-def _openai_engine(model: str, base_url: str, api_key: str, supports_regex: bool, concurrency: int,
-                   tokenizer_path: str) -> LLMEngine:
+def _openai_engine(
+    model: str, base_url: str, api_key: str, supports_regex: bool, concurrency: int, tokenizer_path: str
+) -> LLMEngine:
     from rag_assets.core.engines.openai_engine import OpenAIEngine
 
-    return OpenAIEngine(model, base_url, api_key, supports_regex=supports_regex, concurrency=concurrency,
-                        tokenizer_path=Path(tokenizer_path) if tokenizer_path else None)
+    return OpenAIEngine(
+        model,
+        base_url,
+        api_key,
+        supports_regex=supports_regex,
+        concurrency=concurrency,
+        tokenizer_path=Path(tokenizer_path) if tokenizer_path else None,
+    )
 
 
 class LLMResource(dg.ConfigurableResource):
@@ -119,10 +130,12 @@ class LLMResource(dg.ConfigurableResource):
         (transformers | vllm | openai), RAG_BASE_MODEL (a local HF model folder),
         RAG_OPENAI_BASE_URL, RAG_OPENAI_MODEL (the key is read from RAG_OPENAI_API_KEY when the
         engine starts, never stored in the resource config)."""
-        return cls(backend=os.environ.get("RAG_LLM_BACKEND", "transformers"),
-                   base_model_path=os.environ.get("RAG_BASE_MODEL", ""),
-                   openai_base_url=os.environ.get("RAG_OPENAI_BASE_URL", ""),
-                   openai_model=os.environ.get("RAG_OPENAI_MODEL", ""))
+        return cls(
+            backend=os.environ.get("RAG_LLM_BACKEND", "transformers"),
+            base_model_path=os.environ.get("RAG_BASE_MODEL", ""),
+            openai_base_url=os.environ.get("RAG_OPENAI_BASE_URL", ""),
+            openai_model=os.environ.get("RAG_OPENAI_MODEL", ""),
+        )
 
     def model_path(self) -> Path:
         return BaseModelResource(model_path=self.base_model_path, device=self.device).path()
@@ -134,14 +147,20 @@ class LLMResource(dg.ConfigurableResource):
         if self.backend == "transformers":
             engine = _transformers_engine(str(self.model_path()), self.device, self.batch_size)
         elif self.backend == "vllm":
-            engine = _vllm_engine(str(self.model_path()), self.gpu_memory_utilization, self.max_model_len,
-                                  self.max_lora_rank)
+            engine = _vllm_engine(
+                str(self.model_path()), self.gpu_memory_utilization, self.max_model_len, self.max_lora_rank
+            )
         else:
             if not self.openai_base_url or not self.openai_model:
                 raise ValueError("the openai backend needs openai_base_url (…/v1) and openai_model")
-            engine = _openai_engine(self.openai_model, self.openai_base_url,
-                                    self.openai_api_key or os.environ.get(API_KEY_ENV, ""),
-                                    self.openai_supports_regex, self.openai_concurrency, self.base_model_path)
+            engine = _openai_engine(
+                self.openai_model,
+                self.openai_base_url,
+                self.openai_api_key or os.environ.get(API_KEY_ENV, ""),
+                self.openai_supports_regex,
+                self.openai_concurrency,
+                self.base_model_path,
+            )
         for name, folder in (adapters or {}).items():
             if name not in engine.adapters:
                 engine.add_adapter(name, Path(folder))

@@ -1,6 +1,5 @@
 """Where documents come from: the collections file and ingestion limits, as a resource."""
 
-
 from pathlib import Path
 
 import dagster as dg

@@ -4,7 +4,6 @@ An ephemeral GX context is enough: the suites live in code (reviewed with it) an
 travel as check metadata, so nothing is written to a GX project folder.
 """
 
-
 import os
 from dataclasses import dataclass
 from functools import cache
@@ -13,8 +12,8 @@ import pandas as pd
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
-import great_expectations as gx  # noqa: E402  (the environment variable must be set first)
-from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: E402
+import great_expectations as gx
+from great_expectations.data_context.types.base import ProgressBarsConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +55,9 @@ def validate_frame(name: str, frame: pd.DataFrame, expectations: list) -> SuiteO
         unexpected = r.result.get("unexpected_count", 0) if r.result else 0
         rows.append(f"| {cfg.type} | {cols} | {'yes' if r.success else '**no**'} | {unexpected} |")
         if not r.success:
-            failed.append(f"{cfg.type}({cols}): {unexpected} unexpected, e.g. {r.result.get('partial_unexpected_list', [])[:3]}")
+            failed.append(
+                f"{cfg.type}({cols}): {unexpected} unexpected, e.g. {r.result.get('partial_unexpected_list', [])[:3]}"
+            )
     return SuiteOutcome(bool(result.success), len(result.results), failed, "\n".join(rows))
 
 

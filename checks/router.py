@@ -16,10 +16,12 @@ def adapter_beats_base(base: dict[str, float], adapter: dict[str, float] | None)
     return all(adapter[m] >= base[m] for m in COMPARED) and any(adapter[m] > base[m] for m in COMPARED)
 
 
-@dg.asset_check(asset="router_metrics",
-                description="Warns when a collection's adapter is not better than its base model on "
-                "ANS-F1 and REF-ACC (at least as good on both, strictly better on one), or when no "
-                "adapter was scored. Not blocking: a weak adapter is a finding, not broken data.")
+@dg.asset_check(
+    asset="router_metrics",
+    description="Warns when a collection's adapter is not better than its base model on "
+    "ANS-F1 and REF-ACC (at least as good on both, strictly better on one), or when no "
+    "adapter was scored. Not blocking: a weak adapter is a finding, not broken data.",
+)
 def router_adapter_beats_base(context: dg.AssetCheckExecutionContext, catalogue: DuckDBResource) -> dg.AssetCheckResult:
     # In a partitioned run the check sees the run's collection; run alone, it checks every collection.
     only = context.partition_key if context.has_partition_key else None
@@ -27,18 +29,29 @@ def router_adapter_beats_base(context: dg.AssetCheckExecutionContext, catalogue:
         ensure_schema(con, ["router_metrics"])
         found = con.execute(
             "SELECT collection, model, samples, ans_f1, exp_pre, ref_acc FROM router_metrics "
-            "WHERE ? IS NULL OR collection = ? ORDER BY collection, model DESC", [only, only]).fetchall()
+            "WHERE ? IS NULL OR collection = ? ORDER BY collection, model DESC",
+            [only, only],
+        ).fetchall()
     rows: dict[str, dict[str, dict[str, float]]] = {}
     for collection, model, *values in found:
         rows.setdefault(collection, {})[model] = dict(zip(("samples", "ans_f1", "exp_pre", "ref_acc"), values))
     if not rows:
-        return dg.AssetCheckResult(passed=False, severity=dg.AssetCheckSeverity.WARN,
-                                   metadata={"reason": f"no router_metrics rows for {only or 'any collection'}"})
-    verdicts = {c: adapter_beats_base(m.get("base", {k: 0.0 for k in COMPARED}), m.get("adapter")) for c, m in rows.items()}
+        return dg.AssetCheckResult(
+            passed=False,
+            severity=dg.AssetCheckSeverity.WARN,
+            metadata={"reason": f"no router_metrics rows for {only or 'any collection'}"},
+        )
+    verdicts = {
+        c: adapter_beats_base(m.get("base", {k: 0.0 for k in COMPARED}), m.get("adapter")) for c, m in rows.items()
+    }
     table = markdown_table(
         ["collection", "model", "samples", "ANS-F1", "EXP-PRE", "REF-ACC", "adapter better"],
-        [(c, model, r["samples"], *(f"{r[k]:.3f}" for k in ("ans_f1", "exp_pre", "ref_acc")), verdicts[c])
-         for c, models in rows.items() for model, r in models.items()])
+        [
+            (c, model, r["samples"], *(f"{r[k]:.3f}" for k in ("ans_f1", "exp_pre", "ref_acc")), verdicts[c])
+            for c, models in rows.items()
+            for model, r in models.items()
+        ],
+    )
     no_adapter = sorted(c for c, m in rows.items() if "adapter" not in m)
     worse = sorted(c for c, ok in verdicts.items() if not ok and c not in no_adapter)
     metadata: dict[str, object] = {
