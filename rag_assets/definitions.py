@@ -19,7 +19,7 @@ from rag_assets.evaluation import evaluation_report
 from rag_assets.index import passage_index, passages
 from rag_assets.questions import questions
 from rag_assets.router import router_adapter, router_metrics
-from rag_assets.routing_data import routing_actions, routing_subtrees
+from rag_assets.routing_data import routing_actions, routing_subtrees, synthetic_questions
 from rag_assets.structure import document_trees
 from resources.catalogue import default_catalogue
 from resources.embedder import EmbedderResource
@@ -33,6 +33,7 @@ ALL_ASSETS = [
     passages,
     passage_index,
     questions,
+    synthetic_questions,
     routing_subtrees,
     routing_actions,
     router_adapter,

@@ -1,38 +1,103 @@
-"""`router_adapter`: LoRA fine-tuning of the router on the teacher's actions (train fold), and
-`router_metrics`: base model vs the latest adapter on the validation fold."""
+"""`router_adapter`: the trained routers of a collection, and `router_metrics`: how well each kind
+routes the validation fold against its untrained counterpart.
 
+Two router kinds learn from the same curated routing actions (train fold):
+- `encoder`: the packaged sentence encoder fine-tuned on (question, node in its heading context)
+  pairs, thresholds calibrated on the validation fold (`core/encoder_training.py`); trains in
+  minutes on CPU. Its untrained counterpart is the `similarity` router (the packaged encoder,
+  thresholds calibrated on the train fold).
+- `llm`: the paper's LoRA adapter (peft SFT, loss on the target tokens only) on the base LLM; the
+  path for GPU users with 1.5-8B models. Its untrained counterpart is the base model.
+Each trained router is published atomically under a content id and recorded in `router_adapters`;
+the materialization's metadata names the ids, and `router_metrics` and `answers` use exactly
+those (the ones this lineage produced), not whatever was trained last.
+"""
+
+from dataclasses import asdict
+from enum import StrEnum
 from pathlib import Path
 
 import dagster as dg
 import pyarrow as pa
 from dagster_duckdb import DuckDBResource
+from pydantic import Field
 
 from rag_assets.core.catalogue import load_trees, replace_collection
+from rag_assets.core.encoder_training import EncoderSettings, load_encoder_router, train_encoder
 from rag_assets.core.router_io import routing_messages
 from rag_assets.core.router_metrics import RoutingScores
 from rag_assets.core.router_training import LoraSettings, TrainingExample, train_lora
 from rag_assets.core.routing_data import (
-    latest_adapter,
+    SYNTHETIC_QID_PREFIX,
+    AdapterRecord,
+    adapter_record,
+    calibrate_similarity,
+    load_routing_examples,
     load_routing_samples,
     record_adapter,
     route_samples,
+    route_samples_with,
     score_routed,
 )
+from rag_assets.core.scoring_router import ScoringRouter
+from rag_assets.core.teachers import SimilarityThresholds
 from rag_assets.metadata import fenced, line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
+from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource, LLMResource
 
 
+class RouterKind(StrEnum):
+    """A trainable router kind (launchpad choices)."""
+
+    encoder = "encoder"
+    llm = "llm"
+
+
+# The kind `rdr2` routes with by default: the one that wins on the real dev sets (README, issue 12).
+DEFAULT_ROUTER_KIND = RouterKind.encoder.value
+ADAPTER_KEYS = {"encoder": "encoder_adapter_id", "llm": "adapter_id"}
+
+
 class RouterTrainingConfig(dg.Config):
-    rank: int = 8  # the paper's r=8, alpha=16
-    alpha: int = 16
-    dropout: float = 0.05
-    target_modules: list[str] = ["q_proj", "k_proj", "v_proj", "o_proj"]
-    learning_rate: float = 2e-4
-    epochs: int = 1
-    max_steps: int = 6  # bounds CPU time (about 30 s a step on 2 cores; `make run` within 20 min); 0 = whole epochs
-    batch_size: int = 4
-    max_length: int = 1024
+    kinds: list[RouterKind] = Field(
+        default=["encoder", "llm"],
+        description="Router kinds to train: `encoder` (fine-tuned MiniLM node scorer, minutes on CPU) and/or "
+        "`llm` (LoRA on the base LLM, the paper's router; about 30 s a step on 2 CPU cores).",
+    )
+    use_synthetic: bool = Field(
+        default=True,
+        description="Also train on the synthetic (inverse-cloze and heading) questions' routing actions.",
+    )
+    # encoder
+    encoder_epochs: int = Field(default=2, ge=1, le=50, description="Encoder: passes over the training pairs.")
+    encoder_max_steps: int = Field(default=0, ge=0, description="Encoder: cap on optimizer steps (0 = whole epochs).")
+    encoder_batch_size: int = Field(
+        default=16, ge=2, le=512, description="Encoder: pairs per step (in-batch negatives)."
+    )
+    encoder_learning_rate: float = Field(default=3e-5, gt=0, le=1e-2, description="Encoder: AdamW learning rate.")
+    encoder_negatives: int = Field(
+        default=2, ge=0, le=16, description="Encoder: hard negatives per pair, from the view."
+    )
+    max_answers: int = Field(default=4, ge=1, le=16, description="Encoder router: ANSWER actions per view at most.")
+    max_expands: int = Field(default=2, ge=0, le=8, description="Encoder router: EXPAND actions per view at most.")
+    # llm
+    rank: int = Field(default=8, ge=1, le=256, description="LLM LoRA rank (the paper's r=8).")
+    alpha: int = Field(default=16, ge=1, le=512, description="LLM LoRA alpha (the paper's 16).")
+    dropout: float = Field(default=0.05, ge=0, lt=1, description="LLM LoRA dropout.")
+    target_modules: list[str] = Field(
+        default=["q_proj", "k_proj", "v_proj", "o_proj"], description="LLM modules LoRA adapts."
+    )
+    learning_rate: float = Field(default=2e-4, gt=0, le=1e-1, description="LLM LoRA learning rate.")
+    epochs: int = Field(default=1, ge=1, le=50, description="LLM: passes over the examples (bounded by max_steps).")
+    max_steps: int = Field(
+        default=6,
+        ge=0,
+        description="LLM: optimizer steps at most (about 30 s each on 2 CPU cores; `make run` within 20 min); "
+        "0 = whole epochs.",
+    )
+    batch_size: int = Field(default=4, ge=1, le=256, description="LLM: examples per step.")
+    max_length: int = Field(default=1024, ge=128, le=32768, description="LLM: tokens per example (prompt + target).")
 
 
 @dg.asset(
@@ -40,75 +105,188 @@ class RouterTrainingConfig(dg.Config):
     deps=["routing_actions"],
     group_name="router",
     kinds={"pytorch", "python"},
-    description="LoRA adapter (peft) trained on the routing actions' train fold with the exact chat "
-    "prompt used at inference, loss on the target tokens only; published atomically under a content id.",
+    description="The collection's trained routers: the encoder node scorer (fine-tuned MiniLM, thresholds "
+    "calibrated on the validation fold) and the LLM LoRA adapter (peft SFT, loss on target tokens only), "
+    "each published atomically under a content id, with training curves and the calibration table.",
 )
 def router_adapter(
     context: dg.AssetExecutionContext,
     config: RouterTrainingConfig,
     catalogue: DuckDBResource,
     base_model: BaseModelResource,
+    embedder: EmbedderResource,
 ) -> dg.MaterializeResult:
     collection = context.partition_key
     with catalogue.get_connection() as con:
-        rows = con.execute(
-            "SELECT s.query, s.rendered, a.target FROM routing_actions a JOIN routing_subtrees s "
-            "USING (collection, subtree_id) WHERE a.collection = ? AND a.fold = 'train' AND a.kind <> 'failed' "
-            "ORDER BY a.subtree_id",
-            [collection],
-        ).fetchall()
-    if not rows:
-        context.log.warning(f"{collection}: no training routing actions (no train questions?); no adapter trained")
+        train = load_routing_examples(con, collection, fold="train", synthetic=config.use_synthetic)
+        validation = load_routing_examples(con, collection, fold="validation", synthetic=config.use_synthetic)
+    if not train:
+        context.log.warning(f"{collection}: no training routing actions (no train questions?); no router trained")
         return dg.MaterializeResult(metadata={"trained": False, "reason": "no training routing actions"})
-    examples = [TrainingExample(routing_messages(query, rendered), target) for query, rendered, target in rows]
-    settings = LoraSettings(
-        rank=config.rank,
-        alpha=config.alpha,
-        dropout=config.dropout,
-        target_modules=list(config.target_modules),
-        learning_rate=config.learning_rate,
-        epochs=config.epochs,
-        max_steps=config.max_steps,
-        batch_size=config.batch_size,
-        max_length=config.max_length,
-    )
+    synthetic = sum(e.qid.startswith(SYNTHETIC_QID_PREFIX) for e in train)
+    metadata: dict[str, object] = {
+        "trained": True,
+        "kinds": ", ".join(k.value for k in config.kinds),
+        "train_views": len(train),
+        "validation_views": len(validation),
+        "train_views_synthetic": synthetic,
+        "train_views_labelled": len(train) - synthetic,
+    }
+    records: list[AdapterRecord] = []
 
-    def log_step(step: int, total: int, loss: float) -> None:
-        if step == 1 or step == total or step % 10 == 0:
-            context.log.info(f"step {step}/{total} loss {loss:.4f}")
+    def log_step(kind: str):
+        def log(step: int, total: int, loss: float) -> None:
+            if step == 1 or step == total or step % 10 == 0:
+                context.log.info(f"{kind} router: step {step}/{total} loss {loss:.4f}")
 
-    model_path = base_model.path()
-    result = train_lora(
-        model_path, examples, base_model.adapters_dir(), settings, device=base_model.device, on_step=log_step
+        return log
+
+    # The untrained encoder's thresholds (the similarity router), calibrated on the train fold.
+    similarity = calibrate_similarity(embedder.get(), [e.example for e in train])
+    metadata.update(
+        {
+            "similarity_answer_threshold": similarity.answer,
+            "similarity_expand_threshold": similarity.expand,
+        }
     )
-    with catalogue.get_connection() as con:  # the router_metrics asset (and answers) read the newest row
-        record_adapter(con, collection, result.adapter_id, str(result.adapter_dir), str(model_path))
-    return dg.MaterializeResult(
-        data_version=dg.DataVersion(result.adapter_id),
-        metadata={
-            "trained": True,
-            "adapter_id": result.adapter_id,
-            "path": str(result.adapter_dir),
-            "examples": result.trained_examples,
-            "steps": result.steps,
-            "seconds_per_step": round(result.seconds_per_step, 3),
-            "device": result.device,
-            "dtype": result.dtype,
-            "first_loss": round(result.losses[0], 4),
-            "last_loss": round(result.losses[-1], 4),
-            "loss_curve": dg.MetadataValue.md(
-                line_plot_markdown(result.losses, title="training loss", xlabel="step", ylabel="loss")
-            ),
-        },
+    if RouterKind.encoder in config.kinds:
+        settings = EncoderSettings(
+            epochs=config.encoder_epochs,
+            max_steps=config.encoder_max_steps,
+            batch_size=config.encoder_batch_size,
+            learning_rate=config.encoder_learning_rate,
+            negatives=config.encoder_negatives,
+            max_answers=config.max_answers,
+            max_expands=config.max_expands,
+        )
+        result = train_encoder(
+            embedder.get().model_path,
+            [e.example for e in train],
+            [e.example for e in validation],
+            base_model.adapters_dir(),
+            settings,
+            device=embedder.get().device,
+            on_step=log_step("encoder"),
+            extra_record={"collection": collection, "similarity_thresholds": asdict(similarity)},
+        )
+        cal = result.calibration
+        with catalogue.get_connection() as con:
+            records.append(
+                record_adapter(con, collection, result.adapter_id, str(result.folder), embedder.get().model_id)
+            )
+        metadata.update(
+            {
+                "encoder_adapter_id": result.adapter_id,
+                "encoder_path": str(result.folder),
+                "encoder_pairs": result.pairs,
+                "encoder_steps": result.steps,
+                "encoder_seconds_per_step": round(result.seconds_per_step, 3),
+                "encoder_first_loss": round(result.losses[0], 4),
+                "encoder_last_loss": round(result.losses[-1], 4),
+                "encoder_answer_threshold": cal.thresholds.answer,
+                "encoder_expand_threshold": cal.thresholds.expand,
+                "encoder_calibration": dg.MetadataValue.md(
+                    markdown_table(
+                        ["action", "threshold", f"micro F1 on {result.calibrated_on} views", "views"],
+                        [
+                            ("ANSWER", cal.thresholds.answer, _maybe(cal.answer_f1), cal.labelled),
+                            ("EXPAND", cal.thresholds.expand, _maybe(cal.expand_f1), cal.labelled),
+                        ],
+                    )
+                ),
+                "encoder_loss_curve": dg.MetadataValue.md(
+                    line_plot_markdown(result.losses, title="encoder router loss", xlabel="step", ylabel="loss")
+                ),
+            }
+        )
+    if RouterKind.llm in config.kinds:
+        examples = [TrainingExample(routing_messages(e.query, e.rendered), e.target) for e in train]
+        settings = LoraSettings(
+            rank=config.rank,
+            alpha=config.alpha,
+            dropout=config.dropout,
+            target_modules=list(config.target_modules),
+            learning_rate=config.learning_rate,
+            epochs=config.epochs,
+            max_steps=config.max_steps,
+            batch_size=config.batch_size,
+            max_length=config.max_length,
+        )
+        model_path = base_model.path()
+        lora = train_lora(
+            model_path, examples, base_model.adapters_dir(), settings, device=base_model.device, on_step=log_step("llm")
+        )
+        with catalogue.get_connection() as con:
+            records.append(record_adapter(con, collection, lora.adapter_id, str(lora.adapter_dir), str(model_path)))
+        metadata.update(
+            {
+                "adapter_id": lora.adapter_id,
+                "path": str(lora.adapter_dir),
+                "examples": lora.trained_examples,
+                "steps": lora.steps,
+                "seconds_per_step": round(lora.seconds_per_step, 3),
+                "device": lora.device,
+                "dtype": lora.dtype,
+                "first_loss": round(lora.losses[0], 4),
+                "last_loss": round(lora.losses[-1], 4),
+                "loss_curve": dg.MetadataValue.md(
+                    line_plot_markdown(lora.losses, title="LLM router loss", xlabel="step", ylabel="loss")
+                ),
+            }
+        )
+    version = "+".join(r.adapter_id for r in records) or "untrained"
+    return dg.MaterializeResult(data_version=dg.DataVersion(version), metadata=metadata)
+
+
+def _maybe(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def upstream_routers(
+    context: dg.AssetExecutionContext, con
+) -> tuple[dict[str, AdapterRecord], SimilarityThresholds, list[str]]:
+    """The routers `router_adapter` published for this partition in its latest materialization
+    (ids from its metadata, folders from `router_adapters`), the similarity thresholds it
+    calibrated, and notes on anything missing (a folder deleted since, say)."""
+    collection = context.partition_key
+    found = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=router_adapter.key, asset_partitions=[collection]), limit=1
     )
+    notes: list[str] = []
+    if not found.records:
+        return {}, SimilarityThresholds(), [f"router_adapter was never materialized for {collection}"]
+    metadata = {k: v.value for k, v in found.records[0].asset_materialization.metadata.items()}
+    thresholds = SimilarityThresholds(
+        float(metadata.get("similarity_answer_threshold", SimilarityThresholds.answer)),
+        float(metadata.get("similarity_expand_threshold", SimilarityThresholds.expand)),
+    )
+    routers: dict[str, AdapterRecord] = {}
+    for kind, key in ADAPTER_KEYS.items():
+        adapter_id = metadata.get(key)
+        if not adapter_id:
+            continue
+        record = adapter_record(con, collection, str(adapter_id))
+        marker = "router.json" if kind == "encoder" else "adapter_config.json"
+        if record is None or not (Path(record.path) / marker).is_file():
+            notes.append(f"{kind} router {adapter_id} is gone from the catalogue or disk")
+            continue
+        routers[kind] = record
+    return routers, thresholds, notes
 
 
 class RouterMetricsConfig(dg.Config):
-    max_samples: int = 12  # validation subtrees scored (first by subtree id); keeps CPU runs short
-    max_new_tokens: int = 48
-    # Decode under each view's action grammar, as RDR2 routes (expelled/collapsed are then 0 by
-    # construction); False measures the free-running model as the paper's Table 4 does.
-    constrained: bool = True
+    max_samples: int = Field(
+        default=12,
+        ge=0,
+        description="Validation subtrees the LLM routers score (first by subtree id); keeps CPU runs short. "
+        "The encoder and similarity routers score every validation subtree.",
+    )
+    max_new_tokens: int = Field(default=48, ge=8, le=512, description="LLM router output tokens.")
+    constrained: bool = Field(
+        default=True,
+        description="Decode the LLM router under each view's action grammar, as RDR2 routes (expelled/collapsed "
+        "are then 0 by construction); False measures the free-running model as the paper's Table 4 does.",
+    )
 
 
 METRIC_COLUMNS = (
@@ -120,67 +298,91 @@ METRIC_COLUMNS = (
     "collapsed_rate",
     "parse_failure_rate",
 )
+# model labels in router_metrics: the trained router of each kind, and its untrained counterpart
+MODEL_LABELS = {"base": "llm, untrained", "adapter": "llm, trained", "similarity": "encoder, untrained",
+                "encoder": "encoder, trained"}  # fmt: skip
 
 
 def _metrics_markdown(scores: dict[str, RoutingScores]) -> str:
-    header = ["model", "samples", "ANS-F1", "EXP-PRE", "REF-ACC", "expelled/output", "collapsed", "parse failures"]
+    header = [
+        "model",
+        "router",
+        "samples",
+        "ANS-F1",
+        "EXP-PRE",
+        "REF-ACC",
+        "expelled/output",
+        "collapsed",
+        "parse failures",
+    ]
     return markdown_table(
         header,
-        [(model, s.samples, *(f"{getattr(s, c):.3f}" for c in METRIC_COLUMNS[1:])) for model, s in scores.items()],
+        [
+            (model, MODEL_LABELS.get(model, model), s.samples, *(f"{getattr(s, c):.3f}" for c in METRIC_COLUMNS[1:]))
+            for model, s in scores.items()
+        ],
     )
 
 
 @dg.asset(
     partitions_def=collection_partitions,
-    deps=["router_adapter", "routing_actions"],
+    deps=[router_adapter, "routing_actions"],
     group_name="router",
     kinds={"pytorch", "duckdb"},
     description="Routing quality on the validation fold's subtrees against the teacher's labels "
-    "(ANS-F1, EXP-PRE, REF-ACC, expelled ids per output, collapsed and parse-failure rates): the "
-    "base model vs the collection's latest adapter, one batched engine call per model.",
+    "(ANS-F1, EXP-PRE, REF-ACC, expelled ids per output, collapsed and parse-failure rates) for each router "
+    "kind and its untrained counterpart: encoder vs similarity (every validation subtree), LLM adapter vs "
+    "base model (one batched engine call per model).",
 )
 def router_metrics(
-    context: dg.AssetExecutionContext, config: RouterMetricsConfig, catalogue: DuckDBResource, llm: LLMResource
+    context: dg.AssetExecutionContext,
+    config: RouterMetricsConfig,
+    catalogue: DuckDBResource,
+    embedder: EmbedderResource,
+    llm: LLMResource,
 ) -> dg.MaterializeResult:
     collection = context.partition_key
     with catalogue.get_connection() as con:
-        pairs = load_routing_samples(con, collection, fold="validation", limit=max(config.max_samples, 0))
-        adapter = latest_adapter(con, collection)
+        pairs = load_routing_samples(con, collection, fold="validation")
+        routers, thresholds, notes = upstream_routers(context, con)
         trees = {
             d: n for d, (n, _) in load_trees(con, collection, doc_ids=sorted({s.doc_id for s, _ in pairs})).items()
         }
+    for note in notes:
+        context.log.warning(f"{collection}: {note}")
     samples, golds = [s for s, _ in pairs], [g for _, g in pairs]
-    if adapter is not None and not (Path(adapter.path) / "adapter_config.json").is_file():
-        context.log.warning(
-            f"{collection}: adapter {adapter.adapter_id} is gone from {adapter.path}; scoring the base only"
-        )
-        adapter = None
     if not samples:
         context.log.warning(f"{collection}: no validation routing samples; nothing to score")
-    # The model is loaded only when there is something to route.
-    engine = llm.engine({adapter.adapter_id: Path(adapter.path)} if adapter else None) if samples else None
+    routed: dict[str, list] = {}
+    if samples:
+        routed["similarity"] = route_samples_with(
+            ScoringRouter(embedder.get(), thresholds, kind="similarity", contextual=False), samples, trees
+        )
+        if "encoder" in routers:
+            routed["encoder"] = route_samples_with(load_encoder_router(Path(routers["encoder"].path)), samples, trees)
+    llm_samples = samples[: max(config.max_samples, 0)]
+    adapter = routers.get("llm")
     if adapter is not None and Path(adapter.base_model).resolve() != llm.model_path().resolve():
         context.log.warning(
             f"adapter {adapter.adapter_id} was trained on {adapter.base_model}, the llm resource "
             f"serves {llm.model_path()}: the comparison assumes the same base model"
         )
-    routed = {
-        "base": route_samples(
-            engine, samples, trees, max_new_tokens=config.max_new_tokens, constrained=config.constrained
+    # The LLM is loaded only when it has something to route.
+    engine = llm.engine({adapter.adapter_id: Path(adapter.path)} if adapter else None) if llm_samples else None
+    if engine is not None:
+        routed["base"] = route_samples(
+            engine, llm_samples, trees, max_new_tokens=config.max_new_tokens, constrained=config.constrained
         )
-        if engine
-        else []
-    }
-    if adapter is not None and engine is not None:
-        routed["adapter"] = route_samples(
-            engine,
-            samples,
-            trees,
-            adapter=adapter.adapter_id,
-            max_new_tokens=config.max_new_tokens,
-            constrained=config.constrained,
-        )
-    scores = {model: score_routed(out, golds) for model, out in routed.items()}
+        if adapter is not None:
+            routed["adapter"] = route_samples(
+                engine,
+                llm_samples,
+                trees,
+                adapter=adapter.adapter_id,
+                max_new_tokens=config.max_new_tokens,
+                constrained=config.constrained,
+            )
+    scores = {model: score_routed(out, golds[: len(out)]) for model, out in routed.items()}
     table = pa.table(
         {
             "collection": [collection] * len(scores),
@@ -196,10 +398,13 @@ def router_metrics(
     metadata: dict[str, object] = {
         "dagster/row_count": len(scores),
         "samples": len(samples),
+        "llm_samples": len(llm_samples),
         "adapter_id": adapter.adapter_id if adapter else "none",
+        "encoder_adapter_id": routers["encoder"].adapter_id if "encoder" in routers else "none",
         "router_model": engine.model_id if engine else llm.model_path().name,
         "decoding": "constrained to each view's action grammar" if config.constrained else "free",
         "metrics": dg.MetadataValue.md(_metrics_markdown(scores)),
+        "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
     }
     for model, s in scores.items():
         metadata.update({f"{model}/ans_f1": s.ans_f1, f"{model}/exp_pre": s.exp_pre, f"{model}/ref_acc": s.ref_acc})

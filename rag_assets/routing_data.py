@@ -1,14 +1,18 @@
-"""`routing_subtrees` and `routing_actions`: the router's training data, curated by a teacher."""
+"""`synthetic_questions`, `routing_subtrees` and `routing_actions`: the router's training data,
+curated by a teacher from the collection's labelled train questions and from questions made from
+the corpus itself."""
 
 from collections import Counter
 
 import dagster as dg
 import pyarrow as pa
 from dagster_duckdb import DuckDBResource
+from pydantic import Field
 
-from rag_assets.core.catalogue import load_question_rows, load_trees, replace_collection
+from rag_assets.core.catalogue import load_question_rows, load_trees, questions_table, replace_collection
 from rag_assets.core.retrieval import search
 from rag_assets.core.routing_data import (
+    SYNTHETIC_QID_PREFIX,
     TEACHERS,
     RoutingSample,
     build_routing_samples,
@@ -16,6 +20,8 @@ from rag_assets.core.routing_data import (
     routing_fold,
     sample_from_row,
 )
+from rag_assets.core.synthetic_questions import SYNTHETIC_KINDS
+from rag_assets.core.synthetic_questions import synthetic_questions as make_synthetic_questions
 from rag_assets.core.teachers import FAILED, KINDS, SimilarityThresholds
 from rag_assets.metadata import counter_table, fenced, markdown_table
 from rag_assets.partitions import collection_partitions
@@ -24,8 +30,68 @@ from resources.llm import BaseModelResource, LLMResource
 from resources.vectors import VectorStoreResource
 
 
+class SyntheticQuestionsConfig(dg.Config):
+    count: int = Field(
+        default=120,
+        ge=0,
+        le=100_000,
+        description="Synthetic training questions made from the corpus per collection (0 = none); "
+        "each costs one retrieval and a few routing views downstream.",
+    )
+    kinds: list[str] = Field(
+        default=list(SYNTHETIC_KINDS),
+        description="`cloze` (a sentence of a paragraph is the query, the paragraph its gold) and/or "
+        "`heading` (a section heading is the query, the section its gold path).",
+    )
+
+
+@dg.asset(
+    partitions_def=collection_partitions,
+    deps=["document_trees"],
+    group_name="routing_data",
+    kinds={"python", "duckdb"},
+    description="Training questions made from the collection's own trees (inverse-cloze sentences and section "
+    "headings, with their gold node or section), so the router learns on collections without a labelled "
+    "question set; never evaluated on.",
+)
+def synthetic_questions(
+    context: dg.AssetExecutionContext, config: SyntheticQuestionsConfig, catalogue: DuckDBResource
+) -> dg.MaterializeResult:
+    collection = context.partition_key
+    try:
+        with catalogue.get_connection() as con:
+            trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
+        made = make_synthetic_questions(trees, config.count, kinds=config.kinds, seed=collection)
+    except ValueError as error:
+        raise dg.Failure(f"synthetic_questions config: {error}") from None
+    with catalogue.get_connection() as con:
+        replace_collection(con, collection, {"synthetic_questions": questions_table(collection, made)})
+    kinds = Counter(q.extra.get("kind", "?") for q in made)
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(made),
+            "documents": len(trees),
+            "by_kind": dg.MetadataValue.md(counter_table("kind", kinds)),
+            "sample": dg.MetadataValue.md(
+                markdown_table(
+                    ["kind", "query", "gold"],
+                    [
+                        (q.extra.get("kind"), q.query[:100], " > ".join(q.section_path) or q.evidences[0][:60])
+                        for q in made[:: max(len(made) // 6, 1)][:6]
+                    ],
+                )
+            ),
+        }
+    )
+
+
 class RoutingDataConfig(dg.Config):
-    split: str = "train"  # which questions the router learns from
+    split: str = Field(
+        default="train", description="Labelled questions the router learns from (comma-separated splits)."
+    )
+    synthetic: bool = Field(
+        default=True, description="Also build training views for the `synthetic_questions` of the collection."
+    )
     top_docs: int = 3
     passages_per_query: int = 10
     expansion_views: int = 1  # expansion views added per retrieved document
@@ -36,7 +102,7 @@ class RoutingDataConfig(dg.Config):
 
 @dg.asset(
     partitions_def=collection_partitions,
-    deps=["passage_index", "questions"],
+    deps=["passage_index", "questions", synthetic_questions],
     group_name="routing_data",
     kinds={"python", "duckdb"},
     description="Retrieval SubTrees of the training questions' top documents, as the router sees "
@@ -55,6 +121,9 @@ def routing_subtrees(
     index = vectors.index(model)
     with catalogue.get_connection() as con:
         questions = load_question_rows(con, collection, config.split)
+        labelled = len(questions)
+        if config.synthetic:
+            questions += load_question_rows(con, collection, table="synthetic_questions")
         trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
         samples = build_routing_samples(
             questions,
@@ -76,6 +145,8 @@ def routing_subtrees(
         metadata={
             "dagster/row_count": len(samples),
             "questions": len(questions),
+            "questions_labelled": labelled,
+            "questions_synthetic": len(questions) - labelled,
             "views": dg.MetadataValue.md(counter_table("view", Counter(s.view.split(":")[0] for s in samples))),
             "sample": dg.MetadataValue.md(
                 f"**{samples[0].query}**\n\n" + fenced(samples[0].rendered) if samples else "none"
@@ -135,8 +206,17 @@ def routing_actions(
             ).fetchall()
         ]
         questions = {q.qid: q for q in load_question_rows(con, collection)}
+        questions.update({q.qid: q for q in load_question_rows(con, collection, table="synthetic_questions")})
         trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
-    folds = {s.subtree_id: routing_fold(s.qid, config.validation_fraction) for s in samples}
+    # Synthetic questions always train, so thresholds are calibrated (validation fold) on real
+    # questions; a collection with only synthetic ones splits those instead.
+    only_synthetic = all(s.qid.startswith(SYNTHETIC_QID_PREFIX) for s in samples)
+    folds = {
+        s.subtree_id: "train"
+        if s.qid.startswith(SYNTHETIC_QID_PREFIX) and not only_synthetic
+        else routing_fold(s.qid, config.validation_fraction)
+        for s in samples
+    }
     thresholds = None
     if config.similarity_answer_threshold >= 0 and config.similarity_expand_threshold >= 0:
         thresholds = SimilarityThresholds(config.similarity_answer_threshold, config.similarity_expand_threshold)
@@ -199,6 +279,14 @@ def routing_actions(
         "actions": dg.MetadataValue.md(_table3(rows)),
         "teachers_used": dg.MetadataValue.md(counter_table("teacher", Counter(r[4] for r in rows))),
         "folds": dg.MetadataValue.md(counter_table("fold", Counter(r[3] for r in rows))),
+        "views_by_source": dg.MetadataValue.md(
+            counter_table(
+                "fold / source",
+                Counter(
+                    f"{r[3]} / {'synthetic' if r[2].startswith(SYNTHETIC_QID_PREFIX) else 'labelled'}" for r in rows
+                ),
+            )
+        ),
         "teacher": config.teacher,
     }
     if config.teacher == "llm":

@@ -73,7 +73,23 @@ SCHEMA: dict[str, str] = {
         collection VARCHAR NOT NULL, qid VARCHAR NOT NULL, query VARCHAR NOT NULL,
         answers VARCHAR[] NOT NULL, evidences VARCHAR[] NOT NULL, section_path VARCHAR[] NOT NULL,
         gold_doc VARCHAR NOT NULL, not_answerable BOOLEAN NOT NULL, split VARCHAR NOT NULL""",
+    "synthetic_questions": """
+        collection VARCHAR NOT NULL, qid VARCHAR NOT NULL, query VARCHAR NOT NULL,
+        answers VARCHAR[] NOT NULL, evidences VARCHAR[] NOT NULL, section_path VARCHAR[] NOT NULL,
+        gold_doc VARCHAR NOT NULL, not_answerable BOOLEAN NOT NULL, split VARCHAR NOT NULL""",
 }
+
+
+QUESTION_TABLES = ("questions", "synthetic_questions")
+
+
+def table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    return bool(
+        con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = ? AND table_schema = current_schema()",
+            [table],
+        ).fetchone()[0]
+    )
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection, tables: Sequence[str] | None = None) -> None:
@@ -240,8 +256,15 @@ def questions_table(collection: str, questions: Sequence[Question]) -> pa.Table:
     )
 
 
-def load_question_rows(con: duckdb.DuckDBPyConnection, collection: str, split: str | None = None) -> list[Question]:
-    """The collection's questions; `split` is one split or several joined by commas ("dev,test")."""
+def load_question_rows(
+    con: duckdb.DuckDBPyConnection, collection: str, split: str | None = None, *, table: str = "questions"
+) -> list[Question]:
+    """The collection's questions; `split` is one split or several joined by commas ("dev,test");
+    `table`: `questions` (the labelled sets) or `synthetic_questions` (made from the corpus)."""
+    if table not in QUESTION_TABLES:
+        raise ValueError(f"{table!r} is not a question table ({QUESTION_TABLES})")
+    if not table_exists(con, table):  # e.g. synthetic questions never made; readers may be read-only
+        return []
     params: list = [collection]
     where = "WHERE collection = ?"
     splits = [s.strip() for s in (split or "").split(",") if s.strip()]
@@ -250,7 +273,7 @@ def load_question_rows(con: duckdb.DuckDBPyConnection, collection: str, split: s
         params += splits
     rows = con.execute(
         "SELECT qid, query, answers, evidences, section_path, gold_doc, not_answerable, split "
-        f"FROM questions {where} ORDER BY qid",
+        f"FROM {table} {where} ORDER BY qid",
         params,
     ).fetchall()
     return [Question(r[0], r[1], tuple(r[2]), tuple(r[3]), tuple(r[4]), r[5], r[6], r[7]) for r in rows]

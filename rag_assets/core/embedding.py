@@ -61,6 +61,18 @@ class Embedder:
             f"{self.model_path.name if self.model_path.name != 'model' else self.model_path.parent.name}@{tag}"
         )
 
+    @classmethod
+    def wrap(cls, model, model_id: str, *, batch_size: int = 64) -> Embedder:
+        """An Embedder over a SentenceTransformer already in memory (e.g. one being fine-tuned)."""
+        self = cls.__new__(cls)
+        self.model_path = Path(model_id)
+        self.device = str(model.device)
+        self.batch_size = batch_size
+        self.progress = False
+        self.model = model
+        self.model_id = model_id
+        return self
+
     @property
     def dimension(self) -> int:
         get = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension

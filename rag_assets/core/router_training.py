@@ -98,6 +98,29 @@ def directory_digest(folder: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def publish_model_folder(
+    output_root: Path, write: Callable[[Path], dict], *, record: str, prefix: str = ""
+) -> tuple[Path, str]:
+    """Write a trained model into a staging folder (`write` returns its training record), name it
+    by the digest of its files (`prefix` + 16 hex: same data and settings, same id) and publish it
+    atomically as `output_root/<id>`; an identical folder already published is kept."""
+    output_root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".adapter-", dir=output_root))
+    try:
+        details = write(staging)
+        model_id = prefix + directory_digest(staging)
+        (staging / record).write_text(json.dumps({"adapter_id": model_id, **details}, indent=1))
+        final = output_root / model_id
+        if final.exists():
+            shutil.rmtree(staging)
+        else:
+            os.replace(staging, final)  # atomic on one filesystem: readers never see half a model
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return final, model_id
+
+
 def train_lora(
     base_model: Path,
     examples: Sequence[TrainingExample],
@@ -174,35 +197,20 @@ def train_lora(
     bar.close()
     seconds = (time.perf_counter() - started) / max(step, 1)
 
-    output_root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".adapter-", dir=output_root))
-    try:
+    def write(staging: Path) -> dict:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
-        adapter_id = directory_digest(staging)
-        (staging / "training.json").write_text(
-            json.dumps(
-                {
-                    "adapter_id": adapter_id,
-                    "base_model": str(base_model),
-                    "settings": asdict(settings),
-                    "losses": losses,
-                    "steps": step,
-                    "examples": len(encoded),
-                    "device": device,
-                    "dtype": str(dtype),
-                },
-                indent=1,
-            )
-        )
-        final = output_root / adapter_id
-        if final.exists():  # identical adapter already published: keep the old one
-            shutil.rmtree(staging)
-        else:
-            os.replace(staging, final)  # atomic on one filesystem: readers never see half an adapter
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        return {
+            "base_model": str(base_model),
+            "settings": asdict(settings),
+            "losses": losses,
+            "steps": step,
+            "examples": len(encoded),
+            "device": device,
+            "dtype": str(dtype),
+        }
+
+    final, adapter_id = publish_model_folder(output_root, write, record="training.json")
     return TrainingResult(
         final, adapter_id, losses, step, seconds, device, str(dtype).replace("torch.", ""), len(encoded)
     )

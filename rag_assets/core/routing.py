@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from rag_assets.core.engines.base import ChatMessages, LLMEngine
 from rag_assets.core.router_io import REFUSAL, parse_router_output, routing_messages, view_action_regex
@@ -160,15 +161,90 @@ def router_regex(view: SubtreeView, knobs: RoutingKnobs, *, final_round: bool = 
     return view_action_regex(view, allow_expand=knobs.expands and not final_round, allow_refuse=knobs.allow_refuse)
 
 
+@dataclass(frozen=True, slots=True)
+class RouteRequest:
+    """One view to route: what every router kind is given (the LLM uses the query and the view;
+    the oracle also reads `question`; the hit-nodes floor reads `hit_node_ids`)."""
+
+    question: int  # index of the question in the batch
+    query: str
+    state: DocumentRouting
+    view: SubtreeView  # already fitted to the token budget
+    hit_node_ids: tuple[int, ...]
+    final_round: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RouterReply:
+    """A router's output for one view, in the router grammar: it is parsed and validated against
+    the view like any generation, whatever produced it."""
+
+    text: str
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    scores: Mapping[int, float] = field(default_factory=dict)  # node id -> router score (evidence budget order)
+
+
+class Router(Protocol):
+    """A router kind: one call routes every view of a round (all documents of all questions)."""
+
+    kind: str
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def route(self, requests: Sequence[RouteRequest], knobs: RoutingKnobs) -> list[RouterReply]: ...
+
+
+class LLMRouter:
+    """The paper's generative router: any `LLMEngine` (base model or a LoRA adapter named in the
+    knobs), ONE batched `generate` per round, each view decoded under its own action grammar."""
+
+    kind = "llm"
+
+    def __init__(self, engine: LLMEngine) -> None:
+        self.engine = engine
+
+    def count_tokens(self, text: str) -> int:
+        return self.engine.count_tokens(text)
+
+    def route(self, requests: Sequence[RouteRequest], knobs: RoutingKnobs) -> list[RouterReply]:
+        if not requests:
+            return []
+        chats = [router_messages(r.query, r.view, knobs, self.engine.count_tokens) for r in requests]
+        grammars = [router_regex(r.view, knobs, final_round=r.final_round) for r in requests]
+        generations = self.engine.generate(
+            chats, adapter=knobs.adapter, max_new_tokens=knobs.max_new_tokens, regex=grammars
+        )
+        if len(generations) != len(requests):
+            raise RuntimeError(f"engine returned {len(generations)} generations for {len(requests)} prompts")
+        return [RouterReply(g.text, g.prompt_tokens, g.output_tokens) for g in generations]
+
+
+def as_router(router: Router | LLMEngine) -> Router:
+    """A `Router`; a bare `LLMEngine` is the generative router over that engine."""
+    return router if hasattr(router, "route") else LLMRouter(router)  # type: ignore[arg-type]
+
+
 def route_documents(
     questions: Sequence[str],
     retrieved: Sequence[Sequence[RetrievedDocument]],
-    engine: LLMEngine,
+    router: Router | LLMEngine,
     knobs: RoutingKnobs | None = None,
+    *,
+    evidence_budgets: Sequence[int | None] | None = None,
+    trees: Mapping[str, Sequence[TreeNode]] | None = None,
 ) -> RoutingResult:
+    """Route every retrieved document of every question, one router call per round.
+
+    `evidence_budgets` (per question, words; None = free): after the last round, each question's
+    selected nodes are cut to what renders within its budget, best router score first (a router
+    without scores keeps its selection order), so routed evidence can be compared with another
+    strategy's at the same number of words."""
     knobs = knobs or RoutingKnobs()
+    router = as_router(router)
     states = [[DocumentRouting(d.doc_id, d.nodes) for d in docs] for docs in retrieved]
     routed = [[RoutedDocument(d.doc_id) for d in docs] for docs in retrieved]
+    scores: list[dict[tuple[int, int], float]] = [{} for _ in questions]  # (doc index, node) -> score
     prompt_tokens = [0] * len(questions)
     output_tokens = [0] * len(questions)
     # (question index, document index, view) to route this round
@@ -180,35 +256,73 @@ def route_documents(
     rounds_allowed = 1 + (max(knobs.expand_iterations, 0) if knobs.expands else 0)
     for _round in range(rounds_allowed):
         pending = [
-            (q, i, fit_view(states[q][i], v, knobs, engine.count_tokens))
+            (q, i, fit_view(states[q][i], v, knobs, router.count_tokens))
             for q, i, v in pending
             if v.visible_content_ids or _round == 0
         ]
         if not pending:
             break
-        batch = [router_messages(questions[q], view, knobs, engine.count_tokens) for q, _, view in pending]
-        grammars = [router_regex(view, knobs, final_round=_round == rounds_allowed - 1) for _, _, view in pending]
-        generations = engine.generate(batch, adapter=knobs.adapter, max_new_tokens=knobs.max_new_tokens, regex=grammars)
+        final = _round == rounds_allowed - 1
+        requests = [
+            RouteRequest(q, questions[q], states[q][i], view, tuple(retrieved[q][i].hit_node_ids), final)
+            for q, i, view in pending
+        ]
+        replies = router.route(requests, knobs)
+        if len(replies) != len(requests):
+            raise RuntimeError(f"{router.kind} router returned {len(replies)} replies for {len(requests)} views")
         calls.append(1)
         for q in {q for q, _, _ in pending}:
             rounds[q] += 1
         following: list[tuple[int, int, SubtreeView]] = []
-        for (q, i, view), generation in zip(pending, generations):
+        for (q, i, view), reply in zip(pending, replies):
             if not knobs.expands:  # an EXPAND the ablation took away is expelled, never followed
                 view = replace(view, collapsed_heading_ids=frozenset())
-            decision = parse_router_output(generation.text, view)
+            decision = parse_router_output(reply.text, view)
             doc = routed[q][i]
             doc.router_calls += 1
             doc.expelled += decision.expelled
             doc.collapsed_outputs += decision.collapsed
             doc.refused = doc.refused or (decision.refused and not decision.answer_ids)
             doc.selected_node_ids += [n for n in decision.answer_ids if n not in doc.selected_node_ids]
-            prompt_tokens[q] += generation.prompt_tokens
-            output_tokens[q] += generation.output_tokens
+            for n in decision.answer_ids:
+                scores[q].setdefault((i, n), reply.scores.get(n, 0.0))
+            prompt_tokens[q] += reply.prompt_tokens
+            output_tokens[q] += reply.output_tokens
             if knobs.expands:
                 following += [(q, i, states[q][i].expand(h)) for h in decision.expand_ids]
         pending = following
+    if evidence_budgets is not None:
+        if trees is None:
+            trees = {d.doc_id: d.nodes for docs in retrieved for d in docs}
+        for q, budget in enumerate(evidence_budgets):
+            if budget is not None:
+                fit_evidence(routed[q], trees, budget, scores[q])
     return RoutingResult(routed, calls, prompt_tokens, output_tokens, rounds)
+
+
+def fit_evidence(
+    documents: Sequence[RoutedDocument],
+    trees: Mapping[str, Sequence[TreeNode]],
+    budget: int,
+    scores: Mapping[tuple[int, int], float] | None = None,
+) -> None:
+    """Keep, in place, the selected nodes that render (as the reader sees them) within `budget`
+    words: best score first, then selection order; a node that does not fit is skipped and a
+    shorter one after it may still fit."""
+    scores = scores or {}
+    order = [(i, n) for i, doc in enumerate(documents) for n in doc.selected_node_ids]
+    ranked = sorted(range(len(order)), key=lambda k: (-scores.get(order[k], 0.0), k))
+    kept: set[tuple[int, int]] = set()
+    for k in ranked:
+        trial = kept | {order[k]}
+        trimmed = [
+            replace(doc, selected_node_ids=[n for n in doc.selected_node_ids if (i, n) in trial])
+            for i, doc in enumerate(documents)
+        ]
+        if word_count(render_evidence(trimmed, trees, numbered=True)) <= budget:
+            kept = trial
+    for i, doc in enumerate(documents):
+        doc.selected_node_ids = [n for n in doc.selected_node_ids if (i, n) in kept]
 
 
 def render_evidence(

@@ -19,12 +19,14 @@ from datetime import UTC, datetime
 
 import duckdb
 
-from rag_assets.core.catalogue import ensure_schema
+from rag_assets.core.catalogue import ensure_schema, load_trees
+from rag_assets.core.encoder_training import RoutingExample
 from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.questions import Question, stable_split
 from rag_assets.core.retrieval import SearchHit
 from rag_assets.core.router_io import RouterDecision, parse_router_output, routing_messages, view_action_regex
 from rag_assets.core.router_metrics import RoutingGold, RoutingPrediction, RoutingScores, score_routing
+from rag_assets.core.routing import Router, RouteRequest, RoutingKnobs
 from rag_assets.core.subtree import DocumentRouting, SubtreeView, word_count
 from rag_assets.core.teachers import (
     Calibration,
@@ -41,6 +43,7 @@ from rag_assets.core.teachers import (
 from rag_assets.core.tree import TreeNode
 
 TEACHERS = ("oracle", "llm", "similarity", "mix")
+SYNTHETIC_QID_PREFIX = "synthetic:"  # qids of the corpus-made questions (core/synthetic_questions.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,3 +323,73 @@ def load_routing_samples(
 def sample_from_row(row: Sequence) -> RoutingSample:
     """A RoutingSample from a `routing_subtrees` row (its fields in order; id lists as tuples)."""
     return RoutingSample(*(tuple(v) if isinstance(v, list) else v for v in row))
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledView:
+    """A stored routing sample with its teacher label, ready for either router kind to train on."""
+
+    qid: str
+    query: str
+    rendered: str  # the LLM router's input
+    target: str  # the teacher's actions in the router grammar (the LLM router's target)
+    example: RoutingExample  # the view and its gold actions (the encoder router's input)
+
+
+def load_routing_examples(
+    con: duckdb.DuckDBPyConnection, collection: str, *, fold: str, synthetic: bool = True
+) -> list[LabelledView]:
+    """The fold's labelled views (teacher failures excluded), by subtree id; `synthetic=False`
+    leaves out the views of corpus-made questions."""
+    fields = ", ".join("s." + f for f in RoutingSample.__dataclass_fields__)
+    rows = con.execute(
+        f"SELECT {fields}, a.target, a.answer_ids, a.expand_ids FROM routing_actions a "
+        "JOIN routing_subtrees s USING (collection, subtree_id) "
+        "WHERE a.collection = ? AND a.fold = ? AND a.kind <> 'failed' ORDER BY s.subtree_id",
+        [collection, fold],
+    ).fetchall()
+    samples = [(sample_from_row(row[:-3]), *row[-3:]) for row in rows]
+    if not synthetic:
+        samples = [r for r in samples if not r[0].qid.startswith(SYNTHETIC_QID_PREFIX)]
+    trees = load_trees(con, collection, doc_ids=sorted({s.doc_id for s, *_ in samples})) if samples else {}
+    out = []
+    for sample, target, answer_ids, expand_ids in samples:
+        state, view = restore(sample, trees[sample.doc_id][0])
+        example = RoutingExample(sample.query, state, view, frozenset(answer_ids), frozenset(expand_ids))
+        out.append(LabelledView(sample.qid, sample.query, sample.rendered, target, example))
+    return out
+
+
+def calibrate_similarity(encoder: TextEncoder, examples: Sequence[RoutingExample]) -> SimilarityThresholds:
+    """The similarity router's thresholds: the similarity teacher's calibration on labelled views."""
+    tasks = [TeacherTask(e.query, e.state, e.view, "") for e in examples]
+    return calibrate_thresholds(similarity_scores(encoder, tasks), list(examples)).thresholds
+
+
+def route_samples_with(
+    router: Router, samples: Sequence[RoutingSample], trees: dict[str, Sequence[TreeNode]]
+) -> list[RoutedSample]:
+    """Any router kind on stored samples (one `route` call), each reply parsed against its view:
+    the same measurement `route_samples` makes of the LLM."""
+    if not samples:
+        return []
+    requests = []
+    for sample in samples:
+        state, view = restore(sample, trees[sample.doc_id])
+        requests.append(RouteRequest(0, sample.query, state, view, (), final_round=False))
+    replies = router.route(requests, RoutingKnobs())
+    return [
+        RoutedSample(sample, parse_router_output(reply.text, request.view), reply.text)
+        for sample, request, reply in zip(samples, requests, replies)
+    ]
+
+
+def adapter_record(con: duckdb.DuckDBPyConnection, collection: str, adapter_id: str) -> AdapterRecord | None:
+    """The `router_adapters` row of one published router, or None."""
+    ensure_schema(con, ["router_adapters"])
+    row = con.execute(
+        "SELECT collection, adapter_id, path, base_model, created_at FROM router_adapters "
+        "WHERE collection = ? AND adapter_id = ? ORDER BY created_at DESC LIMIT 1",
+        [collection, adapter_id],
+    ).fetchone()
+    return AdapterRecord(*row) if row else None

@@ -24,11 +24,14 @@ from dataclasses import dataclass
 from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.readers import number_blocks, reader_messages, reader_style
 from rag_assets.core.retrieval import SearchHit
-from rag_assets.core.routing import RetrievedDocument, RoutingKnobs, render_evidence, route_documents
+from rag_assets.core.routing import RetrievedDocument, Router, RoutingKnobs, render_evidence, route_documents
 from rag_assets.core.routing_data import documents_in_order
 from rag_assets.core.tree import CONTENT, TreeNode
 
 KINDS = ("none", "rag", "rdr2")
+# encoder / llm: trained routers; similarity: the untrained encoder; oracle: gold-aware ceiling;
+# hit-nodes: the retrieved passages' nodes (the no-learning floor)
+ROUTER_KINDS = ("llm", "encoder", "similarity", "oracle", "hit-nodes")
 Retrieve = Callable[[str, str, int], Sequence[SearchHit]]  # (query, mode, k) -> hits
 
 
@@ -48,6 +51,10 @@ class StrategySpec:
     router_max_new_tokens: int = 64
     reader_max_new_tokens: int | None = None  # None = the answer style's default
     token_budget: int | None = 512  # router input budget per subtree (tokens), as the router was trained
+    router: str = "llm"  # rdr2: which router kind routes (ROUTER_KINDS); llm uses `adapter`
+    # rdr2: cut each question's routed evidence to the words another strategy gave the reader for
+    # that question (e.g. "rag-hybrid"), so both are compared at the same evidence length; None = free
+    evidence_budget_from: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -55,6 +62,8 @@ class StrategySpec:
         if self.top_k < 0 or self.passages_per_query < 0 or self.expand_iterations < 0:
             raise ValueError(f"strategy {self.name!r}: top_k, passages_per_query and expand_iterations must be >= 0")
         reader_style(self.answer_style)
+        if self.router not in ROUTER_KINDS:
+            raise ValueError(f"strategy {self.name!r}: router must be one of {ROUTER_KINDS}, not {self.router!r}")
 
     def knobs(self) -> dict[str, object]:
         """The knobs stored with every answer (answers.knobs)."""
@@ -66,6 +75,8 @@ class StrategySpec:
             "allow_refuse": self.allow_refuse,
             "structure": self.structure,
             "adapter": self.adapter,
+            "router": self.router,
+            "evidence_budget_from": self.evidence_budget_from,
         }
 
     def routing_knobs(self) -> RoutingKnobs:
@@ -147,9 +158,14 @@ def run_strategy(
     trees: Mapping[str, Sequence[TreeNode]],
     engine: LLMEngine,
     reader: LLMEngine | None = None,
+    routers: Mapping[str, Router] | None = None,
+    evidence_budgets: Sequence[int | None] | None = None,
 ) -> list[AnswerOutcome]:
-    """Batched across questions: retrieval per question, ONE engine call per routing round for all
-    questions' documents, ONE reader call for all questions."""
+    """Batched across questions: retrieval per question, ONE router call per routing round for all
+    questions' documents, ONE reader call for all questions.
+
+    `routers`: the router of each non-LLM kind a spec may name (the LLM router is `engine`);
+    `evidence_budgets`: per question, the words rdr2's routed evidence is cut to (None = free)."""
     questions = list(questions)
     if not questions:
         return []
@@ -182,7 +198,12 @@ def run_strategy(
             grouped = [(d, ids) for d, ids in documents_in_order(hits[q], spec.top_k) if d in trees]
             retrieved_docs[q] = [d for d, _ in grouped]
             documents.append([RetrievedDocument(d, trees[d], ids) for d, ids in grouped])
-        result = route_documents(questions, documents, engine, spec.routing_knobs())
+        router: Router | LLMEngine = engine if spec.router == "llm" else (routers or {}).get(spec.router)
+        if router is None:
+            raise ValueError(f"strategy {spec.name!r} routes with the {spec.router!r} router, which was not provided")
+        result = route_documents(
+            questions, documents, router, spec.routing_knobs(), evidence_budgets=evidence_budgets, trees=trees
+        )
         for q, routed in enumerate(result.documents):
             evidence[q] = render_evidence(routed, trees, numbered=True)
             citations[q] = [

@@ -333,14 +333,14 @@ def similarity_scores(encoder: TextEncoder, tasks: Sequence[TeacherTask]) -> lis
     return out
 
 
-def _pick(scores: dict[int, float], threshold: float, limit: int) -> list[int]:
+def pick_best(scores: dict[int, float], threshold: float, limit: int) -> list[int]:
     ranked = sorted((s, -n) for n, s in scores.items() if s >= threshold)
     return sorted(-n for _, n in ranked[::-1][:limit])
 
 
 def similarity_label(doc: DocumentRouting, scores: SimilarityScores, thresholds: SimilarityThresholds) -> TeacherLabel:
-    answers = _pick(scores.answer, thresholds.answer, thresholds.max_answers)
-    expands = _pick(scores.expand, thresholds.expand, thresholds.max_expands)
+    answers = pick_best(scores.answer, thresholds.answer, thresholds.max_answers)
+    expands = pick_best(scores.expand, thresholds.expand, thresholds.max_expands)
     shown = sorted({**scores.answer, **scores.expand}.items(), key=lambda kv: -kv[1])[:6]
     raw = f"similarity answer>={thresholds.answer} expand>={thresholds.expand}; top: " + ", ".join(
         f"{n}={s:.3f}" for n, s in shown
@@ -381,7 +381,7 @@ def calibrate_thresholds(
             continue
         found: tuple[float, float] | None = None
         for threshold in grid:
-            predicted = {(i, n) for i, s in enumerate(scores) for n in _pick(getattr(s, kind), threshold, limit)}
+            predicted = {(i, n) for i, s in enumerate(scores) for n in pick_best(getattr(s, kind), threshold, limit)}
             f1 = _micro_f1(predicted, gold)
             details[f"{kind}_f1@{threshold:g}"] = round(f1, 4)
             if found is None or f1 > found[1]:

@@ -1,0 +1,272 @@
+"""The `encoder` router kind: the packaged sentence encoder fine-tuned on the routing actions.
+
+Training pairs come from the same curated routing actions the LLM router learns from. For every
+labelled view: the question is the anchor; each gold ANSWER node (in its heading context) and each
+gold EXPAND heading (its path and a glimpse of its content) is a positive; the view's other
+candidates (visible content and collapsed headings the teacher did not pick) are its hard
+negatives. The loss is sentence-transformers' `MultipleNegativesRankingLoss` (in-batch negatives
+plus the hard ones). A bi-encoder rather than a cross-encoder: it starts from a model that already
+ranks well (the untrained encoder is the similarity router, so the gain from training is measured
+against it), node and heading embeddings are cached across questions and rounds, and it trains in
+minutes on two CPU cores.
+
+After training, the answer and expand thresholds are calibrated on the validation fold (micro F1
+of the view's decisions against the teacher labels; the train fold when no validation views
+exist). The model, its thresholds and its training curve are published atomically as one folder
+named by the digest of its files (`router.json` records kind, thresholds, calibration, losses).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from rag_assets.core.embedding import Embedder
+from rag_assets.core.scoring_router import ScoringRouter, content_context, heading_context
+from rag_assets.core.subtree import DocumentRouting, SubtreeView
+from rag_assets.core.teachers import Calibration, SimilarityThresholds, calibrate_thresholds
+
+ROUTER_RECORD = "router.json"
+ENCODER_PREFIX = "enc-"
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingExample:
+    """One labelled view: the router's input and the teacher's actions on it."""
+
+    query: str
+    state: DocumentRouting
+    view: SubtreeView
+    answer_ids: frozenset[int]
+    expand_ids: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class EncoderPair:
+    query: str
+    positive: str
+    negatives: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class EncoderSettings:
+    epochs: int = 2
+    max_steps: int = 0  # 0 = whole epochs
+    batch_size: int = 16
+    learning_rate: float = 3e-5
+    negatives: int = 2  # hard negatives per pair (from the same view; others drawn from other views)
+    warmup_fraction: float = 0.1
+    max_seq_length: int = 192
+    max_answers: int = 4  # at inference: ANSWER lines per view
+    max_expands: int = 2
+    seed: int = 0
+
+
+@dataclass(slots=True)
+class EncoderTrainingResult:
+    folder: Path
+    adapter_id: str
+    losses: list[float]
+    steps: int
+    seconds_per_step: float
+    pairs: int
+    calibration: Calibration
+    calibrated_on: str  # 'validation' | 'train'
+    device: str
+    details: dict = field(default_factory=dict)
+
+
+def _strip_query(text: str, query: str) -> str:
+    # Inverse-cloze pseudo-queries are a sentence of the node itself: taken out of the positive,
+    # so the encoder learns what the rest of a paragraph says, not string matching.
+    return " ".join(text.replace(query, " ").split()) if len(query) > 20 and query in text else text
+
+
+def candidate_texts(example: RoutingExample) -> dict[int, str]:
+    """Every node the router could act on in this view, as the encoder reads it."""
+    state = example.state
+    out = {n: content_context(state.nodes, n) for n in sorted(example.view.visible_content_ids)}
+    out.update({h: heading_context(state, h) for h in sorted(example.view.collapsed_heading_ids)})
+    return out
+
+
+def encoder_pairs(examples: Sequence[RoutingExample], *, negatives: int = 2, seed: int = 0) -> list[EncoderPair]:
+    """(question, positive, hard negatives) for every gold action of every view (see module doc)."""
+    rng = random.Random(seed)
+    pool: list[str] = []
+    staged: list[tuple[str, str, list[str]]] = []
+    for example in examples:
+        texts = candidate_texts(example)
+        gold = (example.answer_ids | example.expand_ids) & texts.keys()
+        others = [texts[n] for n in texts if n not in gold]
+        pool.extend(others)
+        for n in sorted(gold):
+            hard = rng.sample(others, min(negatives, len(others)))
+            staged.append((example.query, _strip_query(texts[n], example.query), hard))
+    pairs = []
+    for query, positive, hard in staged:
+        while len(hard) < negatives and pool:  # a view with few candidates borrows other views' nodes
+            extra = rng.choice(pool)
+            if extra != positive:
+                hard.append(extra)
+            elif len(set(pool)) == 1:
+                break
+        if len(hard) == negatives:
+            pairs.append(EncoderPair(query, positive, tuple(hard)))
+    return pairs
+
+
+def _batches(pairs: Sequence[EncoderPair], size: int, rng: random.Random) -> list[list[EncoderPair]]:
+    """Shuffled batches with no question twice in a batch: another positive of the same question
+    would otherwise be scored as its in-batch negative."""
+    order = list(pairs)
+    rng.shuffle(order)
+    batches: list[list[EncoderPair]] = []
+    open_batches: list[tuple[list[EncoderPair], set[str]]] = []
+    for pair in order:
+        for batch, queries in open_batches:
+            if pair.query not in queries and len(batch) < size:
+                batch.append(pair)
+                queries.add(pair.query)
+                break
+        else:
+            open_batches.append(([pair], {pair.query}))
+        full = [b for b in open_batches if len(b[0]) >= size]
+        batches += [b for b, _ in full]
+        open_batches = [b for b in open_batches if len(b[0]) < size]
+    batches += [b for b, _ in open_batches if len(b) > 1]
+    return batches
+
+
+def calibrate(router: ScoringRouter, examples: Sequence[RoutingExample], settings: EncoderSettings) -> Calibration:
+    """Answer/expand thresholds that maximise micro F1 of the view decisions on `examples`."""
+    scores = router.score(
+        [(e.query, e.state, sorted(e.view.visible_content_ids), sorted(e.view.collapsed_heading_ids)) for e in examples]
+    )
+    default = SimilarityThresholds(max_answers=settings.max_answers, max_expands=settings.max_expands)
+    grid = tuple(round(-0.2 + 0.025 * i, 3) for i in range(49))  # -0.2 .. 1.0: trained cosines spread wide
+    return calibrate_thresholds(scores, examples, grid=grid, default=default)
+
+
+def train_encoder(
+    base_model: Path,
+    train: Sequence[RoutingExample],
+    validation: Sequence[RoutingExample],
+    output_root: Path,
+    settings: EncoderSettings | None = None,
+    *,
+    device: str = "cpu",
+    on_step: Callable[[int, int, float], None] | None = None,
+    progress: bool = True,
+    extra_record: dict | None = None,
+) -> EncoderTrainingResult:
+    """Fine-tune the encoder on `train`, calibrate on `validation`, publish the router folder."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.util import batch_to_device
+    from tqdm import tqdm
+
+    from rag_assets.core.router_training import publish_model_folder
+
+    settings = settings or EncoderSettings()
+    pairs = encoder_pairs(train, negatives=settings.negatives, seed=settings.seed)
+    if not pairs:
+        raise ValueError("no encoder training pairs: no train view has a gold ANSWER or EXPAND action")
+    torch.manual_seed(settings.seed)
+    rng = random.Random(settings.seed)
+    model = SentenceTransformer(str(base_model), device=device, local_files_only=True)
+    model.max_seq_length = settings.max_seq_length
+    loss_fn = MultipleNegativesRankingLoss(model)
+    epoch_batches = max(len(_batches(pairs, settings.batch_size, random.Random(settings.seed))), 1)
+    total = epoch_batches * max(settings.epochs, 1)
+    if settings.max_steps:
+        total = min(total, settings.max_steps)
+    warmup = max(1, math.ceil(total * settings.warmup_fraction))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(total - warmup, 1)))
+    )
+    model.train()
+    losses: list[float] = []
+    started = time.perf_counter()
+    bar = tqdm(total=total, desc="encoder router", unit="step", disable=not progress)
+    step = 0
+    while step < total:
+        for batch in _batches(pairs, settings.batch_size, rng):
+            if step >= total:
+                break
+            columns = [[p.query for p in batch], [p.positive for p in batch]]
+            columns += [[p.negatives[k] for p in batch] for k in range(settings.negatives)]
+            features = [batch_to_device(model.tokenize(column), model.device) for column in columns]
+            loss = loss_fn(features, None)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            step += 1
+            losses.append(float(loss.detach()))
+            bar.update(1)
+            bar.set_postfix(loss=f"{losses[-1]:.3f}")
+            if on_step:
+                on_step(step, total, losses[-1])
+    bar.close()
+    seconds = (time.perf_counter() - started) / max(step, 1)
+    model.eval()
+    router = ScoringRouter(Embedder.wrap(model, "encoder-in-training"), SimilarityThresholds(), kind="encoder")
+    calibrated_on = "validation" if validation else "train"
+    calibration = calibrate(router, validation or train, settings)
+
+    def write(staging: Path) -> dict:
+        model.save(str(staging))
+        return {
+            "kind": "encoder",
+            "base_model": str(base_model),
+            "settings": asdict(settings),
+            "thresholds": asdict(calibration.thresholds),
+            "calibrated_on": calibrated_on,
+            "calibration": {
+                "labelled": calibration.labelled,
+                "answer_f1": calibration.answer_f1,
+                "expand_f1": calibration.expand_f1,
+                "grid": calibration.details,
+            },
+            "losses": losses,
+            "steps": step,
+            "pairs": len(pairs),
+            "train_views": len(train),
+            "validation_views": len(validation),
+            "device": device,
+            **(extra_record or {}),
+        }
+
+    folder, adapter_id = publish_model_folder(output_root, write, record=ROUTER_RECORD, prefix=ENCODER_PREFIX)
+    return EncoderTrainingResult(
+        folder, adapter_id, losses, step, seconds, len(pairs), calibration, calibrated_on, device
+    )
+
+
+def is_encoder_router(folder: Path) -> bool:
+    record = Path(folder) / ROUTER_RECORD
+    return record.is_file() and json.loads(record.read_text()).get("kind") == "encoder"
+
+
+def router_record(folder: Path) -> dict:
+    return json.loads((Path(folder) / ROUTER_RECORD).read_text())
+
+
+def load_encoder_router(folder: Path, *, device: str = "cpu") -> ScoringRouter:
+    """The trained encoder router published in `folder`, with its calibrated thresholds."""
+    folder = Path(folder)
+    if not is_encoder_router(folder):
+        raise FileNotFoundError(f"{folder} holds no encoder router ({ROUTER_RECORD} with kind 'encoder')")
+    thresholds = SimilarityThresholds(**router_record(folder)["thresholds"])
+    encoder = Embedder(folder, device=device, progress=False)
+    encoder.model_id = folder.name
+    return ScoringRouter(encoder, thresholds, kind="encoder")
