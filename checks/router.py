@@ -1,9 +1,11 @@
-"""Checks on the router: the trained adapter should route better than its base model."""
+"""Checks on the router: the default router kind, trained, should route better than its untrained
+counterpart (encoder vs similarity, LLM adapter vs base model); every kind is shown."""
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.catalogue import ensure_schema
+from rag_assets.core.strategies import DEFAULT_ROUTER_KIND, TRAINED_VS_UNTRAINED
 from rag_assets.metadata import markdown_table
 
 COMPARED = ("ans_f1", "ref_acc")
@@ -18,9 +20,9 @@ def adapter_beats_base(base: dict[str, float], adapter: dict[str, float] | None)
 
 @dg.asset_check(
     asset="router_metrics",
-    description="Warns when a collection's adapter is not better than its base model on "
-    "ANS-F1 and REF-ACC (at least as good on both, strictly better on one), or when no "
-    "adapter was scored. Not blocking: a weak adapter is a finding, not broken data.",
+    description=f"Warns when a collection's trained {DEFAULT_ROUTER_KIND} router (the default kind) is not better "
+    "than its untrained counterpart on ANS-F1 and REF-ACC (at least as good on both, strictly better on one), "
+    "or when none was scored. Not blocking: a weak router is a finding, not broken data.",
 )
 def router_adapter_beats_base(context: dg.AssetCheckExecutionContext, catalogue: DuckDBResource) -> dg.AssetCheckResult:
     # In a partitioned run the check sees the run's collection; run alone, it checks every collection.
@@ -41,26 +43,28 @@ def router_adapter_beats_base(context: dg.AssetCheckExecutionContext, catalogue:
             severity=dg.AssetCheckSeverity.WARN,
             metadata={"reason": f"no router_metrics rows for {only or 'any collection'}"},
         )
+    trained, untrained = TRAINED_VS_UNTRAINED[DEFAULT_ROUTER_KIND]
     verdicts = {
-        c: adapter_beats_base(m.get("base", {k: 0.0 for k in COMPARED}), m.get("adapter")) for c, m in rows.items()
+        c: adapter_beats_base(m.get(untrained, {k: 0.0 for k in COMPARED}), m.get(trained)) for c, m in rows.items()
     }
     table = markdown_table(
-        ["collection", "model", "samples", "ANS-F1", "EXP-PRE", "REF-ACC", "adapter better"],
+        ["collection", "model", "samples", "ANS-F1", "EXP-PRE", "REF-ACC", f"trained {DEFAULT_ROUTER_KIND} better"],
         [
             (c, model, r["samples"], *(f"{r[k]:.3f}" for k in ("ans_f1", "exp_pre", "ref_acc")), verdicts[c])
             for c, models in rows.items()
             for model, r in models.items()
         ],
     )
-    no_adapter = sorted(c for c, m in rows.items() if "adapter" not in m)
+    no_adapter = sorted(c for c, m in rows.items() if trained not in m)
     worse = sorted(c for c, ok in verdicts.items() if not ok and c not in no_adapter)
     metadata: dict[str, object] = {
         "metrics": dg.MetadataValue.md(table),
+        "router_kind": DEFAULT_ROUTER_KIND,
         "not_better": ", ".join(worse) or "none",
         "no_adapter": ", ".join(no_adapter) or "none",
     }
     if len(rows) == 1:
         [models] = rows.values()
-        if "adapter" in models and "base" in models:
-            metadata.update({f"{m}_delta": round(models["adapter"][m] - models["base"][m], 4) for m in COMPARED})
+        if trained in models and untrained in models:
+            metadata.update({f"{m}_delta": round(models[trained][m] - models[untrained][m], 4) for m in COMPARED})
     return dg.AssetCheckResult(passed=all(verdicts.values()), severity=dg.AssetCheckSeverity.WARN, metadata=metadata)

@@ -1,31 +1,41 @@
 """`answers`: every strategy's answers to the evaluation questions, with their lineage.
 
 Strategies (labels in `answers.strategy`): no-retrieval; retrieve-and-read with dense and with
-hybrid search (rag-dense, rag-hybrid); RDR2 with the collection's latest trained router adapter
-(rdr2); and the ablations rdr2-base (the untrained base model routes), rdr2-no-expand,
-rdr2-no-refuse, rdr2-no-structure. Test-time scaling rows re-run rdr2 over a grid of expand
-iterations and of top-k documents (grid = 'expand_iterations' | 'top_k'); a grid point equal to
-the main rdr2 settings reuses its answers instead of recomputing them.
+hybrid search (rag-dense, rag-hybrid); RDR2 routed by each router kind — `rdr2` (the default kind,
+`router`), `rdr2-encoder` and `rdr2-llm` (the trained routers `router_adapter` published in this
+lineage), `rdr2-similarity` (the untrained encoder), `rdr2-base` (the untrained LLM), and the
+bounds `rdr2-oracle` (gold-aware ceiling) and `rdr2-hit-nodes` (the retrieved passages' nodes,
+the floor); `rdr2-free` is `rdr2` without the evidence budget; ablations of the default router
+rdr2-no-expand, rdr2-no-refuse, rdr2-no-structure. Every rdr2 row except `rdr2-free` gives the
+reader at most the words rag-hybrid gave it for the same question (`evidence_budget`), so
+evidence recall is compared at equal length. Test-time scaling rows re-run rdr2 over a grid of
+expand iterations and of top-k documents. Strategies whose settings are identical (rdr2 and
+rdr2-encoder, a grid point equal to rdr2) are computed once and stored under each label.
 """
 
 import dataclasses
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Literal
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
+from pydantic import Field
 
 from rag_assets.core.answer_metrics import word_count
 from rag_assets.core.catalogue import load_question_rows, load_trees
+from rag_assets.core.encoder_training import load_encoder_router
 from rag_assets.core.engines.cache import CachingEngine
 from rag_assets.core.lineage import AnswerRecord, answer_versions, build_record, index_version, store_answers, utc_now
 from rag_assets.core.questions import Question
 from rag_assets.core.retrieval import search
-from rag_assets.core.routing_data import latest_adapter
-from rag_assets.core.strategies import AnswerOutcome, StrategySpec, run_strategy
+from rag_assets.core.routing import Router
+from rag_assets.core.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
+from rag_assets.core.strategies import DEFAULT_ROUTER_KIND, AnswerOutcome, StrategySpec, run_strategy
 from rag_assets.metadata import counter_table, markdown_table
 from rag_assets.partitions import collection_partitions
+from rag_assets.router import router_adapter, router_metrics, upstream_routers
 from resources.embedder import EmbedderResource
 from resources.llm import LLMResource
 from resources.vectors import VectorStoreResource
@@ -35,31 +45,64 @@ STRATEGIES = (
     "rag-dense",
     "rag-hybrid",
     "rdr2",
+    "rdr2-free",
+    "rdr2-encoder",
+    "rdr2-llm",
+    "rdr2-similarity",
     "rdr2-base",
+    "rdr2-oracle",
+    "rdr2-hit-nodes",
     "rdr2-no-expand",
     "rdr2-no-refuse",
     "rdr2-no-structure",
 )
+# What `make run` evaluates on the built-in corpus (rdr2-encoder is rdr2 under its own name).
+DEFAULT_STRATEGIES = [s for s in STRATEGIES if s != "rdr2-encoder"]
 SOURCE = "evaluation"
 LONG_ANSWER_WORDS = 16
+BUDGET_SOURCE = "rag-hybrid"
 
 
 class AnswersConfig(dg.Config):
-    split: str = "test"  # evaluation questions ("dev,test": both); an empty split falls back to dev, then all
-    max_questions: int = 0  # 0 = every question of the split
-    strategies: list[str] = list(STRATEGIES)
-    retrieval_mode: str = "hybrid"  # first-stage search of rdr2
-    rag_top_k: int = 5  # passages the rag strategies give the reader
-    # rdr2's defaults are sized for `make run` on 2 CPU cores (every round routes every document of
-    # every question through the model); on a GPU use top_k 3-5, expand_iterations 2-3 and wider grids.
-    top_k: int = 2  # documents rdr2 routes
-    passages_per_query: int = 10  # rdr2: first-stage passages grouped into top_k documents
-    expand_iterations: int = 1
-    expand_grid: list[int] = [0, 1]  # test-time scaling over expand iterations ([] = none)
-    top_k_grid: list[int] = [1, 2]  # test-time scaling over documents routed ([] = none)
-    answer_style: str = "auto"  # short | list | long | auto (long when most gold answers are long)
-    router_max_new_tokens: int = 48
-    token_budget: int = 512  # router input per subtree (tokens; as routing_subtrees, what the router learnt on)
+    split: str = Field(
+        default="test",
+        description='Evaluation questions ("dev,test": both); an empty split falls back to dev, then all.',
+    )
+    max_questions: int = Field(default=0, ge=0, description="Questions evaluated at most (0 = every question).")
+    strategies: list[str] = Field(
+        default=DEFAULT_STRATEGIES, description=f"Strategies to run, among {list(STRATEGIES)}."
+    )
+    router: Literal["encoder", "llm"] = Field(
+        default=DEFAULT_ROUTER_KIND,
+        description="Router kind of `rdr2`, its ablations and grids (encoder: trained node scorer; llm: LoRA adapter).",
+    )
+    retrieval_mode: Literal["dense", "bm25", "hybrid"] = Field(
+        default="hybrid", description="rdr2's first-stage search."
+    )
+    rag_top_k: int = Field(default=5, ge=0, le=100, description="Passages the rag strategies give the reader.")
+    # rdr2's defaults are sized for `make run` on 2 CPU cores; on a GPU use top_k 3-5 and 2-3 expand rounds.
+    top_k: int = Field(default=2, ge=0, le=50, description="Documents rdr2 routes.")
+    passages_per_query: int = Field(
+        default=10, ge=1, le=200, description="rdr2: first-stage passages grouped into top_k documents."
+    )
+    expand_iterations: int = Field(default=1, ge=0, le=10, description="rdr2: routing rounds after the first.")
+    expand_grid: list[int] = Field(default=[0, 1], description="Test-time scaling over expand iterations ([] = none).")
+    top_k_grid: list[int] = Field(default=[1, 2], description="Test-time scaling over documents routed ([] = none).")
+    evidence_budget: bool = Field(
+        default=True,
+        description=f"Cut rdr2's routed evidence to the words {BUDGET_SOURCE} gave the reader for the same question "
+        "(rdr2-free is always free).",
+    )
+    answer_style: Literal["short", "list", "long", "auto"] = Field(
+        default="auto", description="Reader prompt; auto = long when most gold answers are long."
+    )
+    router_max_new_tokens: int = Field(default=48, ge=8, le=512, description="LLM router output tokens per view.")
+    token_budget: int = Field(
+        default=512,
+        ge=64,
+        le=32768,
+        description="Router input per subtree (tokens), as routing_subtrees built what the router learnt on.",
+    )
 
 
 def pick_questions(con, collection: str, split: str) -> tuple[list[Question], str, str | None]:
@@ -80,8 +123,11 @@ def answer_style(config_style: str, questions: list[Question]) -> str:
     return "long" if questions and long * 2 > len(questions) else "short"
 
 
-def strategy_specs(config: AnswersConfig, style: str, adapter: str | None) -> dict[str, StrategySpec]:
+def strategy_specs(
+    config: AnswersConfig, style: str, llm_adapter: str | None, budget: bool = True
+) -> dict[str, StrategySpec]:
     """Every strategy by label (the config's `strategies` choose which run; the grids use 'rdr2')."""
+    budget_from = BUDGET_SOURCE if budget and config.evidence_budget else None
     rdr2 = StrategySpec(
         "rdr2",
         "rdr2",
@@ -89,11 +135,17 @@ def strategy_specs(config: AnswersConfig, style: str, adapter: str | None) -> di
         top_k=config.top_k,
         passages_per_query=config.passages_per_query,
         expand_iterations=config.expand_iterations,
-        adapter=adapter,
+        adapter=llm_adapter if config.router == "llm" else None,
         answer_style=style,
         router_max_new_tokens=config.router_max_new_tokens,
         token_budget=config.token_budget,
+        router=config.router,
+        evidence_budget_from=budget_from,
     )
+
+    def routed(name: str, router: str, adapter: str | None = None) -> StrategySpec:
+        return dataclasses.replace(rdr2, name=name, router=router, adapter=adapter)
+
     specs = {
         "no-retrieval": StrategySpec("no-retrieval", "none", top_k=0, answer_style=style),
         "rag-dense": StrategySpec(
@@ -103,7 +155,13 @@ def strategy_specs(config: AnswersConfig, style: str, adapter: str | None) -> di
             "rag-hybrid", "rag", retrieval_mode="hybrid", top_k=config.rag_top_k, answer_style=style
         ),
         "rdr2": rdr2,
-        "rdr2-base": dataclasses.replace(rdr2, name="rdr2-base", adapter=None),
+        "rdr2-free": dataclasses.replace(rdr2, name="rdr2-free", evidence_budget_from=None),
+        "rdr2-encoder": routed("rdr2-encoder", "encoder"),
+        "rdr2-llm": routed("rdr2-llm", "llm", llm_adapter),
+        "rdr2-similarity": routed("rdr2-similarity", "similarity"),
+        "rdr2-base": routed("rdr2-base", "llm"),
+        "rdr2-oracle": routed("rdr2-oracle", "oracle"),
+        "rdr2-hit-nodes": routed("rdr2-hit-nodes", "hit-nodes"),
         "rdr2-no-expand": dataclasses.replace(rdr2, name="rdr2-no-expand", allow_expand=False),
         "rdr2-no-refuse": dataclasses.replace(rdr2, name="rdr2-no-refuse", allow_refuse=False),
         "rdr2-no-structure": dataclasses.replace(rdr2, name="rdr2-no-structure", structure=False),
@@ -116,12 +174,13 @@ def strategy_specs(config: AnswersConfig, style: str, adapter: str | None) -> di
 
 @dg.asset(
     partitions_def=collection_partitions,
-    deps=["passage_index", "questions", "router_adapter", "router_metrics"],
+    deps=["passage_index", "questions", router_adapter, router_metrics],
     group_name="evaluation",
     kinds={"python", "duckdb"},
     description="Every strategy's answers to the evaluation questions (no retrieval, retrieve-and-read "
-    "dense/hybrid, RDR2 with the trained router, its ablations and test-time scaling grids), each "
-    "with its evidence, cited nodes, costs and versions; replaces the collection's evaluation rows atomically.",
+    "dense/hybrid, RDR2 with each router kind — trained encoder and LLM routers, their untrained counterparts, "
+    "the oracle ceiling and hit-nodes floor — its ablations and test-time scaling grids), each with its "
+    "evidence, cited nodes, costs and versions; replaces the collection's evaluation rows atomically.",
 )
 def answers(
     context: dg.AssetExecutionContext,
@@ -137,47 +196,78 @@ def answers(
     index = vectors.index(model)
     with catalogue.get_connection() as con:
         questions, split, note = pick_questions(con, collection, config.split)
-        adapter = latest_adapter(con, collection)
+        published, similarity_thresholds, router_notes = upstream_routers(context, con)
         trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
     if config.max_questions > 0:
         questions = questions[: config.max_questions]
-    notes = [note] if note else []
-    if adapter is not None and not (Path(adapter.path) / "adapter_config.json").is_file():
-        notes.append(f"adapter {adapter.adapter_id} is gone from {adapter.path}: rdr2 routes with the base model")
-        adapter = None
-    if adapter is None and not any("adapter" in n for n in notes):
-        notes.append("no trained router adapter: rdr2 routes with the base model (same as rdr2-base)")
+    notes = ([note] if note else []) + router_notes
+    adapter = published.get("llm")
+    specs_all = strategy_specs(config, "short", adapter.adapter_id if adapter else None)
+    wanted = [name for name in specs_all if name in config.strategies]
+    if adapter is None and any(specs_all[n].router == "llm" and specs_all[n].adapter is None for n in wanted):
+        notes.append("no trained LLM router adapter: LLM-routed rows route with the base model (as rdr2-base)")
+    if "encoder" not in published and any(specs_all[n].router == "encoder" for n in wanted):
+        skipped = [n for n in wanted if specs_all[n].router == "encoder"]
+        notes.append(f"no trained encoder router: {', '.join(skipped)} not run")
+        wanted = [n for n in wanted if n not in skipped]
+    if config.evidence_budget and BUDGET_SOURCE not in wanted:
+        notes.append(f"{BUDGET_SOURCE} not among the strategies: rdr2's evidence is not budgeted")
     for n in notes:
         context.log.warning(n)
 
     style = answer_style(config.answer_style, questions)
     all_specs = strategy_specs(config, style, adapter.adapter_id if adapter else None)
-    specs = {name: spec for name, spec in all_specs.items() if name in config.strategies}
+    specs = {name: all_specs[name] for name in wanted}
     outcomes: dict[tuple[str, str, int], tuple[StrategySpec, list[AnswerOutcome]]] = {}
     engine = None
     timings: list[tuple[str, float]] = []
+    router_ids = {kind: record.adapter_id for kind, record in published.items()}
     if questions:
         # Grid points repeat most prompts of the main rdr2 run (greedy: same output): replayed,
         # with their seconds charged back to each strategy (core/engines/cache.py).
         engine = CachingEngine(llm.engine({adapter.adapter_id: Path(adapter.path)} if adapter else None))
         queries = [q.query for q in questions]
+        routers: dict[str, Router] = {
+            "similarity": ScoringRouter(model, similarity_thresholds, kind="similarity", contextual=False),
+            "oracle": OracleRouter(questions),
+            "hit-nodes": HitNodesRouter(),
+        }
+        if "encoder" in published:
+            routers["encoder"] = load_encoder_router(Path(published["encoder"].path), device=model.device)
 
         def retrieve(query: str, mode: str, k: int):
             return search(index, model, query, mode=mode, k=k, collections=[collection])
 
+        computed: dict[StrategySpec, list[AnswerOutcome]] = {}
+
         def run(spec: StrategySpec, label_suffix: str = "") -> list[AnswerOutcome]:
+            key = dataclasses.replace(spec, name="")  # same settings, same answers: computed once
+            if key in computed:
+                return computed[key]
+            budgets = None
+            if spec.evidence_budget_from:
+                source = outcomes.get((spec.evidence_budget_from, "", -1))
+                budgets = [o.evidence_words for o in source[1]] if source else None
             t0 = time.perf_counter()
-            result = run_strategy(queries, spec, retrieve=retrieve, trees=trees, engine=engine)
+            result = run_strategy(
+                queries,
+                spec,
+                retrieve=retrieve,
+                trees=trees,
+                engine=engine,
+                routers=routers,
+                evidence_budgets=budgets,
+            )
             label = f"{spec.name} {label_suffix}".strip()
             timings.append((label, time.perf_counter() - t0))
             context.log.info(f"{label}: {len(queries)} questions in {timings[-1][1]:.1f}s ({spec.knobs()})")
+            computed[key] = result
             return result
 
-        for name, spec in specs.items():
-            if name == "rdr2-base" and adapter is None and ("rdr2", "", -1) in outcomes:
-                outcomes[(name, "", -1)] = (spec, outcomes[("rdr2", "", -1)][1])  # identical: reuse
-                continue
-            outcomes[(name, "", -1)] = (spec, run(spec))
+        # The budget's source runs first, so every budgeted row can read its words.
+        for name in sorted(specs, key=lambda n: n != BUDGET_SOURCE):
+            outcomes[(name, "", -1)] = (specs[name], run(specs[name]))
+        outcomes = {(name, "", -1): outcomes[(name, "", -1)] for name in specs}  # back in config order
         main = all_specs["rdr2"]
         for grid, values, field in (
             ("expand_iterations", config.expand_grid, "expand_iterations"),
@@ -185,26 +275,29 @@ def answers(
         ):
             for value in dict.fromkeys(values):
                 spec = dataclasses.replace(main, **{field: value})
-                if spec == main and ("rdr2", "", -1) in outcomes:
-                    outcomes[("rdr2", grid, value)] = (spec, outcomes[("rdr2", "", -1)][1])
-                else:
-                    outcomes[("rdr2", grid, value)] = (spec, run(spec, f"@ {grid}={value}"))
+                outcomes[("rdr2", grid, value)] = (spec, run(spec, f"@ {grid}={value}"))
 
     created = utc_now()
     records: list[AnswerRecord] = []
     with catalogue.get_connection() as con:
         index_info = index_version(index, collection) if questions else None
         for (_name, grid, value), (spec, results) in outcomes.items():
+            router_id = router_ids.get("encoder") if spec.router == "encoder" else spec.adapter
+            router_model = None
+            if spec.kind == "rdr2":
+                router_model = {
+                    "llm": f"{engine.model_id}+{spec.adapter}" if spec.adapter else engine.model_id,
+                    "encoder": router_id,
+                    "similarity": model.model_id,
+                }.get(spec.router, spec.router)
             for question, outcome in zip(questions, results):
                 versions = answer_versions(
                     con,
                     collection,
                     outcome,
                     index=index_info,
-                    adapter_id=spec.adapter,
-                    router_model=(f"{engine.model_id}+{spec.adapter}" if spec.adapter else engine.model_id)
-                    if spec.kind == "rdr2"
-                    else None,
+                    adapter_id=router_id,
+                    router_model=router_model,
                     reader_model=engine.model_id,
                     embedder=model.model_id,
                 )
@@ -233,7 +326,9 @@ def answers(
             "split": split,
             "answer_style": style,
             "strategies": dg.MetadataValue.md(counter_table("strategy", per_strategy)),
+            "router": config.router,
             "adapter_id": adapter.adapter_id if adapter else "none (base model routes)",
+            "encoder_adapter_id": router_ids.get("encoder", "none"),
             "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
             "seconds": round(seconds, 1),
             "generation_cache": (

@@ -189,18 +189,23 @@ def search(
         )
 
 
-def _latest_adapter(con, collection: str) -> tuple[str, Path] | None:
-    """(adapter_id, folder) of the collection's newest row in `router_adapters`, if any."""
+def _latest_adapter(con, collection: str, kind: str = "llm") -> tuple[str, Path] | None:
+    """(id, folder) of the collection's newest published router of `kind` (encoder | llm), if any."""
+    from rag_assets.core.encoder_training import is_encoder_router
+
     exists = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = 'router_adapters'"
     ).fetchone()[0]
     if not exists:
         return None
-    row = con.execute(
-        "SELECT adapter_id, path FROM router_adapters WHERE collection = ? ORDER BY created_at DESC LIMIT 1",
-        [collection],
-    ).fetchone()
-    return (row[0], Path(row[1])) if row and Path(row[1]).is_dir() else None
+    rows = con.execute(
+        "SELECT adapter_id, path FROM router_adapters WHERE collection = ? ORDER BY created_at DESC", [collection]
+    ).fetchall()
+    for adapter_id, path in rows:
+        folder = Path(path)
+        if folder.is_dir() and is_encoder_router(folder) == (kind == "encoder"):
+            return adapter_id, folder
+    return None
 
 
 def _answer_collection(con, collection: str | None) -> str:
@@ -217,6 +222,10 @@ def _answer_collection(con, collection: str | None) -> str:
     return names[0]
 
 
+ASK_ROUTERS = ("encoder", "llm", "similarity", "hit-nodes")
+DEFAULT_ROUTER_KIND = "encoder"  # as rag_assets.core.strategies (not imported: keeps `rag --help` fast)
+
+
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question."),
@@ -225,16 +234,24 @@ def ask(
     iters: int = typer.Option(2, "--iters", help="rdr2: expand iterations after the first routing round."),
     collection: str = typer.Option(None, "--collection", "-c", help="The collection (default: the only one)."),
     mode: str = typer.Option("hybrid", "--mode", "-m", help="Retrieval: dense | bm25 | hybrid"),
-    adapter: str = typer.Option("latest", "--adapter", help="Router adapter: latest | none | a folder."),
+    router_kind: str = typer.Option(
+        DEFAULT_ROUTER_KIND, "--router", help="rdr2 router kind: encoder | llm | similarity | hit-nodes"
+    ),
+    adapter: str = typer.Option(
+        "latest", "--adapter", help="Trained router (encoder or LLM kind): latest | none | a folder."
+    ),
     style: str = typer.Option("short", "--style", help="Answer style: short | list | long"),
     as_json: bool = typer.Option(False, "--json", help="Print the stored answer row as JSON."),
 ) -> None:
     """Answer a question from the materialized index (Retrieve, Document-Route, Read) and store it
     with its lineage in the `answers` table; `rag trace ANSWER_ID` audits it later."""
     from rag_assets.core.catalogue import ensure_schema
+    from rag_assets.core.encoder_training import load_encoder_router
     from rag_assets.core.lineage import CatalogueTrees, answer_versions, build_record, index_version, store_answers
     from rag_assets.core.retrieval import search as run_search
+    from rag_assets.core.scoring_router import HitNodesRouter, ScoringRouter
     from rag_assets.core.strategies import KINDS, StrategySpec, run_strategy
+    from rag_assets.core.teachers import SimilarityThresholds
     from resources.catalogue import default_catalogue
     from resources.embedder import EmbedderResource
     from resources.llm import LLMResource
@@ -242,6 +259,9 @@ def ask(
 
     if strategy not in KINDS:
         errors.print(f"[red]error:[/red] --strategy must be one of {', '.join(KINDS)}, not {strategy!r}")
+        raise typer.Exit(2)
+    if router_kind not in ASK_ROUTERS:
+        errors.print(f"[red]error:[/red] --router must be one of {', '.join(ASK_ROUTERS)}, not {router_kind!r}")
         raise typer.Exit(2)
     if mode not in ("dense", "bm25", "hybrid"):
         errors.print(f"[red]error:[/red] --mode must be dense, bm25 or hybrid, not {mode!r}")
@@ -255,18 +275,33 @@ def ask(
             raise typer.Exit(2) from None
         adapters: dict[str, Path] = {}
         adapter_name: str | None = None
-        if strategy == "rdr2" and adapter != "none":
-            found = _latest_adapter(con, name) if adapter == "latest" else (Path(adapter).name, Path(adapter))
+        encoder_folder: Path | None = None
+        trained = router_kind in ("encoder", "llm")
+        if strategy == "rdr2" and trained and adapter != "none":
+            found = (
+                _latest_adapter(con, name, router_kind) if adapter == "latest" else (Path(adapter).name, Path(adapter))
+            )
+            marker = "router.json" if router_kind == "encoder" else "adapter_config.json"
             if found is None:
+                fallback = "the untrained encoder (similarity)" if router_kind == "encoder" else "the base model"
                 errors.print(
-                    f"[yellow]note:[/yellow] no trained router adapter for {name!r}; routing with the base model"
+                    f"[yellow]note:[/yellow] no trained {router_kind} router for {name!r}; routing with {fallback}"
                 )
-            elif not (found[1] / "adapter_config.json").is_file():
-                errors.print(f"[red]error:[/red] {found[1]} is not a LoRA adapter folder (no adapter_config.json)")
+            elif not (found[1] / marker).is_file():
+                errors.print(f"[red]error:[/red] {found[1]} is not a trained {router_kind} router folder (no {marker})")
                 raise typer.Exit(2)
+            elif router_kind == "encoder":
+                adapter_name, encoder_folder = found
             else:
                 adapter_name, adapters = found[0], {found[0]: found[1]}
-        label = {"none": "no-retrieval", "rag": f"rag-{mode}"}.get(strategy, "rdr2" if adapter_name else "rdr2-base")
+        if router_kind == "encoder" and encoder_folder is None:
+            router_kind = "similarity"
+        label = {"none": "no-retrieval", "rag": f"rag-{mode}"}.get(
+            strategy,
+            {"encoder": "rdr2-encoder", "similarity": "rdr2-similarity", "hit-nodes": "rdr2-hit-nodes"}.get(
+                router_kind, "rdr2-llm" if adapter_name else "rdr2-base"
+            ),
+        )
         try:
             spec = StrategySpec(
                 name=label,
@@ -275,8 +310,9 @@ def ask(
                 top_k=k,
                 passages_per_query=max(10, 2 * k),
                 expand_iterations=iters,
-                adapter=adapter_name,
+                adapter=adapter_name if router_kind == "llm" else None,
                 answer_style=style,
+                router=router_kind if strategy == "rdr2" else "llm",
             )
         except ValueError as err:
             errors.print(f"[red]error:[/red] {err}")
@@ -284,21 +320,27 @@ def ask(
         embedder = EmbedderResource(progress=False).get()
         index = VectorStoreResource().index(embedder)
         engine = LLMResource.from_env().engine(adapters=adapters)
+        routers = {"hit-nodes": HitNodesRouter()}
+        if encoder_folder is not None:
+            routers["encoder"] = load_encoder_router(encoder_folder, device=embedder.device)
+        routers["similarity"] = ScoringRouter(embedder, SimilarityThresholds(), kind="similarity", contextual=False)
 
         def retrieve(query: str, how: str, top: int):
             return run_search(index, embedder, query, mode=how, k=top, collections=[name])
 
         try:
-            outcome = run_strategy([question], spec, retrieve=retrieve, trees=CatalogueTrees(con, name), engine=engine)[
-                0
-            ]
+            outcome = run_strategy(
+                [question], spec, retrieve=retrieve, trees=CatalogueTrees(con, name), engine=engine, routers=routers
+            )[0]
             versions = answer_versions(
                 con,
                 name,
                 outcome,
                 index=index_version(index, name) if strategy != "none" else None,
                 adapter_id=adapter_name,
-                router_model=engine.model_id if strategy == "rdr2" else None,
+                router_model=(adapter_name if router_kind == "encoder" else engine.model_id)
+                if strategy == "rdr2"
+                else None,
                 reader_model=engine.model_id,
                 embedder=embedder.model_id if strategy != "none" else None,
             )

@@ -54,8 +54,6 @@ class RouterKind(StrEnum):
     llm = "llm"
 
 
-# The kind `rdr2` routes with by default: the one that wins on the real dev sets (README, issue 12).
-DEFAULT_ROUTER_KIND = RouterKind.encoder.value
 ADAPTER_KEYS = {"encoder": "encoder_adapter_id", "llm": "adapter_id"}
 
 

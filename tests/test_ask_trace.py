@@ -72,7 +72,7 @@ def test_ask_then_trace_then_a_changed_source(materialized: Path) -> None:
 
     routed = runner.invoke(app, ["ask", "What keeps the pond fish alive in winter?", "-k", "1", "--iters", "1"])
     assert routed.exit_code == 0, routed.output
-    assert "answer id" in routed.stdout and "no trained router adapter" in routed.stderr
+    assert "answer id" in routed.stdout and "no trained encoder router" in routed.stderr
     routed_id = next(line.split()[2] for line in routed.stdout.splitlines() if line.startswith("answer id: "))
 
     traced = runner.invoke(app, ["trace", row["answer_id"], "--json"])

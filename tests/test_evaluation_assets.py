@@ -13,7 +13,8 @@ import duckdb
 import pytest
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.answers import STRATEGIES
+from rag_assets.answers import DEFAULT_STRATEGIES as STRATEGIES
+from rag_assets.core.lineage import trace_answer
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
 from rag_assets.partitions import register_collections
 from tests.conftest import tiny_project
@@ -47,6 +48,7 @@ STAGES = (
     "passages",
     "passage_index",
     "questions",
+    "synthetic_questions",
     "routing_subtrees",
     "routing_actions",
     "router_adapter",
@@ -56,7 +58,10 @@ STAGES = (
 )
 RUN_CONFIG = {
     "ops": {
-        "router_adapter": {"config": {"max_steps": 1, "batch_size": 2, "max_length": 512}},
+        "synthetic_questions": {"config": {"count": 4}},
+        "router_adapter": {
+            "config": {"max_steps": 1, "batch_size": 2, "max_length": 512, "encoder_epochs": 1, "encoder_batch_size": 4}
+        },
         "router_metrics": {"config": {"max_samples": 3, "max_new_tokens": 16}},
         "answers": {
             "config": {
@@ -105,6 +110,15 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
             "min(source) FROM answers GROUP BY ALL ORDER BY ALL"
         ).fetchall()
         versions = json.loads(con.execute("SELECT versions FROM answers WHERE strategy = 'rdr2' LIMIT 1").fetchone()[0])
+        words = dict(
+            con.execute(
+                "SELECT qid || '/' || strategy, evidence_words FROM answers WHERE grid = '' AND strategy IN "
+                "('rag-hybrid', 'rdr2', 'rdr2-oracle', 'rdr2-hit-nodes', 'rdr2-similarity')"
+            ).fetchall()
+        )
+        routed_id = con.execute(
+            "SELECT answer_id FROM answers WHERE strategy = 'rdr2' AND cardinality(cited_node_ids) > 0 LIMIT 1"
+        ).fetchone()
         rag = con.execute(
             "SELECT cited_node_ids, passage_ids, evidence_words FROM answers WHERE strategy = 'rag-hybrid' LIMIT 1"
         ).fetchone()
@@ -114,7 +128,17 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
     assert grids == {("expand_iterations", 0), ("expand_iterations", 1), ("top_k", 1), ("top_k", 2)}
     assert all(r[3] == r[4] and r[5] == result.run_id and r[6] == "evaluation" for r in rows)
     assert answers_meta["dagster/row_count"].value == sum(r[3] for r in rows) == 2 * (len(STRATEGIES) + 4)
-    assert versions["index"]["tag"].startswith("tiny-") and versions["adapter_id"]
+    # rdr2 routes with the trained encoder router of this lineage, recorded in its versions
+    assert versions["index"]["tag"].startswith("tiny-")
+    assert versions["adapter_id"] == meta["router_adapter"]["encoder_adapter_id"].value
+    # every budgeted rdr2 row gives the reader at most rag-hybrid's words for the same question
+    for key, count in words.items():
+        qid, strategy = key.split("/")
+        assert strategy == "rag-hybrid" or count <= words[f"{qid}/rag-hybrid"], key
+    if routed_id:  # an encoder-routed answer traces down to its exact source spans
+        with duckdb.connect(str(project["db"])) as con:
+            trace = trace_answer(con, routed_id[0])
+        assert trace.sources and all(src.current_text == src.recorded_text for src in trace.sources)
     assert rag[0] and len(rag[1]) == 2 and rag[2] > 0
 
     # the report: files, finite numbers for every strategy, plots referenced by the HTML
@@ -145,10 +169,11 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
     for strategy, metrics in results.items():
         assert set(metrics) == expected, strategy
         assert all(isinstance(v, (int, float)) and math.isfinite(v) for v in metrics.values()), strategy
-    assert results["no-retrieval"]["evidence_words"] == 0 and results["rdr2"]["router_prompt_tokens"] > 0
+    assert results["no-retrieval"]["evidence_words"] == 0 and results["rdr2-llm"]["router_prompt_tokens"] > 0
+    assert results["rdr2"]["router_prompt_tokens"] == 0  # the encoder router reads no prompt
     assert set(summary["scaling"]["tiny"]) == {"expand_iterations", "top_k"}
     assert set(summary["scaling"]["tiny"]["top_k"]) == {"1", "2"}
-    assert set(summary["router_metrics"]["tiny"]) <= {"base", "adapter"}
+    assert set(summary["router_metrics"]["tiny"]) <= {"base", "adapter", "encoder", "similarity"}
     assets = summary["versions"]["assets"]
     assert set(assets) == set(STAGES) - {"evaluation_report"}
     assert assets["passage_index"]["data_version"].startswith("v") and assets["router_adapter"]["materialized"]

@@ -1,6 +1,7 @@
-"""routing_actions with every teacher, router_adapter's registry row and router_metrics (base vs
-adapter) materialized for real with Dagster: DuckDB and LanceDB in tmp_path, the packaged
-embedder and the real SmolLM2 (tiny settings: 2 training steps, a few validation samples)."""
+"""routing_actions with every teacher, router_adapter's registry rows (encoder and LLM routers) and
+router_metrics (each kind against its untrained counterpart) materialized for real with Dagster:
+DuckDB and LanceDB in tmp_path, the packaged embedder and the real SmolLM2 (tiny settings: 2
+training steps, a few validation samples)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,15 @@ QUESTIONS = [
     {"qid": "ice", "question": "Why keep a hole in the ice of the pond in winter?"},
     {"qid": "tide", "question": "How many high tides are there each day?", "answers": ["two high tides"]},
 ]
-UPSTREAM = ("source_documents", "document_trees", "passages", "passage_index", "questions", "routing_subtrees")
+UPSTREAM = (
+    "source_documents",
+    "document_trees",
+    "passages",
+    "passage_index",
+    "questions",
+    "synthetic_questions",
+    "routing_subtrees",
+)
 METRIC_COLUMNS = "model, samples, ans_f1, exp_pre, ref_acc, expelled_per_output, collapsed_rate, parse_failure_rate"
 
 
@@ -49,7 +58,12 @@ def _materialize(project: dict, *keys: str, ops: dict | None = None) -> dg.Execu
         partition_key="tiny",
         instance=project["instance"],
         selection=dg.AssetSelection.assets(*keys),
-        run_config={"ops": {k: {"config": v} for k, v in (ops or {}).items()}},
+        # No synthetic questions unless a test asks for them: the tiny corpus' labelled ones suffice.
+        run_config={
+            "ops": {
+                k: {"config": v} for k, v in {"synthetic_questions": {"count": 0}, **(ops or {})}.items() if k in keys
+            }
+        },
     )
     assert result.success
     return result
@@ -74,7 +88,7 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
         *UPSTREAM,
         "routing_actions",
         "router_metrics",
-        ops={"routing_actions": teacher, "router_metrics": metrics},
+        ops={"routing_actions": teacher, "router_metrics": metrics, "synthetic_questions": {"count": 0}},
     )
     actions = _meta(first)["routing_actions"]
     assert actions["ANS"] + actions["EXP"] + actions["REF"] == actions["dagster/row_count"] and actions["failed"] == 0
@@ -88,44 +102,62 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
             con.execute("SELECT qid, list_distinct(list(teacher)) FROM routing_actions GROUP BY 1").fetchall()
         )
         validation = con.execute("SELECT count(*) FROM routing_actions WHERE fold = 'validation'").fetchone()[0]
-        base_only = con.execute(f"SELECT {METRIC_COLUMNS} FROM router_metrics WHERE collection = 'tiny'").fetchall()
+        base_only = con.execute(
+            f"SELECT {METRIC_COLUMNS} FROM router_metrics WHERE collection = 'tiny' ORDER BY model"
+        ).fetchall()
     assert teachers["ice"] == ["similarity"] and teachers["tea"] == ["oracle"]
-    # No adapter trained yet: the base model alone is scored, and the check warns.
-    assert [r[:2] for r in base_only] == [("base", min(3, validation))]
+    # No router trained yet: the untrained LLM and the untrained encoder (similarity) are scored,
+    # and the check warns.
+    assert [r[:2] for r in base_only] == [("base", min(3, validation)), ("similarity", validation)]
     assert all(0.0 <= v <= 1.0 for v in base_only[0][2:5] + base_only[0][6:])
     check = checks["router_adapter_beats_base"]
     assert check.severity == dg.AssetCheckSeverity.WARN and not check.passed
     assert check.metadata["no_adapter"].value == "tiny"
 
+    training = {"max_steps": 2, "batch_size": 2, "max_length": 512, "encoder_epochs": 1, "encoder_batch_size": 4}
     second = _materialize(
         project,
         "router_adapter",
         "router_metrics",
-        ops={"router_adapter": {"max_steps": 2, "batch_size": 2, "max_length": 512}, "router_metrics": metrics},
+        ops={"router_adapter": training, "router_metrics": metrics},
     )
     meta = _meta(second)
     adapter = meta["router_adapter"]
     with duckdb.connect(str(project["db"])) as con:
-        registry = con.execute("SELECT collection, adapter_id, path, base_model FROM router_adapters").fetchall()
+        registry = con.execute(
+            "SELECT collection, adapter_id, path, base_model FROM router_adapters ORDER BY created_at"
+        ).fetchall()
         rows = con.execute(
             f"SELECT {METRIC_COLUMNS} FROM router_metrics WHERE collection = 'tiny' ORDER BY model"
         ).fetchall()
+    embedder_id = project["resources"]["embedder"].get().model_id
     assert registry == [
-        ("tiny", adapter["adapter_id"], adapter["path"], str(project["resources"]["base_model"].path()))
+        ("tiny", adapter["encoder_adapter_id"], adapter["encoder_path"], embedder_id),
+        ("tiny", adapter["adapter_id"], adapter["path"], str(project["resources"]["base_model"].path())),
     ]
-    # The collection's rows were replaced: exactly one base and one adapter row, same samples.
-    assert [r[:2] for r in rows] == [("adapter", min(3, validation)), ("base", min(3, validation))]
+    assert adapter["encoder_adapter_id"].startswith("enc-") and Path(adapter["encoder_path"], "router.json").is_file()
+    assert "| ANSWER |" in adapter["encoder_calibration"] and adapter["encoder_pairs"] > 0
+    # The collection's rows were replaced: one row per model; the LLM rows on the same samples.
+    assert [r[:2] for r in rows] == [
+        ("adapter", min(3, validation)),
+        ("base", min(3, validation)),
+        ("encoder", validation),
+        ("similarity", validation),
+    ]
     by_model = {r[0]: dict(zip(METRIC_COLUMNS.split(", "), r)) for r in rows}
     assert by_model["base"] == dict(zip(METRIC_COLUMNS.split(", "), base_only[0]))  # greedy: base is reproducible
     assert meta["router_metrics"]["adapter_id"] == adapter["adapter_id"]
-    assert "| adapter |" in meta["router_metrics"]["metrics"] and "| base |" in meta["router_metrics"]["metrics"]
+    assert meta["router_metrics"]["encoder_adapter_id"] == adapter["encoder_adapter_id"]
+    assert all(f"| {m} |" in meta["router_metrics"]["metrics"] for m in ("adapter", "base", "encoder", "similarity"))
+    # The check judges the default kind (the encoder) against its untrained counterpart.
     check = _checks(second)["router_adapter_beats_base"]
-    beats = all(by_model["adapter"][m] >= by_model["base"][m] for m in ("ans_f1", "ref_acc")) and any(
-        by_model["adapter"][m] > by_model["base"][m] for m in ("ans_f1", "ref_acc")
+    beats = all(by_model["encoder"][m] >= by_model["similarity"][m] for m in ("ans_f1", "ref_acc")) and any(
+        by_model["encoder"][m] > by_model["similarity"][m] for m in ("ans_f1", "ref_acc")
     )
     assert check.severity == dg.AssetCheckSeverity.WARN and check.passed == beats
+    assert check.metadata["router_kind"].value == "encoder"
     assert check.metadata["ans_f1_delta"].value == pytest.approx(
-        by_model["adapter"]["ans_f1"] - by_model["base"]["ans_f1"], abs=1e-4
+        by_model["encoder"]["ans_f1"] - by_model["similarity"]["ans_f1"], abs=1e-4
     )
 
 
@@ -151,6 +183,29 @@ def test_llm_teacher_through_the_llm_resource(project: dict) -> None:
     checks = _checks(result)
     assert checks["routing_targets_are_valid"].passed  # failed labels are excluded, the rest validated
     assert checks["teacher_failure_rate_bounded"].metadata["failed"].value == failed
+
+
+def test_synthetic_questions_train_the_router_and_are_counted(project: dict) -> None:
+    result = _materialize(
+        project,
+        *UPSTREAM,
+        "routing_actions",
+        ops={"synthetic_questions": {"count": 6}, "routing_actions": {"teacher": "oracle", "validation_fraction": 0.5}},
+    )
+    meta = _meta(result)
+    made = meta["synthetic_questions"]
+    assert made["dagster/row_count"] == 6 and "| cloze |" in made["by_kind"] and "| heading |" in made["by_kind"]
+    subtrees = meta["routing_subtrees"]
+    assert subtrees["questions_synthetic"] == 6 and subtrees["questions_labelled"] == len(QUESTIONS)
+    with duckdb.connect(str(project["db"])) as con:
+        synthetic = con.execute(
+            "SELECT fold, kind, count(*) FROM routing_actions WHERE qid LIKE 'synthetic:%' GROUP BY ALL"
+        ).fetchall()
+    # Synthetic questions always train (thresholds are calibrated on real questions), and the oracle
+    # finds their gold node or section in most of their views.
+    assert {fold for fold, _, _ in synthetic} == {"train"}
+    assert sum(n for _, kind, n in synthetic if kind in ("answer", "expand")) > 0
+    assert "train / synthetic" in meta["routing_actions"]["views_by_source"]
 
 
 def test_unknown_teacher_fails_clearly(project: dict) -> None:

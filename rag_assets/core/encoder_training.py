@@ -168,7 +168,7 @@ def train_encoder(
     """Fine-tune the encoder on `train`, calibrate on `validation`, publish the router folder."""
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.util import batch_to_device
     from tqdm import tqdm
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.readers import number_blocks, reader_messages, reader_style
@@ -32,6 +32,10 @@ KINDS = ("none", "rag", "rdr2")
 # encoder / llm: trained routers; similarity: the untrained encoder; oracle: gold-aware ceiling;
 # hit-nodes: the retrieved passages' nodes (the no-learning floor)
 ROUTER_KINDS = ("llm", "encoder", "similarity", "oracle", "hit-nodes")
+# The trained kind `rdr2` routes with by default: the one that wins on the real dev sets (README).
+DEFAULT_ROUTER_KIND = "encoder"
+# router_metrics model labels: each trained kind, and the untrained router it must beat
+TRAINED_VS_UNTRAINED = {"encoder": ("encoder", "similarity"), "llm": ("adapter", "base")}
 Retrieve = Callable[[str, str, int], Sequence[SearchHit]]  # (query, mode, k) -> hits
 
 
@@ -150,6 +154,77 @@ def _distinct(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
+@dataclass(slots=True)
+class GatheredEvidence:
+    """What a strategy gives the reader for one question, and what it cost to gather."""
+
+    evidence: str = ""  # exactly what the reader will see
+    citations: list[Citation] = field(default_factory=list)
+    passage_ids: list[str] = field(default_factory=list)
+    retrieved_doc_ids: list[str] = field(default_factory=list)
+    router_prompt_tokens: int = 0
+    router_output_tokens: int = 0
+    routing_rounds: int = 0
+    expelled: int = 0
+    refused_docs: int = 0
+
+    @property
+    def words(self) -> int:
+        return len(self.evidence.split())
+
+
+def gather_evidence(
+    questions: Sequence[str],
+    spec: StrategySpec,
+    *,
+    retrieve: Retrieve,
+    trees: Mapping[str, Sequence[TreeNode]],
+    engine: LLMEngine | None = None,
+    routers: Mapping[str, Router] | None = None,
+    evidence_budgets: Sequence[int | None] | None = None,
+) -> list[GatheredEvidence]:
+    """Retrieval per question, then (rdr2) ONE router call per routing round for all questions'
+    documents. `routers`: the router of each non-LLM kind a spec may name (the LLM router is
+    `engine`); `evidence_budgets`: per question, the words rdr2's routed evidence is cut to."""
+    gathered = [GatheredEvidence() for _ in questions]
+    if spec.kind == "rag" and spec.top_k > 0:
+        for out, question in zip(gathered, questions):
+            hits = list(retrieve(question, spec.retrieval_mode, spec.top_k))[: spec.top_k]
+            out.passage_ids = [h.passage_id for h in hits]
+            out.retrieved_doc_ids = _distinct([h.doc_id for h in hits])
+            out.evidence = number_blocks([(h.heading_path, h.text) for h in hits])
+            out.citations = _passage_citations(hits, trees)
+    elif spec.kind == "rdr2":
+        documents: list[list[RetrievedDocument]] = []
+        for out, question in zip(gathered, questions):
+            wanted = max(spec.passages_per_query, spec.top_k) if spec.top_k > 0 else 0
+            hits = list(retrieve(question, spec.retrieval_mode, wanted)) if wanted else []
+            grouped = [(d, ids) for d, ids in documents_in_order(hits, spec.top_k) if d in trees]
+            out.passage_ids = [h.passage_id for h in hits]
+            out.retrieved_doc_ids = [d for d, _ in grouped]
+            documents.append([RetrievedDocument(d, trees[d], ids) for d, ids in grouped])
+        router: Router | LLMEngine | None = engine if spec.router == "llm" else (routers or {}).get(spec.router)
+        if router is None:
+            raise ValueError(f"strategy {spec.name!r} routes with the {spec.router!r} router, which was not provided")
+        result = route_documents(
+            questions, documents, router, spec.routing_knobs(), evidence_budgets=evidence_budgets, trees=trees
+        )
+        for q, routed in enumerate(result.documents):
+            out = gathered[q]
+            out.evidence = render_evidence(routed, trees, numbered=True)
+            out.citations = [
+                _node_citation(doc.doc_id, trees[doc.doc_id][n])
+                for doc in routed
+                for n in sorted(doc.selected_node_ids)
+                if trees[doc.doc_id][n].kind == CONTENT
+            ]
+            out.router_prompt_tokens, out.router_output_tokens = result.prompt_tokens[q], result.output_tokens[q]
+            out.routing_rounds = result.rounds_per_question[q]
+            out.expelled = sum(doc.expelled for doc in routed)
+            out.refused_docs = sum(doc.refused for doc in routed)
+    return gathered
+
+
 def run_strategy(
     questions: Sequence[str],
     spec: StrategySpec,
@@ -161,11 +236,7 @@ def run_strategy(
     routers: Mapping[str, Router] | None = None,
     evidence_budgets: Sequence[int | None] | None = None,
 ) -> list[AnswerOutcome]:
-    """Batched across questions: retrieval per question, ONE router call per routing round for all
-    questions' documents, ONE reader call for all questions.
-
-    `routers`: the router of each non-LLM kind a spec may name (the LLM router is `engine`);
-    `evidence_budgets`: per question, the words rdr2's routed evidence is cut to (None = free)."""
+    """`gather_evidence` for all questions, then ONE reader call for all questions."""
     questions = list(questions)
     if not questions:
         return []
@@ -173,74 +244,39 @@ def run_strategy(
     engines = {id(engine): engine, id(reader): reader}.values()
     replayed = sum(e.replayed_seconds for e in engines)
     started = time.perf_counter()
-    count = len(questions)
-    hits: list[Sequence[SearchHit]] = [[] for _ in questions]
-    evidence = [""] * count
-    citations: list[list[Citation]] = [[] for _ in questions]
-    retrieved_docs: list[list[str]] = [[] for _ in questions]
-    router_prompt = [0] * count
-    router_output = [0] * count
-    rounds = [0] * count
-    expelled = [0] * count
-    refused = [0] * count
-
-    if spec.kind == "rag" and spec.top_k > 0:
-        for q, question in enumerate(questions):
-            hits[q] = list(retrieve(question, spec.retrieval_mode, spec.top_k))[: spec.top_k]
-            retrieved_docs[q] = _distinct([h.doc_id for h in hits[q]])
-            evidence[q] = number_blocks([(h.heading_path, h.text) for h in hits[q]])
-            citations[q] = _passage_citations(hits[q], trees)
-    elif spec.kind == "rdr2":
-        documents: list[list[RetrievedDocument]] = []
-        for q, question in enumerate(questions):
-            wanted = max(spec.passages_per_query, spec.top_k) if spec.top_k > 0 else 0
-            hits[q] = list(retrieve(question, spec.retrieval_mode, wanted)) if wanted else []
-            grouped = [(d, ids) for d, ids in documents_in_order(hits[q], spec.top_k) if d in trees]
-            retrieved_docs[q] = [d for d, _ in grouped]
-            documents.append([RetrievedDocument(d, trees[d], ids) for d, ids in grouped])
-        router: Router | LLMEngine = engine if spec.router == "llm" else (routers or {}).get(spec.router)
-        if router is None:
-            raise ValueError(f"strategy {spec.name!r} routes with the {spec.router!r} router, which was not provided")
-        result = route_documents(
-            questions, documents, router, spec.routing_knobs(), evidence_budgets=evidence_budgets, trees=trees
-        )
-        for q, routed in enumerate(result.documents):
-            evidence[q] = render_evidence(routed, trees, numbered=True)
-            citations[q] = [
-                _node_citation(doc.doc_id, trees[doc.doc_id][n])
-                for doc in routed
-                for n in sorted(doc.selected_node_ids)
-                if trees[doc.doc_id][n].kind == CONTENT
-            ]
-            router_prompt[q], router_output[q] = result.prompt_tokens[q], result.output_tokens[q]
-            rounds[q] = result.rounds_per_question[q]
-            expelled[q] = sum(doc.expelled for doc in routed)
-            refused[q] = sum(doc.refused for doc in routed)
-
+    gathered = gather_evidence(
+        questions,
+        spec,
+        retrieve=retrieve,
+        trees=trees,
+        engine=engine,
+        routers=routers,
+        evidence_budgets=evidence_budgets,
+    )
     style = reader_style(spec.answer_style)
     generations = reader.generate(
-        [reader_messages(question, evidence[q], style.name) for q, question in enumerate(questions)],
+        [reader_messages(question, g.evidence, style.name) for question, g in zip(questions, gathered)],
         max_new_tokens=spec.reader_max_new_tokens or style.max_new_tokens,
     )
     replayed = sum(e.replayed_seconds for e in engines) - replayed
-    seconds = (time.perf_counter() - started + replayed) / count
+    seconds = (time.perf_counter() - started + replayed) / len(questions)
     return [
         AnswerOutcome(
             question=question,
-            answer=generations[q].text,
-            evidence=evidence[q],
-            evidence_words=len(evidence[q].split()),
-            citations=citations[q],
-            passage_ids=[h.passage_id for h in hits[q]],
-            retrieved_doc_ids=retrieved_docs[q],
-            router_prompt_tokens=router_prompt[q],
-            router_output_tokens=router_output[q],
-            reader_prompt_tokens=generations[q].prompt_tokens,
-            reader_output_tokens=generations[q].output_tokens,
-            engine_calls=rounds[q] + 1,
+            answer=generation.text,
+            evidence=g.evidence,
+            evidence_words=g.words,
+            citations=g.citations,
+            passage_ids=g.passage_ids,
+            retrieved_doc_ids=g.retrieved_doc_ids,
+            router_prompt_tokens=g.router_prompt_tokens,
+            router_output_tokens=g.router_output_tokens,
+            reader_prompt_tokens=generation.prompt_tokens,
+            reader_output_tokens=generation.output_tokens,
+            engine_calls=g.routing_rounds + 1,
             seconds=seconds,
-            expelled=expelled[q],
-            refused_docs=refused[q],
+            expelled=g.expelled,
+            refused_docs=g.refused_docs,
         )
-        for q, question in enumerate(questions)
+        for question, g, generation in zip(questions, gathered, generations)
     ]

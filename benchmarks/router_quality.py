@@ -1,0 +1,214 @@
+"""Router kinds side by side on a materialized catalogue: evidence quality and speed, no reader.
+
+For each collection of a catalogue that `rag run` (or `make run DATA=../shared/datasets`) built,
+the evaluation questions (dev + test by default, never seen in training) are answered up to the
+evidence, by retrieve-and-read (rag-hybrid, top 5 passages) and by RDR2 routed with each router
+kind: hit-nodes (floor), similarity (untrained encoder), encoder (trained), oracle (ceiling) and,
+with --llm, the LoRA-adapted LLM. Every RDR2 row is measured at most at the words rag-hybrid gave
+the same question (the budget) and free. Printed: passage hit (short answers), evidence recall
+(gold evidence lines), section hit (gold manual section), evidence words, routing seconds.
+
+--speed adds the speed comparison of the two trainable kinds in one run: training seconds per
+training view (the encoder for one epoch of the catalogue's train views, the LLM for --llm-steps
+LoRA steps) and routing throughput (validation subtrees per second), with the ratio.
+
+    .venv/bin/python benchmarks/router_quality.py --data-dir dagster_home/data-datasets [--llm] [--speed]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+from rag_assets.core.catalogue import load_question_rows, load_trees
+from rag_assets.core.embedding import Embedder
+from rag_assets.core.encoder_training import is_encoder_router, load_encoder_router, router_record
+from rag_assets.core.evaluation import evidence_recall, passage_hit, section_hit
+from rag_assets.core.retrieval import search
+from rag_assets.core.routing_data import load_routing_examples, load_routing_samples, route_samples_with
+from rag_assets.core.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
+from rag_assets.core.strategies import GatheredEvidence, StrategySpec, gather_evidence
+from rag_assets.core.teachers import SimilarityThresholds
+from rag_assets.core.vector_index import PassageIndex
+
+METRICS = ("passage_hit", "evidence_recall", "section_hit")
+
+
+def evidence_metrics(gathered: GatheredEvidence, question) -> dict[str, float]:
+    out: dict[str, float] = {"words": float(gathered.words)}
+    for name, value in (
+        ("passage_hit", passage_hit(gathered.evidence, question.answers)),
+        ("evidence_recall", evidence_recall([c.text for c in gathered.citations], question.evidences)),
+        ("section_hit", section_hit([c.heading_path for c in gathered.citations], question.section_path)),
+    ):
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def mean_metrics(rows: Sequence[dict[str, float]]) -> dict[str, float]:
+    keys = dict.fromkeys(k for r in rows for k in r)
+    return {k: float(np.mean([r[k] for r in rows if k in r])) for k in keys}
+
+
+def published_routers(con: duckdb.DuckDBPyConnection, collection: str) -> dict[str, Path]:
+    """The newest encoder router and LLM adapter folders recorded for `collection`."""
+    found: dict[str, Path] = {}
+    for (path,) in con.execute(
+        "SELECT path FROM router_adapters WHERE collection = ? ORDER BY created_at DESC", [collection]
+    ).fetchall():
+        kind = "encoder" if is_encoder_router(Path(path)) else "llm"
+        if (Path(path) / ("router.json" if kind == "encoder" else "adapter_config.json")).exists():
+            found.setdefault(kind, Path(path))
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("RAG_DATA_DIR", "dagster_home/data")))
+    parser.add_argument("--collections", default="", help="comma-separated (default: every collection with questions)")
+    parser.add_argument("--split", default="dev,test")
+    parser.add_argument("--max-questions", type=int, default=0, help="0 = all")
+    parser.add_argument("--top-k", type=int, default=2, help="documents rdr2 routes")
+    parser.add_argument("--expand-iterations", type=int, default=1)
+    parser.add_argument("--llm", action="store_true", help="also route with the trained LLM adapter (slow on CPU)")
+    parser.add_argument("--speed", action="store_true", help="training and routing speed of both trainable kinds")
+    parser.add_argument("--llm-steps", type=int, default=2)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+
+    con = duckdb.connect(str(args.data_dir / "catalogue.duckdb"), read_only=True)
+    embedder = Embedder(progress=False)
+    index = PassageIndex(str(args.data_dir / "lancedb"), embedder)
+    collections = [c for c in args.collections.split(",") if c] or [
+        r[0] for r in con.execute("SELECT DISTINCT collection FROM questions ORDER BY 1").fetchall()
+    ]
+    report: dict[str, dict] = {}
+    for collection in collections:
+        questions = load_question_rows(con, collection, args.split)
+        if args.max_questions:
+            questions = questions[: args.max_questions]
+        if not questions:
+            print(f"{collection}: no {args.split} questions")
+            continue
+        trees = {d: nodes for d, (nodes, _) in load_trees(con, collection).items()}
+        routers_found = published_routers(con, collection)
+        thresholds = SimilarityThresholds()
+        routers: dict = {"hit-nodes": HitNodesRouter(), "oracle": OracleRouter(questions)}
+        if "encoder" in routers_found:
+            routers["encoder"] = load_encoder_router(routers_found["encoder"])
+            thresholds = SimilarityThresholds(
+                **router_record(routers_found["encoder"]).get("similarity_thresholds", {})
+            )
+        routers["similarity"] = ScoringRouter(embedder, thresholds, kind="similarity", contextual=False)
+        engine = None
+        if args.llm and "llm" in routers_found:
+            from resources.llm import LLMResource
+
+            engine = LLMResource().engine({"router": routers_found["llm"]})
+        queries = [q.query for q in questions]
+
+        def retrieve(query: str, mode: str, k: int, collection: str = collection):
+            return search(index, embedder, query, mode=mode, k=k, collections=[collection])
+
+        rag = gather_evidence(queries, StrategySpec("rag-hybrid", "rag", top_k=5), retrieve=retrieve, trees=trees)
+        budgets = [g.words for g in rag]
+        rows = {"rag-hybrid": (mean_metrics([evidence_metrics(g, q) for g, q in zip(rag, questions)]), 0.0)}
+        kinds = ["hit-nodes", "similarity", "encoder", "oracle"] + (["llm"] if engine else [])
+        for kind in kinds:
+            if kind != "llm" and kind not in routers:
+                continue
+            spec = StrategySpec(
+                f"rdr2-{kind}",
+                "rdr2",
+                top_k=args.top_k,
+                expand_iterations=args.expand_iterations,
+                router=kind,
+                adapter="router" if kind == "llm" else None,
+            )
+            for label, budget in (("", budgets), (" free", None)):
+                started = time.perf_counter()
+                gathered = gather_evidence(
+                    queries,
+                    spec,
+                    retrieve=retrieve,
+                    trees=trees,
+                    engine=engine,
+                    routers=routers,
+                    evidence_budgets=budget,
+                )
+                seconds = (time.perf_counter() - started) / len(queries)
+                rows[f"rdr2-{kind}{label}"] = (
+                    mean_metrics([evidence_metrics(g, q) for g, q in zip(gathered, questions)]),
+                    seconds,
+                )
+        print(f"\n{collection}: {len(questions)} {args.split} questions, rdr2 top_k={args.top_k}, "
+              f"expand_iterations={args.expand_iterations}; rows without 'free' at <= rag-hybrid's words per question")  # fmt: skip
+        present = [m for m in METRICS if any(m in r for r, _ in rows.values())]
+        print(f"  {'strategy':24s} " + " ".join(f"{m:>16s}" for m in present) + f" {'words':>7s} {'s/question':>10s}")
+        for name, (metrics, seconds) in rows.items():
+            print(
+                f"  {name:24s} "
+                + " ".join(f"{metrics.get(m, float('nan')):16.3f}" for m in present)
+                + f" {metrics['words']:7.0f} {seconds:10.2f}"
+            )
+        report[collection] = {name: {**m, "seconds_per_question": s} for name, (m, s) in rows.items()}
+        if args.speed:
+            report[collection]["speed"] = speed(con, collection, trees, embedder, routers_found, args.llm_steps)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+
+
+def speed(con, collection: str, trees, embedder: Embedder, found: dict[str, Path], llm_steps: int) -> dict:
+    """Training seconds per view and routing subtrees/s of the encoder and the LLM, same data."""
+    import tempfile
+
+    from rag_assets.core.encoder_training import EncoderSettings, train_encoder
+    from rag_assets.core.router_io import routing_messages
+    from rag_assets.core.router_training import LoraSettings, TrainingExample, train_lora
+    from rag_assets.core.routing_data import route_samples
+    from resources.llm import BaseModelResource, LLMResource
+
+    train = load_routing_examples(con, collection, fold="train")
+    validation = [s for s, _ in load_routing_samples(con, collection, fold="validation")]
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        result = train_encoder(
+            embedder.model_path, [e.example for e in train], [], Path(tmp), EncoderSettings(epochs=1), progress=False
+        )
+        out["encoder_train_s_per_view"] = (time.perf_counter() - started) / max(len(train), 1)
+        router = load_encoder_router(result.folder)
+        started = time.perf_counter()
+        route_samples_with(router, validation, trees)
+        out["encoder_subtrees_per_s"] = len(validation) / max(time.perf_counter() - started, 1e-9)
+        settings = LoraSettings(max_steps=llm_steps, batch_size=4, max_length=1024)
+        examples = [TrainingExample(routing_messages(e.query, e.rendered), e.target) for e in train]
+        started = time.perf_counter()
+        lora = train_lora(BaseModelResource().path(), examples, Path(tmp), settings, progress=False)
+        out["llm_train_s_per_view"] = (time.perf_counter() - started) / max(lora.steps * settings.batch_size, 1)
+        engine = LLMResource().engine({"bench": lora.adapter_dir})
+        sample = validation[:16]
+        started = time.perf_counter()
+        route_samples(engine, sample, trees, adapter="bench")
+        out["llm_subtrees_per_s"] = len(sample) / max(time.perf_counter() - started, 1e-9)
+    out["train_ratio_llm_over_encoder"] = out["llm_train_s_per_view"] / max(out["encoder_train_s_per_view"], 1e-9)
+    out["routing_ratio_encoder_over_llm"] = out["encoder_subtrees_per_s"] / max(out["llm_subtrees_per_s"], 1e-9)
+    print(
+        f"  speed: training {out['encoder_train_s_per_view']:.3f} s/view (encoder) vs "
+        f"{out['llm_train_s_per_view']:.3f} s/view (llm) = {out['train_ratio_llm_over_encoder']:.1f}x; routing "
+        f"{out['encoder_subtrees_per_s']:.1f} vs {out['llm_subtrees_per_s']:.2f} subtrees/s = "
+        f"{out['routing_ratio_encoder_over_llm']:.0f}x"
+    )
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""The non-generative router kinds through the real routing loop: hit-nodes floor, oracle ceiling,
+the similarity router on the packaged MiniLM, a tiny encoder router trained and reloaded for real,
+and the per-question evidence budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag_assets.core.blocks import heading, paragraph
+from rag_assets.core.embedding import Embedder
+from rag_assets.core.encoder_training import (
+    EncoderSettings,
+    RoutingExample,
+    encoder_pairs,
+    is_encoder_router,
+    load_encoder_router,
+    router_record,
+    train_encoder,
+)
+from rag_assets.core.questions import Question
+from rag_assets.core.routing import RetrievedDocument, RoutingKnobs, render_evidence, route_documents
+from rag_assets.core.scoring_router import (
+    HitNodesRouter,
+    OracleRouter,
+    ScoringRouter,
+    content_context,
+    heading_context,
+)
+from rag_assets.core.subtree import DocumentRouting
+from rag_assets.core.teachers import SimilarityThresholds
+from rag_assets.core.tree import CONTENT, build_tree
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder(progress=False, device="cpu")
+
+
+def manual():
+    return build_tree(
+        "Kettle manual",
+        [
+            heading("Boiling water", 1),
+            paragraph("Fill the kettle up to the maximum mark of 1.7 litres."),
+            paragraph("Press the switch; the light turns on while the water heats."),
+            heading("Cleaning and care", 1),
+            paragraph("Descale the kettle with white vinegar once a month to remove limescale."),
+            paragraph("Wipe the outside with a damp cloth; never immerse the base in water."),
+            heading("Safety", 1),
+            paragraph("Keep the cord away from hot surfaces and children."),
+        ],
+    )
+
+
+def test_contexts_carry_the_heading_path_and_a_glimpse() -> None:
+    tree = manual()
+    state = DocumentRouting("kettle", tree.nodes)
+    assert (
+        content_context(tree.nodes, 2)
+        == "Kettle manual > Boiling water: Fill the kettle up to the maximum mark of 1.7 litres."
+    )
+    assert heading_context(state, 4).startswith("Kettle manual > Cleaning and care: Descale the kettle")
+
+
+def test_hit_nodes_router_answers_exactly_the_retrieved_nodes() -> None:
+    tree = manual()
+    docs = [RetrievedDocument("kettle", tree.nodes, (3,))]
+    result = route_documents(["q"], [docs], HitNodesRouter(), RoutingKnobs(expand_iterations=2))
+    [[routed]] = result.documents
+    assert routed.selected_node_ids == [3] and not routed.refused and result.engine_calls_per_round == [1]
+    assert result.prompt_tokens == [0]  # no model read anything
+
+
+def test_oracle_router_expands_to_the_gold_then_answers() -> None:
+    tree = manual()
+    question = Question("q", "How do I remove limescale?", answers=("white vinegar",))
+    docs = [RetrievedDocument("kettle", tree.nodes, (2,))]  # retrieval lit the wrong section
+    result = route_documents([question.query], [docs], OracleRouter([question]), RoutingKnobs(expand_iterations=1))
+    [[routed]] = result.documents
+    assert routed.selected_node_ids == [5] and len(result.engine_calls_per_round) == 2
+    # Without an expand round the oracle can only refuse this document.
+    refused = route_documents([question.query], [docs], OracleRouter([question]), RoutingKnobs(expand_iterations=0))
+    assert refused.documents[0][0].refused and refused.documents[0][0].selected_node_ids == []
+
+
+def test_similarity_router_scores_nodes_in_context(embedder: Embedder) -> None:
+    tree = manual()
+    docs = [RetrievedDocument("kettle", tree.nodes, (2,))]
+    router = ScoringRouter(embedder, SimilarityThresholds(answer=0.3, expand=0.3, max_answers=1), kind="similarity")
+    result = route_documents(
+        ["How do I descale the kettle with vinegar?"], [docs], router, RoutingKnobs(expand_iterations=1)
+    )
+    [[routed]] = result.documents
+    assert 5 in routed.selected_node_ids  # reached by expanding "Cleaning and care"
+    strict = ScoringRouter(embedder, SimilarityThresholds(answer=0.99, expand=0.99), kind="similarity")
+    refused = route_documents(["How do I descale?"], [docs], strict, RoutingKnobs(expand_iterations=1))
+    assert refused.documents[0][0].refused and not refused.documents[0][0].selected_node_ids
+    no_refuse = route_documents(
+        ["How do I descale?"], [docs], strict, RoutingKnobs(expand_iterations=0, allow_refuse=False)
+    )
+    assert len(no_refuse.documents[0][0].selected_node_ids) == 1  # the best shown node, never a refusal
+
+
+def test_evidence_budget_keeps_the_best_scored_nodes_within_the_words(embedder: Embedder) -> None:
+    tree = manual()
+    docs = [RetrievedDocument("kettle", tree.nodes, (2, 5, 8))]
+    router = ScoringRouter(embedder, SimilarityThresholds(answer=-1.0, expand=2.0, max_answers=8), kind="similarity")
+    query = "What is the maximum amount of water in the kettle?"
+    free = route_documents([query], [docs], router, RoutingKnobs(expand_iterations=0))
+    assert len(free.documents[0][0].selected_node_ids) >= 3
+    budget = len(render_evidence([free.documents[0][0]], {"kettle": tree.nodes}, numbered=True).split()) // 2
+    cut = route_documents(
+        [query],
+        [docs],
+        router,
+        RoutingKnobs(expand_iterations=0),
+        evidence_budgets=[budget],
+        trees={"kettle": tree.nodes},
+    )
+    kept = cut.documents[0][0].selected_node_ids
+    assert 2 in kept and len(kept) < len(free.documents[0][0].selected_node_ids)  # the maximum-mark node survives
+    assert len(render_evidence(cut.documents[0], {"kettle": tree.nodes}, numbered=True).split()) <= budget
+
+
+def test_encoder_router_trains_calibrates_publishes_and_routes(embedder: Embedder, tmp_path: Path) -> None:
+    tree = manual()
+
+    def example(query: str, hits: tuple[int, ...], gold: set[int]) -> RoutingExample:
+        state = DocumentRouting("kettle", tree.nodes)
+        view = state.light(hits)
+        return RoutingExample(query, state, view, frozenset(gold & view.visible_content_ids),
+                              frozenset(gold - view.visible_content_ids))  # fmt: skip
+
+    train = [
+        example("How much water fits in the kettle?", (2,), {2}),
+        example("What does the light mean?", (2,), {3}),
+        example("How do I get rid of limescale?", (5,), {5}),
+        example("How should I clean the outside?", (5,), {6}),
+        example("Where should the cord be?", (8,), {8}),
+        example("How do I descale it?", (2,), {4}),  # collapsed "Cleaning and care": an EXPAND label
+    ]
+    assert {p.query for p in encoder_pairs(train, negatives=1)} == {e.query for e in train}
+    result = train_encoder(
+        embedder.model_path, train, train[:3], tmp_path / "routers",
+        EncoderSettings(epochs=1, batch_size=3, negatives=1), device="cpu", progress=False,
+    )  # fmt: skip
+    assert result.adapter_id.startswith("enc-") and result.folder == tmp_path / "routers" / result.adapter_id
+    assert result.steps >= 1 and len(result.losses) == result.steps and result.calibrated_on == "validation"
+    assert is_encoder_router(result.folder) and router_record(result.folder)["pairs"] == result.pairs
+    router = load_encoder_router(result.folder)
+    assert router.thresholds == result.calibration.thresholds
+    docs = [RetrievedDocument("kettle", tree.nodes, (2,))]
+    routed = route_documents(["How much water fits in the kettle?"], [docs], router, RoutingKnobs(expand_iterations=1))
+    [[doc]] = routed.documents
+    assert doc.expelled == 0 and doc.collapsed_outputs == 0  # its output parses as any router's
+    assert set(doc.selected_node_ids) <= {n.node_id for n in tree.nodes if n.kind == CONTENT}
+    # Published atomically: training the same data again keeps one folder with the same id.
+    again = train_encoder(
+        embedder.model_path, train, train[:3], tmp_path / "routers",
+        EncoderSettings(epochs=1, batch_size=3, negatives=1), device="cpu", progress=False,
+    )  # fmt: skip
+    assert [p.name for p in (tmp_path / "routers").iterdir() if not p.name.startswith(".")] in (
+        [result.adapter_id],
+        sorted([result.adapter_id, again.adapter_id]),
+    )
+
+
+def test_training_without_any_gold_action_is_a_clear_error(embedder: Embedder, tmp_path: Path) -> None:
+    tree = manual()
+    state = DocumentRouting("kettle", tree.nodes)
+    refuse_only = [RoutingExample("q", state, state.light((2,)), frozenset(), frozenset())]
+    with pytest.raises(ValueError, match="no encoder training pairs"):
+        train_encoder(embedder.model_path, refuse_only, [], tmp_path, device="cpu", progress=False)

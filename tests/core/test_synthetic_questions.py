@@ -1,0 +1,66 @@
+"""Synthetic training questions from the corpus: inverse-cloze sentences and section headings,
+deterministic, spread over documents, and labelled by the real oracle teacher."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_assets.core.blocks import heading, paragraph
+from rag_assets.core.routing_data import oracle_label
+from rag_assets.core.subtree import DocumentRouting
+from rag_assets.core.synthetic_questions import (
+    SYNTHETIC_SPLIT,
+    cloze_candidates,
+    heading_candidates,
+    synthetic_questions,
+)
+from rag_assets.core.tree import build_tree
+
+LONG = (
+    "The kettle boils one litre of water in about three minutes on the highest setting. "
+    "Limescale builds up faster in hard water areas and slows the heating element down considerably over the years. "
+    "Short."
+)
+
+
+def trees():
+    kettle = build_tree(
+        "Kettle",
+        [heading("Care", 1), paragraph(LONG), heading("Boiling water safely", 2), paragraph("Keep the lid shut.")],
+    )
+    pond = build_tree(
+        "Pond", [heading("Winter", 1), paragraph(LONG.replace("kettle", "pond heater").replace("Limescale", "Algae"))]
+    )
+    return {"kettle": kettle.nodes, "pond": pond.nodes}
+
+
+def test_cloze_takes_the_longest_bounded_sentence_and_its_node_is_gold() -> None:
+    nodes = trees()["kettle"]
+    [question] = cloze_candidates("kettle", nodes)
+    assert question.query.startswith("Limescale builds up faster") and question.split == SYNTHETIC_SPLIT
+    assert question.qid == "synthetic:cloze:kettle:2" and question.evidences == (question.query,)
+    state = DocumentRouting("kettle", nodes)
+    view = state.light((2,))
+    assert oracle_label(state, view, question).answer_ids == (2,)  # the oracle finds the node
+
+
+def test_heading_questions_name_the_section_path_and_short_headings_get_their_parent() -> None:
+    nodes = trees()["kettle"]
+    questions = {q.query: q for q in heading_candidates("kettle", nodes)}
+    assert set(questions) == {"Care", "Boiling water safely"}
+    assert questions["Boiling water safely"].section_path == ("Care", "Boiling water safely")
+    state = DocumentRouting("kettle", nodes)
+    view = state.light((2,))
+    label = oracle_label(state, view, questions["Boiling water safely"])
+    assert label.expand_ids == (3,)  # the section is collapsed: EXPAND it
+
+
+def test_sampling_is_deterministic_balanced_and_validated() -> None:
+    first = synthetic_questions(trees(), 3, seed="c")
+    assert [q.qid for q in first] == [q.qid for q in synthetic_questions(trees(), 3, seed="c")]
+    kinds = [q.extra["kind"] for q in first]
+    assert kinds.count("cloze") == 2 and kinds.count("heading") == 1
+    assert {q.qid.split(":")[2] for q in first if q.extra["kind"] == "cloze"} == {"kettle", "pond"}  # round robin
+    assert synthetic_questions(trees(), 0) == []
+    with pytest.raises(ValueError, match="unknown synthetic question kinds"):
+        synthetic_questions(trees(), 2, kinds=["cloze", "riddle"])
