@@ -113,6 +113,12 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
     results = dict(sorted(results.items(), key=lambda item: (rank.get(item[0], len(rank)), item[0])))
     if not records:
         notes.append("no evaluation answers: materialize `answers` (with questions) first")
+    budgeted = sorted({r.strategy for r in records if not r.grid and r.knobs_dict.get("evidence_budget_from")})
+    if budgeted:
+        notes.append(
+            f"{', '.join(budgeted)}: routed evidence cut to at most the words rag-hybrid gave the reader for the "
+            "same question (rdr2-free: uncut), so evidence quality is compared at equal length"
+        )
     versions_of_answers = records[0].versions_dict if records else {}
     run_ids = sorted({r.run_id for r in records})
     versions = {

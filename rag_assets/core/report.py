@@ -59,7 +59,8 @@ class ReportData:
     run_id: str
     results: dict[str, Metrics]  # strategy -> metric -> value (main comparison)
     scaling: dict[str, dict[int, Metrics]] = field(default_factory=dict)  # grid -> value -> metric -> value
-    router_metrics: dict[str, Metrics] = field(default_factory=dict)  # 'base' | 'adapter' -> metric -> value
+    # model ('base' | 'adapter' (LLM) | 'similarity' | 'encoder') -> metric -> value
+    router_metrics: dict[str, Metrics] = field(default_factory=dict)
     versions: dict = field(default_factory=dict)  # upstream asset versions, index, adapter
     notes: list[str] = field(default_factory=list)  # e.g. "split 'test' is empty: used 'dev'"
     split: str = ""
@@ -142,7 +143,8 @@ def _sections(data: ReportData) -> list[tuple[str, list[str], list[list[str]], s
         extra = [m for m in ("samples",) if any(m in v for v in data.router_metrics.values())]
         sections.append(
             (
-                "Router: base model vs trained adapter",
+                "Router on the validation fold: each kind untrained vs trained "
+                "(base/adapter: the LLM; similarity/encoder: the sentence encoder)",
                 ["model", *router, *extra],
                 _table_rows(data.router_metrics, [*router, *extra]),
                 "router",
