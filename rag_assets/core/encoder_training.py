@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -170,9 +169,8 @@ def train_encoder(
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.util import batch_to_device
-    from tqdm import tqdm
 
-    from rag_assets.core.router_training import publish_model_folder
+    from rag_assets.core.router_training import optimise, publish_model_folder
 
     settings = settings or EncoderSettings()
     pairs = encoder_pairs(train, negatives=settings.negatives, seed=settings.seed)
@@ -192,32 +190,23 @@ def train_encoder(
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(total - warmup, 1)))
     )
-    model.train()
-    losses: list[float] = []
-    started = time.perf_counter()
-    bar = tqdm(total=total, desc="encoder router", unit="step", disable=not progress)
-    step = 0
-    while step < total:
-        for batch in _batches(pairs, settings.batch_size, rng):
-            if step >= total:
-                break
-            columns = [[p.query for p in batch], [p.positive for p in batch]]
-            columns += [[p.negatives[k] for p in batch] for k in range(settings.negatives)]
-            features = [batch_to_device(model.tokenize(column), model.device) for column in columns]
-            loss = loss_fn(features, None)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            step += 1
-            losses.append(float(loss.detach()))
-            bar.update(1)
-            bar.set_postfix(loss=f"{losses[-1]:.3f}")
-            if on_step:
-                on_step(step, total, losses[-1])
-    bar.close()
-    seconds = (time.perf_counter() - started) / max(step, 1)
+
+    def loss_of(batch: list[EncoderPair]):
+        columns = [[p.query for p in batch], [p.positive for p in batch]]
+        columns += [[p.negatives[k] for p in batch] for k in range(settings.negatives)]
+        return loss_fn([batch_to_device(model.tokenize(column), model.device) for column in columns], None)
+
+    losses, step, seconds = optimise(
+        lambda: _batches(pairs, settings.batch_size, rng),
+        loss_of,
+        model,
+        optimizer,
+        scheduler,
+        total,
+        desc="encoder router",
+        progress=progress,
+        on_step=on_step,
+    )
     model.eval()
     router = ScoringRouter(Embedder.wrap(model, "encoder-in-training"), SimilarityThresholds(), kind="encoder")
     calibrated_on = "validation" if validation else "train"

@@ -16,13 +16,15 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 
 IGNORE_INDEX = -100
+B = TypeVar("B")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +123,47 @@ def publish_model_folder(
     return final, model_id
 
 
+def optimise(
+    epoch: Callable[[], Iterable[B]],
+    loss_of: Callable[[B], torch.Tensor],
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    total: int,
+    *,
+    desc: str,
+    progress: bool = True,
+    on_step: Callable[[int, int, float], None] | None = None,
+) -> tuple[list[float], int, float]:
+    """`total` optimizer steps over batches from `epoch()` (called again for every pass), with
+    gradient clipping, a progress bar and `on_step(step, total, loss)`; returns the losses, the
+    steps taken and the seconds per step. Both router kinds train through it."""
+    from tqdm import tqdm
+
+    model.train()
+    losses: list[float] = []
+    started = time.perf_counter()
+    step = 0
+    with tqdm(total=total, desc=desc, unit="step", disable=not progress) as bar:
+        while step < total:
+            for batch in epoch():
+                if step >= total:
+                    break
+                loss = loss_of(batch)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                step += 1
+                losses.append(float(loss.detach()))
+                bar.update(1)
+                bar.set_postfix(loss=f"{losses[-1]:.3f}")
+                if on_step:
+                    on_step(step, total, losses[-1])
+    return losses, step, (time.perf_counter() - started) / max(step, 1)
+
+
 def train_lora(
     base_model: Path,
     examples: Sequence[TrainingExample],
@@ -137,7 +180,6 @@ def train_lora(
     id and an answer can cite exactly which adapter routed it.
     """
     from peft import LoraConfig, get_peft_model
-    from tqdm import tqdm
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     settings = settings or LoraSettings()
@@ -167,35 +209,21 @@ def train_lora(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: max(0.0, 1 - s / max(total, 1)))
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     model.train()
-    losses: list[float] = []
-    started = time.perf_counter()
-    bar = tqdm(total=total, desc="lora", unit="step", disable=not progress)
-    step = 0
-    while step < total:
+
+    def epoch() -> Iterator[dict[str, torch.Tensor]]:
         order = list(range(len(encoded)))
         rng.shuffle(order)
         for start in range(0, len(order), settings.batch_size):
-            if step >= total:
-                break
-            batch = {
-                k: v.to(device)
-                for k, v in _collate([encoded[i] for i in order[start : start + settings.batch_size]], pad_id).items()
-            }
-            with torch.autocast(device_type="cuda", dtype=dtype, enabled=device.startswith("cuda")):
-                loss = model(**batch).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            step += 1
-            losses.append(float(loss.detach()))
-            bar.update(1)
-            bar.set_postfix(loss=f"{losses[-1]:.3f}")
-            if on_step:
-                on_step(step, total, losses[-1])
-    bar.close()
-    seconds = (time.perf_counter() - started) / max(step, 1)
+            chosen = [encoded[i] for i in order[start : start + settings.batch_size]]
+            yield {k: v.to(device) for k, v in _collate(chosen, pad_id).items()}
+
+    def loss_of(batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        with torch.autocast(device_type="cuda", dtype=dtype, enabled=device.startswith("cuda")):
+            return model(**batch).loss
+
+    losses, step, seconds = optimise(
+        epoch, loss_of, model, optimizer, scheduler, total, desc="lora", progress=progress, on_step=on_step
+    )
 
     def write(staging: Path) -> dict:
         model.save_pretrained(staging)
