@@ -33,6 +33,7 @@ from rag_assets.core.retrieval import search
 from rag_assets.core.routing import Router
 from rag_assets.core.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
 from rag_assets.core.strategies import DEFAULT_ROUTER_KIND, AnswerOutcome, StrategySpec, run_strategy
+from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import counter_table, markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.router import router_adapter, router_metrics, upstream_routers
@@ -173,6 +174,9 @@ def strategy_specs(
 
 
 @dg.asset(
+    pool=CATALOGUE_POOL,
+    retry_policy=TRANSIENT_RETRY,
+    op_tags=GPU_STEP_TAGS,
     partitions_def=collection_partitions,
     deps=["passage_index", "questions", router_adapter, router_metrics],
     group_name="evaluation",

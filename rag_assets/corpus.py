@@ -8,12 +8,14 @@ from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.catalogue import documents_table, replace_collection
 from rag_assets.core.sources import ingest
+from rag_assets.deployment import CATALOGUE_POOL
 from rag_assets.metadata import counter_table, rejections_markdown
 from rag_assets.partitions import collection_partitions
 from resources.sources import SourcesResource
 
 
 @dg.asset(
+    pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
     group_name="corpus",
     kinds={"python", "duckdb"},

@@ -15,6 +15,7 @@ from rag_assets import evaluation as evaluation_module
 from rag_assets.answers import answers
 from rag_assets.automation import reindex_job, reindex_schedule, source_change_sensor
 from rag_assets.corpus import source_documents
+from rag_assets.deployment import executor_from_env
 from rag_assets.evaluation import evaluation_report
 from rag_assets.index import passage_index, passages
 from rag_assets.questions import questions
@@ -73,6 +74,7 @@ defs = dg.Definitions(
     schedules=[reindex_schedule],
     sensors=[source_change_sensor],
     resources=build_resources(),
-    # In-process: DuckDB has a single writer, and models load once per run, not once per step.
-    executor=dg.in_process_executor,
+    # In-process by default (models load once per run, not once per step); RAG_EXECUTOR=celery is
+    # the cluster profile (`make cluster`, README "Scale out").
+    executor=executor_from_env(),
 )

@@ -7,6 +7,7 @@ from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.catalogue import load_passages, load_trees, passages_table, replace_collection
 from rag_assets.core.passages import cut_passages
+from rag_assets.deployment import CATALOGUE_POOL, INDEX_RETRY
 from rag_assets.metadata import histogram_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
 from resources.embedder import EmbedderResource
@@ -18,6 +19,7 @@ class PassageConfig(dg.Config):
 
 
 @dg.asset(
+    pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
     deps=["document_trees"],
     group_name="index",
@@ -55,6 +57,8 @@ def passages(
 
 
 @dg.asset(
+    pool=CATALOGUE_POOL,
+    retry_policy=INDEX_RETRY,
     partitions_def=collection_partitions,
     deps=["passages"],
     group_name="index",

@@ -7,6 +7,7 @@ from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.catalogue import questions_table, replace_collection
 from rag_assets.core.questions import load_questions
+from rag_assets.deployment import CATALOGUE_POOL
 from rag_assets.metadata import counter_table, markdown_table
 from rag_assets.partitions import collection_partitions
 from resources.sources import SourcesResource
@@ -18,6 +19,7 @@ class QuestionsConfig(dg.Config):
 
 
 @dg.asset(
+    pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
     group_name="questions",
     kinds={"python", "duckdb"},

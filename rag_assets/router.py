@@ -41,6 +41,7 @@ from rag_assets.core.routing_data import (
 )
 from rag_assets.core.scoring_router import ScoringRouter
 from rag_assets.core.teachers import SimilarityThresholds
+from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import fenced, line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
 from resources.embedder import EmbedderResource
@@ -99,6 +100,9 @@ class RouterTrainingConfig(dg.Config):
 
 
 @dg.asset(
+    pool=CATALOGUE_POOL,
+    retry_policy=TRANSIENT_RETRY,
+    op_tags=GPU_STEP_TAGS,
     partitions_def=collection_partitions,
     deps=["routing_actions"],
     group_name="router",
@@ -323,6 +327,9 @@ def _metrics_markdown(scores: dict[str, RoutingScores]) -> str:
 
 
 @dg.asset(
+    pool=CATALOGUE_POOL,
+    retry_policy=TRANSIENT_RETRY,
+    op_tags=GPU_STEP_TAGS,
     partitions_def=collection_partitions,
     deps=[router_adapter, "routing_actions"],
     group_name="router",

@@ -23,6 +23,7 @@ from rag_assets.core.routing_data import (
 from rag_assets.core.synthetic_questions import SYNTHETIC_KINDS
 from rag_assets.core.synthetic_questions import synthetic_questions as make_synthetic_questions
 from rag_assets.core.teachers import FAILED, KINDS, SimilarityThresholds
+from rag_assets.deployment import CATALOGUE_POOL, TRANSIENT_RETRY
 from rag_assets.metadata import counter_table, fenced, markdown_table
 from rag_assets.partitions import collection_partitions
 from resources.embedder import EmbedderResource
@@ -101,6 +102,7 @@ class RoutingDataConfig(dg.Config):
 
 
 @dg.asset(
+    pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
     deps=["passage_index", "questions", synthetic_questions],
     group_name="routing_data",
@@ -176,6 +178,8 @@ def _table3(rows: list[tuple]) -> str:
 
 
 @dg.asset(
+    pool=CATALOGUE_POOL,
+    retry_policy=TRANSIENT_RETRY,
     partitions_def=collection_partitions,
     deps=["routing_subtrees"],
     group_name="routing_data",

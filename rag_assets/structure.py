@@ -9,11 +9,13 @@ from dagster_duckdb import DuckDBResource
 from rag_assets.core.catalogue import load_documents, nodes_table, replace_collection, texts_table
 from rag_assets.core.structure import build_trees
 from rag_assets.core.tree import render_tree
+from rag_assets.deployment import CATALOGUE_POOL
 from rag_assets.metadata import counter_table, fenced, histogram_markdown, rejections_markdown
 from rag_assets.partitions import collection_partitions
 
 
 @dg.asset(
+    pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
     deps=["source_documents"],
     group_name="structure",

@@ -1,0 +1,56 @@
+"""The catalogue resource waits for a DuckDB file that another process holds, instead of failing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from resources.catalogue import CatalogueLockTimeout, CatalogueResource, connect_waiting
+
+HOLDER = textwrap.dedent(
+    """
+    import sys, time, duckdb
+    con = duckdb.connect(sys.argv[1])
+    con.execute("CREATE TABLE IF NOT EXISTS t (x INTEGER)")
+    print("locked", flush=True)
+    sys.stdin.readline()  # hold the lock until the test says so
+    con.execute("INSERT INTO t VALUES (1)")
+    con.close()
+    """
+)
+
+
+def _hold(db: Path) -> subprocess.Popen:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+def test_connection_waits_for_the_other_process(tmp_path: Path) -> None:
+    db = tmp_path / "catalogue.duckdb"
+    holder = _hold(db)
+    try:
+        # the holder releases the lock only after our first attempts have met it
+        with pytest.raises(CatalogueLockTimeout, match="stayed locked by another process"):
+            connect_waiting(str(db), timeout_s=0.3)
+        assert holder.stdin is not None
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        with CatalogueResource(database=str(db), lock_timeout_s=120).get_connection() as con:
+            assert con.execute("SELECT count(*) FROM t").fetchone() == (1,)
+    finally:
+        holder.wait(timeout=60)
+    assert holder.returncode == 0
+
+
+def test_other_errors_are_not_retried(tmp_path: Path) -> None:
+    not_a_db = tmp_path / "garbage.duckdb"
+    not_a_db.write_text("this is not a database file")
+    with pytest.raises(Exception, match=r"(?i)not a valid duckdb|corrupt|database"):
+        connect_waiting(str(not_a_db), timeout_s=30)
