@@ -8,9 +8,12 @@ readable until it is cleaned up), and each published version is tagged so answer
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -20,6 +23,32 @@ from rag_assets.core.passages import Passage, passage_columns
 
 DEFAULT_TABLE = "passages"
 _DELETE_CHUNK = 500
+_COMMIT_ATTEMPTS = 8
+
+T = TypeVar("T")
+
+
+def is_commit_conflict(error: BaseException) -> bool:
+    """Lance commits optimistically: a writer preempted by another one's commit may retry."""
+    text = str(error).lower()
+    return "commit conflict" in text or "retryable" in text or "preempted by concurrent" in text
+
+
+def retry_commit(
+    write: Callable[[], T], *, attempts: int = _COMMIT_ATTEMPTS, on_retry: Callable[[], None] = lambda: None
+) -> T:
+    """Run one LanceDB write, again after a commit conflict with a concurrent writer (another
+    collection's step on the same table). Only idempotent writes go through here: merge_insert
+    keyed on passage_id, deletes by id, index rebuilds, tag moves."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return write()
+        except (RuntimeError, OSError, ValueError) as error:
+            if attempt == attempts or not is_commit_conflict(error):
+                raise
+            on_retry()
+            time.sleep(min(0.1 * 2**attempt, 3.0) * random.uniform(0.5, 1.0))
+    raise AssertionError("unreachable")
 
 
 def sql_string(value: str) -> str:
@@ -43,6 +72,7 @@ class SyncReport:
     unchanged: int = 0
     embedded_ids: list[str] = field(default_factory=list)
     rows_in_collection: int = 0
+    commit_retries: int = 0  # commits retried after a concurrent writer's commit preempted them
 
 
 class PassageIndex:
@@ -121,27 +151,41 @@ class PassageIndex:
             unchanged=len(passages) - len(changed),
             embedded_ids=[p.passage_id for p in changed],
         )
+
+        def conflict() -> None:
+            # this handle still reads the version it opened: see the other writer's commit first
+            report.commit_retries += 1
+            table.checkout_latest()
+
         if changed:
             vectors = self.embedder.encode([search_text(p.heading_path, p.text) for p in changed])
-            (
-                table.merge_insert("passage_id")
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute(self._rows(changed, collection, vectors))
+            rows = self._rows(changed, collection, vectors)
+            retry_commit(
+                lambda: (
+                    table.merge_insert("passage_id")
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .execute(rows)
+                ),
+                on_retry=conflict,
             )
         gone = sorted(set(old) - set(wanted))
         for start in range(0, len(gone), _DELETE_CHUNK):
             ids = ", ".join(sql_string(i) for i in gone[start : start + _DELETE_CHUNK])
-            table.delete(f"{where} AND passage_id IN ({ids})")
+            retry_commit(lambda ids=ids: table.delete(f"{where} AND passage_id IN ({ids})"), on_retry=conflict)
         report.deleted = len(gone)
         if changed or gone or not self.has_fts_index():
-            table.create_fts_index("search_text", replace=True)
+            retry_commit(lambda: table.create_fts_index("search_text", replace=True), on_retry=conflict)
         report.version = table.version
         if tag:
-            if tag in table.tags.list():
-                table.tags.update(tag, report.version)
-            else:
-                table.tags.create(tag, report.version)
+
+            def move_tag() -> None:
+                if tag in table.tags.list():
+                    table.tags.update(tag, report.version)
+                else:
+                    table.tags.create(tag, report.version)
+
+            retry_commit(move_tag, on_retry=conflict)
             report.tag = tag
         report.rows_in_collection = table.count_rows(where)
         return report
