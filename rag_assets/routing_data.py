@@ -47,6 +47,7 @@ class SyntheticQuestionsConfig(dg.Config):
 
 
 @dg.asset(
+    pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
     deps=["document_trees"],
     group_name="routing_data",
