@@ -17,7 +17,7 @@ export RAG_DATA_DIR ?= $(DAGSTER_HOME)/data-datasets
 export RAG_RUN_CONFIG ?= $(CURDIR)/run.datasets.yaml
 endif
 
-.PHONY: install run test lint format dev bench clean
+.PHONY: install run test lint format dev bench clean cluster cluster-down
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -51,6 +51,8 @@ run: install
 test: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	# redis-server + postgresql for the cluster tests; without them those tests skip and say why
+	-sh cluster/install-packages.sh
 	$(PY) -m pytest
 
 lint: install
@@ -63,6 +65,18 @@ format: install
 
 dev: install
 	$(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+# The cluster profile (README "Scale out"): Redis + PostgreSQL on 127.0.0.1, the Dagster instance on
+# Postgres, CLUSTER_WORKERS Celery workers, every collection's run of the main job at once.
+# SELECT=source_documents,document_trees,... runs part of the graph; `make cluster-down` stops it all.
+CLUSTER_WORKERS ?= 2
+SELECT ?=
+cluster: install
+	sh cluster/install-packages.sh
+	$(PY) -m cluster run --workers $(CLUSTER_WORKERS) $(if $(strip $(SELECT)),--select $(SELECT))
+
+cluster-down:
+	$(PY) -m cluster down
 
 bench: install
 	$(PY) benchmarks/dst_build.py
