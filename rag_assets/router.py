@@ -128,7 +128,7 @@ def router_adapter(
     synthetic = sum(e.qid.startswith(SYNTHETIC_QID_PREFIX) for e in train)
     metadata: dict[str, object] = {
         "trained": True,
-        "kinds": ", ".join(k.value for k in config.kinds),
+        "kinds": ", ".join(map(str, config.kinds)),
         "train_views": len(train),
         "validation_views": len(validation),
         "train_views_synthetic": synthetic,
