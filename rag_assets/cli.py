@@ -1,28 +1,161 @@
-"""The `rag` command line: run the graph, look at trees, search, ask and trace answers."""
+"""The `rag` command line: run the graph, look at trees, search, ask and trace answers.
+
+One error path for every command: a user mistake or an unavailable backend prints ONE line on
+stderr (`error: ...`) and exits with a documented code; `rag --debug ...` (or RAG_DEBUG=1) also
+prints the traceback. Exit codes:
+
+  0  success
+  1  a run or a check failed (the line names the failed steps and checks)
+  2  a usage or configuration mistake (bad option, collections file, missing path, unknown
+     collection, empty catalogue)
+  3  `rag trace`: a cited source changed since the answer was produced
+  4  a backend is unavailable (LLM endpoint unreachable, catalogue busy past the lock timeout)
+  70 an internal error (a bug: please report it with the `--debug` traceback)
+  130 interrupted (Ctrl-C)
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
+import traceback
+import urllib.error
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import click
 import typer
 from rich.console import Console
+from rich.markup import escape
 
+from rag_assets.core.errors import BackendUnavailable, ConfigError
 from rag_assets.core.sources import AUTO, CollectionSpec, Rejection, iter_collection
 from rag_assets.core.structure import document_tree
 from rag_assets.core.tree import render_tree
 from rag_assets.settings import PROJECT_ROOT
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Structure-aware RAG (RDR2) on Dagster.")
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SOURCE_CHANGED, EXIT_UNAVAILABLE = 0, 1, 2, 3, 4
+EXIT_INTERNAL, EXIT_INTERRUPTED = 70, 130
+EXIT_CODES_HELP = (
+    "Exit codes: 0 ok; 1 a run or check failed; 2 usage or configuration mistake; 3 (trace) a cited "
+    "source changed; 4 backend unavailable (LLM endpoint, busy catalogue); 70 internal error; 130 "
+    "interrupted. --debug shows the traceback of an error."
+)
+
 console = Console()
 errors = Console(stderr=True)
+_state = {"debug": bool(os.environ.get("RAG_DEBUG"))}
+
+
+def classify(err: BaseException) -> tuple[int, str]:
+    """(exit code, one-line message) for an error raised by a command."""
+    from rag_assets.core.engines.openai_engine import OpenAIEngineError
+
+    if isinstance(err, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, "interrupted"
+    if isinstance(err, (BackendUnavailable, OpenAIEngineError, urllib.error.URLError, ConnectionError, TimeoutError)):
+        return EXIT_UNAVAILABLE, str(err)
+    from rag_assets.core.connections import is_lock_error, lock_holder
+
+    if is_lock_error(err):
+        return EXIT_UNAVAILABLE, f"the catalogue is in use by {lock_holder(err)}; try again when it finishes"
+    if isinstance(err, (ConfigError, ValueError, FileNotFoundError, NotADirectoryError, PermissionError)):
+        return EXIT_USAGE, str(err)
+    if isinstance(err, KeyError):
+        return EXIT_USAGE, str(err.args[0]) if err.args else "unknown key"
+    import dagster as dg
+
+    if isinstance(err, dg.DagsterInvalidConfigError):
+        return EXIT_USAGE, " ".join(str(err).split())
+    return EXIT_INTERNAL, f"internal error: {type(err).__name__}: {err} (rerun with --debug for the traceback)"
+
+
+def _one_error_path(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Every command's errors become one line and an exit code (the traceback only with --debug)."""
+
+    @functools.wraps(command)
+    def run_command(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except (typer.Exit, click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except (Exception, KeyboardInterrupt) as err:
+            code, message = classify(err)
+            if _state["debug"]:
+                errors.print(escape("".join(traceback.format_exception(err))), highlight=False)
+            first = " ".join(message.split()) or type(err).__name__
+            errors.print(f"[red]error:[/red] {escape(first)}", highlight=False, soft_wrap=True)
+            raise typer.Exit(code) from None
+
+    return run_command
+
+
+class _Typer(typer.Typer):
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        register = super().command(*args, **kwargs)
+
+        def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
+            register(_one_error_path(fn))
+            return fn
+
+        return decorator
+
+
+app = _Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Structure-aware RAG (RDR2) on Dagster.",
+    epilog=EXIT_CODES_HELP,
+)
+
+
+@app.callback()
+def _options(
+    debug: bool = typer.Option(False, "--debug", help="On an error, also print the full traceback."),
+) -> None:
+    if debug:
+        _state["debug"] = True
 
 
 def _ensure_dagster_home() -> None:
     os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home"))
     Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
+
+
+def _say_waiting(message: str) -> None:
+    errors.print(f"[yellow]waiting:[/yellow] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def _quiet_model_loading() -> None:
+    """No weight-loading progress bars on stderr: it is the channel for errors and waits."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+
+
+def _catalogue_path() -> Path:
+    from rag_assets.settings import data_dir
+
+    return data_dir() / "catalogue.duckdb"
+
+
+def _read_catalogue():
+    """A short read-only catalogue connection (waits, visibly and bounded, for a writer)."""
+    from rag_assets.core.connections import catalogue_connection
+
+    return catalogue_connection(_catalogue_path(), read_only=True, on_wait=_say_waiting)
+
+
+def _write_catalogue():
+    """A read-write catalogue connection, held only for one write."""
+    from rag_assets.core.connections import catalogue_connection
+
+    path = _catalogue_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return catalogue_connection(path, read_only=False, on_wait=_say_waiting)
 
 
 @app.command()
@@ -75,63 +208,145 @@ def tree(
         raise typer.Exit(1)
 
 
-@app.command()
-def run(
-    collection: list[str] = typer.Option(None, "--collection", "-c", help="Only these collections (default: all)."),
-    config: Path = typer.Option(
-        None,
-        "--config",
-        help="A Dagster run-config YAML (`ops: {answers: {config: ...}}`) "
-        "applied to every collection's run; default: $RAG_RUN_CONFIG if set.",
-    ),
-) -> None:
-    """Materialize the whole asset graph (with its checks) for every collection, then summarise."""
-    _ensure_dagster_home()
+def _run_config(config: Path | None, job) -> dict:
+    """The run config YAML (`--config`, else $RAG_RUN_CONFIG), checked against the job."""
     import dagster as dg
     import yaml
 
+    config = config or (Path(os.environ["RAG_RUN_CONFIG"]) if os.environ.get("RAG_RUN_CONFIG") else None)
+    if config is None:
+        return {}
+    try:
+        run_config = yaml.safe_load(config.read_text()) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise ConfigError(f"run config {config}: {' '.join(str(err).split())}") from None
+    if not isinstance(run_config, dict):
+        raise ConfigError(f"run config {config}: expected a mapping such as `ops: ...`")
+    try:
+        dg.validate_run_config(job, run_config)  # fail before the first collection runs, not midway
+    except dg.DagsterInvalidConfigError as err:
+        raise ConfigError(f"run config {config} does not fit the job: {' '.join(str(err).split())}") from None
+    console.print(f"run config: [cyan]{config}[/cyan]", soft_wrap=True)
+    return run_config
+
+
+def _failure_lines(result) -> list[str]:
+    """One line per failed step and per failed check of a finished run."""
+    lines: list[str] = []
+    for event in result.all_events:
+        if event.is_step_failure:
+            error = event.step_failure_data.error
+            message = (error.message if error else "").strip().splitlines()
+            lines.append(f"step {event.step_key} failed: {message[0] if message else 'no message'}")
+        elif event.is_asset_check_evaluation:
+            evaluation = event.asset_check_evaluation_data
+            if not evaluation.passed:
+                lines.append(f"check {evaluation.asset_key.to_user_string()}.{evaluation.check_name} failed")
+    return lines
+
+
+def _materialize(job_name: str, collection: list[str] | None, config: Path | None) -> list[str]:
+    """Run `job_name` for each collection (all by default) in this process, after failing runs
+    whose process is gone; returns the collections run. A failed run exits with code 1."""
+    _ensure_dagster_home()
+    import dagster as dg
+
     from rag_assets.definitions import defs
     from rag_assets.partitions import register_collections
+    from rag_assets.run_health import process_tags, recover_dead_runs
     from rag_assets.settings import collections_file, load_collections
+
+    configured = [spec.name for spec in load_collections()]  # validated: one line per mistake
+    names = collection or configured
+    unknown = [name for name in names if name not in configured]
+    if unknown:
+        raise ConfigError(
+            f"collection(s) {', '.join(unknown)} are not in {collections_file()} (it has {', '.join(configured)})"
+        )
+    job = defs.resolve_job_def(job_name)
+    run_config = _run_config(config, job)
+    with dg.DagsterInstance.get() as instance:
+        _report_recovered(recover_dead_runs(instance))
+        register_collections(instance, names)
+        failed: list[str] = []
+        for name in names:  # one collection's failure does not stop the others
+            console.print(f"[bold]materializing[/bold] collection [cyan]{name}[/cyan] ({job_name})")
+            result = job.execute_in_process(
+                partition_key=name,
+                instance=instance,
+                raise_on_error=False,
+                run_config=run_config,
+                tags=process_tags(),  # lets a later command tell this run died if it is killed
+            )
+            if result.success:
+                console.print(f"  run {result.run_id} succeeded")
+                continue
+            failed.append(name)
+            for line in _failure_lines(result):
+                errors.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
+            errors.print(f"  run {result.run_id} for {name} [red]failed[/red]; see `make dev` for its logs")
+    if failed:
+        errors.print(f"[red]error:[/red] {len(failed)} of {len(names)} collection run(s) failed: {', '.join(failed)}")
+        raise typer.Exit(EXIT_FAILED)
+    return names
+
+
+def _report_recovered(recovered) -> None:
+    for run in recovered:
+        console.print(
+            f"[yellow]recovered:[/yellow] run {run.run_id} ({run.job_name}"
+            f"{', ' + run.partition if run.partition else ''}) was still marked in progress, but "
+            f"{run.reason}: marked it failed",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+_CONFIG_OPTION_HELP = (
+    "A Dagster run-config YAML (`ops: {answers: {config: ...}}`) applied to every collection's run; "
+    "default: $RAG_RUN_CONFIG if set."
+)
+
+
+@app.command()
+def run(
+    collection: list[str] = typer.Option(None, "--collection", "-c", help="Only these collections (default: all)."),
+    config: Path = typer.Option(None, "--config", help=_CONFIG_OPTION_HELP),
+) -> None:
+    """Materialize the whole asset graph (with its checks) for every collection, then summarise."""
     from rag_assets.summary import print_evaluation, print_summary
 
-    configured = [spec.name for spec in load_collections()]
-    names = collection or configured
-    unknown = sorted(set(names) - set(configured))
-    if unknown:
-        errors.print(f"[red]error:[/red] collection(s) {unknown} are not in {collections_file()}")
-        raise typer.Exit(2)
-    job = defs.resolve_job_def("main_job")
-    config = config or (Path(os.environ["RAG_RUN_CONFIG"]) if os.environ.get("RAG_RUN_CONFIG") else None)
-    run_config: dict = {}
-    if config is not None:
-        try:
-            run_config = yaml.safe_load(config.read_text()) or {}
-        except (OSError, yaml.YAMLError) as err:
-            errors.print(f"[red]error:[/red] run config {config}: {err}")
-            raise typer.Exit(2) from None
-        if not isinstance(run_config, dict):
-            errors.print(f"[red]error:[/red] run config {config}: expected a mapping such as `ops: ...`")
-            raise typer.Exit(2)
-        try:
-            dg.validate_run_config(job, run_config)  # fail before the first collection runs, not midway
-        except dg.DagsterInvalidConfigError as err:
-            errors.print(f"[red]error:[/red] run config {config} does not fit the job: {err}")
-            raise typer.Exit(2) from None
-        console.print(f"run config: [cyan]{config}[/cyan]", soft_wrap=True)
-    with dg.DagsterInstance.get() as instance:
-        register_collections(instance, names)
-        for name in names:
-            console.print(f"[bold]materializing[/bold] collection [cyan]{name}[/cyan]")
-            result = job.execute_in_process(
-                partition_key=name, instance=instance, raise_on_error=False, run_config=run_config
-            )
-            if not result.success:
-                errors.print(f"[red]run {result.run_id} for {name} failed[/red]; see `make dev` for its logs")
-                raise typer.Exit(1)
-            console.print(f"  run {result.run_id} succeeded")
+    names = _materialize("main_job", collection, config)
     print_summary(console, names)
     print_evaluation(console, names)
+
+
+@app.command()
+def index(
+    collection: list[str] = typer.Option(None, "--collection", "-c", help="Only these collections (default: all)."),
+    config: Path = typer.Option(None, "--config", help=_CONFIG_OPTION_HELP),
+) -> None:
+    """Index only: sources -> trees -> passages -> passage index (the `reindex` job), with checks;
+    no routing data, training or evaluation."""
+    from rag_assets.summary import print_summary
+
+    names = _materialize("reindex", collection, config)
+    print_summary(console, names)
+
+
+@app.command()
+def recover() -> None:
+    """Mark runs whose process is gone (killed, OOM) as failed, so queued runs can start."""
+    _ensure_dagster_home()
+    import dagster as dg
+
+    from rag_assets.run_health import IN_PROGRESS, recover_dead_runs
+
+    with dg.DagsterInstance.get() as instance:
+        recovered = recover_dead_runs(instance)
+        _report_recovered(recovered)
+        left = len(instance.get_run_ids(filters=dg.RunsFilter(statuses=list(IN_PROGRESS))))
+    console.print(f"{len(recovered)} dead run(s) marked failed; {left} run(s) still in progress")
 
 
 @app.command()
@@ -139,7 +354,7 @@ def search(
     query: str = typer.Argument(..., help="What to look for."),
     collection: list[str] = typer.Option(None, "--collection", "-c", help="Only these collections."),
     mode: str = typer.Option("hybrid", "--mode", "-m", help="dense | bm25 | hybrid"),
-    k: int = typer.Option(5, "-k", help="How many passages."),
+    k: int = typer.Option(5, "-k", min=1, help="How many passages."),
     as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
     reranker: Path = typer.Option(None, "--reranker", help="A local cross-encoder model folder to rerank with."),
 ) -> None:
@@ -152,6 +367,7 @@ def search(
     if mode not in ("dense", "bm25", "hybrid"):
         errors.print(f"[red]error:[/red] --mode must be dense, bm25 or hybrid, not {mode!r}")
         raise typer.Exit(2)
+    _quiet_model_loading()
     embedder = EmbedderResource(progress=False).get()
     index = VectorStoreResource().index(embedder)
     try:
@@ -209,6 +425,11 @@ def _latest_adapter(con, collection: str, kind: str = "llm") -> tuple[str, Path]
 
 
 def _answer_collection(con, collection: str | None) -> str:
+    has_trees = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'document_nodes'"
+    ).fetchone()[0]
+    if not has_trees:
+        raise ConfigError("the catalogue holds no document trees yet: run `rag run` (or `rag index`) first")
     names = [r[0] for r in con.execute("SELECT DISTINCT collection FROM document_nodes ORDER BY 1").fetchall()]
     if collection:
         if collection not in names:
@@ -230,8 +451,8 @@ DEFAULT_ROUTER_KIND = "encoder"  # as rag_assets.core.strategies (not imported: 
 def ask(
     question: str = typer.Argument(..., help="The question."),
     strategy: str = typer.Option("rdr2", "--strategy", "-s", help="rdr2 | rag | none"),
-    k: int = typer.Option(5, "-k", help="rdr2: documents routed; rag: passages read."),
-    iters: int = typer.Option(2, "--iters", help="rdr2: expand iterations after the first routing round."),
+    k: int = typer.Option(5, "-k", min=1, help="rdr2: documents routed; rag: passages read."),
+    iters: int = typer.Option(2, "--iters", min=0, help="rdr2: expand iterations after the first routing round."),
     collection: str = typer.Option(None, "--collection", "-c", help="The collection (default: the only one)."),
     mode: str = typer.Option("hybrid", "--mode", "-m", help="Retrieval: dense | bm25 | hybrid"),
     router_kind: str = typer.Option(
@@ -244,35 +465,30 @@ def ask(
     as_json: bool = typer.Option(False, "--json", help="Print the stored answer row as JSON."),
 ) -> None:
     """Answer a question from the materialized index (Retrieve, Document-Route, Read) and store it
-    with its lineage in the `answers` table; `rag trace ANSWER_ID` audits it later."""
-    from rag_assets.core.catalogue import ensure_schema
+    with its lineage in the `answers` table; `rag trace ANSWER_ID` audits it later. The catalogue
+    is only open for the reads before and after the model work and for the final write, so
+    `rag search`, `rag trace` and runs are not locked out while the models think."""
+    from rag_assets.core.connections import ShortReads
     from rag_assets.core.encoder_training import load_encoder_router
     from rag_assets.core.lineage import CatalogueTrees, answer_versions, build_record, index_version, store_answers
+    from rag_assets.core.publication import index_pairing
     from rag_assets.core.retrieval import search as run_search
     from rag_assets.core.scoring_router import HitNodesRouter, ScoringRouter
     from rag_assets.core.strategies import KINDS, StrategySpec, run_strategy
     from rag_assets.core.teachers import SimilarityThresholds
-    from resources.catalogue import default_catalogue
     from resources.embedder import EmbedderResource
     from resources.llm import LLMResource
     from resources.vectors import VectorStoreResource
 
     if strategy not in KINDS:
-        errors.print(f"[red]error:[/red] --strategy must be one of {', '.join(KINDS)}, not {strategy!r}")
-        raise typer.Exit(2)
+        raise ConfigError(f"--strategy must be one of {', '.join(KINDS)}, not {strategy!r}")
     if router_kind not in ASK_ROUTERS:
-        errors.print(f"[red]error:[/red] --router must be one of {', '.join(ASK_ROUTERS)}, not {router_kind!r}")
-        raise typer.Exit(2)
+        raise ConfigError(f"--router must be one of {', '.join(ASK_ROUTERS)}, not {router_kind!r}")
     if mode not in ("dense", "bm25", "hybrid"):
-        errors.print(f"[red]error:[/red] --mode must be dense, bm25 or hybrid, not {mode!r}")
-        raise typer.Exit(2)
-    with default_catalogue().get_connection() as con:
-        ensure_schema(con)
-        try:
-            name = _answer_collection(con, collection)
-        except ValueError as err:
-            errors.print(f"[red]error:[/red] {err}")
-            raise typer.Exit(2) from None
+        raise ConfigError(f"--mode must be dense, bm25 or hybrid, not {mode!r}")
+    with _read_catalogue() as con:
+        name = _answer_collection(con, collection)
+        pairing = index_pairing(con, name)
         adapters: dict[str, Path] = {}
         adapter_name: str | None = None
         encoder_folder: Path | None = None
@@ -288,66 +504,66 @@ def ask(
                     f"[yellow]note:[/yellow] no trained {router_kind} router for {name!r}; routing with {fallback}"
                 )
             elif not (found[1] / marker).is_file():
-                errors.print(f"[red]error:[/red] {found[1]} is not a trained {router_kind} router folder (no {marker})")
-                raise typer.Exit(2)
+                raise ConfigError(f"{found[1]} is not a trained {router_kind} router folder (no {marker})")
             elif router_kind == "encoder":
                 adapter_name, encoder_folder = found
             else:
                 adapter_name, adapters = found[0], {found[0]: found[1]}
-        if router_kind == "encoder" and encoder_folder is None:
-            router_kind = "similarity"
-        label = {"none": "no-retrieval", "rag": f"rag-{mode}"}.get(
-            strategy,
-            {"encoder": "rdr2-encoder", "similarity": "rdr2-similarity", "hit-nodes": "rdr2-hit-nodes"}.get(
-                router_kind, "rdr2-llm" if adapter_name else "rdr2-base"
-            ),
+    if router_kind == "encoder" and encoder_folder is None:
+        router_kind = "similarity"
+    label = {"none": "no-retrieval", "rag": f"rag-{mode}"}.get(
+        strategy,
+        {"encoder": "rdr2-encoder", "similarity": "rdr2-similarity", "hit-nodes": "rdr2-hit-nodes"}.get(
+            router_kind, "rdr2-llm" if adapter_name else "rdr2-base"
+        ),
+    )
+    spec = StrategySpec(
+        name=label,
+        kind=strategy,
+        retrieval_mode=mode,
+        top_k=k,
+        passages_per_query=max(10, 2 * k),
+        expand_iterations=iters,
+        adapter=adapter_name if router_kind == "llm" else None,
+        answer_style=style,
+        router=router_kind if strategy == "rdr2" else "llm",
+    )
+    _quiet_model_loading()
+    engine = LLMResource.from_env().engine(adapters=adapters)  # first: a misconfigured backend fails fast
+    embedder = EmbedderResource(progress=False).get()
+    # the LanceDB version published with the catalogue's passages, never a half-written one
+    index = VectorStoreResource().index(embedder).pin(pairing.publication.version if pairing.publication else None)
+    if strategy != "none":
+        colour = "dim" if pairing.consistent else "yellow"
+        errors.print(f"[{colour}]{escape(pairing.describe())}[/{colour}]", highlight=False, soft_wrap=True)
+    routers = {"hit-nodes": HitNodesRouter()}
+    if encoder_folder is not None:
+        routers["encoder"] = load_encoder_router(encoder_folder, device=embedder.device)
+    routers["similarity"] = ScoringRouter(embedder, SimilarityThresholds(), kind="similarity", contextual=False)
+
+    def retrieve(query: str, how: str, top: int):
+        return run_search(index, embedder, query, mode=how, k=top, collections=[name])
+
+    # trees are read as the routing needs them, each read on its own short connection
+    trees = CatalogueTrees(ShortReads(_catalogue_path(), on_wait=_say_waiting), name)
+    outcome = run_strategy([question], spec, retrieve=retrieve, trees=trees, engine=engine, routers=routers)[0]
+    with _read_catalogue() as con:
+        versions = answer_versions(
+            con,
+            name,
+            outcome,
+            index=index_version(index, name) if strategy != "none" else None,
+            adapter_id=adapter_name,
+            router_model=(adapter_name if router_kind == "encoder" else engine.model_id)
+            if strategy == "rdr2"
+            else None,
+            reader_model=engine.model_id,
+            embedder=embedder.model_id if strategy != "none" else None,
         )
-        try:
-            spec = StrategySpec(
-                name=label,
-                kind=strategy,
-                retrieval_mode=mode,
-                top_k=k,
-                passages_per_query=max(10, 2 * k),
-                expand_iterations=iters,
-                adapter=adapter_name if router_kind == "llm" else None,
-                answer_style=style,
-                router=router_kind if strategy == "rdr2" else "llm",
-            )
-        except ValueError as err:
-            errors.print(f"[red]error:[/red] {err}")
-            raise typer.Exit(2) from None
-        embedder = EmbedderResource(progress=False).get()
-        index = VectorStoreResource().index(embedder)
-        engine = LLMResource.from_env().engine(adapters=adapters)
-        routers = {"hit-nodes": HitNodesRouter()}
-        if encoder_folder is not None:
-            routers["encoder"] = load_encoder_router(encoder_folder, device=embedder.device)
-        routers["similarity"] = ScoringRouter(embedder, SimilarityThresholds(), kind="similarity", contextual=False)
-
-        def retrieve(query: str, how: str, top: int):
-            return run_search(index, embedder, query, mode=how, k=top, collections=[name])
-
-        try:
-            outcome = run_strategy(
-                [question], spec, retrieve=retrieve, trees=CatalogueTrees(con, name), engine=engine, routers=routers
-            )[0]
-            versions = answer_versions(
-                con,
-                name,
-                outcome,
-                index=index_version(index, name) if strategy != "none" else None,
-                adapter_id=adapter_name,
-                router_model=(adapter_name if router_kind == "encoder" else engine.model_id)
-                if strategy == "rdr2"
-                else None,
-                reader_model=engine.model_id,
-                embedder=embedder.model_id if strategy != "none" else None,
-            )
-        except (FileNotFoundError, ValueError) as err:
-            errors.print(f"[red]error:[/red] {err}")
-            raise typer.Exit(1) from None
-        record = build_record(outcome, spec, collection=name, source="cli", versions=versions)
+    if versions.get("index"):
+        versions["index"]["consistent_with_catalogue"] = pairing.consistent
+    record = build_record(outcome, spec, collection=name, source="cli", versions=versions)
+    with _write_catalogue() as con:
         store_answers(con, [record])
     if as_json:
         sys.stdout.write(json.dumps(record.to_dict(), ensure_ascii=False, indent=1) + "\n")
@@ -376,17 +592,17 @@ def trace(
     as_json: bool = typer.Option(False, "--json", help="Print the trace as JSON."),
 ) -> None:
     """Audit an answer: cited nodes -> documents -> the exact source text at the recorded spans ->
-    versions. Exit code 3 when a source changed since the answer was produced."""
+    versions. The source file on disk is compared too (an edit not yet re-indexed shows).
+    Exit code 3 when a source changed since the answer was produced."""
     from rag_assets.core.lineage import trace_answer
-    from resources.catalogue import default_catalogue
+    from rag_assets.core.source_check import CHANGED, GONE, source_state
 
-    with default_catalogue().get_connection() as con:
-        try:
-            result = trace_answer(con, answer_id)
-        except KeyError as err:
-            errors.print(f"[red]error:[/red] {err.args[0]}")
-            raise typer.Exit(2) from None
+    with _read_catalogue() as con:
+        result = trace_answer(con, answer_id)
     record = result.record
+    recorded = dict(record.versions_dict.get("doc_hashes") or {})
+    on_disk = {s.doc_id: source_state(s.uri, recorded.get(s.doc_id)) for s in result.sources}
+    disk_changed = sorted(d for d, state in on_disk.items() if state in (CHANGED, GONE))
     if as_json:
         sys.stdout.write(
             json.dumps(
@@ -394,6 +610,7 @@ def trace(
                     "answer": record.to_dict(),
                     "changed": result.changed,
                     "changed_docs": list(result.changed_docs),
+                    "changed_on_disk": disk_changed,
                     "sources": [
                         {
                             "doc_id": s.doc_id,
@@ -407,6 +624,7 @@ def trace(
                             "recorded_hash": s.recorded_hash,
                             "current_hash": s.current_hash,
                             "changed": s.changed,
+                            "on_disk": on_disk.get(s.doc_id),
                         }
                         for s in result.sources
                     ],
@@ -428,6 +646,9 @@ def trace(
             console.print("  [dim]no cited nodes (the reader saw no evidence)[/dim]")
         for i, source in enumerate(result.sources, start=1):
             state = "[red]CHANGED[/red]" if source.changed else "[green]unchanged[/green]"
+            disk = on_disk.get(source.doc_id)
+            if disk in (CHANGED, GONE):
+                state += f", [red]{'CHANGED' if disk == CHANGED else 'GONE'} on disk[/red] (not re-indexed yet)"
             console.print(
                 f"  [{i}] {source.doc_id} ({source.uri or 'document gone'}) node {source.node_id} "
                 f"chars {source.span_start}-{source.span_end} {state}\n      "
@@ -442,13 +663,13 @@ def trace(
             f"embedder {result.versions.get('embedder')}",
             highlight=False,
         )
-    if result.changed:
-        docs = sorted(set(result.changed_docs) | {s.doc_id for s in result.sources if s.changed})
+    if result.changed or disk_changed:
+        docs = sorted(set(result.changed_docs) | {s.doc_id for s in result.sources if s.changed} | set(disk_changed))
         errors.print(
             f"[bold red]SOURCE CHANGED since this answer was produced: {', '.join(docs)} "
             "(content hash or text at the cited span differs); re-ask to refresh it[/bold red]"
         )
-        raise typer.Exit(3)
+        raise typer.Exit(EXIT_SOURCE_CHANGED)
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -7,6 +7,7 @@ from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.catalogue import load_passages, load_trees, passages_table, replace_collection
 from rag_assets.core.passages import cut_passages
+from rag_assets.core.publication import new_publication, publish
 from rag_assets.deployment import CATALOGUE_POOL, INDEX_RETRY
 from rag_assets.metadata import histogram_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
@@ -79,9 +80,18 @@ def passage_index(
     index = vectors.index(embedder.get())
     tag = f"{collection}-{context.run_id[:8]}"
     report = index.sync(rows, collection, tag=tag)
+    # Published only now that both stores hold these passages: readers open this version.
+    publication = new_publication(
+        collection, report.table_name, report.version, report.tag, ((p.passage_id, p.content_hash) for p in rows)
+    )
+    with catalogue.get_connection() as con:
+        publish(con, publication)
+    cleaned = index.cleanup(collection, keep_tags=vectors.keep_tags_per_collection, older_than=vectors.retention())
     context.log.info(
         f"{collection}: {report.added} added, {report.updated} changed, {report.deleted} deleted, "
-        f"{report.unchanged} unchanged; table {report.table_name} v{report.version} tagged {report.tag}"
+        f"{report.unchanged} unchanged; table {report.table_name} v{report.version} tagged {report.tag}, "
+        f"published; cleanup: {len(cleaned.tags_deleted)} old tag(s) dropped, versions "
+        f"{cleaned.versions_before} -> {cleaned.versions_after}"
     )
     return dg.MaterializeResult(
         data_version=dg.DataVersion(f"v{report.version}"),
@@ -91,6 +101,9 @@ def passage_index(
             "uri": vectors.resolved_uri(),
             "version": report.version,
             "tag": report.tag,
+            "published_digest": publication.digest[:16],
+            "versions_kept": cleaned.versions_after,
+            "tags_dropped": dg.MetadataValue.json(cleaned.tags_deleted),
             "added": report.added,
             "updated": report.updated,
             "deleted": report.deleted,

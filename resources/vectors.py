@@ -1,6 +1,9 @@
 """The LanceDB passage index as a resource (a local folder by default; any LanceDB URI works)."""
 
+from datetime import timedelta
+
 import dagster as dg
+from pydantic import Field
 
 from rag_assets.core.embedding import Embedder
 from rag_assets.core.vector_index import DEFAULT_TABLE, PassageIndex
@@ -12,9 +15,25 @@ class VectorStoreResource(dg.ConfigurableResource):
 
     uri: str = ""
     table_name: str = DEFAULT_TABLE
+    # Retention: every sync writes LanceDB versions, and each publication is tagged; without a
+    # cleanup the folder only grows (21 MB after 12 runs of a 6.8 MB index).
+    keep_tags_per_collection: int = Field(
+        default=3,
+        ge=1,
+        description="Publication tags (and so readable versions) kept per collection; older ones are deleted.",
+    )
+    version_retention_hours: float = Field(
+        default=1.0,
+        ge=0.0,
+        description="Untagged LanceDB versions older than this are deleted after each index sync "
+        "(a reader of the newest version never loses it mid-query).",
+    )
 
     def resolved_uri(self) -> str:
         return self.uri or str(data_dir() / "lancedb")
 
     def index(self, embedder: Embedder) -> PassageIndex:
         return PassageIndex(self.resolved_uri(), embedder, table_name=self.table_name)
+
+    def retention(self) -> timedelta:
+        return timedelta(hours=self.version_retention_hours)

@@ -12,6 +12,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import TypeVar
 
@@ -75,6 +76,14 @@ class SyncReport:
     commit_retries: int = 0  # commits retried after a concurrent writer's commit preempted them
 
 
+@dataclass(slots=True)
+class CleanupReport:
+    tags_deleted: list[str]
+    versions_before: int
+    versions_after: int
+    bytes_removed: int
+
+
 class PassageIndex:
     def __init__(self, uri: str | Path, embedder: Embedder, *, table_name: str = DEFAULT_TABLE) -> None:
         import lancedb
@@ -83,6 +92,13 @@ class PassageIndex:
         self.embedder = embedder
         self.table_name = table_name
         self.db = lancedb.connect(self.uri)
+        self.pinned_version: int | None = None
+
+    def pin(self, version: int | None) -> PassageIndex:
+        """Read the table as of `version` from now on (None: the newest); a pinned index is for
+        reading only. Readers pin the version published with the catalogue's passages."""
+        self.pinned_version = version
+        return self
 
     def schema(self) -> pa.Schema:
         return pa.schema(
@@ -111,7 +127,10 @@ class PassageIndex:
                 f"no passage index table {self.table_name!r} in {self.uri}: materialize `passage_index` "
                 "first (`rag run`)"
             )
-        return self.db.open_table(self.table_name)
+        table = self.db.open_table(self.table_name)
+        if self.pinned_version is not None:
+            table.checkout(self.pinned_version)
+        return table
 
     def _scan(self, columns: list[str], where: str | None = None) -> pa.Table:
         """Only these columns of the (filtered) rows: vectors stay on disk unless asked for."""
@@ -134,6 +153,8 @@ class PassageIndex:
 
     def sync(self, passages: Sequence[Passage], collection: str, *, tag: str | None = None) -> SyncReport:
         """Make the collection's rows equal `passages`, embedding only what is new or changed."""
+        if self.pinned_version is not None:
+            raise ValueError(f"the passage index is pinned at version {self.pinned_version}: it is read-only")
         table = self.db.create_table(self.table_name, schema=self.schema(), exist_ok=True)
         where = f"collection = {sql_string(collection)}"
         existing = self._scan(["passage_id", "content_hash"], where).to_pydict()
@@ -189,6 +210,30 @@ class PassageIndex:
             report.tag = tag
         report.rows_in_collection = table.count_rows(where)
         return report
+
+    def passage_pairs(self, collection: str) -> list[tuple[str, str]]:
+        """(passage id, content hash) of every row of `collection`, sorted (duplicates kept)."""
+        if not self.exists():
+            return []
+        rows = self._scan(["passage_id", "content_hash"], f"collection = {sql_string(collection)}").to_pydict()
+        return sorted(zip(rows["passage_id"], rows["content_hash"]))
+
+    def cleanup(self, collection: str, *, keep_tags: int, older_than: timedelta) -> CleanupReport:
+        """Drop the collection's publication tags but the newest `keep_tags`, then compact the
+        table and delete every untagged version older than `older_than` (tagged versions, i.e.
+        the published ones answers cite, stay readable)."""
+        table = self.table
+        own = sorted(
+            ((info["version"], name) for name, info in table.tags.list().items() if name.startswith(f"{collection}-")),
+            reverse=True,
+        )
+        dropped = [name for _, name in own[max(keep_tags, 1) :]]
+        for name in dropped:
+            table.tags.delete(name)
+        before = len(table.list_versions())
+        stats = table.optimize(cleanup_older_than=older_than)
+        removed = getattr(getattr(stats, "prune", None), "bytes_removed", 0) or 0
+        return CleanupReport(dropped, before, len(self.table.list_versions()), int(removed))
 
     def counts_by_collection(self) -> dict[str, int]:
         if not self.exists():

@@ -1,0 +1,137 @@
+"""Which LanceDB version goes with the catalogue's passages: the publication record.
+
+DuckDB (passages) and LanceDB (their vectors) are two stores written one after the other, so a
+run killed between the two leaves them out of step. `passage_index` therefore *publishes* each
+collection's index only after both are written: one catalogue row naming the LanceDB table
+version and a digest of the (passage id, content hash) pairs it holds. Readers open LanceDB at
+the published version (never a half-written one) and compare the digest with the catalogue's
+passages to say whether the pair they use is consistent; a check fails a collection whose two
+stores disagree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import duckdb
+
+TABLE = "index_publications"
+SCHEMA = """collection VARCHAR NOT NULL, table_name VARCHAR NOT NULL, version BIGINT NOT NULL,
+    tag VARCHAR, passages BIGINT NOT NULL, digest VARCHAR NOT NULL, published_at TIMESTAMP NOT NULL"""
+
+
+@dataclass(frozen=True, slots=True)
+class Publication:
+    collection: str
+    table_name: str
+    version: int
+    tag: str | None
+    passages: int
+    digest: str
+    published_at: datetime
+
+
+def passages_digest(pairs: Iterable[tuple[str, str]]) -> str:
+    """sha256 over the sorted (passage id, content hash) pairs: equal digests, equal passages."""
+    h = hashlib.sha256()
+    for passage_id, content_hash in sorted(pairs):
+        h.update(f"{passage_id}\t{content_hash}\n".encode())
+    return h.hexdigest()
+
+
+def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    return bool(
+        con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
+    )
+
+
+def catalogue_passages(con: duckdb.DuckDBPyConnection, collection: str) -> list[tuple[str, str]]:
+    if not _has_table(con, "passages"):
+        return []
+    return [
+        (r[0], r[1])
+        for r in con.execute(
+            "SELECT passage_id, content_hash FROM passages WHERE collection = ? ORDER BY passage_id", [collection]
+        ).fetchall()
+    ]
+
+
+def publish(con: duckdb.DuckDBPyConnection, publication: Publication) -> None:
+    """Record `publication` as the collection's current index, replacing the previous one atomically."""
+    con.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} ({SCHEMA})")
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(f"DELETE FROM {TABLE} WHERE collection = ?", [publication.collection])
+        con.execute(
+            f"INSERT INTO {TABLE} VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                publication.collection,
+                publication.table_name,
+                publication.version,
+                publication.tag,
+                publication.passages,
+                publication.digest,
+                publication.published_at,
+            ],
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def new_publication(
+    collection: str, table_name: str, version: int, tag: str | None, pairs: Iterable[tuple[str, str]]
+) -> Publication:
+    pairs = list(pairs)
+    return Publication(
+        collection, table_name, version, tag, len(pairs), passages_digest(pairs), datetime.now(UTC).replace(tzinfo=None)
+    )
+
+
+def load_publication(con: duckdb.DuckDBPyConnection, collection: str) -> Publication | None:
+    if not _has_table(con, TABLE):
+        return None
+    row = con.execute(
+        f"SELECT collection, table_name, version, tag, passages, digest, published_at FROM {TABLE} "
+        "WHERE collection = ?",
+        [collection],
+    ).fetchone()
+    return Publication(*row) if row else None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexPairing:
+    """The (catalogue passages, LanceDB version) pair a reader uses, and whether they agree."""
+
+    collection: str
+    publication: Publication | None
+    catalogue_passages: int
+    catalogue_digest: str
+
+    @property
+    def consistent(self) -> bool:
+        return self.publication is not None and self.publication.digest == self.catalogue_digest
+
+    def describe(self) -> str:
+        p = self.publication
+        if p is None:
+            return (
+                f"index of {self.collection!r}: no published version (indexed before publication records "
+                f"existed, or never); using the newest LanceDB version; re-run `rag index -c {self.collection}`"
+            )
+        head = f"index of {self.collection!r}: {p.table_name} v{p.version} (tag {p.tag}, {p.passages} passages)"
+        if self.consistent:
+            return f"{head}, consistent with the catalogue's {self.catalogue_passages} passages"
+        return (
+            f"{head} LAGS the catalogue's {self.catalogue_passages} passages (a run stopped between the two "
+            f"stores); answers use the published version; re-run `rag index -c {self.collection}`"
+        )
+
+
+def index_pairing(con: duckdb.DuckDBPyConnection, collection: str) -> IndexPairing:
+    pairs = catalogue_passages(con, collection)
+    return IndexPairing(collection, load_publication(con, collection), len(pairs), passages_digest(pairs))

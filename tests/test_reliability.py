@@ -1,0 +1,369 @@
+"""Reliability: bad configuration, killed runs, busy catalogue, hostile documents.
+
+Everything is real (a Dagster instance, the DuckDB file and the LanceDB folder in tmp, the `rag`
+command in a subprocess where a process boundary matters); corpora are tiny and nothing generates
+text, so the module stays within a few minutes on a busy 2-core machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rag_assets.cli import app
+from tests.conftest import REPO_ROOT, write_corpus
+
+runner = CliRunner()
+RAG = [sys.executable, "-m", "rag_assets.cli"]
+
+
+def _one_error_line(result) -> str:
+    """The single `error: ...` line a failed command printed, asserting there is no traceback."""
+    output = result.output if hasattr(result, "output") else result.stdout + result.stderr
+    stderr = result.stderr
+    assert "Traceback" not in output, output
+    lines = [line for line in stderr.splitlines() if line.startswith("error")]
+    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
+    return lines[0]
+
+
+# -- bad configuration: one line, a documented exit code, no traceback --------------------------
+
+
+BAD_COLLECTIONS = {
+    "not YAML": ("collections: [\n", "is not valid YAML at line"),
+    "empty file": ("", "expected a non-empty 'collections:' list"),
+    "wrong shape": ("collections:\n  name: a\n", "expected a non-empty 'collections:' list"),
+    "entry not a mapping": ("collections:\n  - just-a-name\n", "entry #1: expected a mapping"),
+    "no name": ("collections:\n  - path: .\n", "'name' must be"),
+    "bad name": ("collections:\n  - name: 'a b/c'\n    path: .\n", "'name' must be"),
+    "no path": ("collections:\n  - name: a\n", "'path' must be"),
+    "missing path": ("collections:\n  - name: a\n    path: ./nowhere\n", "does not exist"),
+    "glob matching nothing": ("collections:\n  - name: a\n    path: ./*.nothing\n", "matches no file"),
+    "unknown format": ("collections:\n  - name: a\n    path: .\n    format: pdf\n", "unknown format 'pdf'"),
+    "typo in a key": ("collections:\n  - name: a\n    path: .\n    fromat: html\n", "unknown key(s) fromat"),
+    "unset variable": ("collections:\n  - name: a\n    path: ${RAG_NO_SUCH_VAR}/x\n", "RAG_NO_SUCH_VAR"),
+    "missing questions": ("collections:\n  - name: a\n    path: .\n    questions: q.jsonl\n", "questions file"),
+    "duplicate names": ("collections:\n  - {name: a, path: .}\n  - {name: a, path: .}\n", "used twice"),
+    "unknown builtin": ("collections:\n  - name: a\n    path: builtin:nothing\n", "unknown built-in source"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_COLLECTIONS))
+def test_every_bad_collections_file_is_one_line_naming_the_file(tmp_path: Path, case: str) -> None:
+    text, message = BAD_COLLECTIONS[case]
+    collections = tmp_path / "collections.yaml"
+    collections.write_text(text)
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "home"), "RAG_COLLECTIONS": str(collections)}
+    for command in (["run"], ["index"]):
+        result = runner.invoke(app, command, env=env)
+        assert result.exit_code == 2, (case, result.output)
+        line = _one_error_line(result)
+        assert str(collections) in line and message in line, (case, line)
+    assert not (tmp_path / "home" / "storage").exists()  # nothing ran
+
+
+def test_a_missing_collections_file_and_an_unknown_collection(tmp_path: Path, corpus_dir: Path) -> None:
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "home"), "RAG_COLLECTIONS": str(tmp_path / "none.yaml")}
+    result = runner.invoke(app, ["index"], env=env)
+    assert result.exit_code == 2 and "does not exist" in _one_error_line(result)
+    collections = tmp_path / "collections.yaml"
+    collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n")
+    result = runner.invoke(app, ["index", "-c", "nope"], env={**env, "RAG_COLLECTIONS": str(collections)})
+    assert result.exit_code == 2 and "nope are not in" in _one_error_line(result)
+
+
+def test_usage_mistakes_and_an_empty_catalogue_exit_2_without_traceback(tmp_path: Path) -> None:
+    env = {**os.environ, "RAG_DATA_DIR": str(tmp_path / "data")}
+    bad_k = runner.invoke(app, ["search", "kettle", "-k", "-1"], env=env)
+    assert bad_k.exit_code == 2 and "Traceback" not in bad_k.output
+    for command in (["trace", "some-id"], ["ask", "what?", "-s", "none"]):
+        result = runner.invoke(app, command, env=env)
+        assert result.exit_code == 2 and "no catalogue at" in _one_error_line(result), result.output
+
+
+def _catalogue_with_trees(data: Path, corpus: Path) -> None:
+    """The `tiny` collection's documents and trees in a catalogue, built without Dagster."""
+    import duckdb
+
+    from rag_assets.core.catalogue import documents_table, nodes_table, replace_collection, texts_table
+    from rag_assets.core.sources import CollectionSpec, ingest
+    from rag_assets.core.structure import build_trees
+
+    docs = ingest(CollectionSpec("tiny", str(corpus))).documents
+    built = build_trees(docs)
+    data.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(data / "catalogue.duckdb"))
+    replace_collection(con, "tiny", {"source_documents": documents_table(docs)})
+    replace_collection(
+        con, "tiny", {"document_nodes": nodes_table(built.trees), "document_texts": texts_table(built.trees)}
+    )
+    con.close()
+
+
+def test_an_unreachable_or_unconfigured_llm_backend_is_one_line(tmp_path: Path, corpus_dir: Path) -> None:
+    _catalogue_with_trees(tmp_path / "data", corpus_dir)
+    env = {**os.environ, "RAG_DATA_DIR": str(tmp_path / "data"), "RAG_LLM_BACKEND": "openai"}
+    unconfigured = runner.invoke(app, ["ask", "how hot for green tea?", "-s", "none"], env=env)
+    assert unconfigured.exit_code == 2 and "openai_model" in _one_error_line(unconfigured)
+    unreachable = {**env, "RAG_OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "RAG_OPENAI_MODEL": "served-model"}
+    result = runner.invoke(app, ["ask", "how hot for green tea?", "-s", "none"], env=unreachable)
+    assert result.exit_code == 4 and "unreachable" in _one_error_line(result), result.output
+    debug = runner.invoke(app, ["--debug", "ask", "how hot for green tea?", "-s", "none"], env=unreachable)
+    assert debug.exit_code == 4 and "Traceback" in debug.stderr  # --debug shows where it failed
+
+
+# -- the catalogue is never held by readers; a busy catalogue is waited for, then a clear error --
+
+
+HOLD_WRITE = """
+import duckdb, sys, time
+con = duckdb.connect(sys.argv[1])
+con.execute("BEGIN TRANSACTION")
+con.execute("CREATE TABLE IF NOT EXISTS held (x INTEGER)")
+print("holding", flush=True)
+time.sleep(float(sys.argv[2]))
+con.execute("COMMIT")
+con.close()
+"""
+
+
+def _hold_catalogue(path: Path, seconds: float) -> subprocess.Popen:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_WRITE, str(path), str(seconds)], stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout.readline().strip() == "holding"
+    return holder
+
+
+def test_trace_waits_visibly_for_a_writer_then_reads(tmp_path: Path, corpus_dir: Path) -> None:
+    _catalogue_with_trees(tmp_path / "data", corpus_dir)
+    env = {**os.environ, "RAG_DATA_DIR": str(tmp_path / "data"), "RAG_LOCK_TIMEOUT": "60"}
+    holder = _hold_catalogue(tmp_path / "data" / "catalogue.duckdb", 4)
+    traced = runner.invoke(app, ["trace", "no-such-answer"], env=env)  # in this process; another holds the lock
+    holder.wait(timeout=30)
+    assert "waiting:" in traced.stderr and "is in use by process" in " ".join(traced.stderr.split())
+    # it got in once the writer was done: the answer id is unknown, which it could only tell by reading
+    assert traced.exit_code == 2 and "no answer with id" in _one_error_line(traced), traced.stderr
+
+
+def test_a_catalogue_busy_past_the_timeout_is_exit_4(tmp_path: Path, corpus_dir: Path) -> None:
+    _catalogue_with_trees(tmp_path / "data", corpus_dir)
+    env = {**os.environ, "RAG_DATA_DIR": str(tmp_path / "data"), "RAG_LOCK_TIMEOUT": "1"}
+    holder = _hold_catalogue(tmp_path / "data" / "catalogue.duckdb", 30)
+    try:
+        traced = runner.invoke(app, ["trace", "x"], env=env)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert traced.exit_code == 4, traced.stderr
+    assert "still in use by process" in _one_error_line(traced) and "RAG_LOCK_TIMEOUT" in traced.stderr
+
+
+# -- killed runs: the monitoring daemon and `rag run` fail them, the queue moves -----------------
+
+
+def test_the_instance_monitors_runs_with_a_health_checking_launcher(tmp_path: Path) -> None:
+    import dagster as dg
+
+    from rag_assets.run_health import MonitoredRunLauncher
+
+    shutil.copy(REPO_ROOT / "dagster_home" / "dagster.yaml", tmp_path / "dagster.yaml")
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+        assert instance.run_monitoring_enabled
+        assert isinstance(instance.run_launcher, MonitoredRunLauncher)
+        assert instance.run_launcher.supports_check_run_worker_health
+
+
+def _dead_process_tags() -> dict[str, str]:
+    """Tags as a `rag run` process writes them, for a process that has exited."""
+    import socket
+
+    import psutil
+
+    from rag_assets.run_health import HOST_TAG, PID_STARTED_TAG, PID_TAG
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    started = psutil.Process(child.pid).create_time()
+    child.kill()
+    child.wait()
+    return {PID_TAG: str(child.pid), PID_STARTED_TAG: f"{started:.2f}", HOST_TAG: socket.gethostname()}
+
+
+def test_the_monitoring_daemon_fails_a_run_whose_process_died(tmp_path: Path) -> None:
+    """Dagster's own run-monitoring step, with this project's launcher, fails the dead run and
+    leaves a live one alone, so `max_concurrent_runs: 1` frees its slot."""
+    import logging
+
+    import dagster as dg
+    from dagster._daemon.monitoring.run_monitoring import monitor_started_run
+
+    from rag_assets.run_health import process_tags
+
+    shutil.copy(REPO_ROOT / "dagster_home" / "dagster.yaml", tmp_path / "dagster.yaml")
+
+    @dg.op
+    def noop() -> None:
+        pass
+
+    @dg.job
+    def tiny_job() -> None:
+        noop()
+
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+        dead = instance.create_run_for_job(tiny_job, tags=_dead_process_tags())
+        alive = instance.create_run_for_job(tiny_job, tags=process_tags())
+        for run in (dead, alive):
+            instance.handle_new_event(
+                dg.EventLogEntry(
+                    error_info=None,
+                    level=logging.INFO,
+                    user_message="",
+                    run_id=run.run_id,
+                    timestamp=time.time(),
+                    dagster_event=dg.DagsterEvent(
+                        event_type_value=dg.DagsterEventType.RUN_START.value, job_name=run.job_name
+                    ),
+                )
+            )
+        for run in (dead, alive):
+            record = instance.get_run_record_by_id(run.run_id)
+            assert record.dagster_run.status == dg.DagsterRunStatus.STARTED
+            monitor_started_run(instance, None, record, logging.getLogger("test"))
+        assert instance.get_run_by_id(dead.run_id).status == dg.DagsterRunStatus.FAILURE
+        assert instance.get_run_by_id(alive.run_id).status == dg.DagsterRunStatus.STARTED
+
+
+def _wait_for_started_run(home: Path, timeout_s: float = 300) -> str:
+    import dagster as dg
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            runs = instance.get_runs(filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED]))
+            if runs:
+                return runs[0].run_id
+        time.sleep(0.2)
+    raise AssertionError("no run started")
+
+
+@pytest.fixture(scope="module")
+def killed_then_recovered(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """`rag index -c tiny` killed with SIGKILL as soon as its run started; then `rag index -c tiny`
+    again recovers the dead run and indexes the collection."""
+    root = tmp_path_factory.mktemp("killed")
+    home = root / "home"
+    home.mkdir()
+    shutil.copy(REPO_ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    tiny = write_corpus(root / "tiny")
+    collections = root / "collections.yaml"
+    collections.write_text(f"collections:\n  - name: tiny\n    path: {tiny}\n")
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "RAG_COLLECTIONS": str(collections),
+        "RAG_DATA_DIR": str(root / "data"),
+    }
+    victim = subprocess.Popen(
+        [*RAG, "index", "-c", "tiny"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    killed_run = _wait_for_started_run(home)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=30)
+    import dagster as dg
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        wedged = instance.get_run_by_id(killed_run)
+        status_after_kill = wedged.status
+        health = instance.run_launcher.check_run_worker_health(wedged)
+    recovered = subprocess.run([*RAG, "index", "-c", "tiny"], env=env, capture_output=True, text=True, timeout=600)
+    return {
+        "root": root,
+        "home": home,
+        "env": env,
+        "tiny": tiny,
+        "killed_run": killed_run,
+        "status_after_kill": status_after_kill,
+        "health": health,
+        "recovered": recovered,
+    }
+
+
+def test_a_killed_run_is_failed_and_the_next_run_proceeds(killed_then_recovered: dict) -> None:
+    import dagster as dg
+
+    state = killed_then_recovered
+    assert state["status_after_kill"] == dg.DagsterRunStatus.STARTED  # what used to wedge the queue
+    assert state["health"].status.value == "FAILED" and "is gone" in state["health"].msg
+    recovered = state["recovered"]
+    assert recovered.returncode == 0, recovered.stdout[-3000:] + recovered.stderr[-3000:]
+    printed = " ".join(recovered.stdout.split())
+    assert f"recovered: run {state['killed_run']}" in printed and "marked it failed" in printed
+    with dg.DagsterInstance.from_config(str(state["home"])) as instance:
+        assert instance.get_run_by_id(state["killed_run"]).status == dg.DagsterRunStatus.FAILURE
+        in_progress = instance.get_runs(
+            filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING])
+        )
+        assert not in_progress  # the single run slot is free again
+
+
+def test_after_the_kill_the_tables_equal_a_clean_build(killed_then_recovered: dict) -> None:
+    """Documents, passages and index rows after kill + re-run are exactly what a clean build of
+    the same sources gives (computed here without Dagster), with no duplicate."""
+    import duckdb
+
+    from rag_assets.core.catalogue import load_trees
+    from rag_assets.core.embedding import default_embedder_path
+    from rag_assets.core.passages import cut_passages
+    from rag_assets.core.sources import CollectionSpec, ingest
+    from rag_assets.core.structure import build_trees
+    from resources.embedder import EmbedderResource
+    from resources.vectors import VectorStoreResource
+
+    state = killed_then_recovered
+    docs = ingest(CollectionSpec("tiny", str(state["tiny"]))).documents
+    built = build_trees(docs)
+    clean_passages = sorted(
+        (p.passage_id, p.content_hash)
+        for doc, tree in built.trees
+        for p in cut_passages(doc.doc_id, list(tree.nodes), tree.text, 100)
+    )
+    con = duckdb.connect(str(state["root"] / "data" / "catalogue.duckdb"), read_only=True)
+    try:
+        stored_docs = con.execute(
+            "SELECT doc_id, content_hash FROM source_documents WHERE collection = 'tiny' ORDER BY 1"
+        ).fetchall()
+        stored_passages = con.execute(
+            "SELECT passage_id, content_hash FROM passages WHERE collection = 'tiny' ORDER BY 1"
+        ).fetchall()
+        assert len(load_trees(con, "tiny")) == len(built.trees)
+    finally:
+        con.close()
+    assert stored_docs == sorted((d.doc_id, d.content_hash) for d in docs)
+    assert stored_passages == clean_passages
+    assert default_embedder_path()  # the packaged embedder, as the run used
+    index = VectorStoreResource(uri=str(state["root"] / "data" / "lancedb")).index(EmbedderResource().get())
+    rows = index._scan(["passage_id", "content_hash"], "collection = 'tiny'").to_pylist()
+    assert sorted((r["passage_id"], r["content_hash"]) for r in rows) == clean_passages  # no duplicate
+
+
+def test_search_works_while_another_process_holds_the_catalogue(killed_then_recovered: dict) -> None:
+    state = killed_then_recovered
+    env = {**state["env"], "RAG_LOCK_TIMEOUT": "1"}
+    holder = _hold_catalogue(state["root"] / "data" / "catalogue.duckdb", 60)
+    try:  # in this process: the lock is held by another one
+        found = runner.invoke(app, ["search", "green tea temperature", "-k", "2", "--json"], env=env)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert found.exit_code == 0, found.output[-2000:]
+    assert json.loads(found.stdout)[0]["collection"] == "tiny"
