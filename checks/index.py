@@ -7,6 +7,7 @@ from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.catalogue import load_passages, load_trees
 from rag_assets.core.passages import passage_problems, uncovered_content_nodes
+from rag_assets.core.publication import catalogue_passages, load_publication, passages_digest
 from rag_assets.metadata import markdown_table
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
@@ -82,5 +83,48 @@ def index_vectors_and_fts(embedder: EmbedderResource, vectors: VectorStoreResour
             "bad_vectors": len(bad_vectors),
             "examples": dg.MetadataValue.json(bad_vectors[:10]),
             "fts_index": has_fts,
+        },
+    )
+
+
+@dg.asset_check(
+    asset="passage_index",
+    blocking=True,
+    description="This collection's two stores agree: the LanceDB rows are exactly the catalogue's "
+    "passages (same ids, same content hashes, no duplicate), and the published index version "
+    "records the same passages (a run killed between DuckDB and LanceDB fails here).",
+)
+def index_matches_catalogue(
+    context: dg.AssetCheckExecutionContext,
+    catalogue: DuckDBResource,
+    embedder: EmbedderResource,
+    vectors: VectorStoreResource,
+) -> dg.AssetCheckResult:
+    collection = context.partition_key
+    with catalogue.get_connection() as con:
+        expected = catalogue_passages(con, collection)
+        publication = load_publication(con, collection)
+    actual = vectors.index(embedder.get()).passage_pairs(collection)
+    missing = sorted(set(expected) - set(actual))
+    extra = sorted(set(actual) - set(expected))
+    duplicates = len(actual) - len(set(actual))
+    published = publication is not None and publication.digest == passages_digest(expected)
+    examples = [("missing from LanceDB", pid) for pid, _ in missing[:10]] + [
+        ("not in catalogue", pid) for pid, _ in extra[:10]
+    ]
+    return dg.AssetCheckResult(
+        passed=not missing and not extra and not duplicates and published,
+        metadata={
+            "collection": collection,
+            "catalogue_passages": len(expected),
+            "index_rows": len(actual),
+            "missing_from_index": len(missing),
+            "not_in_catalogue": len(extra),
+            "duplicate_rows": duplicates,
+            "published_version": publication.version if publication else -1,
+            "published_matches_catalogue": published,
+            "examples": dg.MetadataValue.md(
+                markdown_table(["problem", "passage_id"], examples) if examples else "none"
+            ),
         },
     )
