@@ -116,8 +116,7 @@ app = _Typer(
 def _options(
     debug: bool = typer.Option(False, "--debug", help="On an error, also print the full traceback."),
 ) -> None:
-    if debug:
-        _state["debug"] = True
+    _state["debug"] = debug or bool(os.environ.get("RAG_DEBUG"))  # per invocation, not sticky
 
 
 def _ensure_dagster_home() -> None:
