@@ -9,7 +9,7 @@ from dagster_duckdb import DuckDBResource
 from rag_assets.core.catalogue import documents_table, replace_collection
 from rag_assets.core.sources import ingest
 from rag_assets.deployment import CATALOGUE_POOL
-from rag_assets.metadata import counter_table, rejections_markdown
+from rag_assets.metadata import counter_table, markdown_table, rejections_markdown
 from rag_assets.partitions import collection_partitions
 from resources.sources import SourcesResource
 
@@ -23,10 +23,17 @@ from resources.sources import SourcesResource
     "unreadable ones go to `rejected_documents` with the reason.",
 )
 def source_documents(
-    context: dg.AssetExecutionContext, catalogue: DuckDBResource, sources: SourcesResource
+    context: dg.AssetExecutionContext,
+    catalogue: DuckDBResource,
+    sources: SourcesResource,
 ) -> dg.MaterializeResult:
     spec = sources.collection(context.partition_key)
-    result = ingest(spec, max_document_mb=sources.max_document_mb)
+    result = ingest(
+        spec,
+        max_document_mb=sources.max_document_mb,
+        max_document_words=sources.max_document_words,
+        duplicates=sources.duplicates,
+    )
     with catalogue.get_connection() as con:
         replace_collection(
             con,
@@ -37,6 +44,8 @@ def source_documents(
         )
     for rejection in result.rejections:
         context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
+    for doc_id, original in result.duplicates:
+        context.log.warning(f"{doc_id} has the same content as {original} (duplicates: {sources.duplicates})")
     # The data version is the hash of every document's hash: unchanged sources, unchanged version.
     version = hashlib.sha256("".join(sorted(d.content_hash for d in result.documents)).encode()).hexdigest()
     return dg.MaterializeResult(
@@ -50,5 +59,9 @@ def source_documents(
             "megabytes": round(sum(d.size_bytes for d in result.documents) / 1e6, 3),
             "formats": dg.MetadataValue.md(counter_table("format", Counter(d.format for d in result.documents))),
             "rejections": dg.MetadataValue.md(rejections_markdown(result.rejections)),
+            "duplicates": len(result.duplicates),
+            "duplicate_documents": dg.MetadataValue.md(
+                markdown_table(["document", "same content as"], result.duplicates[:20]) if result.duplicates else "none"
+            ),
         },
     )

@@ -1,10 +1,16 @@
 """Where documents come from: the collections file and ingestion limits, as a resource."""
 
 from pathlib import Path
+from typing import Literal
 
 import dagster as dg
+from pydantic import Field
 
-from rag_assets.core.sources import DEFAULT_MAX_DOCUMENT_MB, CollectionSpec
+from rag_assets.core.sources import (
+    DEFAULT_MAX_DOCUMENT_MB,
+    DEFAULT_MAX_DOCUMENT_WORDS,
+    CollectionSpec,
+)
 from rag_assets.settings import collections_file, load_collections
 
 
@@ -13,6 +19,10 @@ class SourcesResource(dg.ConfigurableResource):
 
     collections_file: str = ""  # empty = RAG_COLLECTIONS, else collections.yaml at the project root
     max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB
+    # words per document (markup included) above which it is rejected, not cut into passages
+    max_document_words: int = Field(default=DEFAULT_MAX_DOCUMENT_WORDS, ge=1)
+    # documents with the same content as an earlier one: "keep" (indexed, listed) or "skip" (rejected)
+    duplicates: Literal["keep", "skip"] = "keep"
 
     def resolved_file(self) -> Path:
         return Path(self.collections_file) if self.collections_file else collections_file()

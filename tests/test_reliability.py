@@ -367,3 +367,53 @@ def test_search_works_while_another_process_holds_the_catalogue(killed_then_reco
         holder.wait()
     assert found.exit_code == 0, found.output[-2000:]
     assert json.loads(found.stdout)[0]["collection"] == "tiny"
+
+
+# -- hostile documents: each is rejected with its reason, the rest is indexed ---------------------
+
+
+def test_hostile_documents_are_rejected_one_by_one_with_reasons(tmp_path: Path) -> None:
+    from rag_assets.core.sources import CollectionSpec, ingest
+    from rag_assets.core.structure import build_trees
+
+    corpus = write_corpus(tmp_path / "corpus")
+    (corpus / "binary.md").write_bytes(b"\x00\x01\x02 not text")
+    (corpus / "latin1.md").write_bytes("# Caf\xe9\n\ncr\xe8me".encode("latin-1"))
+    (corpus / "empty.md").write_text("   \n")
+    (corpus / "one-line.txt").write_text("word " * 400)  # over a 300-word cap
+    (corpus / "zz-kettle-copy.md").write_text((corpus / "kettle.md").read_text())
+    (corpus / "dangling.md").symlink_to(corpus / "gone.md")
+    (corpus / "loop.md").symlink_to(corpus / "loop.md")
+    (tmp_path / "elsewhere").mkdir()
+    (corpus / "folder-link").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (corpus / "bad-pages.jsonl").write_text('{"doc_id": "ok", "text": "Fine page."}\n{not json\n[1, 2]\n')
+    spec = CollectionSpec("hostile", str(corpus))
+    result = ingest(spec, max_document_words=300, duplicates="skip")
+    reasons = {
+        Path(r.uri.split("#")[0]).name + ("#" + r.uri.split("#")[1] if "#" in r.uri else ""): r.reason
+        for r in result.rejections
+    }
+    expected = {
+        "binary.md": "binary file",
+        "latin1.md": "invalid UTF-8",
+        "empty.md": "empty document",
+        "one-line.txt": "over the 300-word limit",
+        "zz-kettle-copy.md": "same content as hostile/kettle.md",
+        "dangling.md": "dangling symbolic link",
+        "loop.md": "symbolic link loop",
+        "folder-link": "symbolic link to the folder",
+        "bad-pages.jsonl#line=2": "invalid JSON on line 2",
+        "bad-pages.jsonl#line=3": "not a JSON object",
+    }
+    for name, reason in expected.items():
+        assert reason in reasons.get(name, ""), (name, reasons)
+    assert len(result.rejections) == len(expected)
+    assert result.duplicates == [("hostile/zz-kettle-copy.md", "hostile/kettle.md")]
+    kept = {d.doc_id for d in result.documents}
+    assert {"hostile/kettle.md", "hostile/pond.html", "hostile/pass.txt", "hostile/phone.json"} <= kept
+    assert "hostile/bad-pages.jsonl/ok" in kept
+    built = build_trees(result.documents)
+    assert not built.rejections and len(built.trees) == len(result.documents)  # nothing crashed
+    kept_anyway = ingest(spec, max_document_words=300, duplicates="keep")  # the default: indexed, listed
+    assert "hostile/zz-kettle-copy.md" in {d.doc_id for d in kept_anyway.documents}
+    assert kept_anyway.duplicates == result.duplicates

@@ -8,12 +8,13 @@ with a reason naming it and the problem; nothing else in the collection is affec
 
 from __future__ import annotations
 
+import errno
 import glob
 import hashlib
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_assets.core.parsers import detect_format, guess_title
@@ -22,12 +23,24 @@ BUILTIN_PYTHON_REFERENCE = "builtin:python-reference"
 AUTO = "auto"
 PAGE_FORMATS = ("jsonl",)  # container formats: one document per record
 DEFAULT_MAX_DOCUMENT_MB = 32.0
+# A cap on words per document (markup included): one 5 MB single-line page made 8,323 passages
+# and 9 minutes of embedding. The largest real documents here (e-manual JSON) hold ~120k.
+DEFAULT_MAX_DOCUMENT_WORDS = 500_000
+DUPLICATE_POLICIES = (
+    "keep",
+    "skip",
+)  # a document whose content another one already has
 _BINARY_SNIFF_BYTES = 8192
 # JSONL page records: the first of these fields present gives the body and its format.
 # A record "title" longer than this is not a title (one nq_wiki record carries its whole page
 # there): the title would head every heading path and blow up every prompt that cites the page.
 MAX_TITLE_CHARS = 300
-_PAGE_BODY_FIELDS = (("html", "html"), ("html_lines", "html"), ("markdown", "markdown"), ("text", "text"))
+_PAGE_BODY_FIELDS = (
+    ("html", "html"),
+    ("html_lines", "html"),
+    ("markdown", "markdown"),
+    ("text", "text"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +75,7 @@ class Rejection:
 class IngestResult:
     documents: list[SourceDocument]
     rejections: list[Rejection]
+    duplicates: list[tuple[str, str]] = field(default_factory=list)  # (doc_id, doc_id of the same content)
 
 
 class DocumentRejected(ValueError):
@@ -98,14 +112,61 @@ def decode_document(data: bytes) -> str:
 
 def discover_files(path: str) -> list[Path]:
     """The files a collection path names, sorted so ids and order are stable."""
+    return discover(path)[0]
+
+
+def discover(path: str) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """(files, skipped links with the reason) a collection path names, both sorted. Symbolic
+    links to files are followed; links to folders are not (no loops, no surprise trees), and
+    dangling or looping links are reported rather than silently dropped."""
     if any(ch in path for ch in "*?["):
-        return sorted(Path(p) for p in glob.glob(path, recursive=True) if Path(p).is_file())
+        matches = sorted(Path(p) for p in glob.glob(path, recursive=True))
+        files = [p for p in matches if p.is_file()]
+        skipped = [(p, problem) for p in matches if p.is_symlink() and (problem := link_problem(p))]
+        return files, skipped
     root = Path(path)
     if root.is_dir():
-        return sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith("."))
+        files, skipped = [], []
+        for p in sorted(root.rglob("*")):
+            if p.name.startswith("."):
+                continue
+            if p.is_symlink():
+                problem = link_problem(p)
+                if problem:
+                    skipped.append((p, problem))
+                    continue
+            if p.is_file():
+                files.append(p)
+        return files, skipped
     if root.is_file():
-        return [root]
+        return [root], []
     raise FileNotFoundError(f"collection path {path!r} matches no file or folder")
+
+
+def link_problem(link: Path) -> str | None:
+    """Why a symbolic link is not read as a document (None: it points at a regular file)."""
+    try:
+        target = os.readlink(link)
+    except OSError:
+        return None
+    try:
+        link.stat()
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return f"symbolic link loop ({link.name} -> {target} leads back to itself)"
+        return f"dangling symbolic link: its target {target} does not exist"
+    if link.is_dir():
+        return f"symbolic link to the folder {target}, not followed (name that folder in the collections file instead)"
+    if not link.is_file():
+        return f"symbolic link to {target}, which is not a regular file"
+    return None
+
+
+def _too_many_words(text: str, limit: int) -> str | None:
+    words = len(text.split())
+    if words <= limit:
+        return None
+    return f"{words:,} words, over the {limit:,}-word limit per document (raise max_document_words to accept it)"
 
 
 def _collection_root(path: str) -> Path:
@@ -134,7 +195,13 @@ def _builtin_python_reference(collection: str) -> Iterator[SourceDocument]:
         )
 
 
-def _page_records(collection: str, file: Path, rel: str, text: str) -> Iterator[SourceDocument | Rejection]:
+def _page_records(
+    collection: str,
+    file: Path,
+    rel: str,
+    text: str,
+    max_words: int = DEFAULT_MAX_DOCUMENT_WORDS,
+) -> Iterator[SourceDocument | Rejection]:
     for line_no, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -150,10 +217,19 @@ def _page_records(collection: str, file: Path, rel: str, text: str) -> Iterator[
         body = next(((record[f], fmt) for f, fmt in _PAGE_BODY_FIELDS if record.get(f)), None)
         if body is None:
             fields = ", ".join(f for f, _ in _PAGE_BODY_FIELDS)
-            yield Rejection(collection, uri, "ingest", f"line {line_no} has none of the fields {fields}")
+            yield Rejection(
+                collection,
+                uri,
+                "ingest",
+                f"line {line_no} has none of the fields {fields}",
+            )
             continue
         raw, fmt = body
         page = "\n".join(map(str, raw)) if isinstance(raw, list) else str(raw)
+        too_long = _too_many_words(page, max_words)
+        if too_long:
+            yield Rejection(collection, uri, "ingest", f"line {line_no}: {too_long}")
+            continue
         key = str(record.get("doc_id") or record.get("id") or f"line-{line_no}")
         data = page.encode("utf-8")
         yield SourceDocument(
@@ -169,7 +245,10 @@ def _page_records(collection: str, file: Path, rel: str, text: str) -> Iterator[
 
 
 def iter_collection(
-    spec: CollectionSpec, *, max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB
+    spec: CollectionSpec,
+    *,
+    max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB,
+    max_document_words: int = DEFAULT_MAX_DOCUMENT_WORDS,
 ) -> Iterator[SourceDocument | Rejection]:
     """Yield every document of a collection, or a Rejection for each one that cannot be read."""
     if spec.path == BUILTIN_PYTHON_REFERENCE:
@@ -177,7 +256,10 @@ def iter_collection(
         return
     root = _collection_root(spec.path)
     limit = int(max_document_mb * 1024 * 1024)
-    for file in discover_files(spec.path):
+    files, skipped = discover(spec.path)
+    for link, problem in skipped:
+        yield Rejection(spec.name, str(link), "ingest", problem)
+    for file in files:
         uri = str(file)
         try:
             rel = os.path.relpath(file, root)
@@ -193,6 +275,9 @@ def iter_collection(
             data = file.read_bytes()
             text = decode_document(data)
             fmt = spec.format if spec.format != AUTO else _detect(file, text)
+            too_long = None if fmt == "jsonl" else _too_many_words(text, max_document_words)
+            if too_long:  # page files are capped record by record
+                raise DocumentRejected(too_long)
         except DocumentRejected as err:
             yield Rejection(spec.name, uri, "ingest", str(err))
             continue
@@ -200,7 +285,7 @@ def iter_collection(
             yield Rejection(spec.name, uri, "ingest", f"cannot read file: {err.strerror or err}")
             continue
         if fmt == "jsonl":
-            yield from _page_records(spec.name, file, rel, text)
+            yield from _page_records(spec.name, file, rel, text, max_document_words)
             continue
         yield SourceDocument(
             doc_id=_slug(spec.name, rel),
@@ -227,16 +312,44 @@ def _title(fmt: str, text: str, file: Path) -> str:
         return file.stem
 
 
-def ingest(spec: CollectionSpec, *, max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB) -> IngestResult:
+def ingest(
+    spec: CollectionSpec,
+    *,
+    max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB,
+    max_document_words: int = DEFAULT_MAX_DOCUMENT_WORDS,
+    duplicates: str = "keep",
+) -> IngestResult:
+    """Every readable document of the collection, the rejected ones with their reasons, and the
+    documents whose content an earlier one already has (`duplicates`: keep them, listed, or
+    skip them as rejections)."""
+    if duplicates not in DUPLICATE_POLICIES:
+        raise ValueError(f"duplicates must be one of {DUPLICATE_POLICIES}, not {duplicates!r}")
     documents: list[SourceDocument] = []
     rejections: list[Rejection] = []
+    copies: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for item in iter_collection(spec, max_document_mb=max_document_mb):
+    first_with: dict[str, str] = {}
+    for item in iter_collection(spec, max_document_mb=max_document_mb, max_document_words=max_document_words):
         if isinstance(item, Rejection):
             rejections.append(item)
-        elif item.doc_id in seen:
-            rejections.append(Rejection(spec.name, item.uri, "ingest", f"duplicate document id {item.doc_id!r}"))
-        else:
-            seen.add(item.doc_id)
-            documents.append(item)
-    return IngestResult(documents, rejections)
+            continue
+        if item.doc_id in seen:
+            rejections.append(
+                Rejection(
+                    spec.name,
+                    item.uri,
+                    "ingest",
+                    f"duplicate document id {item.doc_id!r}",
+                )
+            )
+            continue
+        original = first_with.setdefault(item.content_hash, item.doc_id)
+        if original != item.doc_id:
+            copies.append((item.doc_id, original))
+            if duplicates == "skip":
+                reason = f"same content as {original} (duplicates: skip; set keep to index it)"
+                rejections.append(Rejection(spec.name, item.uri, "ingest", reason))
+                continue
+        seen.add(item.doc_id)
+        documents.append(item)
+    return IngestResult(documents, rejections, copies)
