@@ -7,7 +7,7 @@ from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.catalogue import load_passages, load_trees
 from rag_assets.core.passages import passage_problems, uncovered_content_nodes
-from rag_assets.core.publication import catalogue_passages, load_publication, passages_digest
+from rag_assets.core.publication import catalogue_passages, compare_stores, load_publication
 from rag_assets.metadata import markdown_table
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
@@ -105,24 +105,21 @@ def index_matches_catalogue(
         expected = catalogue_passages(con, collection)
         publication = load_publication(con, collection)
     actual = vectors.index(embedder.get()).passage_pairs(collection)
-    missing = sorted(set(expected) - set(actual))
-    extra = sorted(set(actual) - set(expected))
-    duplicates = len(actual) - len(set(actual))
-    published = publication is not None and publication.digest == passages_digest(expected)
-    examples = [("missing from LanceDB", pid) for pid, _ in missing[:10]] + [
-        ("not in catalogue", pid) for pid, _ in extra[:10]
+    stores = compare_stores(collection, expected, actual, publication)
+    examples = [("missing from LanceDB", pid) for pid in stores.missing_from_index[:10]] + [
+        ("not in catalogue", pid) for pid in stores.not_in_catalogue[:10]
     ]
     return dg.AssetCheckResult(
-        passed=not missing and not extra and not duplicates and published,
+        passed=stores.agree,
         metadata={
             "collection": collection,
-            "catalogue_passages": len(expected),
-            "index_rows": len(actual),
-            "missing_from_index": len(missing),
-            "not_in_catalogue": len(extra),
-            "duplicate_rows": duplicates,
+            "catalogue_passages": stores.catalogue_passages,
+            "index_rows": stores.index_rows,
+            "missing_from_index": len(stores.missing_from_index),
+            "not_in_catalogue": len(stores.not_in_catalogue),
+            "duplicate_rows": stores.duplicate_rows,
             "published_version": publication.version if publication else -1,
-            "published_matches_catalogue": published,
+            "published_matches_catalogue": stores.published_matches,
             "examples": dg.MetadataValue.md(
                 markdown_table(["problem", "passage_id"], examples) if examples else "none"
             ),

@@ -369,6 +369,56 @@ def test_search_works_while_another_process_holds_the_catalogue(killed_then_reco
     assert json.loads(found.stdout)[0]["collection"] == "tiny"
 
 
+def test_stores_that_drift_apart_fail_the_check_while_readers_keep_the_published_pair(
+    killed_then_recovered: dict, tmp_path: Path
+) -> None:
+    """As a kill between the two stores leaves them: LanceDB's newest version lacks rows the
+    catalogue has. The store check fails the collection; a reader pinned to the published version
+    still reads exactly the catalogue's passages."""
+    import duckdb
+
+    from rag_assets.core.publication import catalogue_passages, compare_stores, index_pairing, load_publication
+    from resources.embedder import EmbedderResource
+    from resources.vectors import VectorStoreResource
+
+    data = tmp_path / "data"
+    shutil.copytree(killed_then_recovered["root"] / "data", data)
+    index = VectorStoreResource(uri=str(data / "lancedb")).index(EmbedderResource().get())
+    with duckdb.connect(str(data / "catalogue.duckdb"), read_only=True) as con:
+        expected = catalogue_passages(con, "tiny")
+        publication = load_publication(con, "tiny")
+        assert index_pairing(con, "tiny").consistent
+    assert compare_stores("tiny", expected, index.passage_pairs("tiny"), publication).agree
+    assert len(index.tags()) <= VectorStoreResource().keep_tags_per_collection  # old tags cleaned up
+    dropped = [pid for pid, _ in expected[:3]]
+    index.table.delete("passage_id IN (" + ", ".join(f"'{pid}'" for pid in dropped) + ")")
+    drifted = compare_stores("tiny", expected, index.passage_pairs("tiny"), publication)
+    assert not drifted.agree and drifted.missing_from_index == tuple(sorted(dropped))
+    pinned = VectorStoreResource(uri=str(data / "lancedb")).index(EmbedderResource().get()).pin(publication.version)
+    assert pinned.passage_pairs("tiny") == expected  # the reader's pair is still whole
+
+
+def test_trace_compares_the_source_on_disk(tmp_path: Path, corpus_dir: Path) -> None:
+    """`rag trace` re-reads a cited document's source as ingestion would: an edit (not yet
+    re-indexed) or a deletion shows, in a file, in one page-JSONL record and in a built-in."""
+    from rag_assets.core.source_check import CHANGED, GONE, UNCHANGED, UNKNOWN, source_state
+    from rag_assets.core.sources import CollectionSpec, ingest
+
+    docs = {d.doc_id: d for d in ingest(CollectionSpec("tiny", str(corpus_dir))).documents}
+    kettle, page = docs["tiny/kettle.md"], docs["tiny/pages.jsonl/p2"]
+    assert source_state(kettle.uri, kettle.content_hash) == UNCHANGED
+    assert source_state(page.uri, page.content_hash) == UNCHANGED
+    (corpus_dir / "kettle.md").write_text("# Kettle manual\n\nEdited after indexing.\n")
+    assert source_state(kettle.uri, kettle.content_hash) == CHANGED
+    (corpus_dir / "pages.jsonl").write_text((corpus_dir / "pages.jsonl").read_text().replace("two high", "three high"))
+    assert source_state(page.uri, page.content_hash) == CHANGED
+    (corpus_dir / "kettle.md").unlink()
+    assert source_state(kettle.uri, kettle.content_hash) == GONE
+    assert source_state(None, kettle.content_hash) == UNKNOWN
+    builtin = next(iter(ingest(CollectionSpec("py", "builtin:python-reference")).documents))
+    assert source_state(builtin.uri, builtin.content_hash) == UNCHANGED
+
+
 # -- hostile documents: each is rejected with its reason, the rest is indexed ---------------------
 
 

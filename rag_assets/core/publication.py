@@ -135,3 +135,43 @@ class IndexPairing:
 def index_pairing(con: duckdb.DuckDBPyConnection, collection: str) -> IndexPairing:
     pairs = catalogue_passages(con, collection)
     return IndexPairing(collection, load_publication(con, collection), len(pairs), passages_digest(pairs))
+
+
+@dataclass(frozen=True, slots=True)
+class StoreAgreement:
+    """How one collection's catalogue passages and LanceDB rows compare."""
+
+    collection: str
+    catalogue_passages: int
+    index_rows: int
+    missing_from_index: tuple[str, ...]
+    not_in_catalogue: tuple[str, ...]
+    duplicate_rows: int
+    publication: Publication | None
+    published_matches: bool
+
+    @property
+    def agree(self) -> bool:
+        return (
+            not self.missing_from_index
+            and not self.not_in_catalogue
+            and not self.duplicate_rows
+            and self.published_matches
+        )
+
+
+def compare_stores(
+    collection: str, catalogue_pairs: list[tuple[str, str]], index_pairs: list[tuple[str, str]], publication
+) -> StoreAgreement:
+    """Compare (passage id, content hash) pairs of the two stores and the publication record."""
+    expected, actual = set(catalogue_pairs), set(index_pairs)
+    return StoreAgreement(
+        collection=collection,
+        catalogue_passages=len(catalogue_pairs),
+        index_rows=len(index_pairs),
+        missing_from_index=tuple(sorted(pid for pid, _ in expected - actual)),
+        not_in_catalogue=tuple(sorted(pid for pid, _ in actual - expected)),
+        duplicate_rows=len(index_pairs) - len(actual),
+        publication=publication,
+        published_matches=publication is not None and publication.digest == passages_digest(catalogue_pairs),
+    )
