@@ -64,6 +64,8 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 
 dev: install
+	# first fail the runs a kill left `in progress` (they would hold the single run slot)
+	$(VENV)/bin/rag recover
 	$(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
 # The cluster profile (README "Scale out"): Redis + PostgreSQL on 127.0.0.1, the Dagster instance on
