@@ -45,7 +45,7 @@ def export_examples(catalogue: Path, out: Path) -> int:
 
     from rag_assets.core.catalogue import load_trees
     from rag_assets.core.router_io import routing_messages, view_action_regex
-    from rag_assets.core.routing_data import RoutingSample, restore, sample_from_row
+    from rag_assets.core.routing_samples import RoutingSample, restore, sample_from_row
 
     fields = ", ".join("s." + f for f in RoutingSample.__dataclass_fields__)
     with duckdb.connect(str(catalogue), read_only=True) as con:
@@ -211,8 +211,9 @@ def score_outputs(outputs: Path, catalogue: Path) -> None:
     import duckdb
 
     from rag_assets.core.catalogue import load_trees
+    from rag_assets.core.routed_samples import RoutedSample, load_routing_samples, score_routed
     from rag_assets.core.router_io import parse_router_output
-    from rag_assets.core.routing_data import RoutedSample, load_routing_samples, restore, score_routed
+    from rag_assets.core.routing_samples import restore
 
     rows = [json.loads(line) for line in outputs.read_text().splitlines() if line.strip()]
     print("| collection | model | samples | ANS-F1 | EXP-PRE | REF-ACC | expelled/output |")

@@ -32,7 +32,7 @@ from rag_assets.core.embedding import Embedder
 from rag_assets.core.encoder_training import is_encoder_router, load_encoder_router, router_record
 from rag_assets.core.evaluation import evidence_recall, passage_hit, section_hit
 from rag_assets.core.retrieval import search
-from rag_assets.core.routing_data import load_routing_examples, load_routing_samples, route_samples_with
+from rag_assets.core.routed_samples import load_routing_examples, load_routing_samples, route_samples_with
 from rag_assets.core.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
 from rag_assets.core.strategies import GatheredEvidence, StrategySpec, gather_evidence
 from rag_assets.core.teachers import SimilarityThresholds
@@ -171,9 +171,9 @@ def speed(con, collection: str, trees, embedder: Embedder, found: dict[str, Path
     import tempfile
 
     from rag_assets.core.encoder_training import EncoderSettings, train_encoder
+    from rag_assets.core.routed_samples import route_samples
     from rag_assets.core.router_io import routing_messages
     from rag_assets.core.router_training import LoraSettings, TrainingExample, train_lora
-    from rag_assets.core.routing_data import route_samples
     from resources.llm import BaseModelResource, LLMResource
 
     train = load_routing_examples(con, collection, fold="train")

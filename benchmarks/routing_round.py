@@ -23,7 +23,7 @@ from rag_assets.core.lineage import CatalogueTrees
 from rag_assets.core.questions import BUILTIN_PYTHON_REFERENCE_QUESTIONS, load_questions
 from rag_assets.core.retrieval import search
 from rag_assets.core.routing import RoutingKnobs, fit_view, router_messages, router_regex
-from rag_assets.core.routing_data import documents_in_order
+from rag_assets.core.routing_samples import documents_in_order
 from rag_assets.core.strategies import StrategySpec, run_strategy
 from rag_assets.core.subtree import DocumentRouting
 from resources.catalogue import default_catalogue

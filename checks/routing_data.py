@@ -6,7 +6,7 @@ from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.catalogue import load_trees
 from rag_assets.core.router_io import parse_router_output
-from rag_assets.core.routing_data import RoutingSample, restore
+from rag_assets.core.routing_samples import RoutingSample, restore
 from rag_assets.metadata import markdown_table
 
 

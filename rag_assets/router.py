@@ -24,21 +24,19 @@ from pydantic import Field
 
 from rag_assets.core.catalogue import load_trees, replace_collection
 from rag_assets.core.encoder_training import EncoderSettings, load_encoder_router, train_encoder
-from rag_assets.core.router_io import routing_messages
-from rag_assets.core.router_metrics import RoutingScores
-from rag_assets.core.router_training import LoraSettings, TrainingExample, train_lora
-from rag_assets.core.routing_data import (
-    SYNTHETIC_QID_PREFIX,
-    AdapterRecord,
-    adapter_record,
+from rag_assets.core.routed_samples import (
     calibrate_similarity,
     load_routing_examples,
     load_routing_samples,
-    record_adapter,
     route_samples,
     route_samples_with,
     score_routed,
 )
+from rag_assets.core.router_io import routing_messages
+from rag_assets.core.router_metrics import RoutingScores
+from rag_assets.core.router_registry import AdapterRecord, adapter_record, record_adapter
+from rag_assets.core.router_training import LoraSettings, TrainingExample, train_lora
+from rag_assets.core.routing_samples import SYNTHETIC_QID_PREFIX
 from rag_assets.core.scoring_router import ScoringRouter
 from rag_assets.core.teachers import SimilarityThresholds
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY

@@ -10,13 +10,12 @@ from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
 from rag_assets.core.catalogue import load_question_rows, load_trees, questions_table, replace_collection
+from rag_assets.core.curation import TEACHERS, curate
 from rag_assets.core.retrieval import search
-from rag_assets.core.routing_data import (
+from rag_assets.core.routing_samples import (
     SYNTHETIC_QID_PREFIX,
-    TEACHERS,
     RoutingSample,
     build_routing_samples,
-    curate,
     routing_fold,
     sample_from_row,
 )

@@ -25,7 +25,7 @@ from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.readers import number_blocks, reader_messages, reader_style
 from rag_assets.core.retrieval import SearchHit
 from rag_assets.core.routing import RetrievedDocument, Router, RoutingKnobs, render_evidence, route_documents
-from rag_assets.core.routing_data import documents_in_order
+from rag_assets.core.routing_samples import documents_in_order
 from rag_assets.core.tree import CONTENT, TreeNode
 
 KINDS = ("none", "rag", "rdr2")

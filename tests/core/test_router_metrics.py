@@ -78,7 +78,7 @@ def _phone():
 
 
 def _stored_sample(qid: str):
-    from rag_assets.core.routing_data import RoutingSample
+    from rag_assets.core.routing_samples import RoutingSample
 
     d = _phone()
     view = d.light([2])
@@ -96,8 +96,9 @@ def _stored_sample(qid: str):
 
 
 def test_recorded_router_outputs_are_parsed_against_the_restored_view_and_scored() -> None:
+    from rag_assets.core.routed_samples import RoutedSample, score_routed
     from rag_assets.core.router_io import parse_router_output
-    from rag_assets.core.routing_data import RoutedSample, restore, score_routed
+    from rag_assets.core.routing_samples import restore
 
     outputs = [
         "[ANSWER] 2: Charge the battery",  # gold answer 2: F1 1
@@ -121,7 +122,8 @@ def test_adapter_registry_and_stored_samples_in_duckdb(tmp_path) -> None:
     import pyarrow as pa
 
     from rag_assets.core.catalogue import replace_collection
-    from rag_assets.core.routing_data import latest_adapter, load_routing_samples, record_adapter
+    from rag_assets.core.routed_samples import load_routing_samples
+    from rag_assets.core.router_registry import latest_adapter, record_adapter
 
     with duckdb.connect(str(tmp_path / "c.duckdb")) as con:
         assert latest_adapter(con, "tiny") is None

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from rag_assets.core.blocks import heading, paragraph
-from rag_assets.core.routing_data import oracle_label
 from rag_assets.core.subtree import DocumentRouting
 from rag_assets.core.synthetic_questions import (
     SYNTHETIC_SPLIT,
@@ -14,6 +13,7 @@ from rag_assets.core.synthetic_questions import (
     heading_candidates,
     synthetic_questions,
 )
+from rag_assets.core.teachers import oracle_label
 from rag_assets.core.tree import build_tree
 
 LONG = (

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from rag_assets.core.blocks import heading, paragraph
+from rag_assets.core.curation import curate
 from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine
 from rag_assets.core.questions import Question
 from rag_assets.core.router_io import parse_router_output
-from rag_assets.core.routing_data import RoutingSample, curate
+from rag_assets.core.routing_samples import RoutingSample
 from rag_assets.core.subtree import DocumentRouting
 from rag_assets.core.teachers import (
     SimilarityScores,

@@ -1,0 +1,149 @@
+"""The question-only similarity teacher: the sentence embedder scores visible content nodes and
+collapsed headings (heading text + its unseen content) against the question; ANSWER above one
+threshold, EXPAND above another (best few first), else refuse. `calibrate_thresholds` picks both
+thresholds on a grid to maximise F1 against labelled views (e.g. the oracle on the train fold),
+with defaults when nothing is labelled."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from rag_assets.core.subtree import DocumentRouting
+from rag_assets.core.teachers.label import TeacherLabel, TeacherTask, make_label
+
+
+class TextEncoder(Protocol):
+    """What the similarity teacher needs of `rag_assets.core.embedding.Embedder`."""
+
+    def encode(self, texts: Sequence[str], *, progress: bool | None = None) -> np.ndarray: ...
+
+
+HEADING_CONTEXT_WORDS = 100
+DEFAULT_GRID = tuple(round(0.05 * i, 2) for i in range(1, 20))  # 0.05 .. 0.95
+
+
+@dataclass(frozen=True, slots=True)
+class SimilarityThresholds:
+    answer: float = 0.45  # cosine (question, paragraph) to ANSWER
+    expand: float = 0.40  # cosine (question, heading + its hidden text) to EXPAND
+    max_answers: int = 3  # best-scoring first; the router grammar allows 8 lines
+    max_expands: int = 2
+
+
+@dataclass(frozen=True, slots=True)
+class SimilarityScores:
+    answer: dict[int, float]  # visible content node -> cosine with the question
+    expand: dict[int, float]  # collapsed heading -> cosine with the question
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    thresholds: SimilarityThresholds
+    labelled: int  # labelled views used
+    answer_f1: float | None  # best F1 on the grid; None = nothing labelled, default kept
+    expand_f1: float | None
+    details: dict[str, float] = field(default_factory=dict)
+
+
+def heading_text(doc: DocumentRouting, heading_id: int, words: int = HEADING_CONTEXT_WORDS) -> str:
+    """A collapsed heading as the similarity teacher sees it: its text and its unseen content."""
+    hidden = [doc.nodes[c].text for c, h in doc.section.items() if h == heading_id and c not in doc.seen]
+    return " ".join(f"{doc.nodes[heading_id].text}: {' '.join(hidden)}".split()[:words])
+
+
+def similarity_scores(encoder: TextEncoder, tasks: Sequence[TeacherTask]) -> list[SimilarityScores]:
+    """Cosine of the question with every visible content node and collapsed heading; all texts of
+    all tasks are embedded in one call (each distinct text once)."""
+    texts: dict[str, int] = {}
+
+    def slot(text: str) -> int:
+        return texts.setdefault(text, len(texts))
+
+    plan = []
+    for t in tasks:
+        q = slot(t.query)
+        answers = {n: slot(t.doc.nodes[n].text) for n in sorted(t.view.visible_content_ids)}
+        expands = {h: slot(heading_text(t.doc, h)) for h in sorted(t.view.collapsed_heading_ids)}
+        plan.append((q, answers, expands))
+    if not texts:
+        return []
+    vectors = np.asarray(encoder.encode(list(texts), progress=False), dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = vectors / np.where(norms == 0, 1, norms)
+    out = []
+    for q, answers, expands in plan:
+        out.append(
+            SimilarityScores(
+                {n: float(vectors[q] @ vectors[i]) for n, i in answers.items()},
+                {h: float(vectors[q] @ vectors[i]) for h, i in expands.items()},
+            )
+        )
+    return out
+
+
+def pick_best(scores: dict[int, float], threshold: float, limit: int) -> list[int]:
+    ranked = sorted((s, -n) for n, s in scores.items() if s >= threshold)
+    return sorted(-n for _, n in ranked[::-1][:limit])
+
+
+def similarity_label(doc: DocumentRouting, scores: SimilarityScores, thresholds: SimilarityThresholds) -> TeacherLabel:
+    answers = pick_best(scores.answer, thresholds.answer, thresholds.max_answers)
+    expands = pick_best(scores.expand, thresholds.expand, thresholds.max_expands)
+    shown = sorted({**scores.answer, **scores.expand}.items(), key=lambda kv: -kv[1])[:6]
+    raw = f"similarity answer>={thresholds.answer} expand>={thresholds.expand}; top: " + ", ".join(
+        f"{n}={s:.3f}" for n, s in shown
+    )
+    return make_label(doc, answers, expands, raw, "similarity")
+
+
+def similarity_teacher(
+    encoder: TextEncoder, tasks: Sequence[TeacherTask], thresholds: SimilarityThresholds | None = None
+) -> list[TeacherLabel]:
+    thresholds = thresholds or SimilarityThresholds()
+    return [similarity_label(t.doc, s, thresholds) for t, s in zip(tasks, similarity_scores(encoder, tasks))]
+
+
+def _micro_f1(predicted: set, gold: set) -> float:
+    hit = len(predicted & gold)
+    return 2 * hit / (len(predicted) + len(gold)) if hit else 0.0
+
+
+def calibrate_thresholds(
+    scores: Sequence[SimilarityScores],
+    golds: Sequence[TeacherLabel],
+    *,
+    grid: Sequence[float] = DEFAULT_GRID,
+    default: SimilarityThresholds | None = None,
+) -> Calibration:
+    """Per action kind, the grid threshold with the best micro F1 of (view, node) decisions
+    against `golds` (ties: the lowest threshold); the default where no gold has that action."""
+    default = default or SimilarityThresholds()
+    if len(scores) != len(golds):
+        raise ValueError(f"{len(scores)} scored views for {len(golds)} labels")
+    best: dict[str, tuple[float, float] | None] = {}
+    details: dict[str, float] = {}
+    for kind, limit in (("answer", default.max_answers), ("expand", default.max_expands)):
+        gold = {(i, n) for i, g in enumerate(golds) for n in (g.answer_ids if kind == "answer" else g.expand_ids)}
+        if not gold:
+            best[kind] = None
+            continue
+        found: tuple[float, float] | None = None
+        for threshold in grid:
+            predicted = {(i, n) for i, s in enumerate(scores) for n in pick_best(getattr(s, kind), threshold, limit)}
+            f1 = _micro_f1(predicted, gold)
+            details[f"{kind}_f1@{threshold:g}"] = round(f1, 4)
+            if found is None or f1 > found[1]:
+                found = (threshold, f1)
+        best[kind] = found if found and found[1] > 0 else None
+    answer, expand = best["answer"], best["expand"]
+    thresholds = SimilarityThresholds(
+        answer[0] if answer else default.answer,
+        expand[0] if expand else default.expand,
+        default.max_answers,
+        default.max_expands,
+    )
+    return Calibration(thresholds, len(golds), answer[1] if answer else None, expand[1] if expand else None, details)
