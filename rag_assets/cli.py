@@ -527,18 +527,23 @@ def ask(
         answer_style=style,
         router=router_kind if strategy == "rdr2" else "llm",
     )
-    _quiet_model_loading()
-    engine = LLMResource.from_env().engine(adapters=adapters)  # first: a misconfigured backend fails fast
-    embedder = EmbedderResource(progress=False).get()
-    # the LanceDB version published with the catalogue's passages, never a half-written one
-    index = VectorStoreResource().index(embedder).pin(pairing.publication.version if pairing.publication else None)
-    if strategy != "none":
+    llm = LLMResource.from_env()
+    if strategy != "none" or llm.backend != "openai":  # models load in this process
+        _quiet_model_loading()
+    engine = llm.engine(adapters=adapters)  # first: a misconfigured backend fails fast
+    embedder = index = None
+    routers: dict = {}
+    if strategy != "none":  # `none` reads no evidence: no embedder, no index
+        embedder = EmbedderResource(progress=False).get()
+        # the LanceDB version published with the catalogue's passages, never a half-written one
+        version = pairing.publication.version if pairing.publication else None
+        index = VectorStoreResource().index(embedder).pin(version)
         colour = "dim" if pairing.consistent else "yellow"
         errors.print(f"[{colour}]{escape(pairing.describe())}[/{colour}]", highlight=False, soft_wrap=True)
-    routers = {"hit-nodes": HitNodesRouter()}
-    if encoder_folder is not None:
-        routers["encoder"] = load_encoder_router(encoder_folder, device=embedder.device)
-    routers["similarity"] = ScoringRouter(embedder, SimilarityThresholds(), kind="similarity", contextual=False)
+        routers["hit-nodes"] = HitNodesRouter()
+        if encoder_folder is not None:
+            routers["encoder"] = load_encoder_router(encoder_folder, device=embedder.device)
+        routers["similarity"] = ScoringRouter(embedder, SimilarityThresholds(), kind="similarity", contextual=False)
 
     def retrieve(query: str, how: str, top: int):
         return run_search(index, embedder, query, mode=how, k=top, collections=[name])
