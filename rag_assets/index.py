@@ -34,9 +34,8 @@ def passages(
     collection = context.partition_key
     with catalogue.get_connection() as con:
         trees = load_trees(con, collection)
-        cut = [
-            p for doc_id, (nodes, text) in trees.items() for p in cut_passages(doc_id, nodes, text, config.max_words)
-        ]
+    cut = [p for doc_id, (nodes, text) in trees.items() for p in cut_passages(doc_id, nodes, text, config.max_words)]
+    with catalogue.get_connection() as con:  # held for the write only
         replace_collection(con, collection, {"passages": passages_table(collection, cut)})
     words = [p.word_count for p in cut]
     return dg.MaterializeResult(

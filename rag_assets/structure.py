@@ -27,7 +27,8 @@ def document_trees(context: dg.AssetExecutionContext, catalogue: DuckDBResource)
     collection = context.partition_key
     with catalogue.get_connection() as con:
         docs = load_documents(con, collection)
-        built = build_trees(docs, progress=True)
+    built = build_trees(docs, progress=True)  # parsing holds no connection: readers are not locked out
+    with catalogue.get_connection() as con:
         replace_collection(
             con,
             collection,
