@@ -118,14 +118,24 @@ def write_corpus(folder: Path, good: int, seed: int = 7) -> dict[str, str]:
     return entries
 
 
-def wait_for_step(home: Path, step: str, process: subprocess.Popen, timeout_s: float = 900) -> str | None:
-    """The run id once `step` has started in the instance's newest run (None if the process ended)."""
+def run_ids(home: Path) -> set[str]:
+    import dagster as dg
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        return set(instance.get_run_ids())
+
+
+def wait_for_step(
+    home: Path, step: str, process: subprocess.Popen, before: set[str], timeout_s: float = 900
+) -> str | None:
+    """The run id once `step` has started in the run `process` started (None if it ended first);
+    runs that existed before it (`before`: killed ones still marked STARTED) are not it."""
     import dagster as dg
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and process.poll() is None:
         with dg.DagsterInstance.from_config(str(home)) as instance:
-            runs = instance.get_runs(limit=1)
+            runs = [r for r in instance.get_runs(limit=len(before) + 1) if r.run_id not in before]
             if runs and runs[0].status == dg.DagsterRunStatus.STARTED:
                 started = instance.get_records_for_run(runs[0].run_id, of_type=dg.DagsterEventType.STEP_START).records
                 if any(r.event_log_entry.step_key == step for r in started):
@@ -199,8 +209,9 @@ def main() -> int:
     started = time.monotonic()
     for stage in stages:
         step, _, delay = stage.partition("+")
+        before = run_ids(home) if (home / "storage").exists() else set()
         process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        run_id = wait_for_step(home, step, process)
+        run_id = wait_for_step(home, step, process, before)
         if run_id and delay:
             time.sleep(float(delay))
             run_id = run_id if process.poll() is None else None
