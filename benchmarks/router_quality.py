@@ -110,9 +110,9 @@ def main() -> None:
         routers["similarity"] = ScoringRouter(embedder, thresholds, kind="similarity", contextual=False)
         engine = None
         if args.llm and "llm" in routers_found:
-            from resources.llm import LLMResource
+            from resources.llm import BaseModelResource, LLMResource
 
-            engine = LLMResource().engine({"router": routers_found["llm"]})
+            engine = LLMResource(base_model=BaseModelResource()).engine({"router": routers_found["llm"]})
         queries = [q.query for q in questions]
 
         def retrieve(query: str, mode: str, k: int, collection: str = collection):
@@ -194,7 +194,7 @@ def speed(con, collection: str, trees, embedder: Embedder, found: dict[str, Path
         started = time.perf_counter()
         lora = train_lora(BaseModelResource().path(), examples, Path(tmp), settings, progress=False)
         out["llm_train_s_per_view"] = (time.perf_counter() - started) / max(lora.steps * settings.batch_size, 1)
-        engine = LLMResource().engine({"bench": lora.adapter_dir})
+        engine = LLMResource(base_model=BaseModelResource()).engine({"bench": lora.adapter_dir})
         sample = validation[:16]
         started = time.perf_counter()
         route_samples(engine, sample, trees, adapter="bench")

@@ -26,10 +26,7 @@ from rag_assets.core.routing import RoutingKnobs, fit_view, router_messages, rou
 from rag_assets.core.routing_samples import documents_in_order
 from rag_assets.core.strategies import StrategySpec, run_strategy
 from rag_assets.core.subtree import DocumentRouting
-from resources.catalogue import default_catalogue
-from resources.embedder import EmbedderResource
-from resources.llm import LLMResource
-from resources.vectors import VectorStoreResource
+from resources.project import project_resources
 
 
 def main() -> None:
@@ -44,15 +41,16 @@ def main() -> None:
     args = parser.parse_args()
 
     questions = [q.query for q in load_questions(args.questions)[0] if not q.not_answerable][: args.n]
-    embedder = EmbedderResource(progress=False).get()
-    index = VectorStoreResource().index(embedder)
-    engine = LLMResource(batch_size=args.batch_size).engine()
+    resources = project_resources(progress=False)
+    embedder = resources["embedder"].get()
+    index = resources["vectors"].index(embedder)
+    engine = resources["llm"].model_copy(update={"batch_size": args.batch_size}).engine()
     knobs = RoutingKnobs(max_new_tokens=args.max_new_tokens)
 
     def retrieve(query: str, mode: str, k: int):
         return search(index, embedder, query, mode=mode, k=k, collections=[args.collection])
 
-    with default_catalogue().get_connection() as con:
+    with resources["catalogue"].get_connection() as con:
         trees = CatalogueTrees(con, args.collection)
         chats, grammars = [], []
         for question in questions:

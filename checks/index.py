@@ -1,11 +1,13 @@
-"""Checks guarding `passages` (exact node alignment) and `passage_index` (rows, vectors, FTS)."""
+"""Checks guarding `passages` (exact node alignment) and `passage_index` (rows, vectors, FTS), on
+the run's collection only."""
 
 from collections import defaultdict
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.core.catalogue import load_passages, load_trees
+from checks.partition import checked_partition
+from rag_assets.core.catalogue import count_rows, load_passages, load_trees
 from rag_assets.core.passages import passage_problems, uncovered_content_nodes
 from rag_assets.core.publication import catalogue_passages, compare_stores, load_publication
 from rag_assets.metadata import markdown_table
@@ -19,12 +21,15 @@ from resources.vectors import VectorStoreResource
     description="Every passage's text equals the concatenation of its nodes' text at their spans, "
     "and every content node of every tree is covered by some passage.",
 )
-def passages_are_exact(catalogue: DuckDBResource) -> dg.AssetCheckResult:
-    with catalogue.get_connection() as con:
-        trees = load_trees(con)
-        by_doc = defaultdict(list)
-        for passage in load_passages(con):
-            by_doc[passage.doc_id].append(passage)
+def passages_are_exact(context: dg.AssetCheckExecutionContext, catalogue: DuckDBResource) -> dg.AssetCheckResult:
+    collection = checked_partition(context)
+    by_doc = defaultdict(list)
+    trees: dict = {}
+    if collection:
+        with catalogue.get_connection() as con:
+            trees = load_trees(con, collection)
+            for passage in load_passages(con, collection):
+                by_doc[passage.doc_id].append(passage)
     wrong: list[tuple[str, str]] = []
     uncovered: list[tuple[str, str]] = []
     for doc_id, (nodes, text) in trees.items():
@@ -38,6 +43,7 @@ def passages_are_exact(catalogue: DuckDBResource) -> dg.AssetCheckResult:
     return dg.AssetCheckResult(
         passed=not wrong and not uncovered,
         metadata={
+            "collection": collection or "-",
             "passages_checked": sum(len(v) for v in by_doc.values()),
             "inexact_passages": len(wrong),
             "documents_with_uncovered_nodes": len(uncovered),
@@ -51,34 +57,43 @@ def passages_are_exact(catalogue: DuckDBResource) -> dg.AssetCheckResult:
 @dg.asset_check(
     asset="passage_index",
     blocking=True,
-    description="One index row per passage in every collection, no more, no fewer.",
+    description="One index row per passage of the collection, no more, no fewer.",
 )
 def index_rows_match_passages(
-    catalogue: DuckDBResource, embedder: EmbedderResource, vectors: VectorStoreResource
+    context: dg.AssetCheckExecutionContext,
+    catalogue: DuckDBResource,
+    embedder: EmbedderResource,
+    vectors: VectorStoreResource,
 ) -> dg.AssetCheckResult:
+    collection = checked_partition(context)
+    if collection is None:
+        return dg.AssetCheckResult(passed=False, metadata={"reason": "passage_index was never materialized"})
     with catalogue.get_connection() as con:
-        expected = dict(con.execute("SELECT collection, count(*) FROM passages GROUP BY 1").fetchall())
-    actual = vectors.index(embedder.get()).counts_by_collection()
-    rows = sorted((c, expected.get(c, 0), actual.get(c, 0)) for c in set(expected) | set(actual))
+        expected = count_rows(con, "passages", collection)
+    actual = vectors.index(embedder.get()).rows_in_collection(collection)
     return dg.AssetCheckResult(
-        passed=all(e == a for _, e, a in rows),
-        metadata={"counts": dg.MetadataValue.md(markdown_table(["collection", "passages", "index rows"], rows))},
+        passed=expected == actual,
+        metadata={"collection": collection, "passages": expected, "index_rows": actual},
     )
 
 
 @dg.asset_check(
     asset="passage_index",
     blocking=True,
-    description="Every vector is finite and of the embedder's dimension; the full-text index exists.",
+    description="Every vector of the collection is finite and of the embedder's dimension; the full-text index exists.",
 )
-def index_vectors_and_fts(embedder: EmbedderResource, vectors: VectorStoreResource) -> dg.AssetCheckResult:
+def index_vectors_and_fts(
+    context: dg.AssetCheckExecutionContext, embedder: EmbedderResource, vectors: VectorStoreResource
+) -> dg.AssetCheckResult:
+    collection = checked_partition(context)
     model = embedder.get()
     index = vectors.index(model)
-    bad_vectors = index.check_vectors()
+    bad_vectors = index.check_vectors(collection) if collection else []
     has_fts = index.has_fts_index()
     return dg.AssetCheckResult(
-        passed=not bad_vectors and has_fts,
+        passed=collection is not None and not bad_vectors and has_fts,
         metadata={
+            "collection": collection or "-",
             "dimension": model.dimension,
             "bad_vectors": len(bad_vectors),
             "examples": dg.MetadataValue.json(bad_vectors[:10]),

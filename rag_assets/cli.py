@@ -360,15 +360,15 @@ def search(
     """Search the materialized passage index (run `rag run` first)."""
     from rag_assets.core.retrieval import cross_encoder_reranker
     from rag_assets.core.retrieval import search as run_search
-    from resources.embedder import EmbedderResource
-    from resources.vectors import VectorStoreResource
+    from resources.project import project_resources
 
     if mode not in ("dense", "bm25", "hybrid"):
         errors.print(f"[red]error:[/red] --mode must be dense, bm25 or hybrid, not {mode!r}")
         raise typer.Exit(2)
     _quiet_model_loading()
-    embedder = EmbedderResource(progress=False).get()
-    index = VectorStoreResource().index(embedder)
+    resources = project_resources(progress=False)
+    embedder = resources["embedder"].get()
+    index = resources["vectors"].index(embedder)
     try:
         rerank = cross_encoder_reranker(reranker) if reranker else None
         hits = run_search(index, embedder, query, mode=mode, k=k, collections=collection or None, reranker=rerank)
@@ -475,9 +475,7 @@ def ask(
     from rag_assets.core.scoring_router import HitNodesRouter, ScoringRouter
     from rag_assets.core.strategies import KINDS, StrategySpec, run_strategy
     from rag_assets.core.teachers import SimilarityThresholds
-    from resources.embedder import EmbedderResource
-    from resources.llm import LLMResource
-    from resources.vectors import VectorStoreResource
+    from resources.project import project_resources
 
     if strategy not in KINDS:
         raise ConfigError(f"--strategy must be one of {', '.join(KINDS)}, not {strategy!r}")
@@ -527,17 +525,18 @@ def ask(
         answer_style=style,
         router=router_kind if strategy == "rdr2" else "llm",
     )
-    llm = LLMResource.from_env()
+    resources = project_resources(progress=False)  # the same resources as the code location's
+    llm = resources["llm"]
     if strategy != "none" or llm.backend != "openai":  # models load in this process
         _quiet_model_loading()
     engine = llm.engine(adapters=adapters)  # first: a misconfigured backend fails fast
     embedder = index = None
     routers: dict = {}
     if strategy != "none":  # `none` reads no evidence: no embedder, no index
-        embedder = EmbedderResource(progress=False).get()
+        embedder = resources["embedder"].get()
         # the LanceDB version published with the catalogue's passages, never a half-written one
         version = pairing.publication.version if pairing.publication else None
-        index = VectorStoreResource().index(embedder).pin(version)
+        index = resources["vectors"].index(embedder).pin(version)
         colour = "dim" if pairing.consistent else "yellow"
         errors.print(f"[{colour}]{escape(pairing.describe())}[/{colour}]", highlight=False, soft_wrap=True)
         routers["hit-nodes"] = HitNodesRouter()

@@ -9,7 +9,14 @@ from dagster_duckdb import DuckDBResource
 from rag_assets.core.catalogue import documents_table, replace_collection
 from rag_assets.core.sources import ingest
 from rag_assets.deployment import CATALOGUE_POOL
-from rag_assets.metadata import counter_table, markdown_table, rejections_markdown
+from rag_assets.metadata import (
+    counter_table,
+    markdown_table,
+    rejections_markdown,
+    report_side_table,
+    row_count_metadata,
+    table_metadata,
+)
 from rag_assets.partitions import collection_partitions
 from resources.sources import SourcesResource
 
@@ -19,6 +26,7 @@ from resources.sources import SourcesResource
     partitions_def=collection_partitions,
     group_name="corpus",
     kinds={"python", "duckdb"},
+    metadata=table_metadata("source_documents"),
     description="Documents of one collection (stable doc ids, content hashes, raw text); "
     "unreadable ones go to `rejected_documents` with the reason.",
 )
@@ -42,6 +50,8 @@ def source_documents(
             rejection_stage="ingest",
             rejections=result.rejections,
         )
+        row_counts = row_count_metadata(con, "source_documents", spec.name)
+        report_side_table(context, con, "rejected_documents", stage="ingest")
     for rejection in result.rejections:
         context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
     for doc_id, original in result.duplicates:
@@ -51,7 +61,7 @@ def source_documents(
     return dg.MaterializeResult(
         data_version=dg.DataVersion(version[:16]),
         metadata={
-            "dagster/row_count": len(result.documents),
+            **row_counts,
             "collection": spec.name,
             "source": spec.path,
             "documents": len(result.documents),

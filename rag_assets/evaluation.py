@@ -1,67 +1,79 @@
-"""`evaluation_report`: the strategies side by side (Markdown + HTML + plots + summary.json), and the
-check that every number of the summary is present and finite."""
+"""`evaluation_report`: the strategies side by side (Markdown + HTML + plots + summary.json)."""
 
 import base64
-import json
 import math
+from collections import deque
 from pathlib import Path
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.answers import STRATEGIES
+from rag_assets.answers import STRATEGIES, answers
 from rag_assets.core.catalogue import ensure_schema, load_question_rows
 from rag_assets.core.evaluation import aggregate, aggregate_grid, score_answers
 from rag_assets.core.lineage import load_answers, utc_now
-from rag_assets.core.report import ROUTER_METRICS, ReportData, non_finite_numbers, write_report
+from rag_assets.core.report import ROUTER_METRICS, ReportData, write_report
 from rag_assets.metadata import markdown_table
 from rag_assets.partitions import collection_partitions
-from rag_assets.settings import data_dir
+from rag_assets.router import router_metrics
+from rag_assets.settings import reports_root
 
 SOURCE = "evaluation"
 _SCALAR = (int, float, str, bool)
 
 
-def reports_root() -> Path:
-    return data_dir() / "reports"
-
-
-def latest_summary_path(collection: str) -> Path:
-    return reports_root() / collection / "latest" / "summary.json"
-
-
 def upstream_versions(context: dg.AssetExecutionContext) -> dict[str, dict]:
-    """For every asset upstream of this one: its latest materialization of this partition (data
-    version, run, time and its scalar metadata) from the Dagster instance."""
-    graph = context.job_def.asset_layer.asset_graph  # the job's graph (set in every run, unlike repository_def)
+    """Every asset upstream of this one, as this run consumed it: the latest materialization of this
+    partition of each direct dependency, then, through each materialization's data provenance, the
+    exact materialization of its own inputs that it was computed from (data version, run, time and
+    scalar metadata). Dependencies never materialized are listed as such."""
     partition = context.partition_key if context.has_partition_key else None
-    keys = sorted(graph.get_ancestor_asset_keys(context.asset_key), key=lambda k: k.to_user_string())
+    queue: deque[tuple[dg.AssetKey, int | None]] = deque(
+        (key, None) for key in sorted(context.assets_def.asset_deps[context.asset_key], key=lambda k: k.path)
+    )
     out: dict[str, dict] = {}
-    for key in keys:
-        records = context.instance.fetch_materializations(
-            dg.AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1
-        ).records
+    while queue:
+        key, storage_id = queue.popleft()
+        name = key.to_user_string()
+        if name in out:
+            continue
+        wanted = (
+            dg.AssetRecordsFilter(asset_key=key, storage_ids=[storage_id])
+            if storage_id is not None
+            else dg.AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None)
+        )
+        records = context.instance.fetch_materializations(wanted, limit=1).records
         if not records:
-            out[key.to_user_string()] = {"materialized": False}
+            out[name] = {"materialized": False}
             continue
         record = records[0]
         materialization = record.asset_materialization
-        metadata = {}
-        for name, value in (materialization.metadata or {}).items():
-            raw = getattr(value, "value", value)
-            if (
-                isinstance(raw, _SCALAR)
-                and not (isinstance(raw, str) and len(raw) > 200)
-                and not (isinstance(raw, float) and not math.isfinite(raw))
-            ):
-                metadata[name] = raw
-        out[key.to_user_string()] = {
+        tags = materialization.tags or {}
+        out[name] = {
             "materialized": True,
-            "data_version": (materialization.tags or {}).get("dagster/data_version"),
+            "data_version": tags.get("dagster/data_version"),
             "run_id": record.run_id,
             "timestamp": record.timestamp,
-            "metadata": metadata,
+            "metadata": _scalar_metadata(materialization.metadata or {}),
         }
+        provenance = dg.DataProvenance.from_tags(tags)
+        for parent, parent_storage_id in sorted((provenance.input_storage_ids if provenance else {}).items()):
+            if parent_storage_id is not None:
+                queue.append((parent, parent_storage_id))
+    return dict(sorted(out.items()))
+
+
+def _scalar_metadata(metadata: dict) -> dict[str, object]:
+    """The metadata values a JSON summary can hold: finite numbers, booleans, short strings."""
+    out = {}
+    for name, value in metadata.items():
+        raw = getattr(value, "value", value)
+        if (
+            isinstance(raw, _SCALAR)
+            and not (isinstance(raw, str) and len(raw) > 200)
+            and not (isinstance(raw, float) and not math.isfinite(raw))
+        ):
+            out[name] = raw
     return out
 
 
@@ -91,7 +103,7 @@ def _inline_png(path: Path, title: str) -> str:
 
 @dg.asset(
     partitions_def=collection_partitions,
-    deps=["answers", "router_metrics"],
+    deps=[answers, router_metrics],
     group_name="evaluation",
     kinds={"python", "html"},
     description="Metrics of every strategy side by side (answer quality, evidence quality and length, "
@@ -171,46 +183,3 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
             )
         )
     return dg.MaterializeResult(metadata=metadata)
-
-
-@dg.asset_check(
-    asset=evaluation_report,
-    description="Fails (ERROR) when the latest summary.json of a "
-    "collection misses a number or holds NaN/infinity in its results, scaling or router sections.",
-)
-def evaluation_summary_is_complete(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-    root = reports_root()
-    collections = (
-        [context.partition_key]
-        if context.has_partition_key
-        else sorted(p.name for p in root.iterdir() if (p / "latest" / "summary.json").is_file())
-        if root.is_dir()
-        else []
-    )
-    problems: list[tuple[str, str]] = []
-    checked: list[str] = []
-    for collection in collections:
-        path = latest_summary_path(collection)
-        if not path.is_file():
-            problems.append((collection, f"{path} does not exist"))
-            continue
-        try:
-            summary = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            problems.append((collection, f"{path} is not valid JSON: {err}"))
-            continue
-        checked.append(str(path))
-        problems += [(collection, p) for p in non_finite_numbers(summary)]
-    if not collections:
-        problems.append(("-", f"no report under {root}"))
-    return dg.AssetCheckResult(
-        passed=not problems,
-        severity=dg.AssetCheckSeverity.ERROR,
-        metadata={
-            "summaries_checked": len(checked),
-            "problems": len(problems),
-            "details": dg.MetadataValue.md(
-                markdown_table(["collection", "problem"], problems[:30]) if problems else "none"
-            ),
-        },
-    )

@@ -4,27 +4,36 @@ import statistics
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
+from pydantic import Field
 
 from rag_assets.core.catalogue import load_passages, load_trees, passages_table, replace_collection
 from rag_assets.core.passages import cut_passages
 from rag_assets.core.publication import new_publication, publish
 from rag_assets.deployment import CATALOGUE_POOL, INDEX_RETRY
-from rag_assets.metadata import histogram_markdown, markdown_table
+from rag_assets.metadata import histogram_markdown, markdown_table, row_count_metadata, table_metadata
 from rag_assets.partitions import collection_partitions
+from rag_assets.structure import document_trees
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
 
 
 class PassageConfig(dg.Config):
-    max_words: int = 100  # about the paper's 100-word retrieval units
+    max_words: int = Field(
+        default=100,
+        ge=10,
+        le=2000,
+        description="Words per passage at most (about the paper's 100-word retrieval units); a passage "
+        "never crosses a heading; a longer content node is split at sentence boundaries.",
+    )
 
 
 @dg.asset(
     pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
-    deps=["document_trees"],
+    deps=[document_trees],
     group_name="index",
     kinds={"python", "duckdb"},
+    metadata=table_metadata("passages"),
     description="Retrieval units cut from the trees: consecutive content nodes of one section up to "
     "~max_words, never crossing a heading; each keeps its node ids and spans (exact alignment).",
 )
@@ -37,10 +46,11 @@ def passages(
     cut = [p for doc_id, (nodes, text) in trees.items() for p in cut_passages(doc_id, nodes, text, config.max_words)]
     with catalogue.get_connection() as con:  # held for the write only
         replace_collection(con, collection, {"passages": passages_table(collection, cut)})
+        row_counts = row_count_metadata(con, "passages", collection)
     words = [p.word_count for p in cut]
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": len(cut),
+            **row_counts,
             "documents": len(trees),
             "passages": len(cut),
             "mean_words": round(statistics.fmean(words), 1) if words else 0.0,
@@ -60,7 +70,7 @@ def passages(
     pool=CATALOGUE_POOL,
     retry_policy=INDEX_RETRY,
     partitions_def=collection_partitions,
-    deps=["passages"],
+    deps=[passages],
     group_name="index",
     kinds={"lancedb", "pytorch"},
     description="LanceDB table of passage embeddings + native full-text index. Incremental: only "
@@ -77,7 +87,7 @@ def passage_index(
     with catalogue.get_connection() as con:
         rows = load_passages(con, collection)
     index = vectors.index(embedder.get())
-    tag = f"{collection}-{context.run_id[:8]}"
+    tag = f"{collection}-{context.run.run_id[:8]}"
     report = index.sync(rows, collection, tag=tag)
     # Published only now that both stores hold these passages: readers open this version.
     publication = new_publication(
@@ -95,7 +105,7 @@ def passage_index(
     return dg.MaterializeResult(
         data_version=dg.DataVersion(f"v{report.version}"),
         metadata={
-            "dagster/row_count": report.rows_in_collection,
+            "dagster/partition_row_count": report.rows_in_collection,
             "table": report.table_name,
             "uri": vectors.resolved_uri(),
             "version": report.version,

@@ -5,7 +5,55 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+import dagster as dg
+import duckdb
+
+from rag_assets.core.catalogue import count_rows, table_columns
 from rag_assets.core.tables import markdown_table
+
+CATALOGUE_DATABASE = "catalogue"  # the DuckDB file's stem: tables are catalogue.main.<table>
+
+
+def table_metadata(table: str) -> dict[str, object]:
+    """Definition metadata of an asset stored as a catalogue table: its qualified name and its
+    columns, so the UI shows the schema before anything is materialized."""
+    return {
+        "dagster/table_name": f"{CATALOGUE_DATABASE}.main.{table}",
+        "dagster/column_schema": dg.TableSchema(
+            columns=[
+                dg.TableColumn(name, kind, constraints=dg.TableColumnConstraints(nullable=nullable))
+                for name, kind, nullable in table_columns(table)
+            ]
+        ),
+    }
+
+
+def row_count_metadata(con: duckdb.DuckDBPyConnection, table: str, collection: str) -> dict[str, int]:
+    """The standard row-count keys of a partitioned catalogue table: rows of this collection
+    (the partition) and rows of the whole table."""
+    return {
+        "dagster/partition_row_count": count_rows(con, table, collection),
+        "dagster/row_count": count_rows(con, table),
+    }
+
+
+def report_side_table(
+    context: dg.AssetExecutionContext, con: duckdb.DuckDBPyConnection, table: str, **metadata: object
+) -> None:
+    """Record that this step rewrote `table`'s rows of the run's collection: a materialization of
+    the side table's asset spec (declared in `rag_assets.side_tables`), so its history shows in the UI."""
+    collection = context.partition_key
+    context.log_event(
+        dg.AssetMaterialization(
+            asset_key=table,
+            partition=collection,
+            metadata={
+                **row_count_metadata(con, table, collection),
+                "written_by": context.asset_key.to_user_string(),
+                **metadata,
+            },
+        )
+    )
 
 
 def counter_table(name: str, counts: Mapping[object, int] | Counter) -> str:

@@ -3,14 +3,21 @@ curated by a teacher from the collection's labelled train questions and from que
 the corpus itself."""
 
 from collections import Counter
+from enum import StrEnum
 
 import dagster as dg
 import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from rag_assets.core.catalogue import load_question_rows, load_trees, questions_table, replace_collection
-from rag_assets.core.curation import TEACHERS, curate
+from rag_assets.core.catalogue import (
+    load_question_rows,
+    load_trees,
+    questions_table,
+    replace_collection,
+    table_columns,
+)
+from rag_assets.core.curation import curate
 from rag_assets.core.retrieval import search
 from rag_assets.core.routing_samples import (
     SYNTHETIC_QID_PREFIX,
@@ -23,11 +30,30 @@ from rag_assets.core.synthetic_questions import SYNTHETIC_KINDS
 from rag_assets.core.synthetic_questions import synthetic_questions as make_synthetic_questions
 from rag_assets.core.teachers import FAILED, KINDS, SimilarityThresholds
 from rag_assets.deployment import CATALOGUE_POOL, TRANSIENT_RETRY
-from rag_assets.metadata import counter_table, fenced, markdown_table
+from rag_assets.index import passage_index
+from rag_assets.metadata import counter_table, fenced, markdown_table, row_count_metadata, table_metadata
 from rag_assets.partitions import collection_partitions
+from rag_assets.questions import questions as questions_asset
+from rag_assets.structure import document_trees
 from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource, LLMResource
 from resources.vectors import VectorStoreResource
+
+
+class SyntheticKind(StrEnum):
+    """How a synthetic question is made (launchpad choices)."""
+
+    cloze = "cloze"
+    heading = "heading"
+
+
+class Teacher(StrEnum):
+    """Who labels the routing views (launchpad choices)."""
+
+    oracle = "oracle"
+    llm = "llm"
+    similarity = "similarity"
+    mix = "mix"
 
 
 class SyntheticQuestionsConfig(dg.Config):
@@ -38,8 +64,9 @@ class SyntheticQuestionsConfig(dg.Config):
         description="Synthetic training questions made from the corpus per collection (0 = none); "
         "each costs one retrieval and a few routing views downstream.",
     )
-    kinds: list[str] = Field(
+    kinds: list[SyntheticKind] = Field(
         default=list(SYNTHETIC_KINDS),
+        min_length=1,
         description="`cloze` (a sentence of a paragraph is the query, the paragraph its gold) and/or "
         "`heading` (a section heading is the query, the section its gold path).",
     )
@@ -48,9 +75,10 @@ class SyntheticQuestionsConfig(dg.Config):
 @dg.asset(
     pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
-    deps=["document_trees"],
+    deps=[document_trees],
     group_name="routing_data",
     kinds={"python", "duckdb"},
+    metadata=table_metadata("synthetic_questions"),
     description="Training questions made from the collection's own trees (inverse-cloze sentences and section "
     "headings, with their gold node or section), so the router learns on collections without a labelled "
     "question set; never evaluated on.",
@@ -62,15 +90,16 @@ def synthetic_questions(
     try:
         with catalogue.get_connection() as con:
             trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
-        made = make_synthetic_questions(trees, config.count, kinds=config.kinds, seed=collection)
+        made = make_synthetic_questions(trees, config.count, kinds=[str(k) for k in config.kinds], seed=collection)
     except ValueError as error:
         raise dg.Failure(f"synthetic_questions config: {error}") from None
     with catalogue.get_connection() as con:
         replace_collection(con, collection, {"synthetic_questions": questions_table(collection, made)})
+        row_counts = row_count_metadata(con, "synthetic_questions", collection)
     kinds = Counter(q.extra.get("kind", "?") for q in made)
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": len(made),
+            **row_counts,
             "documents": len(trees),
             "by_kind": dg.MetadataValue.md(counter_table("kind", kinds)),
             "sample": dg.MetadataValue.md(
@@ -88,25 +117,36 @@ def synthetic_questions(
 
 class RoutingDataConfig(dg.Config):
     split: str = Field(
-        default="train", description="Labelled questions the router learns from (comma-separated splits)."
+        default="train",
+        pattern=r"^\s*[A-Za-z0-9_-]+\s*(,\s*[A-Za-z0-9_-]+\s*)*$",
+        description="Labelled questions the router learns from (one split, or several joined by commas).",
     )
     synthetic: bool = Field(
         default=True, description="Also build training views for the `synthetic_questions` of the collection."
     )
-    top_docs: int = 3
-    passages_per_query: int = 10
-    expansion_views: int = 1  # expansion views added per retrieved document
-    # Router input per subtree, in base-model tokens (as `answers.token_budget` at inference): a
-    # 512-token view plus the prompt fits the training `max_length` whole, and keeps CPU steps cheap.
-    token_budget: int = 512
+    top_docs: int = Field(default=3, ge=1, le=50, description="Retrieved documents per question made into views.")
+    passages_per_query: int = Field(
+        default=10, ge=1, le=500, description="First-stage passages retrieved per question, grouped into documents."
+    )
+    expansion_views: int = Field(
+        default=1, ge=0, le=10, description="Expansion views (a heading unfolded) added per retrieved document."
+    )
+    # A 512-token view plus the prompt fits the training `max_length` whole, and keeps CPU steps cheap.
+    token_budget: int = Field(
+        default=512,
+        ge=64,
+        le=32768,
+        description="Router input per subtree, in base-model tokens (as `answers.token_budget` at inference).",
+    )
 
 
 @dg.asset(
     pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
-    deps=["passage_index", "questions", synthetic_questions],
+    deps=[passage_index, questions_asset, synthetic_questions],
     group_name="routing_data",
     kinds={"python", "duckdb"},
+    metadata=table_metadata("routing_subtrees"),
     description="Retrieval SubTrees of the training questions' top documents, as the router sees "
     "them, plus expansion views; identical (question, rendering) pairs kept once.",
 )
@@ -143,9 +183,10 @@ def routing_subtrees(
             }
         )
         replace_collection(con, collection, {"routing_subtrees": table})
+        row_counts = row_count_metadata(con, "routing_subtrees", collection)
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": len(samples),
+            **row_counts,
             "questions": len(questions),
             "questions_labelled": labelled,
             "questions_synthetic": len(questions) - labelled,
@@ -158,17 +199,34 @@ def routing_subtrees(
 
 
 class TeacherConfig(dg.Config):
-    teacher: str = "oracle"  # oracle | llm | similarity | mix (oracle where gold exists, else similarity)
-    validation_fraction: float = 0.2
-    llm_max_new_tokens: int = 128  # the llm teacher's JSON answer
-    # similarity thresholds (cosine); negative = calibrate on the train fold's oracle labels
-    similarity_answer_threshold: float = -1.0
-    similarity_expand_threshold: float = -1.0
+    teacher: Teacher = Field(
+        default="oracle",
+        description="`oracle`: labels from the gold answers/evidence; `llm`: the LLM engine with the curation "
+        "prompt; `similarity`: question-node cosine from the embedder; `mix`: oracle where gold exists, else "
+        "similarity.",
+    )
+    validation_fraction: float = Field(
+        default=0.2, ge=0.0, lt=1.0, description="Share of questions held out (by question id) to score the router."
+    )
+    llm_max_new_tokens: int = Field(default=128, ge=16, le=4096, description="The llm teacher's JSON answer length.")
+    similarity_answer_threshold: float = Field(
+        default=-1.0,
+        ge=-1.0,
+        le=1.0,
+        description="Cosine above which the similarity teacher answers with a node; -1 = calibrate (with the "
+        "expand threshold) on the train fold's oracle labels.",
+    )
+    similarity_expand_threshold: float = Field(
+        default=-1.0,
+        ge=-1.0,
+        le=1.0,
+        description="Cosine above which the similarity teacher expands a heading; -1 = calibrate.",
+    )
 
 
-def _table3(rows: list[tuple]) -> str:
+def _table3(rows: list[dict]) -> str:
     """ANS/EXP/REF counts per fold, as the paper's Table 3 (plus teacher failures)."""
-    counts = Counter((r[3], r[8]) for r in rows)
+    counts = Counter((r["fold"], r["kind"]) for r in rows)
     table = [
         (fold, *(counts[(fold, k)] for k in (*KINDS, FAILED)), sum(counts[(fold, k)] for k in (*KINDS, FAILED)))
         for fold in ("train", "validation")
@@ -181,9 +239,10 @@ def _table3(rows: list[tuple]) -> str:
     pool=CATALOGUE_POOL,
     retry_policy=TRANSIENT_RETRY,
     partitions_def=collection_partitions,
-    deps=["routing_subtrees"],
+    deps=[routing_subtrees],
     group_name="routing_data",
     kinds={"python", "duckdb"},
+    metadata=table_metadata("routing_actions"),
     description="Teacher labels for every routing subtree, in the router's output grammar "
     "(teacher: oracle | llm | similarity | mix); train/validation split by question; "
     "failed teacher outputs kept for audit, never trained on.",
@@ -195,10 +254,6 @@ def routing_actions(
     embedder: EmbedderResource,
     llm: LLMResource,
 ) -> dg.MaterializeResult:
-    if config.teacher not in TEACHERS:
-        raise dg.Failure(f"teacher {config.teacher!r} is not one of {TEACHERS}")
-    if not 0.0 <= config.validation_fraction < 1.0:
-        raise dg.Failure(f"validation_fraction {config.validation_fraction} must be in [0, 1)")
     collection = context.partition_key
     with catalogue.get_connection() as con:
         samples = [
@@ -231,7 +286,7 @@ def routing_actions(
         samples,
         questions,
         trees,
-        config.teacher,
+        str(config.teacher),
         encoder=embedder.get() if needs_encoder else None,
         engine=llm.engine() if config.teacher == "llm" else None,
         thresholds=thresholds,
@@ -239,33 +294,34 @@ def routing_actions(
         llm_max_new_tokens=config.llm_max_new_tokens,
     )
     rows = [
-        (
-            collection,
-            s.subtree_id,
-            s.qid,
-            folds[s.subtree_id],
-            label.teacher,
-            label.target,
-            list(label.answer_ids),
-            list(label.expand_ids),
-            label.kind,
-            label.raw,
-        )
+        {
+            "collection": collection,
+            "subtree_id": s.subtree_id,
+            "qid": s.qid,
+            "fold": folds[s.subtree_id],
+            "teacher": label.teacher,
+            "target": label.target,
+            "answer_ids": list(label.answer_ids),
+            "expand_ids": list(label.expand_ids),
+            "kind": label.kind,
+            "raw": label.raw,
+        }
         for s, label in zip(samples, curation.labels)
     ]
-    names = ["collection", "subtree_id", "qid", "fold", "teacher", "target", "answer_ids", "expand_ids", "kind", "raw"]
+    names = [name for name, _, _ in table_columns("routing_actions")]
     with catalogue.get_connection() as con:
         replace_collection(
             con,
             collection,
             {
                 "routing_actions": pa.table(
-                    {name: [r[i] for r in rows] for i, name in enumerate(names)},
+                    {name: [r[name] for r in rows] for name in names},
                     schema=pa.schema([(n, pa.list_(pa.int32()) if n.endswith("_ids") else pa.string()) for n in names]),
                 )
             },
         )
-    kinds = Counter(r[8] for r in rows)
+        row_counts = row_count_metadata(con, "routing_actions", collection)
+    kinds = Counter(r["kind"] for r in rows)
     failed = kinds[FAILED]
     if failed:
         context.log.warning(
@@ -273,7 +329,7 @@ def routing_actions(
             "'failed', excluded from training and metrics"
         )
     metadata: dict[str, object] = {
-        "dagster/row_count": len(rows),
+        **row_counts,
         "ANS": kinds["answer"],
         "EXP": kinds["expand"],
         "REF": kinds["refuse"],
@@ -281,17 +337,18 @@ def routing_actions(
         "teacher_parse_failure_rate": round(failed / len(rows), 4) if rows else 0.0,
         "invalid_ids_dropped": sum(label.invalid_ids for label in curation.labels),
         "actions": dg.MetadataValue.md(_table3(rows)),
-        "teachers_used": dg.MetadataValue.md(counter_table("teacher", Counter(r[4] for r in rows))),
-        "folds": dg.MetadataValue.md(counter_table("fold", Counter(r[3] for r in rows))),
+        "teachers_used": dg.MetadataValue.md(counter_table("teacher", Counter(r["teacher"] for r in rows))),
+        "folds": dg.MetadataValue.md(counter_table("fold", Counter(r["fold"] for r in rows))),
         "views_by_source": dg.MetadataValue.md(
             counter_table(
                 "fold / source",
                 Counter(
-                    f"{r[3]} / {'synthetic' if r[2].startswith(SYNTHETIC_QID_PREFIX) else 'labelled'}" for r in rows
+                    f"{r['fold']} / {'synthetic' if r['qid'].startswith(SYNTHETIC_QID_PREFIX) else 'labelled'}"
+                    for r in rows
                 ),
             )
         ),
-        "teacher": config.teacher,
+        "teacher": str(config.teacher),
     }
     if config.teacher == "llm":
         metadata["teacher_model"] = llm.engine().model_id

@@ -32,6 +32,15 @@ def data_dir() -> Path:
     return Path(os.environ.get("RAG_DATA_DIR") or dagster_home() / "data")
 
 
+def reports_root() -> Path:
+    """Evaluation reports: <reports root>/<collection>/<run id>/ and .../latest/."""
+    return data_dir() / "reports"
+
+
+def latest_summary_path(collection: str) -> Path:
+    return reports_root() / collection / "latest" / "summary.json"
+
+
 def collections_file() -> Path:
     return Path(os.environ.get("RAG_COLLECTIONS") or DEFAULT_COLLECTIONS_FILE)
 

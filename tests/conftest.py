@@ -116,19 +116,6 @@ def write_corpus(folder: Path) -> Path:
     return folder
 
 
-@pytest.fixture(autouse=True)
-def _isolated_dagster_definitions_state():
-    """Dagster keeps the "current definitions-state storage" in a context variable that an
-    instance sets when entered (`build_sensor_context` does) and does not always reset; a later
-    `dg.materialize` with another instance would then reach the first, disposed one ("Attempted
-    to resolve undefined DagsterInstance weakref"). Resetting it around every test keeps tests
-    independent of their order."""
-    from dagster._core.storage.defs_state.base import set_defs_state_storage
-
-    with set_defs_state_storage(None):
-        yield
-
-
 @pytest.fixture
 def corpus_dir(tmp_path: Path) -> Path:
     return write_corpus(tmp_path / "corpus")
@@ -169,6 +156,7 @@ def tiny_project(
     collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n    questions: {questions}\n")
     instance = dg.DagsterInstance.ephemeral()
     register_collections(instance, ["tiny"])
+    base_model = BaseModelResource(model_path=str(checkpoint))
     return {
         "instance": instance,
         "db": tmp_path / "catalogue.duckdb",
@@ -177,7 +165,7 @@ def tiny_project(
             "sources": SourcesResource(collections_file=str(collections)),
             "embedder": EmbedderResource(progress=False),
             "vectors": VectorStoreResource(uri=str(tmp_path / "lancedb")),
-            "base_model": BaseModelResource(model_path=str(checkpoint)),
-            "llm": LLMResource(base_model_path=str(checkpoint), batch_size=llm_batch_size),
+            "base_model": base_model,
+            "llm": LLMResource(base_model=base_model, batch_size=llm_batch_size),
         },
     }

@@ -51,6 +51,22 @@ def test_definitions_load_with_every_asset_check_and_job() -> None:
         "source_documents_expectations",
     } <= checks
     assert defs.resolve_job_def("main_job") is not None
+    # The side tables are in the lineage graph, downstream of the steps that write them.
+    graph = repo.asset_graph
+    parents = {
+        name: {k.to_user_string() for k in graph.get(dg.AssetKey(name)).parent_keys}
+        for name in ("rejected_documents", "document_texts", "router_adapters")
+    }
+    assert parents == {
+        "rejected_documents": {"source_documents", "document_trees"},
+        "document_texts": {"document_trees"},
+        "router_adapters": {"router_adapter"},
+    }
+    # Catalogue assets carry their table's name and column schema.
+    spec = graph.get(dg.AssetKey("document_trees"))
+    assert spec.metadata["dagster/table_name"] == "catalogue.main.document_nodes"
+    columns = {c.name: c for c in spec.metadata["dagster/column_schema"].columns}
+    assert columns["parent_id"].constraints.nullable and not columns["doc_id"].constraints.nullable
 
 
 def test_materialize_sources_and_trees_with_checks(project: dict) -> None:
@@ -68,6 +84,11 @@ def test_materialize_sources_and_trees_with_checks(project: dict) -> None:
     mats = {m.asset_key.to_user_string(): m for m in result.get_asset_materialization_events()}
     source_meta = mats["source_documents"].materialization.metadata
     assert source_meta["documents"].value == 7 and source_meta["rejected"].value == 1
+    assert source_meta["dagster/partition_row_count"].value == 7 and source_meta["dagster/row_count"].value == 7
+    # the side tables' rows of this partition are recorded as their own materializations
+    texts = mats["document_texts"].materialization
+    assert texts.partition == "tiny" and texts.metadata["dagster/partition_row_count"].value == 6
+    assert mats["rejected_documents"].materialization.metadata["written_by"].value == "document_trees"
     tree_meta = mats["document_trees"].materialization.metadata
     assert tree_meta["documents"].value == 6 and tree_meta["rejected"].value == 1
     assert "```" in tree_meta["sample_tree"].value

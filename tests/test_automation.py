@@ -17,8 +17,10 @@ TICK = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)
 
 
 def _evaluate(instance: dg.DagsterInstance, sources: SourcesResource, cursor: str | None) -> dg.SensorResult:
-    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"sources": sources})
-    return source_change_sensor(context)
+    # As a context manager: the context enters the instance and must leave it again, or a later
+    # materialization in this process would reach this (then disposed) instance.
+    with dg.build_sensor_context(instance=instance, cursor=cursor, resources={"sources": sources}) as context:
+        return source_change_sensor(context)
 
 
 def _touch(path: Path) -> None:

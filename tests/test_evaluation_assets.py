@@ -219,8 +219,8 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
     checks = {e.check_name: e.passed for e in second.get_asset_check_evaluations()}
     assert checks["evaluation_summary_is_complete"]
 
-    # 3. a NaN in the summary fails the check (run alone, without a partition, since Dagster has no
-    # partitioned check-only runs, it reads every collection's latest summary)
+    # 3. a NaN in the summary fails the check (run alone, without a partition, it reads the summary of
+    # the collection evaluation_report last materialized)
     summary["results"]["tiny"]["rag-hybrid"]["f1"] = float("nan")
     summary_path.write_text(json.dumps(summary))
     check_only = dg.materialize(
@@ -261,11 +261,12 @@ def _outcome(question: str, answer: str, evidence: str, doc: str = "tiny/kettle.
 
 def test_evaluation_report_on_stored_answers_without_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The report asset alone, on hand-made answers rows: metrics, files, versions and the check."""
+    from checks.evaluation import evaluation_summary_is_complete
     from rag_assets.core.catalogue import questions_table, replace_collection
     from rag_assets.core.lineage import build_record, store_answers
     from rag_assets.core.questions import Question
     from rag_assets.core.strategies import StrategySpec
-    from rag_assets.evaluation import evaluation_report, evaluation_summary_is_complete
+    from rag_assets.evaluation import evaluation_report
 
     monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))
     db = tmp_path / "catalogue.duckdb"

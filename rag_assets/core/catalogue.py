@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import duckdb
+import pandas as pd
 import pyarrow as pa
 
 from rag_assets.core.passages import Passage, passage_columns
@@ -90,6 +91,25 @@ def table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
             [table],
         ).fetchone()[0]
     )
+
+
+def table_columns(table: str) -> list[tuple[str, str, bool]]:
+    """(name, DuckDB type, nullable) of each column of a catalogue table, in declaration order."""
+    columns = []
+    for declaration in SCHEMA[table].split(","):
+        name, kind, *rest = declaration.split()
+        columns.append((name, kind, "NOT NULL" not in " ".join(rest).upper()))
+    return columns
+
+
+def count_rows(con: duckdb.DuckDBPyConnection, table: str, collection: str | None = None) -> int:
+    """Rows of a catalogue table, of one collection when given (0 when the table does not exist)."""
+    if table not in SCHEMA:
+        raise ValueError(f"{table!r} is not a catalogue table")
+    if not table_exists(con, table):
+        return 0
+    where, params = ("WHERE collection = ?", [collection]) if collection is not None else ("", [])
+    return int(con.execute(f"SELECT count(*) FROM {table} {where}", params).fetchone()[0])
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection, tables: Sequence[str] | None = None) -> None:
@@ -320,3 +340,85 @@ def load_trees(
         )
         out.setdefault(doc_id, ([], texts.get(doc_id, "")))[0].append(node)
     return out
+
+
+# The per-model routing-quality columns of `router_metrics` (after `samples`), in table order.
+ROUTER_METRIC_COLUMNS: tuple[str, ...] = tuple(
+    name for name, kind, _ in table_columns("router_metrics") if kind == "DOUBLE"
+)
+
+
+def load_router_metrics(con: duckdb.DuckDBPyConnection, collection: str) -> dict[str, dict[str, float]]:
+    """model -> {"samples": n, <metric>: value} of one collection (models in descending name order)."""
+    if not table_exists(con, "router_metrics"):
+        return {}
+    columns = ("samples", *ROUTER_METRIC_COLUMNS)
+    rows = con.execute(
+        f"SELECT model, {', '.join(columns)} FROM router_metrics WHERE collection = ? ORDER BY model DESC",
+        [collection],
+    ).fetchall()
+    return {model: dict(zip(columns, values)) for model, *values in rows}
+
+
+def collection_frame(
+    con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], collection: str
+) -> pd.DataFrame:
+    """Some columns of one collection's rows of a catalogue table, as a DataFrame (for GX suites)."""
+    known = {name for name, _, _ in table_columns(table)}
+    unknown = [c for c in columns if c not in known]
+    if unknown:
+        raise ValueError(f"{table} has no column(s) {unknown}")
+    if not table_exists(con, table):
+        return pd.DataFrame(columns=list(columns))
+    return con.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE collection = ?", [collection]).df()
+
+
+def count_by(con: duckdb.DuckDBPyConnection, table: str, column: str, collection: str) -> dict[str, int]:
+    """value -> rows of one collection's rows of `table`, grouped by `column`."""
+    if column not in {name for name, _, _ in table_columns(table)}:
+        raise ValueError(f"{table} has no column {column!r}")
+    if not table_exists(con, table):
+        return {}
+    rows = con.execute(f"SELECT {column}, count(*) FROM {table} WHERE collection = ? GROUP BY 1", [collection])
+    return dict(rows.fetchall())
+
+
+def unaccounted_documents(con: duckdb.DuckDBPyConnection, collection: str) -> list[tuple[str, str]]:
+    """(doc_id, uri) of the collection's source documents with neither a tree nor a parse rejection."""
+    ensure_schema(con, ["source_documents", "document_texts", "rejected_documents"])
+    return con.execute(
+        """SELECT s.doc_id, s.uri FROM source_documents s
+           WHERE s.collection = ?
+             AND NOT EXISTS (SELECT 1 FROM document_texts t WHERE t.collection = s.collection AND t.doc_id = s.doc_id)
+             AND NOT EXISTS (SELECT 1 FROM rejected_documents r
+                             WHERE r.collection = s.collection AND r.uri = s.uri AND r.stage = 'parse')
+           ORDER BY 1""",
+        [collection],
+    ).fetchall()
+
+
+def teacher_failures(con: duckdb.DuckDBPyConnection, collection: str) -> list[tuple[str, int, int]]:
+    """(teacher, labels, failed labels) of one collection's routing actions."""
+    if not table_exists(con, "routing_actions"):
+        return []
+    return con.execute(
+        "SELECT teacher, count(*), count(*) FILTER (WHERE kind = 'failed') FROM routing_actions "
+        "WHERE collection = ? GROUP BY 1 ORDER BY 1",
+        [collection],
+    ).fetchall()
+
+
+def load_usable_targets(con: duckdb.DuckDBPyConnection, collection: str, sample_columns: Sequence[str]) -> list[tuple]:
+    """(*`sample_columns` of routing_subtrees, teacher target) of the collection's usable routing
+    actions (kind not 'failed': failed teacher outputs are never trained on), by subtree id."""
+    known = {name for name, _, _ in table_columns("routing_subtrees")}
+    if not set(sample_columns) <= known:
+        raise ValueError(f"routing_subtrees has no column(s) {sorted(set(sample_columns) - known)}")
+    if not (table_exists(con, "routing_actions") and table_exists(con, "routing_subtrees")):
+        return []
+    return con.execute(
+        f"SELECT {', '.join('s.' + c for c in sample_columns)}, a.target "
+        "FROM routing_actions a JOIN routing_subtrees s USING (collection, subtree_id) "
+        "WHERE a.collection = ? AND a.kind <> 'failed' ORDER BY s.subtree_id",
+        [collection],
+    ).fetchall()

@@ -196,7 +196,11 @@ class PassageIndex:
             retry_commit(lambda ids=ids: table.delete(f"{where} AND passage_id IN ({ids})"), on_retry=conflict)
         report.deleted = len(gone)
         if changed or gone or not self.has_fts_index():
-            retry_commit(lambda: table.create_fts_index("search_text", replace=True), on_retry=conflict)
+            # create_index(config=FTS()) is the current native full-text index API (create_fts_index
+            # is deprecated since lancedb 0.25).
+            from lancedb.index import FTS
+
+            retry_commit(lambda: table.create_index("search_text", config=FTS(), replace=True), on_retry=conflict)
         report.version = table.version
         if tag:
 
@@ -244,11 +248,16 @@ class PassageIndex:
             counts[name] = counts.get(name, 0) + 1
         return counts
 
-    def check_vectors(self) -> list[str]:
-        """Passage ids whose vector is not finite or not of the embedder's dimension."""
+    def rows_in_collection(self, collection: str) -> int:
+        if not self.exists():
+            return 0
+        return self.table.count_rows(f"collection = {sql_string(collection)}")
+
+    def check_vectors(self, collection: str | None = None) -> list[str]:
+        """Passage ids (of one collection, or all) whose vector is not finite or not of the embedder's dimension."""
         if not self.exists():
             return []
-        data = self._scan(["passage_id", "vector"])
+        data = self._scan(["passage_id", "vector"], f"collection = {sql_string(collection)}" if collection else None)
         dimension = self.embedder.dimension
         if data.schema.field("vector").type.list_size != dimension:
             return [f"vector column has dimension {data.schema.field('vector').type.list_size}, model has {dimension}"]

@@ -195,10 +195,16 @@ def test_the_api_key_never_shows(engine: OpenAIEngine, server: str) -> None:
 
 
 def test_the_llm_resource_drives_the_served_model(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from resources.llm import API_KEY_ENV, LLMResource
+    from resources.llm import API_KEY_ENV, BaseModelResource, LLMResource
 
     monkeypatch.setenv(API_KEY_ENV, API_KEY)  # as with openai_api_key=dg.EnvVar("RAG_OPENAI_API_KEY")
-    resource = LLMResource(backend="openai", openai_base_url=server, openai_model=SERVED, openai_supports_regex=True)
+    resource = LLMResource(
+        base_model=BaseModelResource(),
+        backend="openai",
+        openai_base_url=server,
+        openai_model=SERVED,
+        openai_supports_regex=True,
+    )
     engine = resource.engine(adapters={"router": Path("served-by-the-server")})
     out = engine.generate([ROUTER_CHAT, CHATS[0]], adapter="router", max_new_tokens=48, regex=ACTION_REGEX)
     assert len(out) == 2 and all(g.output_tokens > 0 and g.prompt_tokens > 5 for g in out)

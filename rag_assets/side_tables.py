@@ -1,0 +1,46 @@
+"""Catalogue tables written as a by-product of another asset's step, declared as asset specs so
+the lineage graph shows them (and who writes them); the writers record a materialization of each
+partition they rewrite (`rag_assets.metadata.report_side_table`)."""
+
+import dagster as dg
+
+from rag_assets.corpus import source_documents
+from rag_assets.metadata import table_metadata
+from rag_assets.partitions import collection_partitions
+from rag_assets.router import router_adapter
+from rag_assets.structure import document_trees
+
+rejected_documents = dg.AssetSpec(
+    "rejected_documents",
+    deps=[source_documents, document_trees],
+    partitions_def=collection_partitions,
+    group_name="corpus",
+    kinds={"duckdb"},
+    description="Documents that could not be read (`source_documents`, stage `ingest`) or parsed "
+    "(`document_trees`, stage `parse`), with the reason; each stage rewrites its own rows.",
+    metadata=table_metadata("rejected_documents"),
+)
+
+document_texts = dg.AssetSpec(
+    "document_texts",
+    deps=[document_trees],
+    partitions_def=collection_partitions,
+    group_name="structure",
+    kinds={"duckdb"},
+    description="The normalised text of every parsed document, written with its tree by `document_trees`: "
+    "node spans index into it, and `rag trace` compares cited spans against it.",
+    metadata=table_metadata("document_texts"),
+)
+
+router_adapters = dg.AssetSpec(
+    "router_adapters",
+    deps=[router_adapter],
+    partitions_def=collection_partitions,
+    group_name="router",
+    kinds={"duckdb"},
+    description="The registry of trained routers (adapter id, folder, base model, time), one row per "
+    "training, written by `router_adapter`; the folders themselves live under <data dir>/adapters.",
+    metadata=table_metadata("router_adapters"),
+)
+
+SIDE_TABLES = [rejected_documents, document_texts, router_adapters]
