@@ -63,10 +63,12 @@ def test_sensor_requests_runs_only_when_sources_change(tmp_path: Path, corpus_di
 
 
 def test_schedule_requests_every_registered_collection() -> None:
+    # Contexts as context managers, as in `_evaluate`: each leaves the instance it entered.
     with dg.instance_for_test() as instance:
-        context = dg.build_schedule_context(instance=instance, scheduled_execution_time=TICK)
-        assert isinstance(reindex_schedule(context), dg.SkipReason)
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=TICK) as context:
+            assert isinstance(reindex_schedule(context), dg.SkipReason)
         register_collections(instance, ["a", "b"])
-        requests = reindex_schedule(dg.build_schedule_context(instance=instance, scheduled_execution_time=TICK))
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=TICK) as context:
+            requests = reindex_schedule(context)
         assert [r.partition_key for r in requests] == ["a", "b"]
         assert instance.get_dynamic_partitions(COLLECTION_PARTITIONS_NAME) == ["a", "b"]
