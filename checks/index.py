@@ -115,7 +115,9 @@ def index_matches_catalogue(
     embedder: EmbedderResource,
     vectors: VectorStoreResource,
 ) -> dg.AssetCheckResult:
-    collection = context.partition_key
+    collection = checked_partition(context)
+    if collection is None:
+        return dg.AssetCheckResult(passed=False, metadata={"reason": "passage_index was never materialized"})
     with catalogue.get_connection() as con:
         expected = catalogue_passages(con, collection)
         publication = load_publication(con, collection)
