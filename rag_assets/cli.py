@@ -244,14 +244,19 @@ def _failure_lines(result) -> list[str]:
     return lines
 
 
-def _materialize(job_name: str, collection: list[str] | None, config: Path | None) -> list[str]:
+def _materialize(
+    job_name: str, collection: list[str] | None, config: Path | None, *, verbose: bool = False
+) -> list[str]:
     """Run `job_name` for each collection (all by default) in this process, after failing runs
-    whose process is gone; returns the collections run. A failed run exits with code 1."""
+    whose process is gone; returns the collections run. A failed run exits with code 1. One
+    progress line per asset and long step; Dagster's own events only with `verbose` (the run's
+    event log keeps them all)."""
     _ensure_dagster_home()
     import dagster as dg
 
     from rag_assets.definitions import defs
     from rag_assets.partitions import register_collections
+    from rag_assets.progress import console_log_level, run_progress
     from rag_assets.run_health import process_tags, recover_dead_runs
     from rag_assets.settings import collections_file, load_collections
 
@@ -263,22 +268,24 @@ def _materialize(job_name: str, collection: list[str] | None, config: Path | Non
             f"collection(s) {', '.join(unknown)} are not in {collections_file()} (it has {', '.join(configured)})"
         )
     job = defs.resolve_job_def(job_name)
-    run_config = _run_config(config, job)
+    run_config = console_log_level(_run_config(config, job), verbose)
     with dg.DagsterInstance.get() as instance:
         _report_recovered(recover_dead_runs(instance))
         register_collections(instance, names)
         failed: list[str] = []
         for name in names:  # one collection's failure does not stop the others
             console.print(f"[bold]materializing[/bold] collection [cyan]{name}[/cyan] ({job_name})")
-            result = job.execute_in_process(
-                partition_key=name,
-                instance=instance,
-                raise_on_error=False,
-                run_config=run_config,
-                tags=process_tags(),  # lets a later command tell this run died if it is killed
-            )
+            with run_progress(instance, _say_progress) as progress_tags:
+                result = job.execute_in_process(
+                    partition_key=name,
+                    instance=instance,
+                    raise_on_error=False,
+                    run_config=run_config,
+                    # the process tags let a later command tell this run died if it is killed
+                    tags={**process_tags(), **progress_tags},
+                )
             if result.success:
-                console.print(f"  run {result.run_id} succeeded")
+                console.print(f"  run {result.run_id} succeeded (its full log: `make dev`, Runs)", highlight=False)
                 continue
             failed.append(name)
             for line in _failure_lines(result):
@@ -288,6 +295,10 @@ def _materialize(job_name: str, collection: list[str] | None, config: Path | Non
         errors.print(f"[red]error:[/red] {len(failed)} of {len(names)} collection run(s) failed: {', '.join(failed)}")
         raise typer.Exit(EXIT_FAILED)
     return names
+
+
+def _say_progress(line: str) -> None:
+    console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _report_recovered(recovered) -> None:
@@ -311,11 +322,12 @@ _CONFIG_OPTION_HELP = (
 def run(
     collection: list[str] = typer.Option(None, "--collection", "-c", help="Only these collections (default: all)."),
     config: Path = typer.Option(None, "--config", help=_CONFIG_OPTION_HELP),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print Dagster's own (DEBUG) events."),
 ) -> None:
     """Materialize the whole asset graph (with its checks) for every collection, then summarise."""
     from rag_assets.summary import print_evaluation, print_summary
 
-    names = _materialize("main_job", collection, config)
+    names = _materialize("main_job", collection, config, verbose=verbose)
     print_summary(console, names)
     print_evaluation(console, names)
 
@@ -324,12 +336,13 @@ def run(
 def index(
     collection: list[str] = typer.Option(None, "--collection", "-c", help="Only these collections (default: all)."),
     config: Path = typer.Option(None, "--config", help=_CONFIG_OPTION_HELP),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print Dagster's own (DEBUG) events."),
 ) -> None:
     """Index only: sources -> trees -> passages -> passage index (the `reindex` job), with checks;
     no routing data, training or evaluation."""
     from rag_assets.summary import print_summary
 
-    names = _materialize("reindex", collection, config)
+    names = _materialize("reindex", collection, config, verbose=verbose)
     print_summary(console, names)
 
 

@@ -422,3 +422,31 @@ def load_usable_targets(con: duckdb.DuckDBPyConnection, collection: str, sample_
         "WHERE a.collection = ? AND a.kind <> 'failed' ORDER BY s.subtree_id",
         [collection],
     ).fetchall()
+
+
+# What `rag run` reports per collection: label -> (table, extra condition); all counts of one collection.
+STAGE_COUNTS: dict[str, tuple[str, str]] = {
+    "documents": ("source_documents", ""),
+    "rejected documents": ("rejected_documents", ""),
+    "tree nodes": ("document_nodes", ""),
+    "content nodes": ("document_nodes", "kind = 'content'"),
+    "passages": ("passages", ""),
+    "questions": ("questions", ""),
+    "synthetic questions": ("synthetic_questions", ""),
+    "routing views": ("routing_subtrees", ""),
+    "routing labels": ("routing_actions", ""),
+    "trained routers": ("router_adapters", ""),
+    "evaluation answers": ("answers", "source = 'evaluation'"),
+}
+
+
+def stage_counts(con: duckdb.DuckDBPyConnection, collection: str) -> dict[str, int | None]:
+    """label -> rows of the collection at each stage (None: the stage's table does not exist yet)."""
+    out: dict[str, int | None] = {}
+    for label, (table, condition) in STAGE_COUNTS.items():
+        if not table_exists(con, table):
+            out[label] = None
+            continue
+        where = "collection = ?" + (f" AND {condition}" if condition else "")
+        out[label] = int(con.execute(f"SELECT count(*) FROM {table} WHERE {where}", [collection]).fetchone()[0])
+    return out

@@ -90,7 +90,8 @@ class Embedder:
         # sentence-transformers also sorts inside one call; sorting the whole corpus first lets us
         # hand it long chunks (few calls, little overhead) and still show a live progress bar.
         chunk = self.batch_size * 8
-        with tqdm(total=len(texts), desc="embed", unit="text", disable=not show) as bar:
+        # disable=None: the bar only on a terminal (piped output gets no carriage-return updates)
+        with tqdm(total=len(texts), desc="embed", unit="text", disable=None if show else True) as bar:
             for start in range(0, len(order), chunk):
                 batch = order[start : start + chunk]
                 vectors[batch] = self.model.encode(

@@ -25,7 +25,8 @@ def document_tree(doc: SourceDocument) -> DocumentTree:
 def build_trees(docs: Iterable[SourceDocument], *, progress: bool = False) -> BuiltTrees:
     """Parse every document; one that fails is recorded as a rejection and the rest go on."""
     built = BuiltTrees([], [])
-    for doc in tqdm(docs, desc="trees", unit="doc", disable=not progress):
+    # disable=None: the bar only on a terminal (piped output gets no carriage-return updates)
+    for doc in tqdm(docs, desc="trees", unit="doc", disable=None if progress else True):
         try:
             tree = document_tree(doc)
         except (ValueError, RecursionError) as err:

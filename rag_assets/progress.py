@@ -1,0 +1,134 @@
+"""What `rag run` shows while a run executes: one line per materialized asset, one per long step
+the asset reports (embedding, training, answering), warnings and failed checks; Dagster's own
+DEBUG events stay in the run's event log (the UI's run page) and on screen only with `--verbose`.
+
+The lines are read back from the instance's event log (public `DagsterInstance` API) by a small
+polling thread, so the run itself executes exactly as in the UI.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import dagster as dg
+
+PROGRESS_TAG = "rag/progress"
+POLL_SECONDS = 0.5
+
+
+def console_log_level(run_config: dict, verbose: bool) -> dict:
+    """`run_config` with Dagster's console logger at DEBUG (verbose) or silenced; a level the run
+    config sets itself wins. The run's event log keeps every event either way."""
+    if "loggers" in run_config:
+        return run_config
+    level = "DEBUG" if verbose else "CRITICAL"
+    return {**run_config, "loggers": {"console": {"config": {"log_level": level}}}}
+
+
+@dataclass
+class ProgressState:
+    """What the printer has seen of one run: when each step started, the checks' verdicts."""
+
+    started: dict[str, float] = field(default_factory=dict)
+    checks_passed: int = 0
+    checks_failed: list[str] = field(default_factory=list)
+    running: str = ""
+
+
+def _rows(metadata: dict) -> str:
+    for key in ("dagster/partition_row_count", "dagster/row_count"):
+        if key in metadata:
+            value = getattr(metadata[key], "value", metadata[key])
+            return f"{value} rows"
+    return ""
+
+
+def progress_line(entry, state: ProgressState) -> str | None:
+    """The line to show for one event-log entry, or None (most Dagster events show nothing)."""
+    event = entry.dagster_event
+    step = entry.step_key or ""
+    if event is None:  # a message the asset logged itself
+        if entry.level >= logging.WARNING:
+            return f"    ! {step}: {entry.user_message}"
+        if entry.level >= logging.INFO and step:
+            return f"    · {step}: {entry.user_message}"
+        return None
+    kind = event.event_type_value
+    if kind == "STEP_START":
+        state.started[step] = entry.timestamp
+        state.running = step
+        return None
+    if kind == "ASSET_MATERIALIZATION":
+        materialization = event.step_materialization_data.materialization
+        name = materialization.asset_key.to_user_string()
+        if name != step:  # a side table written by this step: its row count is in the UI
+            return None
+        seconds = entry.timestamp - state.started.get(step, entry.timestamp)
+        details = ", ".join(x for x in (_rows(materialization.metadata or {}), f"{seconds:.1f} s") if x)
+        return f"  ✓ {name} ({details})"
+    if kind == "ASSET_CHECK_EVALUATION":
+        evaluation = event.asset_check_evaluation_data
+        if evaluation.passed:
+            state.checks_passed += 1
+            return None
+        severity = evaluation.severity.value.lower() if evaluation.severity else "error"
+        name = f"{evaluation.asset_key.to_user_string()}.{evaluation.check_name}"
+        state.checks_failed.append(name)
+        return f"    ✗ check {name} did not pass ({severity})"
+    if kind == "STEP_FAILURE":
+        error = event.step_failure_data.error
+        message = (error.message if error else "").strip().splitlines()
+        return f"  ✗ {step} failed: {message[0] if message else 'no message'}"
+    return None
+
+
+@contextmanager
+def run_progress(instance: dg.DagsterInstance, say: Callable[[str], None]) -> Iterator[dict[str, str]]:
+    """Yields the tags to give the run; while the block runs, each of its progress lines is passed
+    to `say` as soon as the event log has it, and the rest once the block ends."""
+    token = uuid.uuid4().hex
+    state = ProgressState()
+    stop = threading.Event()
+    cursor: list[str | None] = [None]
+    run_id: list[str | None] = [None]
+
+    def drain() -> None:
+        if run_id[0] is None:
+            runs = instance.get_runs(filters=dg.RunsFilter(tags={PROGRESS_TAG: token}), limit=1)
+            if not runs:
+                return
+            run_id[0] = runs[0].run_id
+        while True:
+            connection = instance.get_records_for_run(run_id[0], cursor=cursor[0], limit=500)
+            for record in connection.records:
+                line = progress_line(record.event_log_entry, state)
+                if line is not None:
+                    say(line)
+            cursor[0] = connection.cursor
+            if not connection.has_more:
+                return
+
+    def poll() -> None:
+        while not stop.wait(POLL_SECONDS):
+            try:
+                drain()
+            except Exception:  # a read racing the writer: the next poll (or the final drain) catches up
+                time.sleep(POLL_SECONDS)
+
+    thread = threading.Thread(target=poll, name="rag-progress", daemon=True)
+    thread.start()
+    try:
+        yield {PROGRESS_TAG: token}
+    finally:
+        stop.set()
+        thread.join()
+        drain()
+        if state.checks_passed or state.checks_failed:
+            failed = len(state.checks_failed)
+            say(f"  checks: {state.checks_passed} passed" + (f", {failed} did not pass" if failed else ""))
