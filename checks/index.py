@@ -7,7 +7,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from checks.partition import checked_partition
-from rag_assets.core.catalogue import count_rows, load_passages, load_trees
+from rag_assets.core.catalogue import load_passages, load_trees
 from rag_assets.core.passages import passage_problems, uncovered_content_nodes
 from rag_assets.core.publication import catalogue_passages, compare_stores, load_publication
 from rag_assets.metadata import markdown_table
@@ -51,29 +51,6 @@ def passages_are_exact(context: dg.AssetCheckExecutionContext, catalogue: DuckDB
                 markdown_table(["id", "problem"], (wrong + uncovered)[:20]) if wrong or uncovered else "none"
             ),
         },
-    )
-
-
-@dg.asset_check(
-    asset="passage_index",
-    blocking=True,
-    description="One index row per passage of the collection, no more, no fewer.",
-)
-def index_rows_match_passages(
-    context: dg.AssetCheckExecutionContext,
-    catalogue: DuckDBResource,
-    embedder: EmbedderResource,
-    vectors: VectorStoreResource,
-) -> dg.AssetCheckResult:
-    collection = checked_partition(context)
-    if collection is None:
-        return dg.AssetCheckResult(passed=False, metadata={"reason": "passage_index was never materialized"})
-    with catalogue.get_connection() as con:
-        expected = count_rows(con, "passages", collection)
-    actual = vectors.index(embedder.get()).rows_in_collection(collection)
-    return dg.AssetCheckResult(
-        passed=expected == actual,
-        metadata={"collection": collection, "passages": expected, "index_rows": actual},
     )
 
 

@@ -269,6 +269,8 @@ def _materialize(
         )
     job = defs.resolve_job_def(job_name)
     run_config = console_log_level(_run_config(config, job), verbose)
+    if not verbose:
+        _quiet_model_loading()
     with dg.DagsterInstance.get() as instance:
         _report_recovered(recover_dead_runs(instance))
         register_collections(instance, names)
@@ -488,6 +490,7 @@ def ask(
     from rag_assets.core.scoring_router import HitNodesRouter, ScoringRouter
     from rag_assets.core.strategies import KINDS, StrategySpec, run_strategy
     from rag_assets.core.teachers import SimilarityThresholds
+    from rag_assets.core.text import first_words
     from resources.project import project_resources
 
     if strategy not in KINDS:
@@ -588,10 +591,10 @@ def ask(
     if outcome.citations:
         console.print("[dim]citations:[/dim]")
         for i, cite in enumerate(outcome.citations, start=1):
-            words = " ".join(cite.text.split()[:12])
+            words = first_words(cite.text, 12, mark_cut=True)
             console.print(
                 f"  [{i}] [green]{' > '.join(cite.heading_path)}[/green]: {words}"
-                f"{' …' if len(cite.text.split()) > 12 else ''} [dim]({cite.doc_id} node {cite.node_id})[/dim]",
+                f" [dim]({cite.doc_id} node {cite.node_id})[/dim]",
                 highlight=False,
             )
     elif strategy == "rdr2":

@@ -1,18 +1,17 @@
 """`evaluation_report`: the strategies side by side (Markdown + HTML + plots + summary.json)."""
 
-import base64
 import math
 from collections import deque
-from pathlib import Path
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.answers import STRATEGIES, answers
-from rag_assets.core.catalogue import ensure_schema, load_question_rows
+from rag_assets.core.catalogue import ROUTER_METRIC_COLUMNS, load_question_rows, load_router_metrics
 from rag_assets.core.evaluation import aggregate, aggregate_grid, score_answers
+from rag_assets.core.figures import png_markdown
 from rag_assets.core.lineage import load_answers, utc_now
-from rag_assets.core.report import ROUTER_METRICS, ReportData, write_report
+from rag_assets.core.report import ReportData, write_report
 from rag_assets.metadata import markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.router import router_metrics
@@ -78,27 +77,19 @@ def _scalar_metadata(metadata: dict) -> dict[str, object]:
 
 
 def _router_rows(con, collection: str) -> tuple[dict[str, dict[str, float]], list[str]]:
-    ensure_schema(con, ["router_metrics"])
-    columns = ("samples", *ROUTER_METRICS)
-    rows = con.execute(
-        f"SELECT model, {', '.join(columns)} FROM router_metrics WHERE collection = ? ORDER BY model DESC", [collection]
-    ).fetchall()
+    """The collection's router metrics per model, finite values only, and notes on what was left out."""
     out: dict[str, dict[str, float]] = {}
     notes: list[str] = []
-    for model, *values in rows:
-        if not values[0]:
+    for model, values in load_router_metrics(con, collection).items():
+        if not values["samples"]:
             notes.append(f"router metrics of {model!r} scored no samples: left out")
             continue
-        metrics = {c: float(v) for c, v in zip(columns, values) if v is not None and math.isfinite(float(v))}
-        dropped = sorted(set(columns) - set(metrics))
+        metrics = {c: float(v) for c, v in values.items() if v is not None and math.isfinite(float(v))}
+        dropped = sorted(set(values) - set(metrics))
         if dropped:
             notes.append(f"router metrics of {model!r}: {dropped} not finite, left out")
         out[model] = metrics
     return out, notes
-
-
-def _inline_png(path: Path, title: str) -> str:
-    return f"![{title}](data:image/png;base64,{base64.b64encode(path.read_bytes()).decode()})"
 
 
 @dg.asset(
@@ -174,12 +165,12 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
     }
     if "metrics" in files.plots:
         metadata["main_plot"] = dg.MetadataValue.path(str(files.plots["metrics"]))
-        metadata["main_plot_image"] = dg.MetadataValue.md(_inline_png(files.plots["metrics"], "metrics per strategy"))
+        metadata["main_plot_image"] = dg.MetadataValue.md(png_markdown(files.plots["metrics"], "metrics per strategy"))
     if router:
         metadata["router"] = dg.MetadataValue.md(
             markdown_table(
-                ["model", *ROUTER_METRICS],
-                [(m, *(f"{v.get(k, float('nan')):.3f}" for k in ROUTER_METRICS)) for m, v in router.items()],
+                ["model", *ROUTER_METRIC_COLUMNS],
+                [(m, *(f"{v.get(k, float('nan')):.3f}" for k in ROUTER_METRIC_COLUMNS)) for m, v in router.items()],
             )
         )
     return dg.MaterializeResult(metadata=metadata)

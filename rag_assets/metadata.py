@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import dagster as dg
 import duckdb
 
 from rag_assets.core.catalogue import count_rows, table_columns
+from rag_assets.core.figures import figure, png_bytes, png_markdown
 from rag_assets.core.tables import markdown_table
 
+PLOT_COLOUR = "#4f6bed"
 CATALOGUE_DATABASE = "catalogue"  # the DuckDB file's stem: tables are catalogue.main.<table>
 
 
@@ -73,45 +76,23 @@ def fenced(text: str, max_lines: int = 40) -> str:
     return "```\n" + "\n".join(lines[:max_lines]).replace("```", "ˋˋˋ") + more + "\n```"
 
 
+def _plot_markdown(title: str, xlabel: str, ylabel: str, draw: Callable[[Any], None]) -> str:
+    """A small PNG plot drawn by `draw(axes)`, inlined as a Markdown image for the Dagster UI."""
+    with figure(5, 2.6) as (fig, ax):
+        draw(ax)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(xlabel, fontsize=9)
+        ax.set_ylabel(ylabel, fontsize=9)
+    return png_markdown(png_bytes(fig), title)
+
+
 def histogram_markdown(values: Sequence[float], *, title: str, xlabel: str, bins: int | Sequence[float] = 20) -> str:
-    """A PNG histogram inlined as a Markdown image, so the Dagster UI shows it with the run."""
-    import base64
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 2.6), dpi=100)
-    ax.hist(list(values), bins=bins, color="#4f6bed")
-    ax.set_title(title, fontsize=10)
-    ax.set_xlabel(xlabel, fontsize=9)
-    ax.set_ylabel("count", fontsize=9)
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    plt.close(fig)
-    return f"![{title}](data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()})"
+    """A histogram of `values` as an inline PNG."""
+    return _plot_markdown(title, xlabel, "count", lambda ax: ax.hist(list(values), bins=bins, color=PLOT_COLOUR))
 
 
 def line_plot_markdown(values: Sequence[float], *, title: str, xlabel: str, ylabel: str) -> str:
-    """A PNG line plot (e.g. a loss curve) inlined as a Markdown image."""
-    import base64
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 2.6), dpi=100)
-    ax.plot(range(1, len(values) + 1), list(values), color="#4f6bed")
-    ax.set_title(title, fontsize=10)
-    ax.set_xlabel(xlabel, fontsize=9)
-    ax.set_ylabel(ylabel, fontsize=9)
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    plt.close(fig)
-    return f"![{title}](data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()})"
+    """A line plot (e.g. a loss curve, x = 1..n) as an inline PNG."""
+    return _plot_markdown(
+        title, xlabel, ylabel, lambda ax: ax.plot(range(1, len(values) + 1), list(values), color=PLOT_COLOUR)
+    )

@@ -145,7 +145,7 @@ def test_the_index_stages_materialize_and_reindex_incrementally(project: dict, c
     first = _materialize(project, *stages)
     assert first.success
     checks = {e.check_name: e.passed for e in first.get_asset_check_evaluations()}
-    assert checks["passages_are_exact"] and checks["index_rows_match_passages"] and checks["index_vectors_and_fts"]
+    assert checks["passages_are_exact"] and checks["index_matches_catalogue"] and checks["index_vectors_and_fts"]
     meta = {m.asset_key.to_user_string(): m.materialization.metadata for m in first.get_asset_materialization_events()}
     passages = meta["passages"]["passages"].value
     assert passages > 0 and meta["passage_index"]["added"].value == passages

@@ -13,6 +13,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
 
+from rag_assets.core.text import word_count as word_count  # re-exported: the answer metrics' word count
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans({ch: " " for ch in string.punctuation + "‘’“”–—"})
 
@@ -68,7 +70,3 @@ def _rouge_l_scorer():
 def rouge_l(prediction: str, answers: Iterable[str]) -> float:
     scorer = _rouge_l_scorer()
     return max((scorer.score(answer, prediction)["rougeL"].fmeasure for answer in answers), default=0.0)
-
-
-def word_count(text: str) -> int:
-    return len(text.split())

@@ -6,7 +6,8 @@ leaves the previous good version readable (DuckDB rolls the open transaction bac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
 
 import duckdb
 import pandas as pd
@@ -327,10 +328,11 @@ def load_trees(
         f"{where} ORDER BY n.doc_id, n.node_id",
         params,
     ).fetchall()
+    text_clauses = [c.replace("n.", "") for c in clauses]  # the same filter on document_texts
     texts = dict(
         con.execute(
-            "SELECT doc_id, text FROM document_texts" + (" WHERE collection = ?" if collection else ""),
-            [collection] if collection else [],
+            "SELECT doc_id, text FROM document_texts" + (f" WHERE {' AND '.join(text_clauses)}" if clauses else ""),
+            params,
         ).fetchall()
     )
     out: dict[str, tuple[list[TreeNode], str]] = {}
@@ -450,3 +452,95 @@ def stage_counts(con: duckdb.DuckDBPyConnection, collection: str) -> dict[str, i
         where = "collection = ?" + (f" AND {condition}" if condition else "")
         out[label] = int(con.execute(f"SELECT count(*) FROM {table} WHERE {where}", [collection]).fetchone()[0])
     return out
+
+
+def load_tree_nodes(
+    con: duckdb.DuckDBPyConnection, collection: str, doc_ids: Sequence[str] | None = None
+) -> dict[str, list[TreeNode]]:
+    """doc_id -> tree nodes in document order (the trees without their texts)."""
+    return {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection, doc_ids).items()}
+
+
+def tree_doc_ids(con: duckdb.DuckDBPyConnection, collection: str) -> list[str]:
+    """The ids of the collection's documents that have a tree, sorted."""
+    if not table_exists(con, "document_nodes"):
+        return []
+    rows = con.execute(
+        "SELECT DISTINCT doc_id FROM document_nodes WHERE collection = ? ORDER BY doc_id", [collection]
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _by_doc_id(
+    con: duckdb.DuckDBPyConnection, table: str, columns: str, collection: str, doc_ids: Sequence[str]
+) -> list[tuple]:
+    wanted = sorted(set(doc_ids))
+    if not wanted or not table_exists(con, table):
+        return []
+    return con.execute(
+        f"SELECT doc_id, {columns} FROM {table} WHERE collection = ? AND doc_id IN (SELECT unnest(?))",
+        [collection, wanted],
+    ).fetchall()
+
+
+def document_content_hashes(con: duckdb.DuckDBPyConnection, collection: str, doc_ids: Sequence[str]) -> dict[str, str]:
+    """doc_id -> content hash of its current text: the parsed text's (document_texts) where there
+    is one, else the source document's."""
+    out = {doc: h for doc, h in _by_doc_id(con, "source_documents", "content_hash", collection, doc_ids)}
+    out.update({doc: h for doc, h in _by_doc_id(con, "document_texts", "content_hash", collection, doc_ids)})
+    return out
+
+
+def document_texts(
+    con: duckdb.DuckDBPyConnection, collection: str, doc_ids: Sequence[str]
+) -> dict[str, tuple[str, str]]:
+    """doc_id -> (content hash, normalised text) of the documents that still have a tree."""
+    return {
+        doc: (h, text) for doc, h, text in _by_doc_id(con, "document_texts", "content_hash, text", collection, doc_ids)
+    }
+
+
+def document_sources(
+    con: duckdb.DuckDBPyConnection, collection: str, doc_ids: Sequence[str]
+) -> dict[str, tuple[str, str]]:
+    """doc_id -> (title, uri) of the source documents still ingested."""
+    return {
+        doc: (title, uri) for doc, title, uri in _by_doc_id(con, "source_documents", "title, uri", collection, doc_ids)
+    }
+
+
+class CatalogueTrees(Mapping[str, Sequence[TreeNode]]):
+    """doc_id -> tree nodes of one collection, read from the catalogue on first use (a question
+    touches a handful of documents; a collection may hold millions)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, collection: str) -> None:
+        self.con = con
+        self.collection = collection
+        self._cache: dict[str, list[TreeNode]] = {}
+
+    @cached_property
+    def _ids(self) -> list[str]:
+        return tree_doc_ids(self.con, self.collection)
+
+    def __getitem__(self, doc_id: str) -> Sequence[TreeNode]:
+        if doc_id not in self._cache:
+            found = load_tree_nodes(self.con, self.collection, [doc_id])
+            if doc_id not in found:
+                raise KeyError(doc_id)
+            self._cache[doc_id] = found[doc_id]
+        return self._cache[doc_id]
+
+    def __contains__(self, doc_id: object) -> bool:
+        if not isinstance(doc_id, str):
+            return False
+        try:
+            self[doc_id]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)

@@ -27,23 +27,19 @@ import numpy as np
 from rag_assets.core.questions import Question
 from rag_assets.core.router_io import REFUSAL, format_actions
 from rag_assets.core.routing import RouteRequest, RouterReply, RoutingKnobs
-from rag_assets.core.subtree import DocumentRouting, word_count
+from rag_assets.core.subtree import DocumentRouting
 from rag_assets.core.teachers import SimilarityScores, SimilarityThresholds, TextEncoder, oracle_teacher, pick_best
+from rag_assets.core.text import first_words, word_count
 from rag_assets.core.tree import CONTENT, TreeNode
 
 CONTEXT_WORDS = 96  # words of a node's text in its scored context (MiniLM reads 256 word pieces)
 PATH_SEPARATOR = " > "
 
 
-def _clip(text: str, words: int) -> str:
-    parts = text.split()
-    return " ".join(parts[:words])
-
-
 def content_context(nodes: Sequence[TreeNode], node_id: int, words: int = CONTEXT_WORDS) -> str:
     """A content node as the encoder reads it: its heading path (title first), then its text."""
     node = nodes[node_id]
-    return f"{PATH_SEPARATOR.join(node.heading_path)}: {_clip(node.text, words)}"
+    return f"{PATH_SEPARATOR.join(node.heading_path)}: {first_words(node.text, words)}"
 
 
 def heading_context(state: DocumentRouting, heading_id: int, words: int = CONTEXT_WORDS) -> str:
@@ -53,11 +49,11 @@ def heading_context(state: DocumentRouting, heading_id: int, words: int = CONTEX
     node = state.nodes[heading_id]
     own = " ".join(state.nodes[c].text for c, h in state.section.items() if h == heading_id)
     path = PATH_SEPARATOR.join(node.heading_path or (node.text,))  # a heading's path ends with itself
-    return f"{path}: {_clip(own, words)}"
+    return f"{path}: {first_words(own, words)}"
 
 
 def raw_text(nodes: Sequence[TreeNode], node_id: int, words: int = CONTEXT_WORDS) -> str:
-    return _clip(nodes[node_id].text, words)
+    return first_words(nodes[node_id].text, words)
 
 
 class ScoringRouter:

@@ -18,14 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from rag_assets.core.text import first_words
+from rag_assets.core.text import word_count as word_count  # re-exported: views are budgeted in these words
 from rag_assets.core.tree import CONTENT, STRUCTURE, TreeNode, render_line
 
 INDENT = "  "
 SHORTEN_STEPS = (64, 32, 16, 8, 4)  # words per content line, tried in turn over budget
-
-
-def word_count(text: str) -> int:
-    return len(text.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +147,7 @@ def _parent_heading(nodes: Sequence[TreeNode], node: TreeNode) -> int:
 
 
 def _shorten(node: TreeNode, words: int) -> str:
-    parts = node.text.replace("\n", " ⏎ ").split()
-    text = " ".join(parts[:words]) + (" …" if len(parts) > words else "")
+    text = first_words(node.text.replace("\n", " ⏎ "), words, mark_cut=True)
     return f"{INDENT * node.depth}{node.node_id}: {text}"
 
 

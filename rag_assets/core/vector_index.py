@@ -248,11 +248,6 @@ class PassageIndex:
             counts[name] = counts.get(name, 0) + 1
         return counts
 
-    def rows_in_collection(self, collection: str) -> int:
-        if not self.exists():
-            return 0
-        return self.table.count_rows(f"collection = {sql_string(collection)}")
-
     def check_vectors(self, collection: str | None = None) -> list[str]:
         """Passage ids (of one collection, or all) whose vector is not finite or not of the embedder's dimension."""
         if not self.exists():

@@ -1,10 +1,7 @@
-"""Answer lineage: every answer is stored with what produced it, and can be traced back.
+"""The answer store: every answer is stored with what produced it.
 
-`AnswerRecord` is exactly one row of the `answers` table. `trace_answer` walks an answer to its
-cited nodes, their documents, the exact source text at the recorded spans (from
-`document_texts`) and the versions (document hashes, index table/version/tag, adapter, models,
-embedder) recorded with it; a document whose current content hash differs from the recorded one
-(or that is gone) is flagged `changed`.
+`AnswerRecord` is exactly one row of the `answers` table, with the versions (document hashes,
+index table/version/tag, adapter, models, embedder) it was produced from.
 """
 
 from __future__ import annotations
@@ -14,18 +11,27 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
-from functools import cached_property
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from rag_assets.core.catalogue import ensure_schema
+from rag_assets.core.catalogue import document_content_hashes, ensure_schema, table_exists
 from rag_assets.core.strategies import AnswerOutcome, StrategySpec
-from rag_assets.core.tree import TreeNode
 
 TABLE = "answers"
 SOURCES = ("evaluation", "cli")
+# the list columns: tuples in an AnswerRecord, lists in the table and in JSON
+LIST_FIELDS = (
+    "cited_doc_ids",
+    "cited_node_ids",
+    "cited_heading_paths",
+    "cited_texts",
+    "cited_span_starts",
+    "cited_span_ends",
+    "passage_ids",
+    "retrieved_doc_ids",
+)
 
 _STR_LIST = pa.list_(pa.string())
 _INT_LIST = pa.list_(pa.int32())
@@ -115,16 +121,7 @@ class AnswerRecord:
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["created_at"] = self.created_at.isoformat()
-        for name in (
-            "cited_doc_ids",
-            "cited_node_ids",
-            "cited_heading_paths",
-            "cited_texts",
-            "cited_span_starts",
-            "cited_span_ends",
-            "passage_ids",
-            "retrieved_doc_ids",
-        ):
+        for name in LIST_FIELDS:
             out[name] = list(out[name])
         return out
 
@@ -210,21 +207,7 @@ def index_version(index: Any, collection: str) -> dict[str, Any]:
 
 def document_hashes(con: duckdb.DuckDBPyConnection, collection: str, doc_ids: Sequence[str]) -> dict[str, str]:
     """doc_id -> the content hash of its current text (document_texts, else source_documents)."""
-    wanted = sorted(set(doc_ids))
-    if not wanted:
-        return {}
-    out: dict[str, str] = {}
-    for table in ("source_documents", "document_texts"):  # the tree's text wins where both exist
-        if _has_table(con, table):
-            out.update(
-                dict(
-                    con.execute(
-                        f"SELECT doc_id, content_hash FROM {table} WHERE collection = ? AND doc_id IN (SELECT unnest(?))",
-                        [collection, wanted],
-                    ).fetchall()
-                )
-            )
-    return out
+    return document_content_hashes(con, collection, doc_ids)
 
 
 def answer_versions(
@@ -248,15 +231,6 @@ def answer_versions(
         "reader_model": reader_model,
         "embedder": embedder,
     }
-
-
-def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    return bool(
-        con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = ? AND table_schema = current_schema()",
-            [table],
-        ).fetchone()[0]
-    )
 
 
 def records_table(records: Sequence[AnswerRecord]) -> pa.Table:
@@ -293,22 +267,13 @@ def store_answers(
 
 def _record(row: Sequence[Any]) -> AnswerRecord:
     values = dict(zip(COLUMNS, row))
-    for name in (
-        "cited_doc_ids",
-        "cited_node_ids",
-        "cited_heading_paths",
-        "cited_texts",
-        "cited_span_starts",
-        "cited_span_ends",
-        "passage_ids",
-        "retrieved_doc_ids",
-    ):
+    for name in LIST_FIELDS:
         values[name] = tuple(values[name] or ())
     return AnswerRecord(**values)
 
 
 def load_answers(con: duckdb.DuckDBPyConnection, collection: str, source: str | None = None) -> list[AnswerRecord]:
-    if not _has_table(con, TABLE):
+    if not table_exists(con, TABLE):
         return []
     where, params = "WHERE collection = ?", [collection]
     if source is not None:
@@ -323,139 +288,8 @@ def load_answers(con: duckdb.DuckDBPyConnection, collection: str, source: str | 
 def load_answer(con: duckdb.DuckDBPyConnection, answer_id: str) -> AnswerRecord:
     """The stored answer with this id (KeyError when there is none)."""
     row = None
-    if _has_table(con, TABLE):
+    if table_exists(con, TABLE):
         row = con.execute(f"SELECT {', '.join(COLUMNS)} FROM {TABLE} WHERE answer_id = ?", [answer_id]).fetchone()
     if row is None:
         raise KeyError(f"no answer with id {answer_id!r} in the catalogue")
     return _record(row)
-
-
-@dataclass(frozen=True, slots=True)
-class TracedSource:
-    """One cited node followed back to its document's text."""
-
-    doc_id: str
-    node_id: int
-    heading_path: str
-    span_start: int
-    span_end: int
-    recorded_text: str
-    current_text: str | None  # the document text at the span now (None: the document is gone)
-    title: str | None
-    uri: str | None
-    recorded_hash: str | None
-    current_hash: str | None
-
-    @property
-    def changed(self) -> bool:
-        return (
-            self.current_hash is None
-            or self.recorded_hash != self.current_hash
-            or self.current_text != self.recorded_text
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerTrace:
-    record: AnswerRecord
-    sources: tuple[TracedSource, ...]
-    versions: dict[str, Any]
-    changed_docs: tuple[str, ...]  # retrieved or cited documents whose hash changed (or vanished)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.changed_docs) or any(s.changed for s in self.sources)
-
-
-def trace_answer(con: duckdb.DuckDBPyConnection, answer_id: str) -> AnswerTrace:
-    """answer -> cited nodes -> document -> exact source text at the recorded span -> versions."""
-    record = load_answer(con, answer_id)
-    versions = record.versions_dict
-    recorded = dict(versions.get("doc_hashes") or {})
-    docs = sorted(set(recorded) | set(record.cited_doc_ids))
-    texts: dict[str, tuple[str, str]] = {}
-    if docs and _has_table(con, "document_texts"):
-        texts = {
-            d: (h, t)
-            for d, h, t in con.execute(
-                "SELECT doc_id, content_hash, text FROM document_texts WHERE collection = ? AND doc_id IN (SELECT unnest(?))",
-                [record.collection, docs],
-            ).fetchall()
-        }
-    meta: dict[str, tuple[str, str]] = {}
-    if docs and _has_table(con, "source_documents"):
-        meta = {
-            d: (title, uri)
-            for d, title, uri in con.execute(
-                "SELECT doc_id, title, uri FROM source_documents WHERE collection = ? AND doc_id IN (SELECT unnest(?))",
-                [record.collection, docs],
-            ).fetchall()
-        }
-    sources = []
-    for i, doc_id in enumerate(record.cited_doc_ids):
-        start, end = record.cited_span_starts[i], record.cited_span_ends[i]
-        current_hash, text = texts.get(doc_id, (None, None))
-        title, uri = meta.get(doc_id, (None, None))
-        sources.append(
-            TracedSource(
-                doc_id=doc_id,
-                node_id=record.cited_node_ids[i],
-                heading_path=record.cited_heading_paths[i],
-                span_start=start,
-                span_end=end,
-                recorded_text=record.cited_texts[i],
-                current_text=None if text is None else text[start:end],
-                title=title,
-                uri=uri,
-                recorded_hash=recorded.get(doc_id),
-                current_hash=current_hash,
-            )
-        )
-    changed = tuple(d for d, h in sorted(recorded.items()) if texts.get(d, (None,))[0] != h)
-    return AnswerTrace(record, tuple(sources), versions, changed)
-
-
-class CatalogueTrees(Mapping[str, Sequence[TreeNode]]):
-    """doc_id -> tree nodes of one collection, read from the catalogue on first use (a question
-    touches a handful of documents; a collection may hold millions)."""
-
-    def __init__(self, con: duckdb.DuckDBPyConnection, collection: str) -> None:
-        self.con = con
-        self.collection = collection
-        self._cache: dict[str, list[TreeNode]] = {}
-
-    @cached_property
-    def _ids(self) -> list[str]:
-        return [
-            r[0]
-            for r in self.con.execute(
-                "SELECT DISTINCT doc_id FROM document_nodes WHERE collection = ? ORDER BY doc_id", [self.collection]
-            ).fetchall()
-        ]
-
-    def __getitem__(self, doc_id: str) -> Sequence[TreeNode]:
-        if doc_id not in self._cache:
-            rows = self.con.execute(
-                "SELECT node_id, parent_id, kind, block, depth, text, heading_path, span_start, span_end "
-                "FROM document_nodes WHERE collection = ? AND doc_id = ? ORDER BY node_id",
-                [self.collection, doc_id],
-            ).fetchall()
-            if not rows:
-                raise KeyError(doc_id)
-            self._cache[doc_id] = [TreeNode(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), r[7], r[8]) for r in rows]
-        return self._cache[doc_id]
-
-    def __contains__(self, doc_id: object) -> bool:
-        if not isinstance(doc_id, str):
-            return False
-        try:
-            self[doc_id]
-        except KeyError:
-            return False
-        return True
-
-    def __iter__(self):
-        return iter(self._ids)
-
-    def __len__(self) -> int:
-        return len(self._ids)

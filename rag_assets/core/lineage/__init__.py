@@ -1,0 +1,44 @@
+"""Answer lineage: every answer is stored with what produced it (`store`), and can be traced back
+to the exact source text it cites (`trace`)."""
+
+from rag_assets.core.catalogue import CatalogueTrees
+from rag_assets.core.lineage.store import (
+    ARROW_SCHEMA,
+    COLUMNS,
+    SOURCES,
+    TABLE,
+    AnswerRecord,
+    answer_versions,
+    build_record,
+    document_hashes,
+    index_version,
+    load_answer,
+    load_answers,
+    new_answer_id,
+    records_table,
+    store_answers,
+    utc_now,
+)
+from rag_assets.core.lineage.trace import AnswerTrace, TracedSource, trace_answer
+
+__all__ = [
+    "ARROW_SCHEMA",
+    "COLUMNS",
+    "SOURCES",
+    "TABLE",
+    "AnswerRecord",
+    "AnswerTrace",
+    "CatalogueTrees",
+    "TracedSource",
+    "answer_versions",
+    "build_record",
+    "document_hashes",
+    "index_version",
+    "load_answer",
+    "load_answers",
+    "new_answer_id",
+    "records_table",
+    "store_answers",
+    "trace_answer",
+    "utc_now",
+]

@@ -1,0 +1,83 @@
+"""Tracing an answer: `trace_answer` walks an answer to its cited nodes, their documents, the exact
+source text at the recorded spans (from `document_texts`) and the versions recorded with it; a
+document whose current content hash differs from the recorded one (or that is gone) is flagged
+`changed`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from rag_assets.core.catalogue import document_sources, document_texts
+from rag_assets.core.lineage.store import AnswerRecord, load_answer
+
+
+@dataclass(frozen=True, slots=True)
+class TracedSource:
+    """One cited node followed back to its document's text."""
+
+    doc_id: str
+    node_id: int
+    heading_path: str
+    span_start: int
+    span_end: int
+    recorded_text: str
+    current_text: str | None  # the document text at the span now (None: the document is gone)
+    title: str | None
+    uri: str | None
+    recorded_hash: str | None
+    current_hash: str | None
+
+    @property
+    def changed(self) -> bool:
+        return (
+            self.current_hash is None
+            or self.recorded_hash != self.current_hash
+            or self.current_text != self.recorded_text
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerTrace:
+    record: AnswerRecord
+    sources: tuple[TracedSource, ...]
+    versions: dict[str, Any]
+    changed_docs: tuple[str, ...]  # retrieved or cited documents whose hash changed (or vanished)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changed_docs) or any(s.changed for s in self.sources)
+
+
+def trace_answer(con: duckdb.DuckDBPyConnection, answer_id: str) -> AnswerTrace:
+    """answer -> cited nodes -> document -> exact source text at the recorded span -> versions."""
+    record = load_answer(con, answer_id)
+    versions = record.versions_dict
+    recorded = dict(versions.get("doc_hashes") or {})
+    docs = sorted(set(recorded) | set(record.cited_doc_ids))
+    texts = document_texts(con, record.collection, docs)
+    meta = document_sources(con, record.collection, docs)
+    sources = []
+    for i, doc_id in enumerate(record.cited_doc_ids):
+        start, end = record.cited_span_starts[i], record.cited_span_ends[i]
+        current_hash, text = texts.get(doc_id, (None, None))
+        title, uri = meta.get(doc_id, (None, None))
+        sources.append(
+            TracedSource(
+                doc_id=doc_id,
+                node_id=record.cited_node_ids[i],
+                heading_path=record.cited_heading_paths[i],
+                span_start=start,
+                span_end=end,
+                recorded_text=record.cited_texts[i],
+                current_text=None if text is None else text[start:end],
+                title=title,
+                uri=uri,
+                recorded_hash=recorded.get(doc_id),
+                current_hash=current_hash,
+            )
+        )
+    changed = tuple(d for d, h in sorted(recorded.items()) if texts.get(d, (None,))[0] != h)
+    return AnswerTrace(record, tuple(sources), versions, changed)
