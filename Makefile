@@ -17,7 +17,7 @@ export RAG_DATA_DIR ?= $(DAGSTER_HOME)/data-datasets
 export RAG_RUN_CONFIG ?= $(CURDIR)/run.datasets.yaml
 endif
 
-.PHONY: install run test lint format dev bench clean cluster cluster-down
+.PHONY: install run test lint format dev bench clean cluster cluster-down ui-shots
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -82,6 +82,13 @@ cluster-down:
 
 bench: install
 	$(PY) benchmarks/dst_build.py
+
+# Screenshots of the UI (lineage graph, evaluation page) into docs/ for the README, from a real
+# webserver over this DAGSTER_HOME (run `make run` first); installs Chromium when it is missing.
+ui-shots: install
+	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+	$(PY) docs/ui_shots.py
 
 clean:
 	rm -rf $(VENV) dagster_home/data dagster_home/storage dagster_home/history dagster_home/logs

@@ -100,7 +100,7 @@ def _router_rows(con, collection: str) -> tuple[dict[str, dict[str, float]], lis
     description="Metrics of every strategy side by side (answer quality, evidence quality and length, "
     "router cost), test-time scaling curves and router base-vs-adapter, as Markdown, standalone HTML, "
     "PNG plots and summary.json (with the versions of every upstream asset) under "
-    "<data dir>/reports/<collection>/<run id>/ and .../latest/.",
+    "`{data dir}/reports/{collection}/{run id}/` and `.../latest/`.",
 )
 def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResource) -> dg.MaterializeResult:
     collection = context.partition_key

@@ -39,7 +39,7 @@ router_adapters = dg.AssetSpec(
     group_name="router",
     kinds={"duckdb"},
     description="The registry of trained routers (adapter id, folder, base model, time), one row per "
-    "training, written by `router_adapter`; the folders themselves live under <data dir>/adapters.",
+    "training, written by `router_adapter`; the folders themselves live under `{data dir}/adapters`.",
     metadata=table_metadata("router_adapters"),
 )
 
