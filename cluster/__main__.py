@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--collection", "-c", action="append", default=None, help="default: all collections")
     run.add_argument("--select", default="", help="comma-separated asset names (default: the whole main job)")
     run.add_argument("--config", type=Path, default=None, help="run config YAML (default: $RAG_RUN_CONFIG)")
+    run.add_argument("--no-checks", action="store_true", help="materialize without the asset checks")
     run.add_argument(
         "--pool-limit", type=int, default=1, help="catalogue_writes pool limit; 0 = no limit (file lock only)"
     )
@@ -52,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         cp.start_workers(profile, args.workers, wait=False)
         print(f"{args.workers} Celery workers starting; running {names} in parallel (data: {profile.data_dir})")
         try:
-            outcomes = cp.run_collections(profile, names, select=select, config=config, workers=args.workers)
+            outcomes = cp.run_collections(
+                profile, names, select=select, config=config, workers=args.workers, checks=not args.no_checks
+            )
         finally:
             cp.stop_workers(state_dir)
         for o in outcomes:

@@ -19,15 +19,21 @@ from cluster.jobs import main_job
 from rag_assets.partitions import register_collections
 
 
-def launch(collection: str, select: list[str] | None, run_config: dict) -> dg.JobExecutionResult:
+def launch(
+    collection: str, select: list[str] | None, run_config: dict, *, checks: bool = True
+) -> dg.JobExecutionResult:
+    job = dg.reconstructable(main_job)
+    if select or not checks:
+        # the workers rebuild this same subset from the run's job origin
+        keys = {dg.AssetKey(name) for name in select} if select else None
+        job = job.get_subset(asset_selection=keys, asset_check_selection=None if checks else set())
     with dg.DagsterInstance.get() as instance:
         register_collections(instance, [collection])
         return dg.execute_job(
-            dg.reconstructable(main_job),
+            job,
             instance=instance,
             run_config=run_config,
             tags={"dagster/partition": collection, "rag/profile": "cluster"},
-            asset_selection=[dg.AssetKey(name) for name in select] if select else None,
         )
 
 
@@ -36,12 +42,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("collection")
     parser.add_argument("--select", default="", help="comma-separated asset names (default: the whole job)")
     parser.add_argument("--config", type=Path, default=None, help="a Dagster run-config YAML")
+    parser.add_argument("--no-checks", action="store_true", help="materialize without the asset checks")
     args = parser.parse_args(argv)
     run_config = {}
     if args.config is not None:
         run_config = yaml.safe_load(args.config.read_text()) or {}
     select = [s.strip() for s in args.select.split(",") if s.strip()] or None
-    result = launch(args.collection, select, run_config)
+    result = launch(args.collection, select, run_config, checks=not args.no_checks)
     failed = [e.step_key for e in result.all_events if e.is_step_failure]
     print(
         json.dumps(

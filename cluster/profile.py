@@ -198,12 +198,14 @@ def run_collections(
     select: list[str] | None = None,
     config: Path | None = None,
     workers: int = 0,
+    checks: bool = True,
 ) -> list[RunOutcome]:
     """One launcher process per collection, all at once; each orchestrates its run on the workers.
     `workers` > 0: check (while the launchers start) that this many workers answer, else stop."""
     env = profile.env()
     command = [sys.executable, "-m", "cluster.launch"]
     extra = (["--select", ",".join(select)] if select else []) + (["--config", str(config)] if config else [])
+    extra += [] if checks else ["--no-checks"]
     launched = [
         (
             name,

@@ -49,7 +49,8 @@ EXECUTOR_ENV = "RAG_EXECUTOR"
 
 
 def executor_from_env() -> dg.ExecutorDefinition:
-    """`in_process` (default: one process, models load once per run) or `celery`."""
+    """`in_process` (default: one process, models load once per run), `multiprocess`, `celery`
+    (RAG_CELERY_BROKER) or `k8s` (one Kubernetes job per step; needs dagster-k8s)."""
     kind = os.environ.get(EXECUTOR_ENV, "in_process").strip().lower() or "in_process"
     if kind == "in_process":
         return dg.in_process_executor
@@ -69,4 +70,10 @@ def executor_from_env() -> dg.ExecutorDefinition:
             {"broker": broker, "backend": os.environ.get("RAG_CELERY_BACKEND", broker)},
             name="celery",
         )
-    raise ValueError(f"{EXECUTOR_ENV}={kind!r}: expected in_process, multiprocess or celery")
+    if kind == "k8s":
+        try:
+            from dagster_k8s import k8s_job_executor
+        except ImportError:
+            raise ValueError(f"{EXECUTOR_ENV}=k8s needs dagster-k8s (pip install 'dagster-k8s>=0.29,<0.30')") from None
+        return k8s_job_executor
+    raise ValueError(f"{EXECUTOR_ENV}={kind!r}: expected in_process, multiprocess, celery or k8s")

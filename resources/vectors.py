@@ -1,5 +1,6 @@
 """The LanceDB passage index as a resource (a local folder by default; any LanceDB URI works)."""
 
+import os
 from datetime import timedelta
 
 import dagster as dg
@@ -15,7 +16,8 @@ class VectorStoreResource(dg.ConfigurableResource):
 
     uri: str = Field(
         default="",
-        description="A LanceDB URI (folder, s3://…); empty = <data dir>/lancedb (RAG_DATA_DIR, else dagster_home/data).",
+        description="A LanceDB URI (folder, s3://…); empty = RAG_LANCEDB_URI (e.g. s3://bucket/lancedb for "
+        "workers on several machines), else <data dir>/lancedb (RAG_DATA_DIR, else dagster_home/data).",
     )
     table_name: str = Field(default=DEFAULT_TABLE, min_length=1, description="The LanceDB table of passages.")
     # Retention: every sync writes LanceDB versions, and each publication is tagged; without a
@@ -33,7 +35,7 @@ class VectorStoreResource(dg.ConfigurableResource):
     )
 
     def resolved_uri(self) -> str:
-        return self.uri or str(data_dir() / "lancedb")
+        return self.uri or os.environ.get("RAG_LANCEDB_URI") or str(data_dir() / "lancedb")
 
     def index(self, embedder: Embedder) -> PassageIndex:
         return PassageIndex(self.resolved_uri(), embedder, table_name=self.table_name)
