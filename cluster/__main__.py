@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--config", type=Path, default=None, help="run config YAML (default: $RAG_RUN_CONFIG)")
     run.add_argument("--no-checks", action="store_true", help="materialize without the asset checks")
     run.add_argument(
-        "--pool-limit", type=int, default=1, help="catalogue_writes pool limit; 0 = no limit (file lock only)"
+        "--pool-limit", type=int, default=0, help="catalogue_writes pool limit (default 0: none, the file lock only)"
     )
     sub.add_parser("down", help="stop the workers and the services")
     args = parser.parse_args(argv)

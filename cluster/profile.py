@@ -47,7 +47,7 @@ class Profile:
     state_dir: Path
     services: svc.Services
     data_dir: Path
-    pool_limit: int | None = 1  # None: the pool has no limit (steps meet only the file lock)
+    pool_limit: int | None = None  # None: the pool has no limit (steps meet only the file lock)
 
     @property
     def dagster_home(self) -> Path:
@@ -79,9 +79,7 @@ class Profile:
         (self.state_dir / "artifacts").mkdir(parents=True, exist_ok=True)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         instance = yaml.safe_load((CLUSTER_DIR / "dagster.yaml").read_text())
-        if self.pool_limit is None:
-            instance.pop("concurrency", None)
-        else:
+        if self.pool_limit is not None:
             instance["concurrency"]["pools"]["default_limit"] = self.pool_limit
         (self.dagster_home / "dagster.yaml").write_text(yaml.safe_dump(instance, sort_keys=False))
         # `celery -A dagster_celery.app` reads a module of this name for its broker and backend
@@ -249,7 +247,7 @@ def run_collections(
     return outcomes
 
 
-def up(state_dir: Path, data_dir: Path, *, pool_limit: int | None = 1) -> Profile:
+def up(state_dir: Path, data_dir: Path, *, pool_limit: int | None = None) -> Profile:
     services = svc.up(state_dir)
     profile = Profile(state_dir, services, data_dir, pool_limit)
     profile.write_config()
