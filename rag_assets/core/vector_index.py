@@ -235,7 +235,8 @@ class PassageIndex:
         for name in dropped:
             table.tags.delete(name)
         before = len(table.list_versions())
-        stats = table.optimize(cleanup_older_than=older_than)
+        # compaction is a commit too: another collection's sync may preempt it (retry on the newest version)
+        stats = retry_commit(lambda: table.optimize(cleanup_older_than=older_than), on_retry=table.checkout_latest)
         removed = getattr(getattr(stats, "prune", None), "bytes_removed", 0) or 0
         return CleanupReport(dropped, before, len(self.table.list_versions()), int(removed))
 
