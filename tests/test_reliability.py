@@ -256,10 +256,34 @@ def _wait_for_started_run(home: Path, timeout_s: float = 300) -> str:
     raise AssertionError("no run started")
 
 
+def _poison_another_collection(catalogue: Path) -> None:
+    """A broken collection `ghost` as a bad configuration and a kill leave it: a document of an
+    unknown format, a tree without a root, passages that match no node and no LanceDB row."""
+    import duckdb
+
+    from rag_assets.core.catalogue import ensure_schema
+
+    con = duckdb.connect(str(catalogue))
+    try:
+        ensure_schema(con)
+        con.execute(
+            "INSERT INTO source_documents VALUES ('ghost', 'ghost/a.pdf', '/nowhere/a.pdf', 'pdf', 'A', 'x', 0, '')"
+        )
+        con.execute(
+            "INSERT INTO document_nodes VALUES ('ghost', 'ghost/a.pdf', 3, 7, 'content', 'paragraph', 1, '', [], 5, 2)"
+        )
+        con.execute(
+            "INSERT INTO passages VALUES ('ghost', 'ghost/a.pdf#0', 'ghost/a.pdf', [3], [0], [9], [], 'not the text', 3, 'h')"
+        )
+    finally:
+        con.close()
+
+
 @pytest.fixture(scope="module")
 def killed_then_recovered(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """`rag index -c tiny` killed with SIGKILL as soon as its run started; then `rag index -c tiny`
-    again recovers the dead run and indexes the collection."""
+    """`rag index -c tiny` killed with SIGKILL as soon as its run started; a broken collection
+    `ghost` in the catalogue; then `rag index -c tiny` again recovers the dead run and indexes
+    the collection."""
     root = tmp_path_factory.mktemp("killed")
     home = root / "home"
     home.mkdir()
@@ -285,6 +309,7 @@ def killed_then_recovered(tmp_path_factory: pytest.TempPathFactory) -> dict:
         wedged = instance.get_run_by_id(killed_run)
         status_after_kill = wedged.status
         health = instance.run_launcher.check_run_worker_health(wedged)
+    _poison_another_collection(root / "data" / "catalogue.duckdb")  # must not fail tiny's checks
     recovered = subprocess.run([*RAG, "index", "-c", "tiny"], env=env, capture_output=True, text=True, timeout=600)
     return {
         "root": root,
@@ -314,6 +339,24 @@ def test_a_killed_run_is_failed_and_the_next_run_proceeds(killed_then_recovered:
             filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING])
         )
         assert not in_progress  # the single run slot is free again
+
+
+def test_a_broken_collection_does_not_fail_the_healthy_ones_checks(killed_then_recovered: dict) -> None:
+    import dagster as dg
+
+    state = killed_then_recovered
+    run_id = next(
+        line.split()[1]
+        for line in state["recovered"].stdout.splitlines()
+        if line.strip().startswith("run ") and "succeeded" in line
+    )
+    with dg.DagsterInstance.from_config(str(state["home"])) as instance:
+        records = instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records
+        evaluations = [r.event_log_entry.dagster_event.event_specific_data for r in records]
+    names = {e.check_name for e in evaluations}
+    assert {"source_documents_expectations", "document_trees_are_valid", "passages_are_exact"} <= names
+    assert "index_matches_catalogue" in names
+    assert all(e.passed for e in evaluations), [(e.check_name, e.passed) for e in evaluations]
 
 
 def test_after_the_kill_the_tables_equal_a_clean_build(killed_then_recovered: dict) -> None:
