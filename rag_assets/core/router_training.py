@@ -144,7 +144,7 @@ def optimise(
     losses: list[float] = []
     started = time.perf_counter()
     step = 0
-    with tqdm(total=total, desc=desc, unit="step", disable=not progress) as bar:
+    with tqdm(total=total, desc=desc, unit="step", disable=None if progress else True) as bar:
         while step < total:
             for batch in epoch():
                 if step >= total:
