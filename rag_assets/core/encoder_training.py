@@ -122,7 +122,9 @@ def encoder_pairs(examples: Sequence[RoutingExample], *, negatives: int = 2, see
 
 def _batches(pairs: Sequence[EncoderPair], size: int, rng: random.Random) -> list[list[EncoderPair]]:
     """Shuffled batches with no question twice in a batch: another positive of the same question
-    would otherwise be scored as its in-batch negative."""
+    would otherwise be scored as its in-batch negative. Leftover batches are kept even when they
+    hold one pair: its hard negatives still give the loss something to rank against, and a train
+    fold with a single question would otherwise give no batch at all."""
     order = list(pairs)
     rng.shuffle(order)
     batches: list[list[EncoderPair]] = []
@@ -138,7 +140,7 @@ def _batches(pairs: Sequence[EncoderPair], size: int, rng: random.Random) -> lis
         full = [b for b in open_batches if len(b[0]) >= size]
         batches += [b for b, _ in full]
         open_batches = [b for b in open_batches if len(b[0]) < size]
-    batches += [b for b, _ in open_batches if len(b) > 1]
+    batches += [b for b, _ in open_batches]
     return batches
 
 

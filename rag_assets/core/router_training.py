@@ -146,7 +146,9 @@ def optimise(
     step = 0
     with tqdm(total=total, desc=desc, unit="step", disable=None if progress else True) as bar:
         while step < total:
+            batches = 0
             for batch in epoch():
+                batches += 1
                 if step >= total:
                     break
                 loss = loss_of(batch)
@@ -161,6 +163,8 @@ def optimise(
                 bar.set_postfix(loss=f"{losses[-1]:.3f}")
                 if on_step:
                     on_step(step, total, losses[-1])
+            if not batches:  # an empty pass would otherwise loop forever
+                raise ValueError(f"{desc}: the training data gives no batch, so no step can be taken")
     return losses, step, (time.perf_counter() - started) / max(step, 1)
 
 

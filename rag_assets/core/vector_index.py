@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
@@ -82,6 +82,20 @@ class CleanupReport:
     versions_before: int
     versions_after: int
     bytes_removed: int
+
+
+def spare_tagged_versions(older_than: timedelta, versions: list[dict], tagged: set[int]) -> timedelta:
+    """The cleanup age to ask Lance for: `older_than`, stretched so that no tagged version falls
+    under it. Lance refuses the whole cleanup when a tagged version is older than the cutoff
+    ("tagged version(s) have been marked for cleanup"), which would fail every index sync once
+    the oldest kept publication is older than the retention; untagged versions older than the
+    oldest tag are still removed."""
+    stamps = [v["timestamp"] for v in versions if v["version"] in tagged]
+    if not stamps:
+        return older_than
+    oldest = min(stamps)
+    now = datetime.now(oldest.tzinfo) if oldest.tzinfo else datetime.now()
+    return max(older_than, now - oldest + timedelta(minutes=1))
 
 
 class PassageIndex:
@@ -234,9 +248,11 @@ class PassageIndex:
         dropped = [name for _, name in own[max(keep_tags, 1) :]]
         for name in dropped:
             table.tags.delete(name)
-        before = len(table.list_versions())
+        versions = table.list_versions()
+        before = len(versions)
+        cutoff = spare_tagged_versions(older_than, versions, {info["version"] for info in table.tags.list().values()})
         # compaction is a commit too: another collection's sync may preempt it (retry on the newest version)
-        stats = retry_commit(lambda: table.optimize(cleanup_older_than=older_than), on_retry=table.checkout_latest)
+        stats = retry_commit(lambda: table.optimize(cleanup_older_than=cutoff), on_retry=table.checkout_latest)
         removed = getattr(getattr(stats, "prune", None), "bytes_removed", 0) or 0
         return CleanupReport(dropped, before, len(self.table.list_versions()), int(removed))
 

@@ -173,3 +173,30 @@ def test_training_without_any_gold_action_is_a_clear_error(embedder: Embedder, t
     refuse_only = [RoutingExample("q", state, state.light((2,)), frozenset(), frozenset())]
     with pytest.raises(ValueError, match="no encoder training pairs"):
         train_encoder(embedder.model_path, refuse_only, [], tmp_path, device="cpu", progress=False)
+
+
+def test_a_train_fold_of_one_question_still_takes_its_steps(embedder: Embedder, tmp_path: Path) -> None:
+    # Regression: batches holding a single question used to be dropped, so a fold with one question
+    # gave an empty epoch and the optimiser looped forever (a CI timeout, not an error).
+    tree = manual()
+    state = DocumentRouting("kettle", tree.nodes)
+    only = [
+        RoutingExample("How much water fits in the kettle?", state, state.light((2,)), frozenset({2, 3}), frozenset())
+    ]
+    result = train_encoder(
+        embedder.model_path, only, [], tmp_path, EncoderSettings(max_steps=2, batch_size=4, negatives=1),
+        device="cpu", progress=False,
+    )  # fmt: skip
+    assert result.steps == 2 and result.calibrated_on == "train"
+
+
+def test_an_empty_epoch_is_a_clear_error() -> None:
+    import torch
+
+    from rag_assets.core.router_training import optimise
+
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
+    with pytest.raises(ValueError, match="gives no batch"):
+        optimise(lambda: [], lambda b: model(b).sum(), model, optimizer, scheduler, 3, desc="probe", progress=False)

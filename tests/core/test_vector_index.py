@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import lancedb
 import numpy as np
 import pytest
 
@@ -121,3 +122,19 @@ def test_an_optional_cross_encoder_reranks_in_every_mode(tmp_path: Path, embedde
         assert [h.score for h in reranked] != [h.score for h in plain]
     with pytest.raises(FileNotFoundError, match="cross-encoder model folder"):
         cross_encoder_reranker(tmp_path / "missing")
+
+
+def test_cleanup_past_the_retention_keeps_the_published_versions(tmp_path: Path, embedder: CountingEmbedder) -> None:
+    # Lance refuses a cleanup whose cutoff would drop a tagged version; with a cutoff younger than
+    # the kept publications (here: zero, i.e. an index older than its retention) it must still run.
+    from datetime import timedelta
+
+    index = PassageIndex(tmp_path / "lance", embedder)
+    index.sync(_passages(DOCS), "c", tag="c-1")
+    index.sync(_passages({"kettle": DOCS["kettle"]}), "c", tag="c-2")
+    index.sync(_passages({"x": [paragraph("another collection")]}), "other")
+    report = index.cleanup("c", keep_tags=1, older_than=timedelta(0))
+    assert report.tags_deleted == ["c-1"] and set(index.tags()) == {"c-2"}
+    published = lancedb.connect(tmp_path / "lance").open_table(index.table.name)
+    published.checkout("c-2")
+    assert published.count_rows("collection = 'c'") == 1  # the publication answers cite stays readable
