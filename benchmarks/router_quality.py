@@ -4,9 +4,10 @@ For each collection of a catalogue that `rag run` (or `make run DATA=../shared/d
 the evaluation questions (dev + test by default, never seen in training) are answered up to the
 evidence, by retrieve-and-read (rag-hybrid, top 5 passages) and by RDR2 routed with each router
 kind: hit-nodes (floor), similarity (untrained encoder), encoder (trained), oracle (ceiling) and,
-with --llm, the LoRA-adapted LLM. Every RDR2 row is measured at most at the words rag-hybrid gave
-the same question (the budget) and free. Printed: passage hit (short answers), evidence recall
-(gold evidence lines), section hit (gold manual section), evidence words, routing seconds.
+with --llm, the LoRA-adapted LLM, generating its actions (llm) and ranking them by likelihood
+(llm-rank). Every RDR2 row is measured at most at the words rag-hybrid gave the same question
+(the budget) and free. Printed: passage hit (short answers), evidence recall (gold evidence
+lines), section hit (gold manual section), evidence words, routing seconds.
 
 --speed adds the speed comparison of the two trainable kinds in one run: training seconds per
 training view (the encoder for one epoch of the catalogue's train views, the LLM for --llm-steps
@@ -29,10 +30,12 @@ import numpy as np
 
 from rag_assets.core.catalogue import load_question_rows, load_trees
 from rag_assets.core.embedding import Embedder
-from rag_assets.core.encoder_training import is_encoder_router, load_encoder_router, router_record
+from rag_assets.core.encoder_training import load_encoder_router, router_record
 from rag_assets.core.evaluation import evidence_recall, passage_hit, section_hit
+from rag_assets.core.likelihood_router import LikelihoodRouter, engine_can_score
 from rag_assets.core.retrieval import search
 from rag_assets.core.routed_samples import load_routing_examples, load_routing_samples, route_samples_with
+from rag_assets.core.router_registry import latest_router
 from rag_assets.core.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
 from rag_assets.core.strategies import GatheredEvidence, StrategySpec, gather_evidence
 from rag_assets.core.teachers import SimilarityThresholds
@@ -61,12 +64,10 @@ def mean_metrics(rows: Sequence[dict[str, float]]) -> dict[str, float]:
 def published_routers(con: duckdb.DuckDBPyConnection, collection: str) -> dict[str, Path]:
     """The newest encoder router and LLM adapter folders recorded for `collection`."""
     found: dict[str, Path] = {}
-    for (path,) in con.execute(
-        "SELECT path FROM router_adapters WHERE collection = ? ORDER BY created_at DESC", [collection]
-    ).fetchall():
-        kind = "encoder" if is_encoder_router(Path(path)) else "llm"
-        if (Path(path) / ("router.json" if kind == "encoder" else "adapter_config.json")).exists():
-            found.setdefault(kind, Path(path))
+    for kind in ("encoder", "llm"):
+        record = latest_router(con, collection, kind)
+        if record:
+            found[kind] = Path(record.path)
     return found
 
 
@@ -113,6 +114,8 @@ def main() -> None:
             from resources.llm import BaseModelResource, LLMResource
 
             engine = LLMResource(base_model=BaseModelResource()).engine({"router": routers_found["llm"]})
+            if engine_can_score(engine):
+                routers["llm-rank"] = LikelihoodRouter(engine)
         queries = [q.query for q in questions]
 
         def retrieve(query: str, mode: str, k: int, collection: str = collection):
@@ -121,7 +124,7 @@ def main() -> None:
         rag = gather_evidence(queries, StrategySpec("rag-hybrid", "rag", top_k=5), retrieve=retrieve, trees=trees)
         budgets = [g.words for g in rag]
         rows = {"rag-hybrid": (mean_metrics([evidence_metrics(g, q) for g, q in zip(rag, questions)]), 0.0)}
-        kinds = ["hit-nodes", "similarity", "encoder", "oracle"] + (["llm"] if engine else [])
+        kinds = ["hit-nodes", "similarity", "encoder", "oracle"] + (["llm", "llm-rank"] if engine else [])
         for kind in kinds:
             if kind != "llm" and kind not in routers:
                 continue
@@ -131,7 +134,7 @@ def main() -> None:
                 top_k=args.top_k,
                 expand_iterations=args.expand_iterations,
                 router=kind,
-                adapter="router" if kind == "llm" else None,
+                adapter="router" if kind in ("llm", "llm-rank") else None,
             )
             for label, budget in (("", budgets), (" free", None)):
                 started = time.perf_counter()

@@ -3,7 +3,7 @@
 Strategies (labels in `answers.strategy`): no-retrieval; retrieve-and-read with dense and with
 hybrid search (rag-dense, rag-hybrid); RDR2 routed by each router kind — `rdr2` (the default kind,
 `router`), `rdr2-encoder` and `rdr2-llm` (the trained routers `router_adapter` published in this
-lineage), `rdr2-similarity` (the untrained encoder), `rdr2-base` (the untrained LLM), and the
+lineage), `rdr2-llm-rank` (the trained LLM's actions ranked by likelihood, not generated), `rdr2-similarity` (the untrained encoder), `rdr2-base` (the untrained LLM), and the
 bounds `rdr2-oracle` (gold-aware ceiling) and `rdr2-hit-nodes` (the retrieved passages' nodes,
 the floor); `rdr2-free` is `rdr2` without the evidence budget; ablations of the default router
 rdr2-no-expand, rdr2-no-refuse, rdr2-no-structure. Every rdr2 row except `rdr2-free` gives the
@@ -27,7 +27,9 @@ from rag_assets.core.answer_metrics import word_count
 from rag_assets.core.catalogue import load_question_rows, load_trees
 from rag_assets.core.encoder_training import load_encoder_router
 from rag_assets.core.engines.cache import CachingEngine
+from rag_assets.core.likelihood_router import LikelihoodRouter, engine_can_score
 from rag_assets.core.lineage import AnswerRecord, answer_versions, build_record, index_version, store_answers, utc_now
+from rag_assets.core.publication import index_pairing
 from rag_assets.core.questions import Question
 from rag_assets.core.retrieval import search
 from rag_assets.core.routing import Router
@@ -49,6 +51,7 @@ STRATEGIES = (
     "rdr2-free",
     "rdr2-encoder",
     "rdr2-llm",
+    "rdr2-llm-rank",
     "rdr2-similarity",
     "rdr2-base",
     "rdr2-oracle",
@@ -57,8 +60,9 @@ STRATEGIES = (
     "rdr2-no-refuse",
     "rdr2-no-structure",
 )
-# What `make run` evaluates on the built-in corpus (rdr2-encoder is rdr2 under its own name).
-DEFAULT_STRATEGIES = [s for s in STRATEGIES if s != "rdr2-encoder"]
+# rdr2-encoder is rdr2 under its own name; rdr2-llm-rank scores every action of every view with the
+# LLM (CPU minutes on the built-in corpus): both are asked for by name.
+DEFAULT_STRATEGIES = [s for s in STRATEGIES if s not in ("rdr2-encoder", "rdr2-llm-rank")]
 SOURCE = "evaluation"
 LONG_ANSWER_WORDS = 16
 BUDGET_SOURCE = "rag-hybrid"
@@ -159,6 +163,7 @@ def strategy_specs(
         "rdr2-free": dataclasses.replace(rdr2, name="rdr2-free", evidence_budget_from=None),
         "rdr2-encoder": routed("rdr2-encoder", "encoder"),
         "rdr2-llm": routed("rdr2-llm", "llm", llm_adapter),
+        "rdr2-llm-rank": routed("rdr2-llm-rank", "llm-rank", llm_adapter),
         "rdr2-similarity": routed("rdr2-similarity", "similarity"),
         "rdr2-base": routed("rdr2-base", "llm"),
         "rdr2-oracle": routed("rdr2-oracle", "oracle"),
@@ -197,14 +202,17 @@ def answers(
     started = time.perf_counter()
     collection = context.partition_key
     model = embedder.get()
-    index = vectors.index(model)
     with catalogue.get_connection() as con:
+        # the LanceDB version published with the catalogue's passages (as `rag ask` reads it): a
+        # concurrent collection's sync can never hand this run a half-written table
+        pairing = index_pairing(con, collection)
         questions, split, note = pick_questions(con, collection, config.split)
         published, similarity_thresholds, router_notes = upstream_routers(context, con)
         trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
     if config.max_questions > 0:
         questions = questions[: config.max_questions]
-    notes = ([note] if note else []) + router_notes
+    index = vectors.index(model).pin(pairing.publication.version if pairing.publication else None)
+    notes = ([note] if note else []) + router_notes + ([] if pairing.consistent else [pairing.describe()])
     adapter = published.get("llm")
     specs_all = strategy_specs(config, "short", adapter.adapter_id if adapter else None)
     wanted = [name for name in specs_all if name in config.strategies]
@@ -236,6 +244,13 @@ def answers(
             "oracle": OracleRouter(questions),
             "hit-nodes": HitNodesRouter(),
         }
+        if engine_can_score(engine):
+            routers["llm-rank"] = LikelihoodRouter(engine)
+        elif any(spec.router == "llm-rank" for spec in specs.values()):
+            ranked = [name for name, spec in specs.items() if spec.router == "llm-rank"]
+            notes.append(f"the {llm.backend} backend cannot score continuations: {', '.join(ranked)} not run")
+            context.log.warning(notes[-1])
+            specs = {name: spec for name, spec in specs.items() if name not in ranked}
         if "encoder" in published:
             routers["encoder"] = load_encoder_router(Path(published["encoder"].path), device=model.device)
 
@@ -291,6 +306,7 @@ def answers(
             if spec.kind == "rdr2":
                 router_model = {
                     "llm": f"{engine.model_id}+{spec.adapter}" if spec.adapter else engine.model_id,
+                    "llm-rank": f"{engine.model_id}+{spec.adapter} (ranked)" if spec.adapter else engine.model_id,
                     "encoder": router_id,
                     "similarity": model.model_id,
                 }.get(spec.router, spec.router)

@@ -421,21 +421,13 @@ def search(
 
 def _latest_adapter(con, collection: str, kind: str = "llm") -> tuple[str, Path] | None:
     """(id, folder) of the collection's newest published router of `kind` (encoder | llm), if any."""
-    from rag_assets.core.encoder_training import is_encoder_router
+    from rag_assets.core.router_registry import latest_router
 
     exists = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = 'router_adapters'"
     ).fetchone()[0]
-    if not exists:
-        return None
-    rows = con.execute(
-        "SELECT adapter_id, path FROM router_adapters WHERE collection = ? ORDER BY created_at DESC", [collection]
-    ).fetchall()
-    for adapter_id, path in rows:
-        folder = Path(path)
-        if folder.is_dir() and is_encoder_router(folder) == (kind == "encoder"):
-            return adapter_id, folder
-    return None
+    record = latest_router(con, collection, kind) if exists else None
+    return (record.adapter_id, Path(record.path)) if record else None
 
 
 def _answer_collection(con, collection: str | None) -> str:
@@ -487,6 +479,7 @@ def ask(
     from rag_assets.core.lineage import CatalogueTrees, answer_versions, build_record, index_version, store_answers
     from rag_assets.core.publication import index_pairing
     from rag_assets.core.retrieval import search as run_search
+    from rag_assets.core.router_registry import ROUTER_MARKERS, router_folder_kind
     from rag_assets.core.scoring_router import HitNodesRouter, ScoringRouter
     from rag_assets.core.strategies import KINDS, StrategySpec, run_strategy
     from rag_assets.core.teachers import SimilarityThresholds
@@ -510,13 +503,13 @@ def ask(
             found = (
                 _latest_adapter(con, name, router_kind) if adapter == "latest" else (Path(adapter).name, Path(adapter))
             )
-            marker = "router.json" if router_kind == "encoder" else "adapter_config.json"
+            marker = ROUTER_MARKERS[router_kind]
             if found is None:
                 fallback = "the untrained encoder (similarity)" if router_kind == "encoder" else "the base model"
                 errors.print(
                     f"[yellow]note:[/yellow] no trained {router_kind} router for {name!r}; routing with {fallback}"
                 )
-            elif not (found[1] / marker).is_file():
+            elif router_folder_kind(found[1]) != router_kind:
                 raise ConfigError(f"{found[1]} is not a trained {router_kind} router folder (no {marker})")
             elif router_kind == "encoder":
                 adapter_name, encoder_folder = found

@@ -24,6 +24,7 @@ from pydantic import Field
 
 from rag_assets.core.catalogue import load_trees, replace_collection
 from rag_assets.core.encoder_training import EncoderSettings, load_encoder_router, train_encoder
+from rag_assets.core.likelihood_router import LikelihoodRouter, engine_can_score
 from rag_assets.core.routed_samples import (
     calibrate_similarity,
     load_routing_examples,
@@ -32,10 +33,12 @@ from rag_assets.core.routed_samples import (
     route_samples_with,
     score_routed,
 )
+from rag_assets.core.router_folders import router_folder_kind
 from rag_assets.core.router_io import routing_messages
 from rag_assets.core.router_metrics import RoutingScores
 from rag_assets.core.router_registry import AdapterRecord, adapter_record, record_adapter
 from rag_assets.core.router_training import LoraSettings, TrainingExample, train_lora
+from rag_assets.core.routing import RoutingKnobs
 from rag_assets.core.routing_samples import SYNTHETIC_QID_PREFIX
 from rag_assets.core.scoring_router import ScoringRouter
 from rag_assets.core.teachers import SimilarityThresholds
@@ -266,8 +269,7 @@ def upstream_routers(
         if not adapter_id:
             continue
         record = adapter_record(con, collection, str(adapter_id))
-        marker = "router.json" if kind == "encoder" else "adapter_config.json"
-        if record is None or not (Path(record.path) / marker).is_file():
+        if record is None or router_folder_kind(Path(record.path)) != kind:
             notes.append(f"{kind} router {adapter_id} is gone from the catalogue or disk")
             continue
         routers[kind] = record
@@ -300,7 +302,7 @@ METRIC_COLUMNS = (
 )
 # model labels in router_metrics: the trained router of each kind, and its untrained counterpart
 MODEL_LABELS = {"base": "llm, untrained", "adapter": "llm, trained", "similarity": "encoder, untrained",
-                "encoder": "encoder, trained"}  # fmt: skip
+                "encoder": "encoder, trained", "adapter-rank": "llm, trained, likelihood-ranked"}  # fmt: skip
 
 
 def _metrics_markdown(scores: dict[str, RoutingScores]) -> str:
@@ -385,6 +387,10 @@ def router_metrics(
                 max_new_tokens=config.max_new_tokens,
                 constrained=config.constrained,
             )
+            if engine_can_score(engine):  # the same adapter, its actions ranked by likelihood
+                routed["adapter-rank"] = route_samples_with(
+                    LikelihoodRouter(engine), llm_samples, trees, RoutingKnobs(adapter=adapter.adapter_id)
+                )
     scores = {model: score_routed(out, golds[: len(out)]) for model, out in routed.items()}
     table = pa.table(
         {

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.answers import DEFAULT_STRATEGIES as STRATEGIES
+from rag_assets.answers import DEFAULT_STRATEGIES
 from rag_assets.core.lineage import trace_answer
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
 from rag_assets.partitions import register_collections
@@ -56,6 +56,7 @@ STAGES = (
     "answers",
     "evaluation_report",
 )
+STRATEGIES = [*DEFAULT_STRATEGIES, "rdr2-llm-rank"]  # the defaults and the likelihood-ranked LLM router
 RUN_CONFIG = {
     "ops": {
         "synthetic_questions": {"config": {"count": 4}},
@@ -72,6 +73,7 @@ RUN_CONFIG = {
                 "expand_grid": [0, 1],
                 "top_k_grid": [1, 2],
                 "router_max_new_tokens": 20,
+                "strategies": STRATEGIES,
             }
         },
     }
@@ -171,9 +173,10 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
         assert all(isinstance(v, (int, float)) and math.isfinite(v) for v in metrics.values()), strategy
     assert results["no-retrieval"]["evidence_words"] == 0 and results["rdr2-llm"]["router_prompt_tokens"] > 0
     assert results["rdr2"]["router_prompt_tokens"] == 0  # the encoder router reads no prompt
+    assert results["rdr2-llm-rank"]["questions"] == 2  # the LLM's actions ranked by likelihood
     assert set(summary["scaling"]["tiny"]) == {"expand_iterations", "top_k"}
     assert set(summary["scaling"]["tiny"]["top_k"]) == {"1", "2"}
-    assert set(summary["router_metrics"]["tiny"]) <= {"base", "adapter", "encoder", "similarity"}
+    assert set(summary["router_metrics"]["tiny"]) <= {"base", "adapter", "adapter-rank", "encoder", "similarity"}
     assets = summary["versions"]["assets"]
     assert set(assets) == set(STAGES) - {"evaluation_report"}
     assert assets["passage_index"]["data_version"].startswith("v") and assets["router_adapter"]["materialized"]

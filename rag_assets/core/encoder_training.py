@@ -26,11 +26,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rag_assets.core.embedding import Embedder
+from rag_assets.core.router_folders import ROUTER_MARKERS, router_folder_kind
 from rag_assets.core.scoring_router import ScoringRouter, content_context, heading_context
 from rag_assets.core.subtree import DocumentRouting, SubtreeView
 from rag_assets.core.teachers import Calibration, SimilarityThresholds, calibrate_thresholds
 
-ROUTER_RECORD = "router.json"
+ROUTER_RECORD = ROUTER_MARKERS["encoder"]
 ENCODER_PREFIX = "enc-"
 
 
@@ -244,8 +245,7 @@ def train_encoder(
 
 
 def is_encoder_router(folder: Path) -> bool:
-    record = Path(folder) / ROUTER_RECORD
-    return record.is_file() and json.loads(record.read_text()).get("kind") == "encoder"
+    return router_folder_kind(folder) == "encoder"
 
 
 def router_record(folder: Path) -> dict:

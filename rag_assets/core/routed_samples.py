@@ -139,17 +139,20 @@ def calibrate_similarity(encoder: TextEncoder, examples: Sequence[RoutingExample
 
 
 def route_samples_with(
-    router: Router, samples: Sequence[RoutingSample], trees: dict[str, Sequence[TreeNode]]
+    router: Router,
+    samples: Sequence[RoutingSample],
+    trees: dict[str, Sequence[TreeNode]],
+    knobs: RoutingKnobs | None = None,
 ) -> list[RoutedSample]:
     """Any router kind on stored samples (one `route` call), each reply parsed against its view:
-    the same measurement `route_samples` makes of the LLM."""
+    the same measurement `route_samples` makes of the LLM. `knobs` name e.g. the LLM adapter."""
     if not samples:
         return []
     requests = []
     for sample in samples:
         state, view = restore(sample, trees[sample.doc_id])
         requests.append(RouteRequest(0, sample.query, state, view, (), final_round=False))
-    replies = router.route(requests, RoutingKnobs())
+    replies = router.route(requests, knobs or RoutingKnobs())
     return [
         RoutedSample(sample, parse_router_output(reply.text, request.view), reply.text)
         for sample, request, reply in zip(samples, requests, replies)

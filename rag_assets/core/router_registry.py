@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import duckdb
 
 from rag_assets.core.catalogue import ensure_schema
+from rag_assets.core.router_folders import router_folder_kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,3 +53,14 @@ def adapter_record(con: duckdb.DuckDBPyConnection, collection: str, adapter_id: 
         [collection, adapter_id],
     ).fetchone()
     return AdapterRecord(*row) if row else None
+
+
+def latest_router(con: duckdb.DuckDBPyConnection, collection: str, kind: str) -> AdapterRecord | None:
+    """The newest router of `kind` recorded for `collection` whose folder is still complete on disk."""
+    ensure_schema(con, ["router_adapters"])
+    rows = con.execute(
+        "SELECT collection, adapter_id, path, base_model, created_at FROM router_adapters "
+        "WHERE collection = ? ORDER BY created_at DESC, adapter_id",
+        [collection],
+    ).fetchall()
+    return next((AdapterRecord(*row) for row in rows if router_folder_kind(Path(row[2])) == kind), None)

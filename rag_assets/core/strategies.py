@@ -29,9 +29,10 @@ from rag_assets.core.routing_samples import documents_in_order
 from rag_assets.core.tree import CONTENT, TreeNode
 
 KINDS = ("none", "rag", "rdr2")
-# encoder / llm: trained routers; similarity: the untrained encoder; oracle: gold-aware ceiling;
-# hit-nodes: the retrieved passages' nodes (the no-learning floor)
-ROUTER_KINDS = ("llm", "encoder", "similarity", "oracle", "hit-nodes")
+# encoder / llm: trained routers; llm-rank: the llm router's actions ranked by likelihood instead of
+# generated; similarity: the untrained encoder; oracle: gold-aware ceiling; hit-nodes: the retrieved
+# passages' nodes (the no-learning floor)
+ROUTER_KINDS = ("llm", "llm-rank", "encoder", "similarity", "oracle", "hit-nodes")
 # The trained kind `rdr2` routes with by default: the one that wins on the real dev sets (README).
 DEFAULT_ROUTER_KIND = "encoder"
 # router_metrics model labels: each trained kind, and the untrained router it must beat

@@ -79,3 +79,24 @@ def test_a_prompt_over_the_context_is_cut_from_the_left_not_fatal(checkpoint: Pa
 def test_batch_size_zero_picks_the_device_default(checkpoint: Path) -> None:
     assert TransformersEngine(checkpoint, device="cpu").batch_size == 16  # 64 on CUDA (measured on an H100)
     assert TransformersEngine(checkpoint, device="cpu", batch_size=3).batch_size == 3
+
+
+def test_continuation_scores_equal_a_full_forward_pass(checkpoint: Path) -> None:
+    # The cached-prefix scoring must give what scoring each (prompt + continuation) whole gives.
+    import torch
+
+    engine = TransformersEngine(checkpoint)
+    chat = CHATS[0]
+    options = ["Paris", "The capital of France is Paris.", "Berlin"]
+    [scores] = engine.score_continuations([chat], [options])
+    prompt = engine.tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+    prompt_ids = engine.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    for option, score in zip(options, scores):
+        ids = engine.tokenizer(option, add_special_tokens=False)["input_ids"]
+        with torch.inference_mode():
+            logits = engine.model(input_ids=torch.tensor([prompt_ids + ids])).logits[0].float()
+        logp = torch.log_softmax(logits[len(prompt_ids) - 1 : -1], -1)
+        expected = float(logp[torch.arange(len(ids)), torch.tensor(ids)].mean())
+        assert score == pytest.approx(expected, abs=1e-3), option
+    assert scores[0] > scores[2]  # the 135M model does know where Paris is
+    assert engine.score_continuations([chat, CHATS[1]], [[], ["blue"]])[0] == []

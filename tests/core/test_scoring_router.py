@@ -4,6 +4,7 @@ and the per-question evidence budget."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,32 @@ def test_an_empty_epoch_is_a_clear_error() -> None:
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
     with pytest.raises(ValueError, match="gives no batch"):
         optimise(lambda: [], lambda b: model(b).sum(), model, optimizer, scheduler, 3, desc="probe", progress=False)
+
+
+def test_likelihood_router_ranks_every_allowed_action_against_refusing(smollm2_checkpoint: Path) -> None:
+    from rag_assets.core.engines.transformers_engine import TransformersEngine
+    from rag_assets.core.likelihood_router import LikelihoodRouter
+    from rag_assets.core.routing import RouteRequest
+
+    tree = manual()
+    engine = TransformersEngine(smollm2_checkpoint)
+    router = LikelihoodRouter(engine)
+    state = DocumentRouting("kettle", tree.nodes)
+    view = state.light((2,))
+    request = RouteRequest(0, "How much water fits in the kettle?", state, view, (2,), final_round=False)
+    [scores] = router.score([request], RoutingKnobs())
+    assert set(scores.answer) == set(view.visible_content_ids) and set(scores.expand) == set(view.collapsed_heading_ids)
+    [last] = router.score([dataclasses.replace(request, final_round=True)], RoutingKnobs())
+    assert last.expand == {}  # no EXPAND is offered in the last round
+    # Through the real routing loop: whatever it picks parses as any router's output.
+    docs = [RetrievedDocument("kettle", tree.nodes, (2,))]
+    routed = route_documents([request.query], [docs], router, RoutingKnobs(expand_iterations=1))
+    [[doc]] = routed.documents
+    assert doc.expelled == 0 and doc.collapsed_outputs == 0
+    assert set(doc.selected_node_ids) <= {n.node_id for n in tree.nodes if n.kind == CONTENT}
+    # "No refuse": even when nothing beats refusing, the likeliest shown paragraph is answered.
+    strict = LikelihoodRouter(engine, SimilarityThresholds(answer=99.0, expand=99.0))
+    [reply] = strict.route([request], RoutingKnobs(allow_refuse=False))
+    assert reply.text.startswith("[ANSWER]")
+    [refusal] = strict.route([request], RoutingKnobs())
+    assert refusal.text == "Cannot answer"

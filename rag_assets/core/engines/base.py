@@ -52,5 +52,15 @@ class LLMEngine(ABC):
     @abstractmethod
     def count_tokens(self, text: str) -> int: ...
 
+    def score_continuations(
+        self, chats: list[ChatMessages], continuations: list[list[str]], *, adapter: str | None = None
+    ) -> list[list[float]]:
+        """Mean log-probability per token of each continuation as the start of the assistant's
+        reply to its chat (one list per chat); engines that cannot read logits say so."""
+        raise NotImplementedError(
+            f"the {type(self).__name__} backend cannot score continuations (likelihood ranking needs "
+            "the transformers backend: RAG_LLM_BACKEND=transformers)"
+        )
+
     def close(self) -> None:  # engines holding servers or GPU memory release them here
         return None

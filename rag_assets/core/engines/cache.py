@@ -29,6 +29,11 @@ class CachingEngine(LLMEngine):
         self.hits = 0
         self.misses = 0
 
+    def score_continuations(
+        self, chats: list[ChatMessages], continuations: list[list[str]], *, adapter: str | None = None
+    ) -> list[list[float]]:
+        return self.inner.score_continuations(chats, continuations, adapter=adapter)
+
     def generate(
         self,
         batch: list[ChatMessages],

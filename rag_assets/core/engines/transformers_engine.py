@@ -108,6 +108,46 @@ class TransformersEngine(LLMEngine):
             results.append(Generation(text, int(mask.sum()), len(new)))
         return results
 
+    @torch.inference_mode()
+    def _score_one(self, prompt: str, continuations: list[str]) -> list[float]:
+        """The prompt runs once; every continuation then runs on a copy of its key/value cache."""
+        prompt_ids = self.tokenizer(prompt, return_tensors="pt", add_special_tokens=False)["input_ids"].to(self.device)
+        pieces = [
+            self.tokenizer(c, add_special_tokens=False)["input_ids"] or [self.tokenizer.eos_token_id]
+            for c in continuations
+        ]
+        width = max(len(p) for p in pieces)
+        pad = self.tokenizer.pad_token_id
+        ids = torch.tensor([p + [pad] * (width - len(p)) for p in pieces], device=self.device)
+        mask = torch.tensor([[1] * len(p) + [0] * (width - len(p)) for p in pieces], device=self.device)
+        first = self.model(input_ids=prompt_ids, use_cache=True)
+        cache = first.past_key_values
+        cache.batch_repeat_interleave(len(pieces))
+        length = prompt_ids.shape[1]
+        out = self.model(
+            input_ids=ids,
+            past_key_values=cache,
+            attention_mask=torch.cat([torch.ones(len(pieces), length, dtype=mask.dtype, device=self.device), mask], 1),
+            position_ids=torch.arange(length, length + width, device=self.device).expand(len(pieces), -1),
+        )
+        # token t of a continuation is predicted by the prompt's last position (t = 0) or by t - 1
+        logits = torch.cat([first.logits[:, -1:].expand(len(pieces), -1, -1), out.logits[:, :-1]], 1).float()
+        picked = torch.log_softmax(logits, -1).gather(2, ids.unsqueeze(-1)).squeeze(-1)
+        return ((picked * mask).sum(1) / mask.sum(1)).tolist()
+
+    def score_continuations(
+        self, chats: list[ChatMessages], continuations: list[list[str]], *, adapter: str | None = None
+    ) -> list[list[float]]:
+        if adapter is not None and adapter not in self.adapters:
+            raise KeyError(f"adapter {adapter!r} is not loaded (loaded: {self.adapters})")
+        prompts = [self.tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=False) for c in chats]
+        if self.adapters and adapter is None:
+            with self.model.disable_adapter():
+                return [self._score_one(p, c) if c else [] for p, c in zip(prompts, continuations)]
+        if adapter is not None:
+            self.model.set_adapter(adapter)
+        return [self._score_one(p, c) if c else [] for p, c in zip(prompts, continuations)]
+
     def generate(
         self,
         batch: list[ChatMessages],
