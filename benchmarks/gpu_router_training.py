@@ -121,7 +121,6 @@ def main() -> None:
         else:
             print("no CUDA device: CPU rows only")
         if args.cpu_steps:
-            torch.set_num_threads(torch.get_num_threads())
             rows.append(measure(model, "cpu", args.batch_sizes[0], args.cpu_steps, args.prompt_words, args.max_length))
             print(rows[-1], flush=True)
 
