@@ -55,13 +55,13 @@ class EncoderPair:
 
 @dataclass(slots=True)
 class EncoderSettings:
-    epochs: int = 2
+    epochs: int = 1
     max_steps: int = 0  # 0 = whole epochs
     batch_size: int = 16
     learning_rate: float = 3e-5
-    negatives: int = 2  # hard negatives per pair (from the same view; others drawn from other views)
+    negatives: int = 1  # hard negatives per pair (from the same view; others drawn from other views)
     warmup_fraction: float = 0.1
-    max_seq_length: int = 192
+    max_seq_length: int = 128
     max_answers: int = 4  # at inference: ANSWER lines per view
     max_expands: int = 2
     seed: int = 0
