@@ -34,8 +34,15 @@ from rag_assets.core.questions import Question
 from rag_assets.core.retrieval import search
 from rag_assets.core.routing import Router
 from rag_assets.core.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
-from rag_assets.core.strategies import DEFAULT_ROUTER_KIND, AnswerOutcome, StrategySpec, run_strategy
+from rag_assets.core.strategies import (
+    DEFAULT_ROUTER_KIND,
+    GENERATION_KINDS,
+    AnswerOutcome,
+    StrategySpec,
+    run_strategy,
+)
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
+from rag_assets.generation import GENERATION_STRATEGIES, GenerationConfig, generation_metadata, generation_specs
 from rag_assets.metadata import counter_table, markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.router import router_adapter, router_metrics, upstream_routers
@@ -59,6 +66,7 @@ STRATEGIES = (
     "rdr2-no-expand",
     "rdr2-no-refuse",
     "rdr2-no-structure",
+    *GENERATION_STRATEGIES,
 )
 # rdr2-encoder is rdr2 under its own name; rdr2-llm-rank scores every action of every view with the
 # LLM (CPU minutes on the built-in corpus): both are asked for by name.
@@ -68,7 +76,7 @@ LONG_ANSWER_WORDS = 16
 BUDGET_SOURCE = "rag-hybrid"
 
 
-class AnswersConfig(dg.Config):
+class AnswersConfig(GenerationConfig):
     split: str = Field(
         default="test",
         description='Evaluation questions ("dev,test": both); an empty split falls back to dev, then all.',
@@ -171,6 +179,7 @@ def strategy_specs(
         "rdr2-no-expand": dataclasses.replace(rdr2, name="rdr2-no-expand", allow_expand=False),
         "rdr2-no-refuse": dataclasses.replace(rdr2, name="rdr2-no-refuse", allow_refuse=False),
         "rdr2-no-structure": dataclasses.replace(rdr2, name="rdr2-no-structure", structure=False),
+        **generation_specs(config, style),
     }
     unknown = sorted(set(config.strategies) - set(specs))
     if unknown:
@@ -268,8 +277,11 @@ def answers(
                 source = outcomes.get((spec.evidence_budget_from, "", -1))
                 budgets = [o.evidence_words for o in source[1]] if source else None
             t0 = time.perf_counter()
+            asked = queries
+            if spec.kind in GENERATION_KINDS and config.generation_max_questions:
+                asked = queries[: config.generation_max_questions]  # the expensive rows: capped
             result = run_strategy(
-                queries,
+                asked,
                 spec,
                 retrieve=retrieve,
                 trees=trees,
@@ -279,7 +291,7 @@ def answers(
             )
             label = f"{spec.name} {label_suffix}".strip()
             timings.append((label, time.perf_counter() - t0))
-            context.log.info(f"{label}: {len(queries)} questions in {timings[-1][1]:.1f}s ({spec.knobs()})")
+            context.log.info(f"{label}: {len(asked)} questions in {timings[-1][1]:.1f}s ({spec.knobs()})")
             computed[key] = result
             return result
 
@@ -358,6 +370,9 @@ def answers(
             else "unused",
             "seconds_per_strategy": dg.MetadataValue.md(
                 markdown_table(["strategy run", "seconds"], [(k, round(v, 1)) for k, v in timings])
+            ),
+            **generation_metadata(
+                config, {name: results for (name, grid, _), (_, results) in outcomes.items() if not grid}
             ),
             "index": dg.MetadataValue.json(index_info or {}),
             "sample": dg.MetadataValue.md(

@@ -456,8 +456,12 @@ DEFAULT_ROUTER_KIND = "encoder"  # as rag_assets.core.strategies (not imported: 
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question."),
-    strategy: str = typer.Option("rdr2", "--strategy", "-s", help="rdr2 | rag | none"),
-    k: int = typer.Option(5, "-k", min=1, help="rdr2: documents routed; rag: passages read."),
+    strategy: str = typer.Option(
+        "rdr2", "--strategy", "-s", help="rdr2 | rag | none | contregen | disco | disco-no-structure"
+    ),
+    k: int = typer.Option(
+        5, "-k", min=1, help="rdr2: documents routed; rag, disco: passages read; contregen: passages per sub-query."
+    ),
     iters: int = typer.Option(2, "--iters", min=0, help="rdr2: expand iterations after the first routing round."),
     collection: str = typer.Option(None, "--collection", "-c", help="The collection (default: the only one)."),
     mode: str = typer.Option("hybrid", "--mode", "-m", help="Retrieval: dense | bm25 | hybrid"),
@@ -468,6 +472,8 @@ def ask(
         "latest", "--adapter", help="Trained router (encoder or LLM kind): latest | none | a folder."
     ),
     style: str = typer.Option("short", "--style", help="Answer style: short | list | long"),
+    depth: int = typer.Option(2, "--depth", min=0, max=3, help="contregen: sub-query tree depth."),
+    branching: int = typer.Option(2, "--branching", min=1, max=4, help="contregen: sub-queries per node."),
     as_json: bool = typer.Option(False, "--json", help="Print the stored answer row as JSON."),
 ) -> None:
     """Answer a question from the materialized index (Retrieve, Document-Route, Read) and store it
@@ -486,8 +492,10 @@ def ask(
     from rag_assets.core.text import first_words
     from resources.project import project_resources
 
-    if strategy not in KINDS:
-        raise ConfigError(f"--strategy must be one of {', '.join(KINDS)}, not {strategy!r}")
+    choices = (*KINDS, "disco-no-structure")
+    if strategy not in choices:
+        raise ConfigError(f"--strategy must be one of {', '.join(choices)}, not {strategy!r}")
+    kind = "disco" if strategy == "disco-no-structure" else strategy
     if router_kind not in ASK_ROUTERS:
         raise ConfigError(f"--router must be one of {', '.join(ASK_ROUTERS)}, not {router_kind!r}")
     if mode not in ("dense", "bm25", "hybrid"):
@@ -517,7 +525,7 @@ def ask(
                 adapter_name, adapters = found[0], {found[0]: found[1]}
     if router_kind == "encoder" and encoder_folder is None:
         router_kind = "similarity"
-    label = {"none": "no-retrieval", "rag": f"rag-{mode}"}.get(
+    label = {"none": "no-retrieval", "rag": f"rag-{mode}", "contregen": strategy, "disco": strategy}.get(
         strategy,
         {"encoder": "rdr2-encoder", "similarity": "rdr2-similarity", "hit-nodes": "rdr2-hit-nodes"}.get(
             router_kind, "rdr2-llm" if adapter_name else "rdr2-base"
@@ -525,7 +533,7 @@ def ask(
     )
     spec = StrategySpec(
         name=label,
-        kind=strategy,
+        kind=kind,
         retrieval_mode=mode,
         top_k=k,
         passages_per_query=max(10, 2 * k),
@@ -533,6 +541,9 @@ def ask(
         adapter=adapter_name if router_kind == "llm" else None,
         answer_style=style,
         router=router_kind if strategy == "rdr2" else "llm",
+        tree_depth=depth,
+        tree_branching=branching,
+        discourse=strategy != "disco-no-structure",
     )
     resources = project_resources(progress=False)  # the same resources as the code location's
     llm = resources["llm"]
@@ -594,6 +605,10 @@ def ask(
         console.print(
             "[yellow]the router selected nothing (every document refused): answered without evidence[/yellow]"
         )
+    if outcome.structure:
+        from rag_assets.core.lineage.structures import structure_lines
+
+        console.print("\n".join(structure_lines(outcome.structure)), style="dim", highlight=False, markup=False)
     console.print(f"[dim]{label}: {outcome.seconds:.1f}s, {outcome.engine_calls} engine call(s)[/dim]")
     console.print(f"answer id: [cyan]{record.answer_id}[/cyan]  (audit: rag trace {record.answer_id})", highlight=False)
 
@@ -641,6 +656,7 @@ def trace(
                         for s in result.sources
                     ],
                     "versions": result.versions,
+                    "structure": result.structure,
                 },
                 ensure_ascii=False,
                 indent=1,
@@ -666,6 +682,12 @@ def trace(
                 f"chars {source.span_start}-{source.span_end} {state}\n      "
                 f"[green]{source.heading_path}[/green]\n      {source.current_text if source.current_text is not None else source.recorded_text}",
                 highlight=False,
+            )
+        if result.structure:
+            from rag_assets.core.lineage.structures import structure_lines
+
+            console.print(
+                "\n".join("  " + line for line in structure_lines(result.structure)), highlight=False, markup=False
             )
         index = result.versions.get("index") or {}
         console.print(

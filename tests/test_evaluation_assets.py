@@ -74,6 +74,11 @@ RUN_CONFIG = {
                 "top_k_grid": [1, 2],
                 "router_max_new_tokens": 20,
                 "strategies": STRATEGIES,
+                # contregen / disco rows: a shallow tree and short stages (CI time)
+                "tree_depth": 1,
+                "contregen_top_k": 1,
+                "disco_top_k": 2,
+                "stage_max_new_tokens": 16,
             }
         },
     }
@@ -142,6 +147,14 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
             trace = trace_answer(con, routed_id[0])
         assert trace.sources and all(src.current_text == src.recorded_text for src in trace.sources)
     assert rag[0] and len(rag[1]) == 2 and rag[2] > 0
+    # the generation rows store their intermediate structures, and the metadata counts their parses
+    with duckdb.connect(str(project["db"])) as con:
+        structures = con.execute(
+            "SELECT strategy, structure FROM answers WHERE strategy IN ('contregen', 'disco', 'disco-no-structure')"
+        ).fetchall()
+    assert sorted({s for s, _ in structures}) == ["contregen", "disco", "disco-no-structure"]
+    assert all(json.loads(structure)["stages"][-1] == "answer" for _, structure in structures)
+    assert "| contregen | 2 |" in answers_meta["generation_parse"].value
 
     # the report: files, finite numbers for every strategy, plots referenced by the HTML
     report_meta = meta["evaluation_report"]

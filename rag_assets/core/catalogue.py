@@ -70,7 +70,7 @@ SCHEMA: dict[str, str] = {
         router_prompt_tokens INTEGER NOT NULL, router_output_tokens INTEGER NOT NULL,
         reader_prompt_tokens INTEGER NOT NULL, reader_output_tokens INTEGER NOT NULL,
         engine_calls INTEGER NOT NULL, seconds DOUBLE NOT NULL, expelled INTEGER NOT NULL,
-        refused_docs INTEGER NOT NULL, versions VARCHAR NOT NULL""",
+        refused_docs INTEGER NOT NULL, versions VARCHAR NOT NULL, structure VARCHAR NOT NULL DEFAULT ''""",
     "questions": """
         collection VARCHAR NOT NULL, qid VARCHAR NOT NULL, query VARCHAR NOT NULL,
         answers VARCHAR[] NOT NULL, evidences VARCHAR[] NOT NULL, section_path VARCHAR[] NOT NULL,

@@ -1,4 +1,4 @@
-"""Answering strategies, batched across questions: `none`, `rag` and `rdr2`.
+"""Answering strategies, batched across questions: `none`, `rag`, `rdr2`, `contregen` and `disco`.
 
 - `none`: the reader answers from the question alone.
 - `rag`: the top_k retrieved passages, numbered, each under its heading path, are the evidence;
@@ -10,6 +10,10 @@
   When the router refuses every document (or selects nothing) the reader gets NO evidence and
   answers from the question alone, as the paper does: a refusal is a decision, not a failure to
   paper over with the raw passages.
+- `contregen` / `disco`: the generation-side strategies (core/generation): a sub-query tree with
+  bottom-up synthesis; discourse trees, a rhetorical graph and a planning blueprint. Several LLM
+  stages, each ONE engine call for all questions; their structures ride on `AnswerOutcome.structure`
+  and their stage tokens (everything before the reader) on the router token fields.
 Every strategy ends with ONE reader call for all questions. `seconds` per answer is the batch's
 wall time, plus the seconds of any generation a caching engine replayed, divided by its number of
 questions.
@@ -28,7 +32,9 @@ from rag_assets.core.routing import RetrievedDocument, Router, RoutingKnobs, ren
 from rag_assets.core.routing_samples import documents_in_order
 from rag_assets.core.tree import CONTENT, TreeNode
 
-KINDS = ("none", "rag", "rdr2")
+# contregen / disco: the generation-side strategies (core/generation)
+GENERATION_KINDS = ("contregen", "disco")
+KINDS = ("none", "rag", "rdr2", *GENERATION_KINDS)
 # encoder / llm: trained routers; llm-rank: the llm router's actions ranked by likelihood instead of
 # generated; similarity: the untrained encoder; oracle: gold-aware ceiling; hit-nodes: the retrieved
 # passages' nodes (the no-learning floor)
@@ -60,6 +66,12 @@ class StrategySpec:
     # rdr2: cut each question's routed evidence to the words another strategy gave the reader for
     # that question (e.g. "rag-hybrid"), so both are compared at the same evidence length; None = free
     evidence_budget_from: str | None = None
+    # contregen: sub-query tree depth (the paper's 2) and sub-queries per node; disco: False = the
+    # ablation without discourse trees and rhetorical graph (the blueprint sees plain chunks)
+    tree_depth: int = 2
+    tree_branching: int = 2
+    discourse: bool = True
+    stage_max_new_tokens: int = 48  # contregen / disco: output budget of each intermediate stage
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -69,9 +81,22 @@ class StrategySpec:
         reader_style(self.answer_style)
         if self.router not in ROUTER_KINDS:
             raise ValueError(f"strategy {self.name!r}: router must be one of {ROUTER_KINDS}, not {self.router!r}")
+        if not (0 <= self.tree_depth <= 3 and 1 <= self.tree_branching <= 4 and self.stage_max_new_tokens >= 8):
+            raise ValueError(
+                f"strategy {self.name!r}: tree_depth must be 0-3, tree_branching 1-4, stage_max_new_tokens >= 8"
+            )
 
     def knobs(self) -> dict[str, object]:
         """The knobs stored with every answer (answers.knobs)."""
+        if self.kind in GENERATION_KINDS:
+            return {
+                "retrieval_mode": self.retrieval_mode,
+                "top_k": self.top_k,
+                "tree_depth": self.tree_depth,
+                "tree_branching": self.tree_branching,
+                "discourse": self.discourse,
+                "stage_max_new_tokens": self.stage_max_new_tokens,
+            }
         return {
             "retrieval_mode": self.retrieval_mode,
             "top_k": self.top_k,
@@ -125,6 +150,9 @@ class AnswerOutcome:
     seconds: float  # batch wall time / questions in the batch
     expelled: int
     refused_docs: int
+    # contregen / disco: the intermediate structures (sub-query tree; discourse trees, graph,
+    # blueprint), JSON-ready, stored with the answer (answers.structure) and walked by `rag trace`
+    structure: dict | None = None
 
 
 def _node_citation(doc_id: str, node: TreeNode, span: tuple[int, int] | None = None) -> Citation:
@@ -242,6 +270,10 @@ def run_strategy(
     if not questions:
         return []
     reader = reader or engine
+    if spec.kind in GENERATION_KINDS:
+        from rag_assets.core.generation import run_generation_strategy
+
+        return run_generation_strategy(questions, spec, retrieve=retrieve, trees=trees, engine=engine, reader=reader)
     engines = {id(engine): engine, id(reader): reader}.values()
     replayed = sum(e.replayed_seconds for e in engines)
     started = time.perf_counter()

@@ -69,6 +69,7 @@ ARROW_SCHEMA = pa.schema(
         ("expelled", pa.int32()),
         ("refused_docs", pa.int32()),
         ("versions", pa.string()),
+        ("structure", pa.string()),
     ]
 )
 
@@ -109,10 +110,16 @@ class AnswerRecord:
     expelled: int
     refused_docs: int
     versions: str  # JSON
+    # JSON: contregen's sub-query tree, disco's discourse trees / graph / blueprint ('' for others)
+    structure: str = ""
 
     @property
     def versions_dict(self) -> dict[str, Any]:
         return json.loads(self.versions) if self.versions else {}
+
+    @property
+    def structure_dict(self) -> dict[str, Any]:
+        return json.loads(self.structure) if self.structure else {}
 
     @property
     def knobs_dict(self) -> dict[str, Any]:
@@ -190,6 +197,7 @@ def build_record(
         expelled=outcome.expelled,
         refused_docs=outcome.refused_docs,
         versions=json.dumps(dict(versions), sort_keys=True),
+        structure=json.dumps(outcome.structure, ensure_ascii=False) if outcome.structure else "",
     )
 
 
@@ -246,6 +254,7 @@ def store_answers(
     if len(set(ids)) != len(ids):
         raise ValueError("duplicate answer ids in the records to store")
     ensure_schema(con, [TABLE])
+    _add_structure_column(con)
     con.execute("BEGIN TRANSACTION")
     try:
         if replace is not None:
@@ -265,6 +274,23 @@ def store_answers(
         raise
 
 
+def _add_structure_column(con: duckdb.DuckDBPyConnection) -> None:
+    """Catalogues written before answers had a `structure` column get it (empty for old rows)."""
+    con.execute(f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS structure VARCHAR DEFAULT ''")
+
+
+def _select_columns(con: duckdb.DuckDBPyConnection) -> str:
+    """The SELECT list of COLUMNS; on a catalogue from before `structure` (read-only readers
+    cannot add it) the column reads as ''."""
+    present = {
+        r[0]
+        for r in con.execute(
+            f"SELECT column_name FROM information_schema.columns WHERE table_name = '{TABLE}' AND table_schema = current_schema()"
+        ).fetchall()
+    }
+    return ", ".join(name if name in present else f"'' AS {name}" for name in COLUMNS)
+
+
 def _record(row: Sequence[Any]) -> AnswerRecord:
     values = dict(zip(COLUMNS, row))
     for name in LIST_FIELDS:
@@ -280,7 +306,7 @@ def load_answers(con: duckdb.DuckDBPyConnection, collection: str, source: str | 
         where += " AND source = ?"
         params.append(source)
     rows = con.execute(
-        f"SELECT {', '.join(COLUMNS)} FROM {TABLE} {where} ORDER BY created_at, answer_id", params
+        f"SELECT {_select_columns(con)} FROM {TABLE} {where} ORDER BY created_at, answer_id", params
     ).fetchall()
     return [_record(r) for r in rows]
 
@@ -289,7 +315,7 @@ def load_answer(con: duckdb.DuckDBPyConnection, answer_id: str) -> AnswerRecord:
     """The stored answer with this id (KeyError when there is none)."""
     row = None
     if table_exists(con, TABLE):
-        row = con.execute(f"SELECT {', '.join(COLUMNS)} FROM {TABLE} WHERE answer_id = ?", [answer_id]).fetchone()
+        row = con.execute(f"SELECT {_select_columns(con)} FROM {TABLE} WHERE answer_id = ?", [answer_id]).fetchone()
     if row is None:
         raise KeyError(f"no answer with id {answer_id!r} in the catalogue")
     return _record(row)

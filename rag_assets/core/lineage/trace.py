@@ -1,17 +1,19 @@
 """Tracing an answer: `trace_answer` walks an answer to its cited nodes, their documents, the exact
-source text at the recorded spans (from `document_texts`) and the versions recorded with it; a
+source text at the recorded spans (from `document_texts`) and the versions recorded with it (and,
+for contregen / disco, every citation inside the stored structure: `structures.py`); a
 document whose current content hash differs from the recorded one (or that is gone) is flagged
 `changed`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
 
 from rag_assets.core.catalogue import document_sources, document_texts
 from rag_assets.core.lineage.store import AnswerRecord, load_answer
+from rag_assets.core.lineage.structures import resolve_structure, structure_citations, structure_doc_ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +47,16 @@ class AnswerTrace:
     sources: tuple[TracedSource, ...]
     versions: dict[str, Any]
     changed_docs: tuple[str, ...]  # retrieved or cited documents whose hash changed (or vanished)
+    # contregen / disco: the stored structure, each citation in it resolved to the text now
+    structure: dict[str, Any] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
-        return bool(self.changed_docs) or any(s.changed for s in self.sources)
+        return (
+            bool(self.changed_docs)
+            or any(s.changed for s in self.sources)
+            or any(c.get("changed") for c in structure_citations(self.structure))
+        )
 
 
 def trace_answer(con: duckdb.DuckDBPyConnection, answer_id: str) -> AnswerTrace:
@@ -56,7 +64,8 @@ def trace_answer(con: duckdb.DuckDBPyConnection, answer_id: str) -> AnswerTrace:
     record = load_answer(con, answer_id)
     versions = record.versions_dict
     recorded = dict(versions.get("doc_hashes") or {})
-    docs = sorted(set(recorded) | set(record.cited_doc_ids))
+    structure = record.structure_dict
+    docs = sorted(set(recorded) | set(record.cited_doc_ids) | structure_doc_ids(structure))
     texts = document_texts(con, record.collection, docs)
     meta = document_sources(con, record.collection, docs)
     sources = []
@@ -80,4 +89,5 @@ def trace_answer(con: duckdb.DuckDBPyConnection, answer_id: str) -> AnswerTrace:
             )
         )
     changed = tuple(d for d, h in sorted(recorded.items()) if texts.get(d, (None,))[0] != h)
-    return AnswerTrace(record, tuple(sources), versions, changed)
+    resolved = resolve_structure(structure, lambda doc_id: texts.get(doc_id, (None, None))[1])
+    return AnswerTrace(record, tuple(sources), versions, changed, resolved)
