@@ -85,6 +85,21 @@ def test_ask_then_trace_then_a_changed_source(materialized: Path) -> None:
     human = runner.invoke(app, ["trace", row["answer_id"]])
     assert human.exit_code == 0 and "unchanged" in human.stdout and "Kettle manual" in human.stdout
 
+    # contregen: its sub-query tree is stored with the answer and traced down to the source spans
+    question = "How hot should the water be for green tea?"
+    knobs = ["--depth", "1", "--branching", "1", "-k", "1", "--json"]
+    tree = runner.invoke(app, ["ask", question, "-s", "contregen", *knobs])
+    assert tree.exit_code == 0, tree.output
+    tree_row = json.loads(tree.stdout)
+    assert tree_row["strategy"] == "contregen" and json.loads(tree_row["structure"])["tree"]["query"].startswith(
+        "How hot"
+    )
+    traced_tree = json.loads(runner.invoke(app, ["trace", tree_row["answer_id"], "--json"]).stdout)
+    spans = [c for p in _leaf_passages(traced_tree["structure"]["tree"]) for c in p["citations"]]
+    assert spans and all(c["current_text"] == c["text"] and not c["changed"] for c in spans)
+    human_tree = runner.invoke(app, ["trace", tree_row["answer_id"]])
+    assert human_tree.exit_code == 0 and "synthesis tree (contregen, depth 1" in human_tree.stdout
+
     with duckdb.connect(str(materialized / "catalogue.duckdb")) as con:
         con.execute(
             "UPDATE document_texts SET content_hash = 'edited', text = upper(text) WHERE doc_id = 'tiny/kettle.md'"
@@ -96,3 +111,7 @@ def test_ask_then_trace_then_a_changed_source(materialized: Path) -> None:
     assert unknown.exit_code == 2 and "no answer with id" in unknown.stderr
     bad = runner.invoke(app, ["ask", "x", "--strategy", "magic"])
     assert bad.exit_code == 2 and "--strategy must be" in bad.stderr
+
+
+def _leaf_passages(node: dict) -> list[dict]:
+    return list(node.get("passages", [])) + [p for child in node["children"] for p in _leaf_passages(child)]
