@@ -11,6 +11,8 @@ reader at most the words rag-hybrid gave it for the same question (`evidence_bud
 evidence recall is compared at equal length. Test-time scaling rows re-run rdr2 over a grid of
 expand iterations and of top-k documents. Strategies whose settings are identical (rdr2 and
 rdr2-encoder, a grid point equal to rdr2) are computed once and stored under each label.
+The generation-side rows `contregen`, `disco` and `disco-no-structure` (rag_assets/generation.py)
+answer the first `generation_max_questions` questions and store their intermediate structures.
 """
 
 import dataclasses
@@ -197,7 +199,8 @@ def strategy_specs(
     kinds={"python", "duckdb"},
     description="Every strategy's answers to the evaluation questions (no retrieval, retrieve-and-read "
     "dense/hybrid, RDR2 with each router kind — trained encoder and LLM routers, their untrained counterparts, "
-    "the oracle ceiling and hit-nodes floor — its ablations and test-time scaling grids), each with its "
+    "the oracle ceiling and hit-nodes floor — its ablations and test-time scaling grids; ConTReGen and Disco-RAG "
+    "with its ablation), each with its "
     "evidence, cited nodes, costs and versions; replaces the collection's evaluation rows atomically.",
 )
 def answers(

@@ -485,7 +485,7 @@ def ask(
     from rag_assets.core.lineage import CatalogueTrees, answer_versions, build_record, index_version, store_answers
     from rag_assets.core.publication import index_pairing
     from rag_assets.core.retrieval import search as run_search
-    from rag_assets.core.router_registry import ROUTER_MARKERS, router_folder_kind
+    from rag_assets.core.router_folders import ROUTER_MARKERS, router_folder_kind
     from rag_assets.core.scoring_router import HitNodesRouter, ScoringRouter
     from rag_assets.core.strategies import KINDS, StrategySpec, run_strategy
     from rag_assets.core.teachers import SimilarityThresholds

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import duckdb
 
-from rag_assets.core.catalogue import ensure_schema
+from rag_assets.core.catalogue import ensure_schema, table_exists
 from rag_assets.core.router_folders import router_folder_kind
 
 
@@ -56,8 +56,10 @@ def adapter_record(con: duckdb.DuckDBPyConnection, collection: str, adapter_id: 
 
 
 def latest_router(con: duckdb.DuckDBPyConnection, collection: str, kind: str) -> AdapterRecord | None:
-    """The newest router of `kind` recorded for `collection` whose folder is still complete on disk."""
-    ensure_schema(con, ["router_adapters"])
+    """The newest router of `kind` recorded for `collection` whose folder is still complete on disk.
+    Read-only: `rag ask` calls it on a read-only connection, where no table may be created."""
+    if not table_exists(con, "router_adapters"):
+        return None
     rows = con.execute(
         "SELECT collection, adapter_id, path, base_model, created_at FROM router_adapters "
         "WHERE collection = ? ORDER BY created_at DESC, adapter_id",
