@@ -21,7 +21,7 @@ GENERATION_STRATEGIES = ("contregen", "disco", "disco-no-structure")
 
 class GenerationConfig(dg.Config):
     generation_max_questions: int = Field(
-        default=4,
+        default=2,
         ge=0,
         description="contregen / disco / disco-no-structure answer at most this many of the evaluation questions "
         "(the first ones; 0 = all): each runs several LLM stages per question.",
@@ -31,7 +31,7 @@ class GenerationConfig(dg.Config):
     contregen_top_k: int = Field(default=2, ge=0, le=20, description="contregen: passages each leaf retrieves.")
     disco_top_k: int = Field(default=3, ge=0, le=10, description="disco: chunks parsed, related and planned over.")
     stage_max_new_tokens: int = Field(
-        default=48, ge=8, le=512, description="contregen / disco: output tokens of each intermediate stage."
+        default=32, ge=8, le=512, description="contregen / disco: output tokens of each intermediate stage."
     )
 
 

@@ -44,6 +44,7 @@ def test_subqueries_are_validated_and_capped() -> None:
     assert parsed.subqueries == ("How full can the kettle be?", "What does the light do?")
     assert parsed.invalid == 2 and not parsed.fallback  # the duplicate and the prose line
     assert parse_subqueries(f"1. {PARENT}", PARENT, 2).fallback  # the parent again is no decomposition
+    assert parse_subqueries("1. How do I set up the new speaker?", PARENT, 2).fallback  # the prompt's example
     assert parse_subqueries("1. Why?\n2. x", PARENT, 2).fallback  # too short
     assert parse_subqueries("1. A?\n2. B ok now?\n3. C is third?", PARENT, 1).subqueries == ("B ok now?",)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from rag_assets.core.generation.prompts import (
     BLUEPRINT_MAX_STEPS,
+    DECOMPOSE_EXAMPLE,
     DISCOURSE_RELATIONS,
     NOTHING_RELEVANT,
     RHETORICAL_RELATIONS,
@@ -46,10 +47,11 @@ class SubqueryParse:
 
 def parse_subqueries(text: object, parent: str, branching: int) -> SubqueryParse:
     """At most `branching` distinct sub-questions: an item line (or a bare line) that ends with
-    '?', has 3 to 40 words, no control characters, and is not the parent question again."""
+    '?', has 3 to 40 words, no control characters, and is neither the parent question again nor a
+    copy of the prompt's example."""
     kept: list[str] = []
     invalid = 0
-    seen = {_norm(parent)}
+    seen = {_norm(parent), *(_norm(q) for q in DECOMPOSE_EXAMPLE)}  # the prompt's example, copied
     for line in _lines(text):
         match = _ITEM.match(line)
         query = (match.group(1) if match else line).strip()

@@ -20,12 +20,15 @@ from rag_assets.core.readers import INJECTION_GUARD, fence_evidence, reader_styl
 NOTHING_RELEVANT = "Nothing relevant."
 SUBQUERY_MAX_CHARS = 80  # per generated sub-question (the grammar bounds it too)
 
+# The one-shot example of the decomposition prompt; a small model copies it, so the parser rejects
+# these sub-questions as invalid (never trusted as a decomposition of another question).
+DECOMPOSE_EXAMPLE = ("How do I set up the new speaker?", "How do I charge the speaker's battery?")
 DECOMPOSE_SYSTEM = (
     "You split a question into simpler sub-questions. Each sub-question asks about one facet of "
     "the question and can be answered on its own. Reply with exactly {n} sub-question(s), one per "
     "line, numbered 1., 2., ..., each ending with '?'. Never repeat the question itself. Nothing "
     "else.\nExample for 2 sub-questions:\nQuestion: How do I set up and charge the new speaker?\n"
-    "Sub-questions:\n1. How do I set up the new speaker?\n2. How do I charge the speaker's battery?"
+    "Sub-questions:\n1. " + DECOMPOSE_EXAMPLE[0] + "\n2. " + DECOMPOSE_EXAMPLE[1]
 )
 SUMMARY_SYSTEM = (
     "You read numbered passages and say what they tell about one sub-question. Use only the "
