@@ -7,6 +7,19 @@ project's own questions' `gold_doc`) or, for emanual, from the gold manual *unde
 section path*.
 
     .venv/bin/python benchmarks/retrieval_quality.py [--datasets ../shared/datasets] [--sets nq_wiki,...]
+
+With --data-dir (a catalogue `rag run` materialized, e.g. dagster_home/data-datasets after
+`make run DATA=../shared/datasets`) it measures that catalogue's own index instead, in one run:
+hybrid recall@1/5/10 of every collection's evaluation questions (dev + test) with and without
+the collection's trained `passage_reranker` (the same hybrid query, reranked inside LanceDB), and
+the namespace router over all collections at once (namespace accuracy, share of the index
+searched, hybrid recall@5 when only the routed namespaces are searched).
+
+    .venv/bin/python benchmarks/retrieval_quality.py --data-dir dagster_home/data-datasets
+
+A catalogue materialized before these assets existed has no reranker or namespace router:
+`--train-into DIR` trains the missing ones first (the assets' own recipe, `--reranker-steps`
+steps each) into DIR, leaving the catalogue's folders untouched.
 """
 
 from __future__ import annotations
@@ -70,11 +83,128 @@ def evaluate(
     return out
 
 
+def recall_at(ranks: list[int | None], k: int) -> float:
+    return sum(r is not None and r <= k for r in ranks) / max(len(ranks), 1)
+
+
+def train_missing(data_dir: Path, into: Path, names: list[str], steps: int, embedder: Embedder, index) -> None:
+    """Rerankers for the collections without one, and a namespace router if none, into `into`."""
+    import duckdb
+
+    from rag_assets.core.catalogue import load_passages, load_question_rows
+    from rag_assets.core.namespaces import latest_namespace_router, publish_namespace_router, train_namespace_router
+    from rag_assets.core.reranking import RerankerSettings, latest_reranker, train_collection_reranker
+
+    settings = RerankerSettings(max_steps=steps)
+    with duckdb.connect(str(data_dir / "catalogue.duckdb"), read_only=True) as con:
+        for name in names:
+            if latest_reranker(data_dir / "rerankers", name) or latest_reranker(into / "rerankers", name):
+                continue
+            started = time.perf_counter()
+            result = train_collection_reranker(
+                embedder.model_path,
+                load_passages(con, name),
+                load_question_rows(con, name, "train"),
+                load_question_rows(con, name, table="synthetic_questions"),
+                lambda q, n=name: search(index, embedder, q, mode="hybrid", k=settings.candidates, collections=[n]),
+                into / "rerankers",
+                settings,
+                device=embedder.device,
+                extra_record={"collection": name, "embedder": embedder.model_id},
+            )
+            if result is None:
+                print(f"  {name}: no reranker training group")
+                continue
+            print(
+                f"  trained {result.reranker_id} for {name}: {result.groups} groups, {result.steps} steps, "
+                f"loss {result.losses[0]:.3f} -> {result.losses[-1]:.3f}, fusion weight {result.weight} "
+                f"(held-out R@5 {result.calibration}), {time.perf_counter() - started:.0f} s"
+            )
+        if not (latest_namespace_router(data_dir / "namespaces") or latest_namespace_router(into / "namespaces")):
+            pseudo = {
+                n: [q.query for q in load_question_rows(con, n, table="synthetic_questions")][:60]
+                + [q.query for q in load_question_rows(con, n, "train")]
+                for n in sorted(index.counts_by_collection())
+            }
+            router, _ = train_namespace_router(index, pseudo)
+            publish_namespace_router(router, into / "namespaces")
+            print(f"  trained namespace router {router.router_id}: margin {router.margin}")
+
+
+def catalogue_run(data_dir: Path, split: str, only: list[str], into: Path | None, steps: int) -> None:
+    """Recall with and without each collection's trained reranker, and routed over all (module doc)."""
+    import duckdb
+
+    from rag_assets.core.catalogue import load_question_rows
+    from rag_assets.core.namespaces import QueryNamespaces, latest_namespace_router, load_namespace_router
+    from rag_assets.core.reranking import is_gold_hit, latest_reranker, load_passage_reranker
+
+    embedder = Embedder(default_embedder_path(), progress=False)
+    index = PassageIndex(str(data_dir / "lancedb"), embedder)
+    with duckdb.connect(str(data_dir / "catalogue.duckdb"), read_only=True) as con:
+        names = [n for n in sorted(index.counts_by_collection()) if not only or n in only]
+        questions = {n: load_question_rows(con, n, split) for n in names}
+    roots = [data_dir]
+    if into is not None:
+        train_missing(data_dir, into, names, steps, embedder, index)
+        roots.append(into)
+    router_folder = next((f for r in roots if (f := latest_namespace_router(r / "namespaces"))), None)
+    namespaces = QueryNamespaces(load_namespace_router(router_folder), embedder) if router_folder else None
+    print(f"catalogue {data_dir}: {', '.join(names)}; split {split}")
+    for name in names:
+        qs = questions[name]
+        if not qs:
+            print(f"  {name:14s} no {split} questions")
+            continue
+        folder = next((f for r in roots if (f := latest_reranker(r / "rerankers", name))), None)
+        rows = {"hybrid": None, "hybrid+rerank": load_passage_reranker(folder) if folder else None}
+        for label, reranker in rows.items():
+            if label != "hybrid" and reranker is None:
+                print(f"  {name:14s} {label:14s} no trained passage_reranker for {name}")
+                continue
+            start = time.perf_counter()
+            ranks = []
+            for q in qs:
+                hits = search(index, embedder, q.query, mode="hybrid", k=max(KS), collections=[name], reranker=reranker)
+                ranks.append(next((h.rank for h in hits if is_gold_hit(q, h.doc_id, h.heading_path)), None))
+            ms = 1000 * (time.perf_counter() - start) / len(qs)
+            extra = f" {reranker.reranker_id} weight {reranker.weight}" if reranker else ""
+            print(
+                f"  {name:14s} {label:14s} "
+                + "  ".join(f"R@{k}={recall_at(ranks, k):.3f}" for k in KS)
+                + f"  ({len(qs)} questions, {ms:.0f} ms/query){extra}"
+            )
+    if namespaces is None:
+        print("  namespace routing skipped: no namespace_router published")
+        return
+    texts = [q for n in names for q in questions[n]]
+    routed = namespaces.route([q.query for q in texts])
+    gold = [n for n in names for _ in questions[n]]
+    accuracy = sum(g in r for g, r in zip(gold, routed)) / max(len(gold), 1)
+    share = sum(namespaces.share(r) for r in routed) / max(len(routed), 1)
+    ranks = []
+    for q, spaces in zip(texts, routed):
+        hits = search(index, embedder, q.query, mode="hybrid", k=5, collections=spaces)
+        ranks.append(next((h.rank for h in hits if is_gold_hit(q, h.doc_id, h.heading_path)), None))
+    print(
+        f"  all, routed    namespace accuracy {accuracy:.3f}, {share:.1%} of the index searched, "
+        f"hybrid R@5={recall_at(ranks, 5):.3f} ({len(texts)} questions over {len(names)} namespaces)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", type=Path, default=REPO.parent / "shared" / "datasets")
     parser.add_argument("--sets", default="python-reference,nq_wiki,conditionalqa,emanual")
+    parser.add_argument("--data-dir", type=Path, default=None, help="measure a materialized catalogue instead")
+    parser.add_argument("--split", default="dev,test", help="--data-dir: the questions measured")
+    parser.add_argument("--train-into", type=Path, default=None, help="--data-dir: train missing models into DIR")
+    parser.add_argument("--reranker-steps", type=int, default=40, help="--train-into: reranker optimizer steps")
     args = parser.parse_args()
+    if args.data_dir is not None:
+        chosen = [] if args.sets == parser.get_default("sets") else args.sets.split(",")
+        catalogue_run(args.data_dir, args.split, chosen, args.train_into, args.reranker_steps)
+        return
     wanted = args.sets.split(",")
     embedder = Embedder(default_embedder_path(), progress=False)
     with tempfile.TemporaryDirectory() as tmp:

@@ -13,6 +13,13 @@ expand iterations and of top-k documents. Strategies whose settings are identica
 rdr2-encoder, a grid point equal to rdr2) are computed once and stored under each label.
 The generation-side rows `contregen`, `disco` and `disco-no-structure` (rag_assets/generation.py)
 answer the first `generation_max_questions` questions and store their intermediate structures.
+
+The retrieval-side rows (issue 14): `rag-hybrid-rerank` (hybrid + the trained `passage_reranker`
+in one LanceDB query), `rag-hybrid-rewrite` (hybrid on the LLM's rewrite of the question: with a
+135M model it may hurt, and this row says by how much), `dota` (rewrite -> namespace routing over
+every collection of the index -> hybrid + rerank -> aggregate the top passages -> read), and the
+reorderings of the evidence: `rag-hybrid-edges` (edges-first), `rag-hybrid+r4` and `rdr2+r4` (the
+learned `reorder_policy`). A row whose trained piece is missing is skipped with a note.
 """
 
 import dataclasses
@@ -31,8 +38,10 @@ from rag_assets.core.encoder_training import load_encoder_router
 from rag_assets.core.engines.cache import CachingEngine
 from rag_assets.core.likelihood_router import LikelihoodRouter, engine_can_score
 from rag_assets.core.lineage import AnswerRecord, answer_versions, build_record, index_version, store_answers, utc_now
+from rag_assets.core.namespaces import QueryNamespaces
 from rag_assets.core.publication import index_pairing
 from rag_assets.core.questions import Question
+from rag_assets.core.reranking import load_passage_reranker
 from rag_assets.core.retrieval import search
 from rag_assets.core.routing import Router
 from rag_assets.core.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
@@ -40,13 +49,17 @@ from rag_assets.core.strategies import (
     DEFAULT_ROUTER_KIND,
     GENERATION_KINDS,
     AnswerOutcome,
+    RetrievalExtras,
     StrategySpec,
     run_strategy,
 )
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.generation import GENERATION_STRATEGIES, GenerationConfig, generation_metadata, generation_specs
 from rag_assets.metadata import counter_table, markdown_table
+from rag_assets.namespaces import namespace_router, upstream_namespace_router
 from rag_assets.partitions import collection_partitions
+from rag_assets.reorder import reorder_policy, upstream_reorder_policy
+from rag_assets.reranker import passage_reranker, upstream_reranker
 from rag_assets.router import router_adapter, router_metrics, upstream_routers
 from resources.embedder import EmbedderResource
 from resources.llm import LLMResource
@@ -69,6 +82,12 @@ STRATEGIES = (
     "rdr2-no-refuse",
     "rdr2-no-structure",
     *GENERATION_STRATEGIES,
+    "rag-hybrid-rerank",
+    "rag-hybrid-rewrite",
+    "dota",
+    "rag-hybrid-edges",
+    "rag-hybrid+r4",
+    "rdr2+r4",
 )
 # rdr2-encoder is rdr2 under its own name; rdr2-llm-rank scores every action of every view with the
 # LLM (CPU minutes on the built-in corpus): both are asked for by name.
@@ -112,6 +131,9 @@ class AnswersConfig(GenerationConfig):
         default="auto", description="Reader prompt; auto = long when most gold answers are long."
     )
     router_max_new_tokens: int = Field(default=48, ge=8, le=512, description="LLM router output tokens per view.")
+    dota_words: int = Field(
+        default=350, ge=0, le=100000, description="dota: the top passages are kept while within these words (0 = all)."
+    )
     token_budget: int = Field(
         default=512,
         ge=64,
@@ -183,6 +205,25 @@ def strategy_specs(
         "rdr2-no-structure": dataclasses.replace(rdr2, name="rdr2-no-structure", structure=False),
         **generation_specs(config, style),
     }
+    hybrid = specs["rag-hybrid"]
+    specs.update(
+        {
+            "rag-hybrid-rerank": dataclasses.replace(hybrid, name="rag-hybrid-rerank", rerank=True),
+            "rag-hybrid-rewrite": dataclasses.replace(hybrid, name="rag-hybrid-rewrite", rewrite=True),
+            "dota": dataclasses.replace(
+                hybrid,
+                name="dota",
+                kind="dota",
+                rewrite=True,
+                route_namespaces=True,
+                rerank=True,
+                aggregate_words=config.dota_words,
+            ),
+            "rag-hybrid-edges": dataclasses.replace(hybrid, name="rag-hybrid-edges", reorder="edges"),
+            "rag-hybrid+r4": dataclasses.replace(hybrid, name="rag-hybrid+r4", reorder="learned"),
+            "rdr2+r4": dataclasses.replace(rdr2, name="rdr2+r4", reorder="learned"),
+        }
+    )
     unknown = sorted(set(config.strategies) - set(specs))
     if unknown:
         raise dg.Failure(f"unknown strategies {unknown}; expected some of {list(STRATEGIES)}")
@@ -194,7 +235,15 @@ def strategy_specs(
     retry_policy=TRANSIENT_RETRY,
     op_tags=GPU_STEP_TAGS,
     partitions_def=collection_partitions,
-    deps=["passage_index", "questions", router_adapter, router_metrics],
+    deps=[
+        "passage_index",
+        "questions",
+        router_adapter,
+        router_metrics,
+        passage_reranker,
+        namespace_router,
+        reorder_policy,
+    ],
     group_name="evaluation",
     kinds={"python", "duckdb"},
     description="Every strategy's answers to the evaluation questions (no retrieval, retrieve-and-read "
@@ -234,6 +283,18 @@ def answers(
         skipped = [n for n in wanted if specs_all[n].router == "encoder"]
         notes.append(f"no trained encoder router: {', '.join(skipped)} not run")
         wanted = [n for n in wanted if n not in skipped]
+    reranker_path, note_reranker = upstream_reranker(context)
+    namespaces, note_namespaces = upstream_namespace_router(context)
+    policy, note_policy = upstream_reorder_policy(context)
+    for missing, needs, note in (
+        (reranker_path is None, lambda s: s.rerank, note_reranker),
+        (namespaces is None, lambda s: s.route_namespaces, note_namespaces),
+        (policy is None, lambda s: s.reorder == "learned", note_policy),
+    ):
+        skipped = [n for n in wanted if missing and needs(specs_all[n])]
+        if skipped:
+            notes.append(f"{note}: {', '.join(skipped)} not run")
+            wanted = [n for n in wanted if n not in skipped]
     if config.evidence_budget and BUDGET_SOURCE not in wanted:
         notes.append(f"{BUDGET_SOURCE} not among the strategies: rdr2's evidence is not budgeted")
     for n in notes:
@@ -266,8 +327,20 @@ def answers(
         if "encoder" in published:
             routers["encoder"] = load_encoder_router(Path(published["encoder"].path), device=model.device)
 
-        def retrieve(query: str, mode: str, k: int):
-            return search(index, model, query, mode=mode, k=k, collections=[collection])
+        reranker = load_passage_reranker(reranker_path, device=model.device) if reranker_path else None
+        extras = RetrievalExtras(namespaces=QueryNamespaces(namespaces, model) if namespaces else None, policy=policy)
+
+        def retrieve(query: str, mode: str, k: int, *, rerank: bool = False, collections: list[str] | None = None):
+            # routed namespaces may name any collection of the index; otherwise this one
+            return search(
+                index,
+                model,
+                query,
+                mode=mode,
+                k=k,
+                collections=collections or [collection],
+                reranker=reranker if rerank else None,
+            )
 
         computed: dict[StrategySpec, list[AnswerOutcome]] = {}
 
@@ -291,6 +364,7 @@ def answers(
                 engine=engine,
                 routers=routers,
                 evidence_budgets=budgets,
+                extras=extras,
             )
             label = f"{spec.name} {label_suffix}".strip()
             timings.append((label, time.perf_counter() - t0))
@@ -336,6 +410,12 @@ def answers(
                     reader_model=engine.model_id,
                     embedder=model.model_id,
                 )
+                if outcome.retrieval:  # the query searched (and its rewrite), namespaces, order
+                    versions["retrieval"] = outcome.retrieval
+                    if spec.rerank and reranker is not None:
+                        versions["retrieval"]["reranker"] = reranker.reranker_id
+                    if spec.reorder == "learned" and policy is not None:
+                        versions["retrieval"]["reorder_policy"] = policy.policy_id
                 records.append(
                     build_record(
                         outcome,
@@ -364,6 +444,7 @@ def answers(
             "router": config.router,
             "adapter_id": adapter.adapter_id if adapter else "none (base model routes)",
             "encoder_adapter_id": router_ids.get("encoder", "none"),
+            **retrieval_metadata(outcomes, collection),
             "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
             "seconds": round(seconds, 1),
             "generation_cache": (
@@ -386,3 +467,28 @@ def answers(
             ),
         }
     )
+
+
+def retrieval_metadata(outcomes: dict, collection: str) -> dict[str, object]:
+    """Per retrieval-side row: how often the rewrite was kept, the namespace accuracy (this
+    collection among the routed namespaces), the share of the index searched, search seconds."""
+    rows = []
+    for (name, grid, _), (spec, results) in outcomes.items():
+        if grid or not (spec.rewrite or spec.route_namespaces or spec.rerank):
+            continue
+        info = [o.retrieval for o in results]
+        routed = [i for i in info if "namespaces" in i]
+        rewritten = [i for i in info if "kept_original" in i]
+        rows.append(
+            (
+                name,
+                f"{sum(not i['kept_original'] for i in rewritten)}/{len(rewritten)}" if rewritten else "-",
+                round(sum(collection in i["namespaces"] for i in routed) / len(routed), 3) if routed else "-",
+                round(sum(i["share_searched"] for i in routed) / len(routed), 3) if routed else "-",
+                round(1000 * sum(i.get("search_seconds", 0.0) for i in info) / max(len(info), 1), 1),
+            )
+        )
+    if not rows:
+        return {}
+    header = ["strategy", "rewrites used", "namespace accuracy", "share of index searched", "search ms"]
+    return {"retrieval_side": dg.MetadataValue.md(markdown_table(header, rows))}

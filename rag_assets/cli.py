@@ -366,14 +366,19 @@ def recover() -> None:
 @app.command()
 def search(
     query: str = typer.Argument(..., help="What to look for."),
-    collection: list[str] = typer.Option(None, "--collection", "-c", help="Only these collections."),
+    collection: list[str] = typer.Option(
+        None, "--collection", "-c", help="Only these collections; `all`: the ones the namespace router picks."
+    ),
     mode: str = typer.Option("hybrid", "--mode", "-m", help="dense | bm25 | hybrid"),
     k: int = typer.Option(5, "-k", min=1, help="How many passages."),
     as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
-    reranker: Path = typer.Option(None, "--reranker", help="A local cross-encoder model folder to rerank with."),
+    reranker: str = typer.Option(
+        None,
+        "--reranker",
+        help="Rerank with `latest` (the newest trained passage_reranker) or a local cross-encoder model folder.",
+    ),
 ) -> None:
     """Search the materialized passage index (run `rag run` first)."""
-    from rag_assets.core.retrieval import cross_encoder_reranker
     from rag_assets.core.retrieval import search as run_search
     from resources.project import project_resources
 
@@ -385,7 +390,9 @@ def search(
     embedder = resources["embedder"].get()
     index = resources["vectors"].index(embedder)
     try:
-        rerank = cross_encoder_reranker(reranker) if reranker else None
+        if collection == ["all"]:
+            collection = _routed_collections(query, embedder)
+        rerank = _reranker(reranker, embedder.device) if reranker else None
         hits = run_search(index, embedder, query, mode=mode, k=k, collections=collection or None, reranker=rerank)
     except (FileNotFoundError, ValueError) as err:
         errors.print(f"[red]error:[/red] {err}")
@@ -417,6 +424,34 @@ def search(
             f"[bold]{hit.rank}.[/bold] [dim]{hit.score:.4f}[/dim] [cyan]{hit.doc_id}[/cyan] "
             f"nodes {list(hit.node_ids)}\n   [green]{' > '.join(hit.heading_path)}[/green]\n   {hit.text[:300]}"
         )
+
+
+def _routed_collections(query: str, embedder) -> list[str]:
+    """The collections the newest published namespace router picks for `query`."""
+    from rag_assets.core.namespaces import QueryNamespaces, latest_namespace_router, load_namespace_router
+    from rag_assets.settings import data_dir
+
+    folder = latest_namespace_router(data_dir() / "namespaces")
+    if folder is None:
+        raise ConfigError("--collection all is routed by the namespace router: materialize `namespace_router` first")
+    routed = QueryNamespaces(load_namespace_router(folder), embedder).route([query])[0]
+    errors.print(f"[dim]namespace router {folder.name}: searching {', '.join(routed)}[/dim]", highlight=False)
+    return routed
+
+
+def _reranker(which: str, device: str):
+    """`latest`: the newest trained passage reranker; else a folder (a passage reranker, or any
+    local sentence-transformers cross-encoder)."""
+    from rag_assets.core.reranking import is_passage_reranker, latest_reranker, load_passage_reranker
+    from rag_assets.core.retrieval import cross_encoder_reranker
+    from rag_assets.settings import data_dir
+
+    folder = latest_reranker(data_dir() / "rerankers") if which == "latest" else Path(which)
+    if folder is None:
+        raise ConfigError("--reranker latest: no passage reranker trained yet (materialize `passage_reranker`)")
+    return (
+        load_passage_reranker(folder, device=device) if is_passage_reranker(folder) else cross_encoder_reranker(folder)
+    )
 
 
 def _latest_adapter(con, collection: str, kind: str = "llm") -> tuple[str, Path] | None:
@@ -463,7 +498,12 @@ def ask(
         5, "-k", min=1, help="rdr2: documents routed; rag, disco: passages read; contregen: passages per sub-query."
     ),
     iters: int = typer.Option(2, "--iters", min=0, help="rdr2: expand iterations after the first routing round."),
-    collection: str = typer.Option(None, "--collection", "-c", help="The collection (default: the only one)."),
+    collection: str = typer.Option(
+        None,
+        "--collection",
+        "-c",
+        help="The collection (default: the only one); `all`: the collections the namespace router picks.",
+    ),
     mode: str = typer.Option("hybrid", "--mode", "-m", help="Retrieval: dense | bm25 | hybrid"),
     router_kind: str = typer.Option(
         DEFAULT_ROUTER_KIND, "--router", help="rdr2 router kind: encoder | llm | similarity | hit-nodes"
@@ -480,6 +520,8 @@ def ask(
     with its lineage in the `answers` table; `rag trace ANSWER_ID` audits it later. The catalogue
     is only open for the reads before and after the model work and for the final write, so
     `rag search`, `rag trace` and runs are not locked out while the models think."""
+    from collections import ChainMap
+
     from rag_assets.core.connections import ShortReads
     from rag_assets.core.encoder_training import load_encoder_router
     from rag_assets.core.lineage import CatalogueTrees, answer_versions, build_record, index_version, store_answers
@@ -492,7 +534,7 @@ def ask(
     from rag_assets.core.text import first_words
     from resources.project import project_resources
 
-    choices = (*KINDS, "disco-no-structure")
+    choices = (*(k for k in KINDS if k != "dota"), "disco-no-structure")  # dota runs in `answers`
     if strategy not in choices:
         raise ConfigError(f"--strategy must be one of {', '.join(choices)}, not {strategy!r}")
     kind = "disco" if strategy == "disco-no-structure" else strategy
@@ -500,6 +542,11 @@ def ask(
         raise ConfigError(f"--router must be one of {', '.join(ASK_ROUTERS)}, not {router_kind!r}")
     if mode not in ("dense", "bm25", "hybrid"):
         raise ConfigError(f"--mode must be dense, bm25 or hybrid, not {mode!r}")
+    routed: list[str] | None = None
+    if collection == "all":  # the answer is stored under the best routed collection
+        _quiet_model_loading()
+        routed = _routed_collections(question, project_resources(progress=False)["embedder"].get())
+        collection = routed[0]
     with _read_catalogue() as con:
         name = _answer_collection(con, collection)
         pairing = index_pairing(con, name)
@@ -565,10 +612,11 @@ def ask(
         routers["similarity"] = ScoringRouter(embedder, SimilarityThresholds(), kind="similarity", contextual=False)
 
     def retrieve(query: str, how: str, top: int):
-        return run_search(index, embedder, query, mode=how, k=top, collections=[name])
+        return run_search(index, embedder, query, mode=how, k=top, collections=routed or [name])
 
     # trees are read as the routing needs them, each read on its own short connection
-    trees = CatalogueTrees(ShortReads(_catalogue_path(), on_wait=_say_waiting), name)
+    reads = ShortReads(_catalogue_path(), on_wait=_say_waiting)
+    trees = ChainMap(*(CatalogueTrees(reads, c) for c in routed or [name]))
     outcome = run_strategy([question], spec, retrieve=retrieve, trees=trees, engine=engine, routers=routers)[0]
     with _read_catalogue() as con:
         versions = answer_versions(

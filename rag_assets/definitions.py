@@ -16,7 +16,10 @@ from rag_assets.corpus import source_documents
 from rag_assets.deployment import executor_from_env
 from rag_assets.evaluation import evaluation_report
 from rag_assets.index import passage_index, passages
+from rag_assets.namespaces import namespace_router
 from rag_assets.questions import questions
+from rag_assets.reorder import reorder_policy
+from rag_assets.reranker import passage_reranker
 from rag_assets.router import router_adapter, router_metrics
 from rag_assets.routing_data import routing_actions, routing_subtrees, synthetic_questions
 from rag_assets.side_tables import SIDE_TABLES
@@ -34,6 +37,9 @@ ALL_ASSETS = [
     routing_actions,
     router_adapter,
     router_metrics,
+    passage_reranker,
+    namespace_router,
+    reorder_policy,
     answers,
     evaluation_report,
 ]

@@ -69,7 +69,10 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     }
     rag = [sys.executable, "-m", "rag_assets.cli"]
     config = tmp_path / "run.yaml"
-    config.write_text("ops:\n  router_adapter:\n    config: {max_steps: 2, batch_size: 2}\n")
+    config.write_text(
+        "ops:\n  router_adapter:\n    config: {max_steps: 2, batch_size: 2}\n"
+        "  passage_reranker:\n    config: {max_steps: 2, batch_size: 2}\n"
+    )
     run = subprocess.run([*rag, "run", "--config", str(config)], env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     printed = " ".join(run.stdout.split())  # rich wraps long lines at the terminal width

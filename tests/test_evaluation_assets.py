@@ -53,6 +53,9 @@ STAGES = (
     "routing_actions",
     "router_adapter",
     "router_metrics",
+    "passage_reranker",
+    "namespace_router",
+    "reorder_policy",
     "answers",
     "evaluation_report",
 )
@@ -64,6 +67,8 @@ RUN_CONFIG = {
             "config": {"max_steps": 1, "batch_size": 2, "max_length": 512, "encoder_epochs": 1, "encoder_batch_size": 4}
         },
         "router_metrics": {"config": {"max_samples": 3, "max_new_tokens": 16}},
+        "passage_reranker": {"config": {"max_steps": 1, "batch_size": 2, "negatives": 2, "max_length": 64, "depth": 4}},
+        "reorder_policy": {"config": {"max_questions": 2, "epochs": 1, "samples": 2, "batch_size": 2, "top_k": 2}},
         "answers": {
             "config": {
                 "top_k": 2,

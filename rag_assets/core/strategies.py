@@ -14,6 +14,15 @@
   bottom-up synthesis; discourse trees, a rhetorical graph and a planning blueprint. Several LLM
   stages, each ONE engine call for all questions; their structures ride on `AnswerOutcome.structure`
   and their stage tokens (everything before the reader) on the router token fields.
+- `dota` (DoTA-RAG): the question is rewritten by the LLM (one engine call for all questions),
+  the namespace router picks the collections to search, hybrid search with the trained reranker
+  runs as one LanceDB query, and the top passages are aggregated (kept while within
+  `aggregate_words`) into the evidence. `rewrite`, `route_namespaces` and `rerank` are knobs any
+  `rag` strategy can turn on as well.
+Every evidence-giving strategy takes a `reorder` knob (core/reorder.py: retrieval order, reverse,
+edges-first, or the learned R4 position policy). The rewrite, the namespaces searched and the
+order given to the reader are kept per answer (`GatheredEvidence.retrieval`, stored in the
+answer's versions next to the original question).
 Every strategy ends with ONE reader call for all questions. `seconds` per answer is the batch's
 wall time, plus the seconds of any generation a caching engine replayed, divided by its number of
 questions.
@@ -24,17 +33,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.readers import number_blocks, reader_messages, reader_style
+from rag_assets.core.reorder import REORDERS, EvidenceItem, PositionPolicy, reorder
 from rag_assets.core.retrieval import SearchHit
+from rag_assets.core.rewriting import rewrite_queries
 from rag_assets.core.routing import RetrievedDocument, Router, RoutingKnobs, render_evidence, route_documents
 from rag_assets.core.routing_samples import documents_in_order
 from rag_assets.core.tree import CONTENT, TreeNode
 
 # contregen / disco: the generation-side strategies (core/generation)
 GENERATION_KINDS = ("contregen", "disco")
-KINDS = ("none", "rag", "rdr2", *GENERATION_KINDS)
+KINDS = ("none", "rag", "rdr2", "dota", *GENERATION_KINDS)
 # encoder / llm: trained routers; llm-rank: the llm router's actions ranked by likelihood instead of
 # generated; similarity: the untrained encoder; oracle: gold-aware ceiling; hit-nodes: the retrieved
 # passages' nodes (the no-learning floor)
@@ -43,7 +55,27 @@ ROUTER_KINDS = ("llm", "llm-rank", "encoder", "similarity", "oracle", "hit-nodes
 DEFAULT_ROUTER_KIND = "encoder"
 # router_metrics model labels: each trained kind, and the untrained router it must beat
 TRAINED_VS_UNTRAINED = {"encoder": ("encoder", "similarity"), "llm": ("adapter", "base")}
-Retrieve = Callable[[str, str, int], Sequence[SearchHit]]  # (query, mode, k) -> hits
+# (query, mode, k) -> hits; strategies that rerank or route namespaces also pass the keywords
+# `rerank=True` and `collections=[...]`, which their retrieve must then accept
+Retrieve = Callable[..., Sequence[SearchHit]]
+
+
+class NamespaceRouting(Protocol):
+    """The namespace router as strategies use it (core/namespaces.py `QueryNamespaces`)."""
+
+    def route(self, queries: Sequence[str]) -> list[list[str]]: ...
+
+    def share(self, namespaces: Sequence[str]) -> float: ...
+
+
+@dataclass(slots=True)
+class RetrievalExtras:
+    """What the retrieval-side knobs need: the rewriting engine (None = the strategy's engine),
+    the namespace router and the learned reorder policy."""
+
+    rewriter: LLMEngine | None = None
+    namespaces: NamespaceRouting | None = None
+    policy: PositionPolicy | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +104,11 @@ class StrategySpec:
     tree_branching: int = 2
     discourse: bool = True
     stage_max_new_tokens: int = 48  # contregen / disco: output budget of each intermediate stage
+    rewrite: bool = False  # rag/dota: search with the LLM's rewrite of the question
+    rerank: bool = False  # rag/dota: rerank with the trained passage reranker (one LanceDB query)
+    route_namespaces: bool = False  # rag/dota: search only the collections the namespace router picks
+    reorder: str = "retrieval"  # order of the evidence items the reader sees (REORDERS)
+    aggregate_words: int = 0  # rag/dota: keep top passages while within this many words (0 = all top_k)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -85,6 +122,10 @@ class StrategySpec:
             raise ValueError(
                 f"strategy {self.name!r}: tree_depth must be 0-3, tree_branching 1-4, stage_max_new_tokens >= 8"
             )
+        if self.reorder not in REORDERS:
+            raise ValueError(f"strategy {self.name!r}: reorder must be one of {REORDERS}, not {self.reorder!r}")
+        if self.aggregate_words < 0:
+            raise ValueError(f"strategy {self.name!r}: aggregate_words must be >= 0")
 
     def knobs(self) -> dict[str, object]:
         """The knobs stored with every answer (answers.knobs)."""
@@ -107,6 +148,18 @@ class StrategySpec:
             "adapter": self.adapter,
             "router": self.router,
             "evidence_budget_from": self.evidence_budget_from,
+            # the retrieval-side knobs only where set, so older rows' knobs read the same
+            **{
+                k: v
+                for k, v in (
+                    ("rewrite", self.rewrite),
+                    ("rerank", self.rerank),
+                    ("route_namespaces", self.route_namespaces),
+                    ("reorder", self.reorder if self.reorder != "retrieval" else None),
+                    ("aggregate_words", self.aggregate_words),
+                )
+                if v
+            },
         }
 
     def routing_knobs(self) -> RoutingKnobs:
@@ -153,6 +206,7 @@ class AnswerOutcome:
     # contregen / disco: the intermediate structures (sub-query tree; discourse trees, graph,
     # blueprint), JSON-ready, stored with the answer (answers.structure) and walked by `rag trace`
     structure: dict | None = None
+    retrieval: dict = field(default_factory=dict)  # rewrite, namespaces, reorder (see GatheredEvidence)
 
 
 def _node_citation(doc_id: str, node: TreeNode, span: tuple[int, int] | None = None) -> Citation:
@@ -196,6 +250,9 @@ class GatheredEvidence:
     routing_rounds: int = 0
     expelled: int = 0
     refused_docs: int = 0
+    # retrieval-side lineage: the query searched (original and rewrite), the namespaces searched
+    # and their share of the index, search seconds, the order the reader got the items in
+    retrieval: dict = field(default_factory=dict)
 
     @property
     def words(self) -> int:
@@ -211,14 +268,24 @@ def gather_evidence(
     engine: LLMEngine | None = None,
     routers: Mapping[str, Router] | None = None,
     evidence_budgets: Sequence[int | None] | None = None,
+    extras: RetrievalExtras | None = None,
 ) -> list[GatheredEvidence]:
     """Retrieval per question, then (rdr2) ONE router call per routing round for all questions'
     documents. `routers`: the router of each non-LLM kind a spec may name (the LLM router is
-    `engine`); `evidence_budgets`: per question, the words rdr2's routed evidence is cut to."""
+    `engine`); `evidence_budgets`: per question, the words rdr2's routed evidence is cut to;
+    `extras`: what the rewrite / namespace / learned-reorder knobs use."""
     gathered = [GatheredEvidence() for _ in questions]
-    if spec.kind == "rag" and spec.top_k > 0:
-        for out, question in zip(gathered, questions):
-            hits = list(retrieve(question, spec.retrieval_mode, spec.top_k))[: spec.top_k]
+    extras = extras or RetrievalExtras()
+    if spec.kind in ("rag", "dota") and spec.top_k > 0:
+        searched = _retrieval_queries(questions, spec, gathered, engine, extras)
+        for out, question, query in zip(gathered, questions, searched):
+            hits = _search(query, spec, retrieve, out, extras)
+            hits = aggregate_passages(hits, spec.aggregate_words)
+            order = reorder(
+                spec.reorder, question, [EvidenceItem(h.text, h.score, h.rank) for h in hits], extras.policy
+            )
+            hits = [hits[i] for i in order]
+            out.retrieval["order"] = [h.rank for h in hits]
             out.passage_ids = [h.passage_id for h in hits]
             out.retrieved_doc_ids = _distinct([h.doc_id for h in hits])
             out.evidence = number_blocks([(h.heading_path, h.text) for h in hits])
@@ -240,6 +307,16 @@ def gather_evidence(
         )
         for q, routed in enumerate(result.documents):
             out = gathered[q]
+            if spec.reorder != "retrieval":
+                items = [
+                    EvidenceItem(
+                        render_evidence([doc], trees), rank=rank, router_score=float(bool(doc.selected_node_ids))
+                    )
+                    for rank, doc in enumerate(routed, start=1)
+                ]
+                order = reorder(spec.reorder, questions[q], items, extras.policy)
+                routed = [routed[i] for i in order]
+                out.retrieval["order"] = [i + 1 for i in order]
             out.evidence = render_evidence(routed, trees, numbered=True)
             out.citations = [
                 _node_citation(doc.doc_id, trees[doc.doc_id][n])
@@ -254,6 +331,70 @@ def gather_evidence(
     return gathered
 
 
+def aggregate_passages(hits: Sequence[SearchHit], words: int) -> list[SearchHit]:
+    """DoTA's context aggregation: the top passages, in order, while their words stay within
+    `words` (the first one always; 0 = keep all)."""
+    if words <= 0:
+        return list(hits)
+    kept: list[SearchHit] = []
+    total = 0
+    for hit in hits:
+        size = len(hit.text.split())
+        if kept and total + size > words:
+            break
+        kept.append(hit)
+        total += size
+    return kept
+
+
+def _retrieval_queries(
+    questions: Sequence[str],
+    spec: StrategySpec,
+    gathered: list[GatheredEvidence],
+    engine: LLMEngine | None,
+    extras: RetrievalExtras,
+) -> list[str]:
+    """What each question searches with: the question, or (rewrite) the LLM's rewrite of it,
+    all questions in one engine call; the rewrite's tokens count as the strategy's router cost."""
+    if not spec.rewrite:
+        return list(questions)
+    rewriter = extras.rewriter or engine
+    if rewriter is None:
+        raise ValueError(f"strategy {spec.name!r} rewrites queries but no engine was provided")
+    rewrites = rewrite_queries(rewriter, questions)
+    for out, rewrite in zip(gathered, rewrites):
+        out.retrieval.update(
+            {
+                "original_query": rewrite.original,
+                "retrieval_query": rewrite.query,
+                "kept_original": rewrite.kept_original,
+            }
+        )
+        out.router_prompt_tokens += rewrite.prompt_tokens
+        out.router_output_tokens += rewrite.output_tokens
+        out.routing_rounds += 1
+    return [r.query for r in rewrites]
+
+
+def _search(
+    query: str, spec: StrategySpec, retrieve: Retrieve, out: GatheredEvidence, extras: RetrievalExtras
+) -> list[SearchHit]:
+    """One search, routed to the namespace router's collections and reranked when the spec says."""
+    options: dict[str, object] = {}
+    if spec.rerank:
+        options["rerank"] = True
+    if spec.route_namespaces:
+        if extras.namespaces is None:
+            raise ValueError(f"strategy {spec.name!r} routes namespaces but no namespace router was provided")
+        spaces = extras.namespaces.route([query])[0]
+        options["collections"] = spaces
+        out.retrieval.update({"namespaces": spaces, "share_searched": round(extras.namespaces.share(spaces), 4)})
+    started = time.perf_counter()
+    hits = list(retrieve(query, spec.retrieval_mode, spec.top_k, **options))[: spec.top_k]
+    out.retrieval["search_seconds"] = round(time.perf_counter() - started, 4)
+    return hits
+
+
 def run_strategy(
     questions: Sequence[str],
     spec: StrategySpec,
@@ -264,6 +405,7 @@ def run_strategy(
     reader: LLMEngine | None = None,
     routers: Mapping[str, Router] | None = None,
     evidence_budgets: Sequence[int | None] | None = None,
+    extras: RetrievalExtras | None = None,
 ) -> list[AnswerOutcome]:
     """`gather_evidence` for all questions, then ONE reader call for all questions."""
     questions = list(questions)
@@ -285,6 +427,7 @@ def run_strategy(
         engine=engine,
         routers=routers,
         evidence_budgets=evidence_budgets,
+        extras=extras,
     )
     style = reader_style(spec.answer_style)
     generations = reader.generate(
@@ -310,6 +453,7 @@ def run_strategy(
             seconds=seconds,
             expelled=g.expelled,
             refused_docs=g.refused_docs,
+            retrieval=g.retrieval,
         )
         for question, g, generation in zip(questions, gathered, generations)
     ]

@@ -157,6 +157,10 @@ class PassageIndex:
             query = query.where(where)
         return query.limit(total).to_arrow()
 
+    def scan(self, columns: list[str], where: str | None = None) -> pa.Table:
+        """These columns of every (filtered) row, e.g. the vectors namespace routing averages."""
+        return self._scan(columns, where)
+
     def _rows(self, passages: Sequence[Passage], collection: str, vectors: np.ndarray) -> pa.Table:
         columns = passage_columns(passages, collection)
         columns["search_text"] = [search_text(p.heading_path, p.text) for p in passages]

@@ -1,0 +1,475 @@
+"""The passage reranker: a cross-encoder fine-tuned from the packaged MiniLM, used through LanceDB.
+
+No cross-encoder weights ship in any package we install, so one is trained here: the packaged
+all-MiniLM-L6-v2 gets a one-logit classification head (sentence-transformers' `CrossEncoder`)
+and learns on (query, passage) groups from the collection's own questions (train split) and
+synthetic questions: one gold passage against hard negatives, the first-stage hybrid candidates
+that are not gold, with a listwise softmax cross-entropy over each group.
+
+A passage is gold for a question when it comes from the gold document (title, file name or doc
+key) and, where the question has finer labels, lies under the gold section path, holds a gold
+evidence line, or contains a gold short answer. Inverse-cloze synthetic questions have their
+sentence taken out of the positive (as the encoder router does), so the model learns what a
+passage is about rather than string matching.
+
+At query time the reranker is a LanceDB `Reranker`, so hybrid + rerank is ONE LanceDB query:
+the vector and full-text candidates are fused by reciprocal rank (as LanceDB's RRFReranker
+does), the cross-encoder scores the `depth` best of them, and its rank joins the fusion with a
+weight calibrated on held-out questions (recall@5 of the gold passage's document); `weight < 0`
+means the cross-encoder's order alone. The calibration keeps a freshly trained model from
+undoing a good first stage on a collection where it learnt little: the weight that was best on
+held-out questions is the one used, and 0 (the first stage alone) is always a candidate.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+from lancedb.rerankers import Reranker
+
+from rag_assets.core.answer_metrics import normalize_answer
+from rag_assets.core.passages import Passage
+from rag_assets.core.questions import Question
+from rag_assets.core.vector_index import search_text
+
+RERANKER_RECORD = "reranker.json"
+RERANKER_PREFIX = "rr-"
+RRF_K = 60
+# fusion weights tried on held-out questions; -1 = the cross-encoder's order alone
+FUSION_GRID = (0.0, 0.5, 1.0, 2.0, 4.0, -1.0)
+_TAG = re.compile(r"<[^>]+>")
+_YES_NO = {"yes", "no"}
+
+
+@dataclass(frozen=True, slots=True)
+class RerankGroup:
+    """One training group: the query, one gold passage and its hard negatives (search texts)."""
+
+    query: str
+    positive: str
+    negatives: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class RerankerSettings:
+    max_steps: int = 24  # optimizer steps (about 1-3 s each on 2 CPU cores)
+    batch_size: int = 4  # groups per step
+    negatives: int = 3  # hard negatives per group
+    learning_rate: float = 4e-5
+    warmup_fraction: float = 0.1
+    max_length: int = 160  # query + passage tokens
+    candidates: int = 20  # first-stage hits a negative is drawn from
+    depth: int = 12  # candidates the cross-encoder scores at query time
+    validation_fraction: float = 0.25  # of the labelled train questions, held out to calibrate the fusion
+    max_validation: int = 24  # held-out questions scored at most
+    seed: int = 0
+
+
+@dataclass(slots=True)
+class RerankerTrainingResult:
+    folder: Path
+    reranker_id: str
+    losses: list[float]
+    steps: int
+    seconds_per_step: float
+    groups: int
+    weight: float
+    calibration: dict[str, float]  # fusion weight -> held-out recall@5
+    calibrated_on: int  # held-out questions
+    device: str
+    details: dict = field(default_factory=dict)
+
+
+# -- gold labels -------------------------------------------------------------------------------
+
+
+def is_gold_document(question: Question, doc_id: str, title: str) -> bool:
+    """The passage's document is the question's gold document: by title (nq_wiki, conditionalqa,
+    synthetic questions), doc key (`<collection>/<key>`: the built-in reference) or file stem
+    (`emanual/<manual>.json`)."""
+    gold = question.gold_doc.strip()
+    if not gold:
+        return False
+    if gold.casefold() == title.strip().casefold() or doc_id == gold:
+        return True
+    tail = doc_id.rsplit("/", 1)[-1]
+    return tail == gold or tail.rsplit(".", 1)[0] == gold
+
+
+def _under(heading_path: Sequence[str], section: Sequence[str]) -> bool:
+    # heading_path[0] is the document title (the tree root); the sections follow
+    path = [p.casefold() for p in heading_path[1 : 1 + len(section)]]
+    return path == [s.casefold() for s in section]
+
+
+def is_gold_hit(question: Question, doc_id: str, heading_path: Sequence[str]) -> bool:
+    """What retrieval recall counts: a hit from the gold document (under the gold section, when
+    the question has one, as for the e-manuals)."""
+    if not is_gold_document(question, doc_id, heading_path[0] if heading_path else ""):
+        return False
+    return _under(heading_path, question.section_path) if question.section_path else True
+
+
+def _clean(text: str) -> str:
+    return " ".join(_TAG.sub(" ", text).split())
+
+
+def is_gold_passage(question: Question, passage: Passage) -> bool:
+    """Gold document, and the finest label the question has: section, evidence line, short answer."""
+    title = passage.heading_path[0] if passage.heading_path else ""
+    if not is_gold_document(question, passage.doc_id, title):
+        return False
+    if question.section_path:
+        return _under(passage.heading_path, question.section_path)
+    if question.evidences:
+        text = _clean(passage.text)
+        return any(_clean(e) and _clean(e) in text for e in question.evidences)
+    answers = [a for a in question.answers if normalize_answer(a) and normalize_answer(a) not in _YES_NO]
+    if answers:
+        text = normalize_answer(passage.text)
+        return any(normalize_answer(a) in text for a in answers)
+    return True
+
+
+def passage_text(passage: Passage) -> str:
+    """What the reranker reads: the passage as the index stores it for search (heading path + text)."""
+    return search_text(passage.heading_path, passage.text)
+
+
+def _strip_query(text: str, query: str) -> str:
+    return " ".join(text.replace(query, " ").split()) if len(query) > 20 and query in text else text
+
+
+def rerank_groups(
+    questions: Sequence[Question],
+    passages: Sequence[Passage],
+    candidates: Callable[[str], Sequence[str]],
+    *,
+    negatives: int = 3,
+    seed: int = 0,
+) -> list[RerankGroup]:
+    """One group per question that has a gold passage: the first gold passage among its search
+    candidates (else the first gold passage of the collection), against up to `negatives`
+    non-gold candidates (topped up with random non-gold passages)."""
+    rng = random.Random(seed)
+    by_id = {p.passage_id: p for p in passages}
+    groups: list[RerankGroup] = []
+    for question in questions:
+        gold = [p for p in passages if is_gold_passage(question, p)]
+        if not gold or len(gold) == len(passages):
+            continue
+        gold_ids = {p.passage_id for p in gold}
+        ranked = [by_id[i] for i in candidates(question.query) if i in by_id]
+        positive = next((p for p in ranked if p.passage_id in gold_ids), gold[0])
+        hard = [p for p in ranked if p.passage_id not in gold_ids][:negatives]
+        while len(hard) < negatives:
+            extra = rng.choice(passages)
+            if extra.passage_id not in gold_ids and extra not in hard:
+                hard.append(extra)
+            elif len(passages) - len(gold_ids) <= len(hard):
+                break
+        if len(hard) < negatives:
+            continue
+        groups.append(
+            RerankGroup(
+                question.query,
+                _strip_query(passage_text(positive), question.query),
+                tuple(passage_text(p) for p in hard),
+            )
+        )
+    return groups
+
+
+def held_out(questions: Sequence[Question], fraction: float) -> tuple[list[Question], list[Question]]:
+    """(train, held-out): a stable split by question id, so retraining never moves a question."""
+    import hashlib
+
+    train, kept = [], []
+    for q in questions:
+        bucket = int(hashlib.sha256(f"rerank:{q.qid}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+        (kept if bucket < fraction else train).append(q)
+    return train, kept
+
+
+# -- the LanceDB reranker ----------------------------------------------------------------------
+
+
+def fuse(first_stage: Sequence[float], cross_scores: Sequence[float], weight: float) -> list[float]:
+    """Relevance of each candidate: its first-stage RRF score plus `weight` / (K + cross-encoder
+    rank); weight < 0 = the cross-encoder's score alone."""
+    if weight < 0:
+        return [float(s) for s in cross_scores]
+    order = sorted(range(len(cross_scores)), key=lambda i: -cross_scores[i])
+    rank = {i: r for r, i in enumerate(order, start=1)}
+    return [float(f) + weight / (RRF_K + rank[i]) for i, f in enumerate(first_stage)]
+
+
+class PassageReranker(Reranker):
+    """A LanceDB reranker running the trained cross-encoder (see the module doc)."""
+
+    def __init__(
+        self, model, *, weight: float = -1.0, depth: int = 12, column: str = "search_text", reranker_id: str = ""
+    ) -> None:
+        super().__init__("relevance")
+        self.model = model  # a sentence_transformers CrossEncoder
+        self.weight = weight
+        self.depth = depth
+        self.column = column
+        self.reranker_id = reranker_id
+
+    def __str__(self) -> str:
+        return f"PassageReranker({self.reranker_id or 'untitled'}, weight={self.weight}, depth={self.depth})"
+
+    def scores(self, query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        return [float(s) for s in self.model.predict([(query, t) for t in texts], batch_size=32)]
+
+    def _rerank_ranked(self, query: str, table: pa.Table, first_stage: list[float]) -> pa.Table:
+        """`table` rows with their first-stage scores: the top `depth` are re-scored and fused,
+        the rest keep their first-stage order below them."""
+        order = sorted(range(table.num_rows), key=lambda i: -first_stage[i])
+        head, tail = order[: self.depth], order[self.depth :]
+        texts = table.column(self.column).to_pylist()
+        fused = fuse([first_stage[i] for i in head], self.scores(query, [texts[i] for i in head]), self.weight)
+        ranked = [i for _, i in sorted(zip(fused, head), key=lambda t: -t[0])] + tail
+        # relevance strictly decreasing along the final order, whatever the fused scale
+        relevance = [float(len(ranked) - r) for r in range(len(ranked))]
+        out = table.take(pa.array(ranked, pa.int64()))
+        for name in ("_relevance_score", "_distance", "_score"):
+            if name in out.column_names:
+                out = out.drop_columns([name])
+        return out.append_column("_relevance_score", pa.array(relevance, pa.float32()))
+
+    def rerank_hybrid(self, query: str, vector_results: pa.Table, fts_results: pa.Table) -> pa.Table:
+        rrf: dict[int, float] = defaultdict(float)
+        for results in (vector_results, fts_results):
+            for rank, row_id in enumerate(results["_rowid"].to_pylist() if results else [], start=1):
+                rrf[row_id] += 1 / (RRF_K + rank)
+        merged = self.merge_results(vector_results, fts_results)
+        if merged.num_rows == 0:
+            return self._handle_empty_results(merged)
+        return self._rerank_ranked(query, merged, [rrf[i] for i in merged["_rowid"].to_pylist()])
+
+    def _rerank_single(self, query: str, results: pa.Table) -> pa.Table:
+        if results.num_rows == 0:
+            return self._handle_empty_results(results)
+        return self._rerank_ranked(query, results, [1 / (RRF_K + r) for r in range(1, results.num_rows + 1)])
+
+    def rerank_vector(self, query: str, vector_results: pa.Table) -> pa.Table:
+        return self._rerank_single(query, vector_results)
+
+    def rerank_fts(self, query: str, fts_results: pa.Table) -> pa.Table:
+        return self._rerank_single(query, fts_results)
+
+
+# -- training ----------------------------------------------------------------------------------
+
+
+def _cross_encoder(path: Path, *, device: str, max_length: int, num_labels: int | None = None):
+    from sentence_transformers import CrossEncoder
+
+    kwargs = {"num_labels": num_labels} if num_labels else {}
+    return CrossEncoder(str(path), device=device, max_length=max_length, local_files_only=True, **kwargs)
+
+
+def calibrate_fusion(
+    reranker: PassageReranker,
+    held: Sequence[tuple[str, Sequence[float], Sequence[str], Sequence[bool]]],
+    k: int = 5,
+) -> tuple[float, dict[str, float]]:
+    """The fusion weight with the best held-out recall@k (ties: the smaller weight, i.e. the one
+    closest to the first stage). `held`: per question, (query, first-stage scores of its
+    candidates in first-stage order, their texts, which are gold)."""
+    scored = [(fs[: reranker.depth], reranker.scores(q, texts[: reranker.depth]), gold) for q, fs, texts, gold in held]
+    table: dict[str, float] = {}
+    for weight in FUSION_GRID:
+        found = 0
+        for first, cross, gold in scored:
+            fused = fuse(first, cross, weight)
+            top = sorted(range(len(fused)), key=lambda i: -fused[i])[:k]
+            found += any(gold[i] for i in top)
+        table[str(weight)] = found / max(len(scored), 1)
+    best = max(FUSION_GRID, key=lambda w: (table[str(w)], -abs(w) if w >= 0 else -math.inf))
+    return best, table
+
+
+def train_reranker(
+    base_model: Path,
+    groups: Sequence[RerankGroup],
+    held: Sequence[tuple[str, Sequence[float], Sequence[str], Sequence[bool]]],
+    output_root: Path,
+    settings: RerankerSettings | None = None,
+    *,
+    device: str = "cpu",
+    on_step: Callable[[int, int, float], None] | None = None,
+    progress: bool = True,
+    extra_record: Mapping[str, object] | None = None,
+) -> RerankerTrainingResult:
+    """Fine-tune the cross-encoder on `groups`, calibrate the fusion on `held`, publish the folder."""
+    import torch
+
+    from rag_assets.core.router_training import optimise, publish_model_folder
+
+    settings = settings or RerankerSettings()
+    usable = [g for g in groups if len(g.negatives) >= settings.negatives > 0]
+    if not usable:
+        raise ValueError(
+            f"no reranker training groups: no question has a gold passage and {settings.negatives} negatives"
+        )
+    torch.manual_seed(settings.seed)
+    rng = random.Random(settings.seed)
+    model = _cross_encoder(base_model, device=device, max_length=settings.max_length, num_labels=1)
+    total = max(settings.max_steps, 1)
+    warmup = max(1, math.ceil(total * settings.warmup_fraction))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(total - warmup, 1)))
+    )
+    width = settings.negatives + 1
+
+    def epoch() -> list[list[RerankGroup]]:
+        order = list(usable)
+        rng.shuffle(order)
+        return [order[i : i + settings.batch_size] for i in range(0, len(order), settings.batch_size)]
+
+    def loss_of(batch: list[RerankGroup]):
+        from sentence_transformers.util import batch_to_device
+
+        pairs = [(g.query, text) for g in batch for text in (g.positive, *g.negatives[: settings.negatives])]
+        features = batch_to_device(model.preprocess(pairs), model.device)
+        logits = model(features)["scores"].view(len(batch), width).float()
+        # listwise: the gold passage (column 0) against its group's negatives
+        return torch.nn.functional.cross_entropy(
+            logits, torch.zeros(len(batch), dtype=torch.long, device=logits.device)
+        )
+
+    losses, step, seconds = optimise(
+        epoch, loss_of, model, optimizer, scheduler, total, desc="passage reranker", progress=progress, on_step=on_step
+    )
+    model.eval()
+    reranker = PassageReranker(model, depth=settings.depth)
+    weight, calibration = calibrate_fusion(reranker, held) if held else (-1.0, {})
+
+    def write(staging: Path) -> dict:
+        model.save(str(staging))
+        return {
+            "kind": "passage-reranker",
+            "base_model": str(base_model),
+            "settings": asdict(settings),
+            "weight": weight,
+            "depth": settings.depth,
+            "calibration": calibration,
+            "calibrated_on": len(held),
+            "losses": losses,
+            "steps": step,
+            "groups": len(usable),
+            "device": device,
+            **dict(extra_record or {}),
+        }
+
+    folder, reranker_id = publish_model_folder(output_root, write, record=RERANKER_RECORD, prefix=RERANKER_PREFIX)
+    return RerankerTrainingResult(
+        folder, reranker_id, losses, step, seconds, len(usable), weight, calibration, len(held), device
+    )
+
+
+def is_passage_reranker(folder: Path) -> bool:
+    record = Path(folder) / RERANKER_RECORD
+    return record.is_file() and json.loads(record.read_text()).get("kind") == "passage-reranker"
+
+
+def reranker_record(folder: Path) -> dict:
+    return json.loads((Path(folder) / RERANKER_RECORD).read_text())
+
+
+def load_passage_reranker(folder: Path, *, device: str = "cpu", weight: float | None = None) -> PassageReranker:
+    """The reranker published in `folder`, with its calibrated fusion weight (or `weight`)."""
+    folder = Path(folder)
+    if not is_passage_reranker(folder):
+        raise FileNotFoundError(f"{folder} holds no passage reranker ({RERANKER_RECORD} with kind 'passage-reranker')")
+    record = reranker_record(folder)
+    model = _cross_encoder(folder, device=device, max_length=int(record["settings"]["max_length"]))
+    return PassageReranker(
+        model,
+        weight=float(record["weight"]) if weight is None else weight,
+        depth=int(record["depth"]),
+        reranker_id=record.get("adapter_id", folder.name),
+    )
+
+
+def latest_reranker(root: Path, collection: str | None = None) -> Path | None:
+    """The newest reranker folder under `root` (of `collection`, when given), or None."""
+    if not root.is_dir():
+        return None
+    found = [
+        f
+        for f in root.iterdir()
+        if f.is_dir()
+        and is_passage_reranker(f)
+        and (collection is None or reranker_record(f).get("collection") == collection)
+    ]
+    return max(found, key=lambda f: (f / RERANKER_RECORD).stat().st_mtime) if found else None
+
+
+def train_collection_reranker(
+    base_model: Path,
+    passages: Sequence[Passage],
+    labelled: Sequence[Question],
+    synthetic: Sequence[Question],
+    hits: Callable[[str], Sequence],
+    output_root: Path,
+    settings: RerankerSettings | None = None,
+    *,
+    device: str = "cpu",
+    on_step: Callable[[int, int, float], None] | None = None,
+    extra_record: Mapping[str, object] | None = None,
+) -> RerankerTrainingResult | None:
+    """The whole recipe for one collection (the `passage_reranker` asset and the benchmark share
+    it): a stable slice of the labelled train questions held out (synthetic ones when there are
+    none), groups from the rest with hard negatives from `hits(query)` (first-stage `SearchHit`s),
+    training, and the fusion calibrated on the held-out questions. None when no group can be made."""
+    settings = settings or RerankerSettings()
+    train, held = held_out(labelled, settings.validation_fraction)
+    synthetic = list(synthetic)
+    if not held:  # no labelled questions to hold out: a slice of the synthetic ones calibrates
+        synthetic, held = held_out(synthetic, settings.validation_fraction)
+    held = held[: settings.max_validation]
+    groups = rerank_groups(
+        [*train, *synthetic], passages, lambda q: [h.passage_id for h in hits(q)], negatives=settings.negatives
+    )
+    if not groups:
+        return None
+    held_rows = []
+    for question in held:
+        found = list(hits(question.query))
+        held_rows.append(
+            (
+                question.query,
+                [h.score for h in found],
+                [search_text(h.heading_path, h.text) for h in found],
+                [is_gold_hit(question, h.doc_id, h.heading_path) for h in found],
+            )
+        )
+    synthetic_queries = {q.query for q in synthetic}
+    result = train_reranker(
+        base_model,
+        groups,
+        held_rows,
+        output_root,
+        settings,
+        device=device,
+        on_step=on_step,
+        progress=False,
+        extra_record=extra_record,
+    )
+    result.details["groups_synthetic"] = sum(g.query in synthetic_queries for g in groups)
+    return result

@@ -1,0 +1,153 @@
+"""`namespace_router`: which collections (namespaces) a query should search, over every collection
+of the passage index at once (core/namespaces.py).
+
+Not partitioned: it routes between the partitions. It reads every collection's passage vectors
+from the index (document centroids, nothing re-embedded), calibrates its margin on each
+collection's synthetic and train questions, and measures itself on the evaluation questions
+(dev + test) of every collection: namespace accuracy, share of the index searched, and dense
+search latency over the routed namespaces against the whole index.
+"""
+
+import os
+import time
+from pathlib import Path
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+from pydantic import Field
+
+from rag_assets.core.catalogue import load_question_rows
+from rag_assets.core.namespaces import (
+    ROUTER_RECORD,
+    load_namespace_router,
+    publish_namespace_router,
+    routing_quality,
+    train_namespace_router,
+)
+from rag_assets.core.retrieval import search
+from rag_assets.deployment import CATALOGUE_POOL
+from rag_assets.metadata import markdown_table
+from rag_assets.settings import data_dir
+from resources.embedder import EmbedderResource
+from resources.vectors import VectorStoreResource
+
+
+def namespace_routers_dir() -> Path:
+    return data_dir() / "namespaces"
+
+
+class NamespaceRouterConfig(dg.Config):
+    target_accuracy: float = Field(
+        default=0.95, gt=0, le=1, description="Namespace accuracy the margin must reach on the pseudo-queries."
+    )
+    max_namespaces: int = Field(default=0, ge=0, description="Namespaces searched per query at most (0 = no cap).")
+    pseudo_queries: int = Field(
+        default=60, ge=0, le=100000, description="Synthetic + train questions per collection calibrating the margin."
+    )
+    latency_queries: int = Field(
+        default=12, ge=0, le=1000, description="Evaluation questions timed for search latency."
+    )
+
+
+@dg.asset(
+    pool=CATALOGUE_POOL,
+    deps=["passage_index", "questions", "synthetic_questions"],
+    group_name="retrieval",
+    kinds={"python", "lancedb"},
+    description="The namespace router over every collection of the passage index (document centroids of the "
+    "packaged embedder, margin calibrated on each collection's pseudo-queries), with namespace accuracy, share "
+    "of the index searched and search latency with and without routing on the evaluation questions.",
+)
+def namespace_router(
+    context: dg.AssetExecutionContext,
+    config: NamespaceRouterConfig,
+    catalogue: DuckDBResource,
+    embedder: EmbedderResource,
+    vectors: VectorStoreResource,
+) -> dg.MaterializeResult:
+    model = embedder.get()
+    index = vectors.index(model)
+    collections = sorted(index.counts_by_collection())
+    if not collections:
+        raise dg.Failure("the passage index holds no collection: materialize `passage_index` first")
+    pseudo: dict[str, list[str]] = {}
+    evaluation: dict[str, list[str]] = {}
+    with catalogue.get_connection() as con:
+        for name in collections:
+            queries = [q.query for q in load_question_rows(con, name, table="synthetic_questions")]
+            queries += [q.query for q in load_question_rows(con, name, "train")]
+            pseudo[name] = queries[: config.pseudo_queries]
+            evaluation[name] = [q.query for q in load_question_rows(con, name, "dev,test")]
+    # a catalogue whose questions are all train questions is measured on them (and says so)
+    evaluated_on = "dev,test" if any(evaluation.values()) else "all questions"
+    if not any(evaluation.values()):
+        with catalogue.get_connection() as con:
+            evaluation = {name: [q.query for q in load_question_rows(con, name)] for name in collections}
+    router, grid = train_namespace_router(
+        index, pseudo, target_accuracy=config.target_accuracy, max_namespaces=config.max_namespaces
+    )
+    folder = publish_namespace_router(router, namespace_routers_dir(), {"collections": collections})
+    os.utime(folder / ROUTER_RECORD)  # an identical router published again is the latest one again
+
+    texts = [q for name in collections for q in evaluation[name]]
+    gold = [name for name in collections for _ in evaluation[name]]
+    query_vectors = model.encode(texts, progress=False)
+    routed = router.route(query_vectors) if texts else []
+    quality = routing_quality(router, routed, gold)
+
+    timed = list(range(len(texts)))[:: max(1, len(texts) // max(config.latency_queries, 1))][: config.latency_queries]
+
+    def mean_ms(scoped: bool) -> float:
+        started = time.perf_counter()
+        for i in timed:
+            search(index, model, texts[i], mode="dense", k=5, collections=routed[i] if scoped else None)
+        return 1000 * (time.perf_counter() - started) / max(len(timed), 1)
+
+    latency_all, latency_routed = (mean_ms(False), mean_ms(True)) if timed else (0.0, 0.0)
+    context.log.info(
+        f"namespace router over {collections}: accuracy {quality.accuracy:.3f}, "
+        f"{quality.share_searched:.1%} of the index searched, margin {router.margin}"
+    )
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(router.router_id),
+        metadata={
+            "router_id": router.router_id,
+            "path": str(folder),
+            "namespaces": ", ".join(collections),
+            "documents": len(router.owners),
+            "margin": router.margin,
+            "evaluation_questions": quality.queries,
+            "evaluated_on": evaluated_on,
+            "namespace_accuracy": round(quality.accuracy, 4),
+            "share_of_index_searched": round(quality.share_searched, 4),
+            "dense_search_ms_whole_index": round(latency_all, 2),
+            "dense_search_ms_routed": round(latency_routed, 2),
+            "per_namespace": dg.MetadataValue.md(
+                markdown_table(
+                    ["namespace", "passages", "evaluation questions", "accuracy", "share searched"],
+                    [
+                        (n, router.passages[n], q, round(a, 3), round(s, 3))
+                        for n, (a, s, q) in quality.per_namespace.items()
+                    ],
+                )
+            ),
+            "margin_calibration": dg.MetadataValue.md(
+                markdown_table(
+                    ["margin", "pseudo-query accuracy", "share searched"],
+                    [(m, round(a, 3), round(s, 3)) for m, (a, s) in grid.items()],
+                )
+            ),
+        },
+    )
+
+
+def upstream_namespace_router(context: dg.AssetExecutionContext):
+    """The namespace router of the latest `namespace_router` materialization, or (None, note)."""
+    found = context.instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=namespace_router.key), limit=1)
+    if not found.records:
+        return None, "namespace_router was never materialized"
+    path = found.records[0].asset_materialization.metadata.get("path")
+    try:
+        return load_namespace_router(Path(str(path.value if path else ""))), None
+    except FileNotFoundError as err:
+        return None, f"the published namespace router is unusable: {err}"

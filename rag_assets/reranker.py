@@ -1,0 +1,151 @@
+"""`passage_reranker`: the collection's cross-encoder reranker, trained offline (core/reranking.py).
+
+Trained on the collection's train-split questions and (by default) its synthetic questions, with
+hard negatives from the published passage index's hybrid search; a stable quarter of the labelled
+train questions is held out to calibrate how much the cross-encoder's order counts against the
+first stage (recall@5 of the gold document on them, before and after, is in the metadata). The
+model is published atomically as a versioned folder (`rr-<digest>`) under <data dir>/rerankers;
+`answers` (`dota`, `rag-hybrid-rerank`) and `rag search --reranker latest` use the one this
+lineage produced.
+"""
+
+from pathlib import Path
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+from pydantic import Field
+
+from rag_assets.core.catalogue import load_passages, load_question_rows
+from rag_assets.core.reranking import RerankerSettings, is_passage_reranker, train_collection_reranker
+from rag_assets.core.retrieval import search
+from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
+from rag_assets.metadata import line_plot_markdown, markdown_table
+from rag_assets.partitions import collection_partitions
+from rag_assets.settings import data_dir
+from resources.embedder import EmbedderResource
+from resources.vectors import VectorStoreResource
+
+
+def rerankers_dir() -> Path:
+    return data_dir() / "rerankers"
+
+
+class RerankerTrainingConfig(dg.Config):
+    use_synthetic: bool = Field(default=True, description="Also train on the synthetic questions.")
+    max_steps: int = Field(
+        default=24, ge=1, le=100000, description="Optimizer steps (about 1-3 s each on 2 CPU cores; more on a GPU)."
+    )
+    batch_size: int = Field(default=4, ge=1, le=512, description="Query groups per step.")
+    negatives: int = Field(default=3, ge=1, le=32, description="Hard negatives per query (non-gold hybrid hits).")
+    learning_rate: float = Field(default=4e-5, gt=0, le=1e-2, description="AdamW learning rate.")
+    max_length: int = Field(default=160, ge=32, le=512, description="Query + passage tokens the model reads.")
+    candidates: int = Field(default=20, ge=2, le=200, description="First-stage hits negatives are drawn from.")
+    depth: int = Field(default=12, ge=1, le=200, description="Candidates the cross-encoder re-scores per query.")
+    max_validation: int = Field(default=24, ge=0, le=10000, description="Held-out questions calibrating the fusion.")
+
+
+@dg.asset(
+    pool=CATALOGUE_POOL,
+    retry_policy=TRANSIENT_RETRY,
+    op_tags=GPU_STEP_TAGS,
+    partitions_def=collection_partitions,
+    deps=["passage_index", "questions", "synthetic_questions"],
+    group_name="retrieval",
+    kinds={"pytorch", "lancedb"},
+    description="A cross-encoder passage reranker fine-tuned from the packaged MiniLM on the collection's "
+    "train (and synthetic) questions against hard hybrid negatives, fused with the first stage by a weight "
+    "calibrated on held-out questions; published atomically as a versioned folder, with its training curve.",
+)
+def passage_reranker(
+    context: dg.AssetExecutionContext,
+    config: RerankerTrainingConfig,
+    catalogue: DuckDBResource,
+    embedder: EmbedderResource,
+    vectors: VectorStoreResource,
+) -> dg.MaterializeResult:
+    collection = context.partition_key
+    model = embedder.get()
+    index = vectors.index(model)
+    with catalogue.get_connection() as con:
+        passages = load_passages(con, collection)
+        labelled = load_question_rows(con, collection, "train")
+        synthetic = load_question_rows(con, collection, table="synthetic_questions") if config.use_synthetic else []
+    settings = RerankerSettings(
+        max_steps=config.max_steps,
+        batch_size=config.batch_size,
+        negatives=config.negatives,
+        learning_rate=config.learning_rate,
+        max_length=config.max_length,
+        candidates=config.candidates,
+        depth=config.depth,
+        max_validation=config.max_validation,
+    )
+
+    def hits(query: str):
+        return search(index, model, query, mode="hybrid", k=settings.candidates, collections=[collection])
+
+    def log(step: int, total: int, loss: float) -> None:
+        if step == 1 or step == total or step % 10 == 0:
+            context.log.info(f"passage reranker: step {step}/{total} loss {loss:.4f}")
+
+    result = train_collection_reranker(
+        model.model_path,
+        passages,
+        labelled,
+        synthetic,
+        hits,
+        rerankers_dir(),
+        settings,
+        device=model.device,
+        on_step=log,
+        extra_record={"collection": collection, "embedder": model.model_id},
+    )
+    if result is None:
+        context.log.warning(f"{collection}: no question with a gold passage and negatives; no reranker trained")
+        return dg.MaterializeResult(metadata={"trained": False, "reason": "no training groups"})
+    first_stage = result.calibration.get("0.0")
+    chosen = result.calibration.get(str(result.weight))
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(result.reranker_id),
+        metadata={
+            "trained": True,
+            "reranker_id": result.reranker_id,
+            "path": str(result.folder),
+            "groups": result.groups,
+            "groups_synthetic": result.details["groups_synthetic"],
+            "steps": result.steps,
+            "seconds_per_step": round(result.seconds_per_step, 3),
+            "first_loss": round(result.losses[0], 4),
+            "last_loss": round(result.losses[-1], 4),
+            "fusion_weight": result.weight,
+            "held_out_questions": result.calibrated_on,
+            "held_out_recall_at_5_first_stage": first_stage if first_stage is not None else "n/a",
+            "held_out_recall_at_5_reranked": chosen if chosen is not None else "n/a",
+            "calibration": dg.MetadataValue.md(
+                markdown_table(
+                    ["fusion weight (-1 = cross-encoder alone)", "held-out recall@5"],
+                    [(w, round(r, 3)) for w, r in result.calibration.items()],
+                )
+            ),
+            "loss_curve": dg.MetadataValue.md(
+                line_plot_markdown(result.losses, title="passage reranker loss", xlabel="step", ylabel="loss")
+            ),
+        },
+    )
+
+
+def upstream_reranker(context: dg.AssetExecutionContext) -> tuple[Path | None, str | None]:
+    """The reranker folder `passage_reranker` published for this partition in its latest
+    materialization (None when never trained or its folder is gone), and a note on why not."""
+    found = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=passage_reranker.key, asset_partitions=[context.partition_key]), limit=1
+    )
+    if not found.records:
+        return None, f"passage_reranker was never materialized for {context.partition_key}"
+    metadata = {k: v.value for k, v in found.records[0].asset_materialization.metadata.items()}
+    path = metadata.get("path")
+    if not path:
+        return None, f"no passage reranker was trained for {context.partition_key} ({metadata.get('reason', '?')})"
+    if not is_passage_reranker(Path(str(path))):
+        return None, f"the published passage reranker {path} is gone"
+    return Path(str(path)), None

@@ -1,0 +1,133 @@
+"""The trained passage reranker for real: MiniLM cross-encoder fine-tuned for two steps, published,
+loaded, and used inside ONE LanceDB hybrid query on a tiny index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag_assets.core.blocks import heading, paragraph
+from rag_assets.core.embedding import Embedder
+from rag_assets.core.passages import cut_passages
+from rag_assets.core.questions import Question
+from rag_assets.core.reranking import (
+    PassageReranker,
+    RerankerSettings,
+    fuse,
+    is_gold_hit,
+    is_gold_passage,
+    is_passage_reranker,
+    latest_reranker,
+    load_passage_reranker,
+    rerank_groups,
+    train_reranker,
+)
+from rag_assets.core.retrieval import search
+from rag_assets.core.tree import build_tree
+from rag_assets.core.vector_index import PassageIndex, search_text
+
+DOCS = {
+    "Kettle": [
+        heading("Boiling", 1),
+        paragraph("Press the switch and the kettle boils the water in two minutes."),
+        heading("Cleaning", 1),
+        paragraph("Descale the kettle with vinegar once a month."),
+    ],
+    "Pond": [heading("Winter", 1), paragraph("Keep a hole in the pond ice so that gases can escape for the fish.")],
+    "Bike": [heading("Tyres", 1), paragraph("Inflate bicycle tyres to the pressure printed on the sidewall.")],
+    "Lamp": [heading("Bulbs", 1), paragraph("Replace the lamp bulb only when the lamp is cold and unplugged.")],
+}
+QUESTIONS = [
+    Question("q1", "How long does the kettle take to boil?", answers=("two minutes",), gold_doc="Kettle"),
+    Question("q2", "What keeps the fish alive under ice?", answers=("hole",), gold_doc="Pond"),
+    Question("q3", "Where is the tyre pressure written?", answers=("sidewall",), gold_doc="Bike"),
+    Question("q4", "When can I change the bulb?", answers=("cold",), gold_doc="Lamp"),
+    Question("q5", "How do I descale it?", section_path=("Cleaning",), gold_doc="Kettle"),
+]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder(progress=False)
+
+
+@pytest.fixture(scope="module")
+def passages() -> list:
+    out = []
+    for title, blocks in DOCS.items():
+        tree = build_tree(title, blocks)
+        out += cut_passages(f"c/{title.lower()}.md", tree.nodes, tree.text)
+    return out
+
+
+def test_gold_labels_follow_the_finest_label(passages: list) -> None:
+    kettle = [p for p in passages if p.doc_id == "c/kettle.md"]
+    boiling = next(p for p in kettle if "Boiling" in p.heading_path)
+    cleaning = next(p for p in kettle if "Cleaning" in p.heading_path)
+    assert is_gold_passage(QUESTIONS[0], boiling) and not is_gold_passage(QUESTIONS[0], cleaning)
+    assert is_gold_passage(QUESTIONS[4], cleaning) and not is_gold_passage(QUESTIONS[4], boiling)
+    assert not is_gold_passage(QUESTIONS[1], boiling)
+    # a doc key (file stem) names the document as well as its title does
+    assert is_gold_hit(Question("k", "?", gold_doc="kettle"), "c/kettle.md", ("Kettle",))
+
+
+def test_fusion_weight_zero_keeps_the_first_stage_and_negative_is_the_cross_encoder_alone() -> None:
+    first, cross = [0.3, 0.2, 0.1], [0.0, 5.0, 1.0]
+    assert sorted(range(3), key=lambda i: -fuse(first, cross, 0.0)[i]) == [0, 1, 2]
+    assert sorted(range(3), key=lambda i: -fuse(first, cross, -1.0)[i]) == [1, 2, 0]
+
+
+def test_train_publish_and_rerank_inside_one_lancedb_hybrid_query(
+    tmp_path: Path, embedder: Embedder, passages: list
+) -> None:
+    index = PassageIndex(tmp_path / "lance", embedder)
+    index.sync(passages, "c")
+
+    def candidates(query: str) -> list[str]:
+        return [h.passage_id for h in search(index, embedder, query, mode="hybrid", k=6, collections=["c"])]
+
+    groups = rerank_groups(QUESTIONS[:4], passages, candidates, negatives=2)
+    assert len(groups) == 4 and all(len(g.negatives) == 2 and g.positive not in g.negatives for g in groups)
+    held = []
+    for q in QUESTIONS[4:]:
+        hits = search(index, embedder, q.query, mode="hybrid", k=6, collections=["c"])
+        held.append(
+            (
+                q.query,
+                [h.score for h in hits],
+                [search_text(h.heading_path, h.text) for h in hits],
+                [is_gold_hit(q, h.doc_id, h.heading_path) for h in hits],
+            )
+        )
+    settings = RerankerSettings(max_steps=2, batch_size=2, negatives=2, max_length=64, depth=4)
+    result = train_reranker(
+        embedder.model_path,
+        groups,
+        held,
+        tmp_path / "rerankers",
+        settings,
+        progress=False,
+        extra_record={"collection": "c"},
+    )
+    assert result.steps == 2 and len(result.losses) == 2 and result.reranker_id.startswith("rr-")
+    assert is_passage_reranker(result.folder) and latest_reranker(tmp_path / "rerankers", "c") == result.folder
+    assert set(result.calibration) == {"0.0", "0.5", "1.0", "2.0", "4.0", "-1.0"}
+
+    reranker = load_passage_reranker(result.folder, weight=-1.0)
+    assert isinstance(reranker, PassageReranker) and reranker.reranker_id == result.reranker_id
+    for mode in ("hybrid", "dense"):
+        hits = search(index, embedder, "kettle boiling time", mode=mode, k=3, collections=["c"], reranker=reranker)
+        assert [h.rank for h in hits] == [1, 2, 3]
+        scores = [h.score for h in hits]
+        assert scores == sorted(scores, reverse=True)
+    # with the cross-encoder alone the order is the model's own ranking of the candidates
+    hits = search(index, embedder, "kettle boiling time", mode="hybrid", k=3, collections=["c"], reranker=reranker)
+    texts = [search_text(h.heading_path, h.text) for h in hits]
+    own = reranker.scores("kettle boiling time", texts)
+    assert own == sorted(own, reverse=True)
+
+
+def test_no_training_group_is_a_clear_error(tmp_path: Path, embedder: Embedder) -> None:
+    with pytest.raises(ValueError, match="no reranker training groups"):
+        train_reranker(embedder.model_path, [], [], tmp_path / "r", RerankerSettings(max_steps=1), progress=False)
