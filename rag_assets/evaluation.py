@@ -12,6 +12,7 @@ from rag_assets.core.evaluation import aggregate, aggregate_grid, score_answers
 from rag_assets.core.figures import png_markdown
 from rag_assets.core.lineage import load_answers, utc_now
 from rag_assets.core.report import ReportData, write_report
+from rag_assets.core.retrieval_report import retrieval_notes
 from rag_assets.metadata import markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.router import router_metrics
@@ -122,6 +123,7 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
             f"{', '.join(budgeted)}: routed evidence cut to at most the words rag-hybrid gave the reader for the "
             "same question (rdr2-free: uncut), so evidence quality is compared at equal length"
         )
+    notes += retrieval_notes(records)  # rewrite use, namespace accuracy, share searched, search ms
     versions_of_answers = records[0].versions_dict if records else {}
     run_ids = sorted({r.run_id for r in records})
     versions = {

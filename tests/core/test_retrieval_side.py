@@ -180,3 +180,27 @@ def test_rag_and_dota_strategies_use_the_knobs(index: PassageIndex, embedder, en
     assert len(outcome.passage_ids) == 1  # each passage is ~13 words: only the first fits 15
     assert outcome.engine_calls == 2 and outcome.router_output_tokens > 0  # the rewrite, then the reader
     assert dota.knobs()["rewrite"] and dota.knobs()["aggregate_words"] == 15 and "reorder" not in dota.knobs()
+
+
+def test_the_report_reads_the_retrieval_lineage_back() -> None:
+    from dataclasses import dataclass
+
+    from rag_assets.core.retrieval_report import retrieval_notes
+
+    @dataclass
+    class Row:
+        strategy: str
+        grid: str
+        collection: str
+        versions_dict: dict
+
+    dota = {"kept_original": False, "namespaces": ["a"], "share_searched": 0.4, "search_seconds": 0.02}
+    rows = [
+        Row("dota", "", "a", {"retrieval": dota}),
+        Row("dota", "", "b", {"retrieval": {**dota, "kept_original": True}}),
+        Row("rag-hybrid", "", "a", {}),
+    ]
+    assert retrieval_notes(rows) == [
+        "dota: rewrite used for 1/2 questions (the rest searched the question); namespace accuracy 0.500, "
+        "40.0% of the index searched; search 20 ms per question"
+    ]
