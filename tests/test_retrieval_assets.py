@@ -90,7 +90,7 @@ def test_retrieval_side_assets_and_rows(project: dict) -> None:
         ops={
             "answers": {
                 "split": "train",
-                "max_questions": 2,
+                "max_questions": 1,
                 "strategies": ROWS,
                 "expand_grid": [],
                 "top_k_grid": [],
@@ -101,7 +101,7 @@ def test_retrieval_side_assets_and_rows(project: dict) -> None:
     assert "retrieval_side" in answers and "not run" not in answers["notes"]
     with duckdb.connect(str(project["db"]), read_only=True) as con:
         rows = con.execute("SELECT strategy, question, knobs, versions FROM answers").fetchall()
-    assert sorted({r[0] for r in rows}) == sorted(ROWS) and len(rows) == 2 * len(ROWS)
+    assert sorted({r[0] for r in rows}) == sorted(ROWS) and len(rows) == len(ROWS)
     dota = [(q, json.loads(k), json.loads(v)) for s, q, k, v in rows if s == "dota"]
     for question, knobs, versions in dota:
         retrieval = versions["retrieval"]

@@ -64,6 +64,7 @@ class RerankerSettings:
     batch_size: int = 4  # groups per step
     negatives: int = 3  # hard negatives per group
     learning_rate: float = 4e-5
+    head_lr_multiplier: float = 50.0  # the fresh classification head learns this much faster
     warmup_fraction: float = 0.1
     max_length: int = 160  # query + passage tokens
     candidates: int = 20  # first-stage hits a negative is drawn from
@@ -330,7 +331,16 @@ def train_reranker(
     model = _cross_encoder(base_model, device=device, max_length=settings.max_length, num_labels=1)
     total = max(settings.max_steps, 1)
     warmup = max(1, math.ceil(total * settings.warmup_fraction))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate)
+    # the one-logit head starts from random weights: at the encoder's learning rate it would barely
+    # move in the few steps a CPU affords (the loss stayed at ln(1 + negatives) for 40 steps)
+    head = [p for n, p in model.named_parameters() if "classifier" in n]
+    body = [p for n, p in model.named_parameters() if "classifier" not in n]
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": body, "lr": settings.learning_rate},
+            {"params": head, "lr": settings.learning_rate * settings.head_lr_multiplier},
+        ]
+    )
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(total - warmup, 1)))
     )
