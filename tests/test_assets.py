@@ -224,4 +224,4 @@ def test_router_adapter_trains_on_the_train_fold(project: dict, tmp_path: Path) 
     assert adapter["trained"].value is True and adapter["steps"].value == 2
     assert Path(adapter["path"].value).parent == tmp_path / "data" / "adapters"
     assert (Path(adapter["path"].value) / "adapter_config.json").is_file()
-    assert adapter["loss_curve"].value.startswith("![training loss](data:image/png;base64,")
+    assert adapter["loss_curve"].value.startswith("![LLM router loss](data:image/png;base64,")
