@@ -141,6 +141,7 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
     # The collection's rows were replaced: one row per model; the LLM rows on the same samples.
     assert [r[:2] for r in rows] == [
         ("adapter", min(3, validation)),
+        ("adapter-rank", min(3, validation)),
         ("base", min(3, validation)),
         ("encoder", validation),
         ("similarity", validation),
