@@ -6,7 +6,9 @@ evidence, by retrieve-and-read (rag-hybrid, top 5 passages) and by RDR2 routed w
 kind: hit-nodes (floor), similarity (untrained encoder), encoder (trained), oracle (ceiling) and,
 with --llm, the LoRA-adapted LLM, generating its actions (llm) and ranking them by likelihood
 (llm-rank). Every RDR2 row is measured at most at the words rag-hybrid gave the same question
-(the budget) and free. Printed: passage hit (short answers), evidence recall (gold evidence
+(the budget, unused words filled with the router's best-scored unselected nodes), free, and for
+the scoring kinds at the budget without the fill ("no fill"). Printed: passage hit (short
+answers), evidence recall (gold evidence
 lines), section hit (gold manual section), evidence words, routing seconds.
 
 --synthetic-ablation trains the encoder router twice per collection, on the labelled train fold
@@ -23,6 +25,7 @@ LoRA steps) and routing throughput (validation subtrees per second), with the ra
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import time
@@ -150,11 +153,14 @@ def main() -> None:
                 router=kind,
                 adapter="router" if kind in ("llm", "llm-rank") else None,
             )
-            for label, budget in (("", budgets), (" free", None)):
+            variants = [("", budgets, spec), (" free", None, spec)]
+            if kind in ("similarity", "encoder"):  # what the budget fill adds to the router's own picks
+                variants.insert(1, (" no fill", budgets, dataclasses.replace(spec, fill_budget=False)))
+            for label, budget, variant in variants:
                 started = time.perf_counter()
                 gathered = gather_evidence(
                     queries,
-                    spec,
+                    variant,
                     retrieve=retrieve,
                     trees=trees,
                     engine=engine,

@@ -84,7 +84,13 @@ class RouterTrainingConfig(dg.Config):
     encoder_max_seq_length: int = Field(
         default=128, ge=16, le=512, description="Encoder: word pieces read per text (question or node in context)."
     )
-    max_answers: int = Field(default=4, ge=1, le=16, description="Encoder router: ANSWER actions per view at most.")
+    max_answers: int = Field(
+        default=4,
+        ge=1,
+        le=16,
+        description="Encoder router: ANSWER actions per view at most; the validation fold picks 1..max_answers "
+        "with the answer threshold (best ANS-F1).",
+    )
     max_expands: int = Field(default=2, ge=0, le=8, description="Encoder router: EXPAND actions per view at most.")
     # llm
     rank: int = Field(default=8, ge=1, le=256, description="LLM LoRA rank (the paper's r=8).")

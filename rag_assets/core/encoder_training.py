@@ -146,13 +146,16 @@ def _batches(pairs: Sequence[EncoderPair], size: int, rng: random.Random) -> lis
 
 
 def calibrate(router: ScoringRouter, examples: Sequence[RoutingExample], settings: EncoderSettings) -> Calibration:
-    """Answer/expand thresholds that maximise micro F1 of the view decisions on `examples`."""
+    """The answer threshold and ANSWER lines per view (1..max_answers) that maximise the router
+    metric ANS-F1 (mean per-view F1) on `examples`; the expand threshold by micro F1."""
     scores = router.score(
         [(e.query, e.state, sorted(e.view.visible_content_ids), sorted(e.view.collapsed_heading_ids)) for e in examples]
     )
     default = SimilarityThresholds(max_answers=settings.max_answers, max_expands=settings.max_expands)
     grid = tuple(round(-0.2 + 0.025 * i, 3) for i in range(49))  # -0.2 .. 1.0: trained cosines spread wide
-    return calibrate_thresholds(scores, examples, grid=grid, default=default)
+    return calibrate_thresholds(
+        scores, examples, grid=grid, default=default, objective="view", answer_limits=range(1, settings.max_answers + 1)
+    )
 
 
 def train_encoder(

@@ -2,7 +2,8 @@
 or reranks, read back from each answer's recorded retrieval lineage (`versions["retrieval"]`):
 how many rewrites were used (the rest fell back to the question), namespace accuracy (the answer's
 collection among the namespaces searched), the share of the index searched, and search latency
-next to the same strategy's rows searching one collection."""
+next to the same strategy's rows searching one collection; for rdr2 rows, how many nodes the
+evidence budget's fill added to the router's own ANSWERs."""
 
 from __future__ import annotations
 
@@ -39,6 +40,12 @@ def retrieval_notes(records: Iterable[RecordWithRetrieval]) -> list[str]:
             accuracy = sum(c in i["namespaces"] for c, i in routed) / len(routed)
             share = sum(i["share_searched"] for _, i in routed) / len(routed)
             parts.append(f"namespace accuracy {accuracy:.3f}, {share:.1%} of the index searched")
+        filled = [len(i["budget_filled"]) for _, i in rows if "budget_filled" in i]
+        if filled:
+            parts.append(
+                f"the evidence budget's fill added {sum(filled) / len(filled):.1f} scored nodes to the router's "
+                f"own ANSWERs in {len(filled)} answers"
+            )
         timed = [i["search_seconds"] for _, i in rows if "search_seconds" in i]
         if timed:
             parts.append(f"search {1000 * sum(timed) / len(timed):.0f} ms per question")

@@ -148,7 +148,7 @@ class ScoringRouter:
             )
             nodes = request.state.nodes
             text = format_actions([(n, nodes[n].text) for n in answers], [(h, nodes[h].text) for h in expands])
-            replies.append(RouterReply(text, scores={n: scores.answer[n] for n in answers}))
+            replies.append(RouterReply(text, scores={n: scores.answer[n] for n in answers}, candidates=scores.answer))
         return replies
 
 

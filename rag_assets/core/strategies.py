@@ -40,7 +40,14 @@ from rag_assets.core.readers import number_blocks, reader_messages, reader_style
 from rag_assets.core.reorder import REORDERS, EvidenceItem, PositionPolicy, reorder
 from rag_assets.core.retrieval import SearchHit
 from rag_assets.core.rewriting import rewrite_queries
-from rag_assets.core.routing import RetrievedDocument, Router, RoutingKnobs, render_evidence, route_documents
+from rag_assets.core.routing import (
+    RetrievedDocument,
+    Router,
+    RoutingKnobs,
+    evidence_groups,
+    render_evidence,
+    route_documents,
+)
 from rag_assets.core.routing_samples import documents_in_order
 from rag_assets.core.tree import CONTENT, TreeNode
 
@@ -98,6 +105,7 @@ class StrategySpec:
     # rdr2: cut each question's routed evidence to the words another strategy gave the reader for
     # that question (e.g. "rag-hybrid"), so both are compared at the same evidence length; None = free
     evidence_budget_from: str | None = None
+    fill_budget: bool = True  # rdr2 under a budget: unused words go to the best-scored unselected nodes
     # contregen: sub-query tree depth (the paper's 2) and sub-queries per node; disco: False = the
     # ablation without discourse trees and rhetorical graph (the blueprint sees plain chunks)
     tree_depth: int = 2
@@ -148,6 +156,7 @@ class StrategySpec:
             "adapter": self.adapter,
             "router": self.router,
             "evidence_budget_from": self.evidence_budget_from,
+            **({"fill_budget": self.fill_budget} if self.evidence_budget_from else {}),
             # the retrieval-side knobs only where set, so older rows' knobs read the same
             **{
                 k: v
@@ -171,6 +180,7 @@ class StrategySpec:
             max_new_tokens=self.router_max_new_tokens,
             adapter=self.adapter,
             structure=self.structure,
+            fill_budget=self.fill_budget,
         )
 
 
@@ -318,12 +328,16 @@ def gather_evidence(
                 routed = [routed[i] for i in order]
                 out.retrieval["order"] = [i + 1 for i in order]
             out.evidence = render_evidence(routed, trees, numbered=True)
-            out.citations = [
+            out.citations = [  # in the order the reader sees them
                 _node_citation(doc.doc_id, trees[doc.doc_id][n])
                 for doc in routed
-                for n in sorted(doc.selected_node_ids)
+                for _, ids in evidence_groups(doc, trees[doc.doc_id])
+                for n in ids
                 if trees[doc.doc_id][n].kind == CONTENT
             ]
+            filled = [[doc.doc_id, n] for doc in routed for n in sorted(doc.filled_node_ids)]
+            if filled:  # lineage tells the budget fill's nodes from the router's own ANSWERs
+                out.retrieval["budget_filled"] = filled
             out.router_prompt_tokens, out.router_output_tokens = result.prompt_tokens[q], result.output_tokens[q]
             out.routing_rounds = result.rounds_per_question[q]
             out.expelled = sum(doc.expelled for doc in routed)

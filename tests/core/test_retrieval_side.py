@@ -199,8 +199,11 @@ def test_the_report_reads_the_retrieval_lineage_back() -> None:
         Row("dota", "", "a", {"retrieval": dota}),
         Row("dota", "", "b", {"retrieval": {**dota, "kept_original": True}}),
         Row("rag-hybrid", "", "a", {}),
+        Row("rdr2", "", "a", {"retrieval": {"budget_filled": [["doc", 3], ["doc", 7], ["other", 2]]}}),
+        Row("rdr2", "", "a", {"retrieval": {"budget_filled": [["doc", 4]]}}),
     ]
     assert retrieval_notes(rows) == [
         "dota: rewrite used for 1/2 questions (the rest searched the question); namespace accuracy 0.500, "
-        "40.0% of the index searched; search 20 ms per question"
+        "40.0% of the index searched; search 20 ms per question",
+        "rdr2: the evidence budget's fill added 2.0 scored nodes to the router's own ANSWERs in 2 answers",
     ]

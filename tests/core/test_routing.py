@@ -86,6 +86,30 @@ def test_evidence_keeps_heading_paths_and_retrieval_order() -> None:
         "# Pond > Winter\nKeep a hole in the ice.\n# Pond > Summer\nTop up the water.\n\n"
         "# Kettle > Cleaning\nDescale with vinegar monthly."
     )
+    assert render_evidence(routed, trees, numbered=True) == (
+        "# Pond > Winter\n[1] Keep a hole in the ice.\n# Pond > Summer\n[2] Top up the water.\n\n"
+        "# Kettle > Cleaning\n[3] Descale with vinegar monthly."
+    )
+
+
+def test_nodes_under_one_heading_path_share_one_heading_line() -> None:
+    from rag_assets.core.routing import RoutedDocument, fit_evidence, heading_words, node_words
+
+    tree = build_tree(
+        "Kettle",
+        [heading("Cleaning", 1), paragraph("Descale monthly."), paragraph("Use white vinegar."),
+         paragraph("Rinse twice before use.")],
+    )  # fmt: skip
+    trees = {"manual": tree.nodes}
+    routed = [RoutedDocument("manual", [4, 2, 3])]
+    assert render_evidence(routed, trees, numbered=True) == (
+        "# Kettle > Cleaning\n[1] Descale monthly.\n[2] Use white vinegar.\n[3] Rinse twice before use."
+    )
+    # The budget counts the shared heading line once: 4 + 5 + 3 = 12 words for the two best nodes;
+    # the third would make 16.
+    assert heading_words(tree.nodes[2]) == 4 and [node_words(tree.nodes[n]) for n in (2, 3, 4)] == [3, 4, 5]
+    fit_evidence(routed, trees, 15, {(0, 4): 0.9, (0, 2): 0.8, (0, 3): 0.1})
+    assert routed[0].selected_node_ids == [4, 2] and len(render_evidence(routed, trees, numbered=True).split()) == 12
 
 
 def test_no_expand_ablation_makes_exactly_one_round(engine: CountingEngine) -> None:

@@ -21,7 +21,14 @@ from rag_assets.core.encoder_training import (
     train_encoder,
 )
 from rag_assets.core.questions import Question
-from rag_assets.core.routing import RetrievedDocument, RoutingKnobs, render_evidence, route_documents
+from rag_assets.core.routing import (
+    RetrievedDocument,
+    RoutingKnobs,
+    heading_words,
+    node_words,
+    render_evidence,
+    route_documents,
+)
 from rag_assets.core.scoring_router import (
     HitNodesRouter,
     OracleRouter,
@@ -123,6 +130,31 @@ def test_evidence_budget_keeps_the_best_scored_nodes_within_the_words(embedder: 
     kept = cut.documents[0][0].selected_node_ids
     assert 2 in kept and len(kept) < len(free.documents[0][0].selected_node_ids)  # the maximum-mark node survives
     assert len(render_evidence(cut.documents[0], {"kettle": tree.nodes}, numbered=True).split()) <= budget
+
+
+def test_a_budget_the_router_leaves_unused_is_filled_best_score_first(embedder: Embedder) -> None:
+    tree = manual()
+    trees = {"kettle": tree.nodes}
+    docs = [RetrievedDocument("kettle", tree.nodes, (2, 5, 8))]
+    strict = ScoringRouter(embedder, SimilarityThresholds(answer=2.0, expand=2.0), kind="similarity")
+    query = "What is the maximum amount of water in the kettle?"
+    knobs = RoutingKnobs(expand_iterations=0)
+    [unfilled] = route_documents([query], [docs], strict, dataclasses.replace(knobs, fill_budget=False),
+                                 evidence_budgets=[60], trees=trees).documents  # fmt: skip
+    assert unfilled[0].refused and unfilled[0].selected_node_ids == []  # nothing above threshold
+    [filled] = route_documents([query], [docs], strict, knobs, evidence_budgets=[60], trees=trees).documents
+    doc = filled[0]
+    # The router still refused; the words it left unused went to the nodes it scored best, and
+    # lineage can tell them from its own picks.
+    assert doc.refused and doc.selected_node_ids and doc.filled_node_ids == doc.selected_node_ids
+    assert 2 in doc.selected_node_ids  # the maximum-mark paragraph scores best
+    words = len(render_evidence(filled, trees, numbered=True).split())
+    paths = {tuple(tree.nodes[n].heading_path): n for n in doc.selected_node_ids}  # one heading line each
+    expected = sum(node_words(tree.nodes[n]) for n in doc.selected_node_ids)
+    assert words == expected + sum(heading_words(tree.nodes[n]) for n in paths.values()) <= 60
+    # Free (no budget): the router's own decision stands.
+    [free] = route_documents([query], [docs], strict, knobs).documents
+    assert free[0].selected_node_ids == [] and free[0].filled_node_ids == []
 
 
 def test_encoder_router_trains_calibrates_publishes_and_routes(embedder: Embedder, tmp_path: Path) -> None:

@@ -84,9 +84,12 @@ def test_rdr2_batches_each_round_and_the_reader(engine: CountingEngine, corpus) 
     for outcome in outcomes:
         assert len(outcome.passage_ids) <= 4 and outcome.router_prompt_tokens > 0 and outcome.reader_prompt_tokens > 0
         assert outcome.seconds == outcomes[0].seconds > 0
-        # the reader saw exactly the numbered routed nodes (or nothing when all were refused)
+        # the reader saw exactly the numbered routed nodes, in citation order, each under its
+        # heading path's line (or nothing when all were refused)
         for number, cite in enumerate(outcome.citations, start=1):
-            assert f"[{number}] {' > '.join(cite.heading_path)}\n{cite.text}" in outcome.evidence
+            assert f"\n[{number}] {cite.text}" in outcome.evidence
+            heading = f"# {' > '.join(cite.heading_path)}\n"
+            assert heading in outcome.evidence.split(f"[{number}] ")[0]
         assert bool(outcome.evidence) == bool(outcome.citations)
         assert outcome.refused_docs <= len(outcome.retrieved_doc_ids)
     _check_citations(outcomes, trees, texts)

@@ -220,6 +220,26 @@ def test_thresholds_are_calibrated_on_a_grid_with_exact_f1() -> None:
         calibrate_thresholds(scores[:2], golds[:1])
 
 
+def test_the_view_objective_calibrates_the_router_metric_and_the_answer_lines_per_view() -> None:
+    scores = [
+        SimilarityScores({2: 0.9, 3: 0.8}, {}),
+        SimilarityScores({5: 0.7, 6: 0.6}, {}),
+        SimilarityScores({8: 0.3}, {}),
+    ]
+    golds = [oracle_like((2,)), oracle_like((5,)), oracle_like(())]
+    calibration = calibrate_thresholds(
+        scores, golds, grid=(0.2, 0.5, 0.85), objective="view", answer_limits=(1, 2), default=SimilarityThresholds()
+    )
+    # One line per view above 0.5 answers exactly the gold of both answerable views and refuses the
+    # third: ANS-F1 (mean per-view F1, as router_metrics scores it) 1.0. Two lines would halve precision.
+    assert (calibration.thresholds.answer, calibration.thresholds.max_answers) == (0.5, 1)
+    assert calibration.answer_f1 == 1.0
+    assert calibration.details["answer_f1@0.2/1"] == pytest.approx(2 / 3, abs=1e-4)  # view 3 answered: F1 0 there
+    assert calibration.details["answer_f1@0.5/2"] == pytest.approx(2 / 3, abs=1e-4)
+    with pytest.raises(ValueError, match="objective"):
+        calibrate_thresholds(scores, golds, objective="macro")
+
+
 def oracle_like(answer_ids: tuple[int, ...]):
     from rag_assets.core.teachers import TeacherLabel
 

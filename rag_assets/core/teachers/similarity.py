@@ -107,6 +107,11 @@ def similarity_teacher(
     return [similarity_label(t.doc, s, thresholds) for t, s in zip(tasks, similarity_scores(encoder, tasks))]
 
 
+def _mean_view_f1(predicted: Sequence[set], gold: Sequence[set]) -> float:
+    f1s = [_micro_f1(p, g) for p, g in zip(predicted, gold) if p or g]
+    return sum(f1s) / len(f1s) if f1s else 0.0
+
+
 def _micro_f1(predicted: set, gold: set) -> float:
     hit = len(predicted & gold)
     return 2 * hit / (len(predicted) + len(gold)) if hit else 0.0
@@ -118,32 +123,50 @@ def calibrate_thresholds(
     *,
     grid: Sequence[float] = DEFAULT_GRID,
     default: SimilarityThresholds | None = None,
+    objective: str = "micro",
+    answer_limits: Sequence[int] | None = None,
 ) -> Calibration:
-    """Per action kind, the grid threshold with the best micro F1 of (view, node) decisions
-    against `golds` (ties: the lowest threshold); the default where no gold has that action."""
+    """Per action kind, the grid threshold with the best F1 of the decisions against `golds`
+    (ties: the lowest threshold); the default where no gold has that action.
+
+    `objective`: "micro" = F1 over all (view, node) decisions; "view" = for ANSWER, the mean
+    per-view F1 over views where gold or prediction answers something, which is exactly the
+    router metric ANS-F1 (`score_routing`), so a wrong answer on a view that should be refused or
+    expanded costs a whole view. `answer_limits`: also choose the ANSWER lines per view among these
+    (default: only `default.max_answers`)."""
     default = default or SimilarityThresholds()
+    if objective not in ("micro", "view"):
+        raise ValueError(f"objective must be 'micro' or 'view', not {objective!r}")
     if len(scores) != len(golds):
         raise ValueError(f"{len(scores)} scored views for {len(golds)} labels")
-    best: dict[str, tuple[float, float] | None] = {}
+    best: dict[str, tuple[float, float, int] | None] = {}
     details: dict[str, float] = {}
-    for kind, limit in (("answer", default.max_answers), ("expand", default.max_expands)):
-        gold = {(i, n) for i, g in enumerate(golds) for n in (g.answer_ids if kind == "answer" else g.expand_ids)}
-        if not gold:
+    for kind, limits in (("answer", answer_limits or (default.max_answers,)), ("expand", (default.max_expands,))):
+        per_view = [set(g.answer_ids if kind == "answer" else g.expand_ids) for g in golds]
+        if not any(per_view):
             best[kind] = None
             continue
-        found: tuple[float, float] | None = None
-        for threshold in grid:
-            predicted = {(i, n) for i, s in enumerate(scores) for n in pick_best(getattr(s, kind), threshold, limit)}
-            f1 = _micro_f1(predicted, gold)
-            details[f"{kind}_f1@{threshold:g}"] = round(f1, 4)
-            if found is None or f1 > found[1]:
-                found = (threshold, f1)
+        found: tuple[float, float, int] | None = None
+        for limit in limits:
+            for threshold in grid:
+                predicted = [set(pick_best(getattr(s, kind), threshold, limit)) for s in scores]
+                if objective == "view" and kind == "answer":
+                    f1 = _mean_view_f1(predicted, per_view)
+                else:
+                    f1 = _micro_f1(
+                        {(i, n) for i, p in enumerate(predicted) for n in p},
+                        {(i, n) for i, g in enumerate(per_view) for n in g},
+                    )
+                suffix = f"/{limit}" if len(limits) > 1 else ""
+                details[f"{kind}_f1@{threshold:g}{suffix}"] = round(f1, 4)
+                if found is None or f1 > found[1]:
+                    found = (threshold, f1, limit)
         best[kind] = found if found and found[1] > 0 else None
     answer, expand = best["answer"], best["expand"]
     thresholds = SimilarityThresholds(
         answer[0] if answer else default.answer,
         expand[0] if expand else default.expand,
-        default.max_answers,
+        answer[2] if answer else default.max_answers,
         default.max_expands,
     )
     return Calibration(thresholds, len(golds), answer[1] if answer else None, expand[1] if expand else None, details)
