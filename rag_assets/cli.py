@@ -583,7 +583,7 @@ def ask(
         kind=kind,
         retrieval_mode=mode,
         top_k=k,
-        passages_per_query=max(10, 2 * k),
+        passages_per_query=max(20, 2 * k),
         expand_iterations=iters,
         adapter=adapter_name if router_kind == "llm" else None,
         answer_style=style,

@@ -195,7 +195,9 @@ class RouterReply:
 
 
 class Router(Protocol):
-    """A router kind: one call routes every view of a round (all documents of all questions)."""
+    """A router kind: one call routes every view of a round (all documents of all questions).
+    `fits_views` (optional, default True): False for routers without a context window (they
+    score nodes one by one), whose views are not cut to `knobs.token_budget`."""
 
     kind: str
 
@@ -265,9 +267,12 @@ def route_documents(
     calls: list[int] = []
     rounds = [0] * len(questions)
     rounds_allowed = 1 + (max(knobs.expand_iterations, 0) if knobs.expands else 0)
+    # A router that reads each node on its own (the scorers, the bounds) has no context window:
+    # its views are not cut to the token budget, so no lit node is lost to the LLM's limit.
+    view_knobs = knobs if getattr(router, "fits_views", True) else replace(knobs, token_budget=None)
     for _round in range(rounds_allowed):
         pending = [
-            (q, i, fit_view(states[q][i], v, knobs, router.count_tokens))
+            (q, i, fit_view(states[q][i], v, view_knobs, router.count_tokens))
             for q, i, v in pending
             if v.visible_content_ids or _round == 0
         ]

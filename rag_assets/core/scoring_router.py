@@ -72,6 +72,7 @@ class ScoringRouter:
         self.encoder = encoder
         self.thresholds = thresholds
         self.kind = kind
+        self.fits_views = False  # each node is scored on its own: no context window to fit
         self.contextual = contextual
         self._count_tokens = count_tokens
         self._vectors: dict[str, np.ndarray] = {}
@@ -156,6 +157,7 @@ class OracleRouter:
     """The oracle teacher's actions at inference (gold-aware: a ceiling, never a deployable router)."""
 
     kind = "oracle"
+    fits_views = False  # bounds see what the scoring routers see
 
     def __init__(self, questions: Sequence[Question], count_tokens: Callable[[str], int] = word_count) -> None:
         self.questions = list(questions)
@@ -188,6 +190,7 @@ class HitNodesRouter:
     """ANSWER the retrieved passages' content nodes that the view shows: the floor of routing."""
 
     kind = "hit-nodes"
+    fits_views = False
 
     def __init__(self, count_tokens: Callable[[str], int] = word_count) -> None:
         self._count_tokens = count_tokens

@@ -91,7 +91,7 @@ class StrategySpec:
     kind: str  # 'none' | 'rag' | 'rdr2'
     retrieval_mode: str = "hybrid"  # dense | bm25 | hybrid
     top_k: int = 5  # rag: passages given to the reader; rdr2: documents routed
-    passages_per_query: int = 10  # rdr2: first-stage passages grouped into top_k documents
+    passages_per_query: int = 20  # rdr2: first-stage passages grouped into top_k documents
     expand_iterations: int = 2
     allow_expand: bool = True
     allow_refuse: bool = True

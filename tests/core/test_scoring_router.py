@@ -157,6 +157,20 @@ def test_a_budget_the_router_leaves_unused_is_filled_best_score_first(embedder: 
     assert free[0].selected_node_ids == [] and free[0].filled_node_ids == []
 
 
+def test_scoring_routers_see_whole_views_whatever_the_token_budget(embedder: Embedder) -> None:
+    # The token budget is the LLM's context window; a scorer reads each node on its own, so a
+    # tiny budget must not hide lit nodes from it (nor from the bounds measured beside it).
+    tree = manual()
+    docs = [RetrievedDocument("kettle", tree.nodes, (2, 5, 8))]
+    lit = DocumentRouting("kettle", tree.nodes).light((2, 5, 8)).visible_content_ids
+    eager = ScoringRouter(embedder, SimilarityThresholds(answer=-1.0, expand=2.0, max_answers=16), kind="similarity")
+    knobs = RoutingKnobs(expand_iterations=0, token_budget=8)
+    [[doc]] = route_documents(["How much water fits?"], [docs], eager, knobs).documents
+    assert set(doc.selected_node_ids) == lit and len(lit) >= 3
+    [[floor]] = route_documents(["How much water fits?"], [docs], HitNodesRouter(), knobs).documents
+    assert set(floor.selected_node_ids) == {2, 5, 8} & lit
+
+
 def test_encoder_router_trains_calibrates_publishes_and_routes(embedder: Embedder, tmp_path: Path) -> None:
     tree = manual()
 
