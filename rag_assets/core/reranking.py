@@ -65,6 +65,7 @@ class RerankerSettings:
     negatives: int = 3  # hard negatives per group
     learning_rate: float = 4e-5
     head_lr_multiplier: float = 50.0  # the fresh classification head learns this much faster
+    score_scale: float = 20.0  # listwise softmax temperature 1/score_scale (see train_reranker)
     warmup_fraction: float = 0.1
     max_length: int = 160  # query + passage tokens
     candidates: int = 20  # first-stage hits a negative is drawn from
@@ -331,10 +332,23 @@ def train_reranker(
     model = _cross_encoder(base_model, device=device, max_length=settings.max_length, num_labels=1)
     total = max(settings.max_steps, 1)
     warmup = max(1, math.ceil(total * settings.warmup_fraction))
-    # the one-logit head starts from random weights: at the encoder's learning rate it would barely
-    # move in the few steps a CPU affords (the loss stayed at ln(1 + negatives) for 40 steps)
+    # Why the loss used to stay at ln(1 + negatives): the score is `classifier(tanh(pooler(CLS)))`,
+    # and the packaged checkpoint's BERT pooler was never trained (sentence-transformers pools by
+    # mean; its bias is all zeros, its weights std 0.009), so the head reads features of ~0.07 per
+    # dimension and the fresh head turned them into logits within +-0.03. Adam moves such logits by
+    # about 0.01 a step, so in the few steps a CPU affords the gaps never reached the ~1 a listwise
+    # loss needs, even while the gold passage already ranked first on most training groups. Hence:
+    # the loss reads the logits times `score_scale` (a softmax temperature, as contrastive losses
+    # use on cosines; only the order of the scores is used at query time), and the head starts at
+    # zero so that the scale does not amplify random initial scores (step 1 is exactly ln(1 + n)).
+    # The fresh head also learns `head_lr_multiplier` times faster than the encoder.
     head = [p for n, p in model.named_parameters() if "classifier" in n]
     body = [p for n, p in model.named_parameters() if "classifier" not in n]
+    if not head:
+        raise RuntimeError(f"{base_model}: the cross-encoder has no 'classifier' head parameters to train")
+    with torch.no_grad():
+        for param in head:
+            param.zero_()
     optimizer = torch.optim.AdamW(
         [
             {"params": body, "lr": settings.learning_rate},
@@ -356,7 +370,7 @@ def train_reranker(
 
         pairs = [(g.query, text) for g in batch for text in (g.positive, *g.negatives[: settings.negatives])]
         features = batch_to_device(model.preprocess(pairs), model.device)
-        logits = model(features)["scores"].view(len(batch), width).float()
+        logits = model(features)["scores"].view(len(batch), width).float() * settings.score_scale
         # listwise: the gold passage (column 0) against its group's negatives
         return torch.nn.functional.cross_entropy(
             logits, torch.zeros(len(batch), dtype=torch.long, device=logits.device)

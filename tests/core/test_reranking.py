@@ -3,6 +3,7 @@ loaded, and used inside ONE LanceDB hybrid query on a tiny index."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,22 @@ def test_train_publish_and_rerank_inside_one_lancedb_hybrid_query(
 def test_no_training_group_is_a_clear_error(tmp_path: Path, embedder: Embedder) -> None:
     with pytest.raises(ValueError, match="no reranker training groups"):
         train_reranker(embedder.model_path, [], [], tmp_path / "r", RerankerSettings(max_steps=1), progress=False)
+
+
+def test_training_moves_the_listwise_loss_off_chance_and_ranks_the_gold_first(
+    tmp_path: Path, embedder: Embedder, passages: list
+) -> None:
+    """The loss must leave ln(1 + negatives) within a CPU's few steps. It used not to: the head
+    reads the checkpoint's untrained pooler, so the logits stayed within about +-0.1 and the loss
+    near chance (1.29 after these 12 steps) though the gold passage already ranked first."""
+    groups = rerank_groups(QUESTIONS, passages, lambda query: [], negatives=3)
+    assert len(groups) == 5
+    settings = RerankerSettings(max_steps=12, batch_size=5, negatives=3, max_length=64)
+    result = train_reranker(embedder.model_path, groups, [], tmp_path, settings, progress=False)
+    chance = math.log(1 + settings.negatives)
+    assert sum(result.losses[-3:]) / 3 < 0.5 * chance, result.losses
+    assert abs(result.losses[0] - chance) < 1e-3  # a zero head: every passage scores alike at first
+    reranker = load_passage_reranker(result.folder)
+    for group in groups:
+        scores = reranker.scores(group.query, [group.positive, *group.negatives])
+        assert scores[0] == max(scores), (group.query, scores)
