@@ -60,6 +60,8 @@ class ScoringRouter:
     """Route by encoder scores (see the module docstring). `contextual=False` scores the bare node
     text and, for headings, the similarity teacher's text: how the similarity teacher scores."""
 
+    fits_views = False  # each node is scored on its own: no context window to fit the view to
+
     def __init__(
         self,
         encoder: TextEncoder,
@@ -72,7 +74,6 @@ class ScoringRouter:
         self.encoder = encoder
         self.thresholds = thresholds
         self.kind = kind
-        self.fits_views = False  # each node is scored on its own: no context window to fit
         self.contextual = contextual
         self._count_tokens = count_tokens
         self._vectors: dict[str, np.ndarray] = {}
