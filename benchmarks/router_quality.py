@@ -13,7 +13,8 @@ lines), section hit (gold manual section), evidence words, routing seconds.
 
 --synthetic-ablation trains the encoder router twice per collection, on the labelled train fold
 alone and with the synthetic (corpus-made) questions, and prints both routers' validation ANS-F1
-/ REF-ACC and evidence.
+/ REF-ACC and evidence. --encoder-variants trains one router per EncoderSettings variant (e.g.
+'max_steps=30; epochs=2,negatives=3') on the same data, for choosing the defaults with figures.
 
 --speed adds the speed comparison of the two trainable kinds in one run: training seconds per
 training view (the encoder for one epoch of the catalogue's train views, the LLM for --llm-steps
@@ -99,6 +100,13 @@ def main() -> None:
         action="store_true",
         help="train the encoder router with and without the corpus-made questions and compare them",
     )
+    parser.add_argument(
+        "--encoder-variants",
+        default="",
+        help="train encoder routers with these EncoderSettings, e.g. 'max_steps=30; epochs=2,negatives=3' "
+        "(';' between variants), on train + synthetic questions, and compare them",
+    )
+    parser.add_argument("--only-variants", action="store_true", help="skip the router rows, train the variants only")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
@@ -142,6 +150,8 @@ def main() -> None:
         budgets = [g.words for g in rag]
         rows = {"rag-hybrid": (mean_metrics([evidence_metrics(g, q) for g, q in zip(rag, questions)]), 0.0)}
         kinds = ["hit-nodes", "similarity", "encoder", "oracle"] + (["llm", "llm-rank"] if engine else [])
+        if args.only_variants:
+            kinds = []
         for kind in kinds:
             if kind != "llm" and kind not in routers:
                 continue
@@ -185,61 +195,96 @@ def main() -> None:
         report[collection] = {name: {**m, "seconds_per_question": s} for name, (m, s) in rows.items()}
         if args.speed:
             report[collection]["speed"] = speed(con, collection, trees, embedder, routers_found, args.llm_steps)
-        if args.synthetic_ablation:
+        variants = [("labelled", {}, False), ("labelled+synthetic", {}, True)] if args.synthetic_ablation else []
+        variants += [(label, overrides, True) for label, overrides in parse_variants(args.encoder_variants)]
+        if variants:
             spec = StrategySpec("rdr2-encoder", "rdr2", top_k=args.top_k, expand_iterations=args.expand_iterations,
                                 router="encoder")  # fmt: skip
-            report[collection]["synthetic_ablation"] = synthetic_ablation(
-                con, collection, questions, retrieve, trees, embedder, spec, budgets
+            report[collection]["encoder_routers"] = encoder_comparison(
+                con, collection, questions, retrieve, trees, embedder, spec, budgets, variants
             )
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))
 
 
-def synthetic_ablation(
-    con, collection: str, questions, retrieve, trees, embedder: Embedder, spec: StrategySpec, budgets: list[int]
+def parse_variants(text: str) -> list[tuple[str, dict]]:
+    """`--encoder-variants "max_steps=30; epochs=2,negatives=3"` -> [(label, EncoderSettings overrides)]."""
+    from rag_assets.core.encoder_training import EncoderSettings
+
+    known = {f.name: f.type for f in dataclasses.fields(EncoderSettings)}
+    out = []
+    for chunk in (c.strip() for c in text.split(";")):
+        if not chunk:
+            continue
+        overrides: dict = {}
+        for item in chunk.split(","):
+            key, _, value = item.partition("=")
+            key = key.strip()
+            if key not in known or not value.strip():
+                raise SystemExit(
+                    f"--encoder-variants: {item!r} is not <EncoderSettings field>=<value> ({', '.join(known)})"
+                )
+            overrides[key] = float(value) if known[key] in (float, "float") else int(value)
+        out.append((chunk, overrides))
+    return out
+
+
+def train_and_measure(
+    label: str, train, validation, samples, golds, settings, questions, retrieve, trees, embedder, spec, budgets
 ) -> dict:
-    """The encoder router trained on the labelled train fold alone and on it plus the synthetic
-    (corpus-made) questions, same settings, both calibrated on the validation fold: validation
-    ANS-F1 / REF-ACC against the teacher, and the evaluation questions' evidence at rag-hybrid's
-    words."""
+    """One encoder router trained on `train` and calibrated on `validation`: its validation router
+    metrics against the teacher and the evaluation questions' evidence at rag-hybrid's words."""
     import tempfile
 
-    from rag_assets.core.encoder_training import EncoderSettings, train_encoder
+    from rag_assets.core.encoder_training import train_encoder
+
+    queries = [q.query for q in questions]
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        result = train_encoder(
+            embedder.model_path, [e.example for e in train], [e.example for e in validation], Path(tmp), settings,
+            progress=False,
+        )  # fmt: skip
+        seconds = time.perf_counter() - started
+        router = load_encoder_router(result.folder)
+        scores = score_routed(route_samples_with(router, samples, trees), golds)
+        gathered = gather_evidence(
+            queries, spec, retrieve=retrieve, trees=trees, routers={"encoder": router}, evidence_budgets=budgets
+        )
+    metrics = mean_metrics([evidence_metrics(g, q) for g, q in zip(gathered, questions)])
+    out = {"train_views": len(train), "steps": result.steps, "train_seconds": seconds, "ans_f1": scores.ans_f1,
+           "exp_pre": scores.exp_pre, "ref_acc": scores.ref_acc, **metrics}  # fmt: skip
+    shown = " ".join(f"{m}={metrics[m]:.3f}" for m in METRICS if m in metrics)
+    print(
+        f"    {label:32s} {len(train):4d} views {result.steps:4d} steps {seconds:5.0f} s: ANS-F1 {scores.ans_f1:.3f} "
+        f"EXP-PRE {scores.exp_pre:.3f} REF-ACC {scores.ref_acc:.3f} | {shown} words={metrics['words']:.0f}",
+        flush=True,
+    )
+    return out
+
+
+def encoder_comparison(
+    con, collection: str, questions, retrieve, trees, embedder: Embedder, spec: StrategySpec, budgets: list[int],
+    variants: Sequence[tuple[str, dict, bool]],
+) -> dict:  # fmt: skip
+    """Encoder routers trained with different settings and data (`variants`: label, EncoderSettings
+    overrides, with the synthetic corpus-made questions or not), all calibrated on the validation
+    fold and measured the same way (`train_and_measure`)."""
+    from rag_assets.core.encoder_training import EncoderSettings
 
     validation = load_routing_examples(con, collection, fold="validation")
     pairs = load_routing_samples(con, collection, fold="validation")
     samples, golds = [s for s, _ in pairs], [g for _, g in pairs]
-    queries = [q.query for q in questions]
+    print(f"  encoder routers ({len(samples)} validation subtrees, {len(questions)} evaluation questions):")
     out: dict[str, dict] = {}
-    print(f"  synthetic ablation ({len(samples)} validation subtrees, {len(questions)} evaluation questions):")
-    for label, synthetic in (("labelled", False), ("labelled+synthetic", True)):
+    for label, overrides, synthetic in variants:
         train = load_routing_examples(con, collection, fold="train", synthetic=synthetic)
         if not train:
-            print(f"    {label:20s} no train views")
+            print(f"    {label:32s} no train views")
             continue
-        with tempfile.TemporaryDirectory() as tmp:
-            started = time.perf_counter()
-            result = train_encoder(
-                embedder.model_path,
-                [e.example for e in train],
-                [e.example for e in validation],
-                Path(tmp),
-                EncoderSettings(),
-                progress=False,
-            )
-            seconds = time.perf_counter() - started
-            router = load_encoder_router(result.folder)
-            scores = score_routed(route_samples_with(router, samples, trees), golds)
-            gathered = gather_evidence(
-                queries, spec, retrieve=retrieve, trees=trees, routers={"encoder": router}, evidence_budgets=budgets
-            )
-        metrics = mean_metrics([evidence_metrics(g, q) for g, q in zip(gathered, questions)])
-        out[label] = {"train_views": len(train), "train_seconds": seconds, "ans_f1": scores.ans_f1,
-                      "ref_acc": scores.ref_acc, **metrics}  # fmt: skip
-        shown = " ".join(f"{m}={metrics[m]:.3f}" for m in METRICS if m in metrics)
-        print(
-            f"    {label:20s} {len(train):4d} train views, {seconds:5.0f} s: ANS-F1 {scores.ans_f1:.3f} "
-            f"REF-ACC {scores.ref_acc:.3f} | {shown} words={metrics['words']:.0f}"
+        settings = EncoderSettings(**overrides)
+        out[label] = train_and_measure(
+            label, train, validation, samples, golds, settings, questions, retrieve, trees, embedder, spec, budgets
         )
     return out
 
