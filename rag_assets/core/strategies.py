@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from rag_assets.core.engines.base import LLMEngine
+from rag_assets.core.engines.base import BatchClock, LLMEngine
 from rag_assets.core.readers import number_blocks, reader_messages, reader_style
 from rag_assets.core.reorder import REORDERS, EvidenceItem, PositionPolicy, reorder
 from rag_assets.core.retrieval import SearchHit
@@ -430,9 +430,7 @@ def run_strategy(
         from rag_assets.core.generation import run_generation_strategy
 
         return run_generation_strategy(questions, spec, retrieve=retrieve, trees=trees, engine=engine, reader=reader)
-    engines = {id(engine): engine, id(reader): reader}.values()
-    replayed = sum(e.replayed_seconds for e in engines)
-    started = time.perf_counter()
+    clock = BatchClock(engine, reader)
     gathered = gather_evidence(
         questions,
         spec,
@@ -448,8 +446,7 @@ def run_strategy(
         [reader_messages(question, g.evidence, style.name) for question, g in zip(questions, gathered)],
         max_new_tokens=spec.reader_max_new_tokens or style.max_new_tokens,
     )
-    replayed = sum(e.replayed_seconds for e in engines) - replayed
-    seconds = (time.perf_counter() - started + replayed) / len(questions)
+    seconds = clock.seconds_per_question(len(questions))
     return [
         AnswerOutcome(
             question=question,

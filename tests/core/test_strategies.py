@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rag_assets.core.embedding import Embedder
+from rag_assets.core.engines.base import BatchClock
 from rag_assets.core.engines.transformers_engine import TransformersEngine
 from rag_assets.core.passages import cut_passages
 from rag_assets.core.retrieval import search
@@ -195,3 +196,15 @@ def test_the_caching_engine_keys_on_everything_that_changes_the_output(engine: C
     cached.generate(chats[:1], max_new_tokens=4, temperature=0.7)  # sampling is never cached
     cached.generate(chats[:1], max_new_tokens=4, temperature=0.7)
     assert [len(batch) for batch in engine.calls] == [2, 2, 1, 1]
+
+
+def test_the_batch_clock_charges_replayed_generations_once_per_engine() -> None:
+    class Replaying:
+        replayed_seconds = 5.0
+
+    engine = Replaying()
+    clock = BatchClock(engine, engine, None)  # the reader is the engine: counted once
+    engine.replayed_seconds += 30.0  # a caching engine served 30 s of generations again
+    per_question = clock.seconds_per_question(3)
+    assert 10.0 <= per_question < 11.0  # (wall + 30 s replayed) / 3 questions
+    assert clock.seconds_per_question(0) >= 30.0  # no division by zero

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -64,3 +65,21 @@ class LLMEngine(ABC):
 
     def close(self) -> None:  # engines holding servers or GPU memory release them here
         return None
+
+
+class BatchClock:
+    """Seconds per question of a batched strategy: the batch's wall time plus the seconds of any
+    generation a caching engine replayed (charged as if run, so every strategy costs what it would
+    alone), divided by its questions. Started on creation; each engine counted once."""
+
+    def __init__(self, *engines: LLMEngine | None) -> None:
+        self._engines = list({id(e): e for e in engines if e is not None}.values())
+        self._replayed = self._replayed_now()
+        self._started = time.perf_counter()
+
+    def _replayed_now(self) -> float:
+        return sum(e.replayed_seconds for e in self._engines)
+
+    def seconds_per_question(self, questions: int) -> float:
+        elapsed = time.perf_counter() - self._started + self._replayed_now() - self._replayed
+        return elapsed / max(questions, 1)

@@ -21,11 +21,10 @@ whose findings reached the root.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rag_assets.core.engines.base import LLMEngine
+from rag_assets.core.engines.base import BatchClock, LLMEngine
 from rag_assets.core.generation.parsers import parse_finding, parse_subqueries
 from rag_assets.core.generation.prompts import (
     NOTHING_RELEVANT,
@@ -111,9 +110,7 @@ def run_contregen(
     engine: LLMEngine,
     reader: LLMEngine,
 ) -> list[AnswerOutcome]:
-    engines = {id(engine): engine, id(reader): reader}.values()
-    replayed = sum(e.replayed_seconds for e in engines)
-    started = time.perf_counter()
+    clock = BatchClock(engine, reader)
     stages = StageRunner(engine, len(questions))
     counts = {"decomposition_invalid_lines": 0, "decomposition_fallbacks": 0, "summary_fallbacks": 0, "filtered": 0}
     roots = [QueryNode(q, 0) for q in questions]
@@ -218,8 +215,7 @@ def run_contregen(
         engine=reader,
         charge_tokens=False,
     )
-    replayed = sum(e.replayed_seconds for e in engines) - replayed
-    seconds = (time.perf_counter() - started + replayed) / len(questions)
+    seconds = clock.seconds_per_question(len(questions))
 
     outcomes = []
     for q, (question, root, answer) in enumerate(zip(questions, roots, answers)):

@@ -28,12 +28,11 @@ blueprint and the reader see the plain chunks and the plan.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from rag_assets.core.engines.base import LLMEngine
+from rag_assets.core.engines.base import BatchClock, LLMEngine
 from rag_assets.core.generation.contregen import citation_dict
 from rag_assets.core.generation.parsers import parse_blueprint, parse_discourse, parse_rhetorical
 from rag_assets.core.generation.prompts import (
@@ -154,9 +153,7 @@ def run_disco(
     engine: LLMEngine,
     reader: LLMEngine,
 ) -> list[AnswerOutcome]:
-    engines = {id(engine): engine, id(reader): reader}.values()
-    replayed = sum(e.replayed_seconds for e in engines)
-    started = time.perf_counter()
+    clock = BatchClock(engine, reader)
     stages = StageRunner(engine, len(questions))
     states = [QuestionState() for _ in questions]
     for state, question in zip(states, questions):
@@ -276,8 +273,7 @@ def run_disco(
         engine=reader,
         charge_tokens=False,
     )
-    replayed = sum(e.replayed_seconds for e in engines) - replayed
-    seconds = (time.perf_counter() - started + replayed) / len(questions)
+    seconds = clock.seconds_per_question(len(questions))
 
     outcomes = []
     for q, (question, state, answer) in enumerate(zip(questions, states, answers)):
