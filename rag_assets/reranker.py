@@ -33,7 +33,7 @@ def rerankers_dir() -> Path:
 class RerankerTrainingConfig(dg.Config):
     use_synthetic: bool = Field(default=True, description="Also train on the synthetic questions.")
     max_steps: int = Field(
-        default=24, ge=1, le=100000, description="Optimizer steps (about 1-3 s each on 2 CPU cores; more on a GPU)."
+        default=12, ge=1, le=100000, description="Optimizer steps (about 3 s each on 2 CPU cores; more on a GPU)."
     )
     batch_size: int = Field(default=4, ge=1, le=512, description="Query groups per step.")
     negatives: int = Field(default=3, ge=1, le=32, description="Hard negatives per query (non-gold hybrid hits).")

@@ -213,7 +213,13 @@ def test_router_adapter_trains_on_the_train_fold(project: dict, tmp_path: Path) 
         "routing_actions",
         "router_adapter",
     )
-    config = {"ops": {"router_adapter": {"config": {"max_steps": 2, "batch_size": 2, "max_length": 512}}}}
+    config = {
+        "ops": {
+            "router_adapter": {
+                "config": {"kinds": ["encoder", "llm"], "max_steps": 2, "batch_size": 2, "max_length": 512}
+            }
+        }
+    }
     result = _materialize(project, *stages, run_config=config)
     assert result.success
     meta = {m.asset_key.to_user_string(): m.materialization.metadata for m in result.get_asset_materialization_events()}

@@ -14,6 +14,7 @@ import pytest
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.answers import DEFAULT_STRATEGIES
+from rag_assets.answers import STRATEGIES as ALL_STRATEGIES
 from rag_assets.core.lineage import trace_answer
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
 from rag_assets.partitions import register_collections
@@ -59,12 +60,22 @@ STAGES = (
     "answers",
     "evaluation_report",
 )
-STRATEGIES = [*DEFAULT_STRATEGIES, "rdr2-llm-rank"]  # the defaults and the likelihood-ranked LLM router
+# every strategy (rdr2-encoder is rdr2 under its own name), the defaults among them
+STRATEGIES = [s for s in ALL_STRATEGIES if s != "rdr2-encoder"]
+assert set(DEFAULT_STRATEGIES) <= set(STRATEGIES)
 RUN_CONFIG = {
     "ops": {
         "synthetic_questions": {"config": {"count": 4}},
         "router_adapter": {
-            "config": {"max_steps": 1, "batch_size": 2, "max_length": 512, "encoder_epochs": 1, "encoder_batch_size": 4}
+            "config": {
+                "kinds": ["encoder", "llm"],
+                "max_steps": 1,
+                "batch_size": 2,
+                "max_length": 512,
+                "encoder_epochs": 1,
+                "encoder_max_steps": 0,
+                "encoder_batch_size": 4,
+            }
         },
         "router_metrics": {"config": {"max_samples": 3, "max_new_tokens": 16}},
         "passage_reranker": {"config": {"max_steps": 1, "batch_size": 2, "negatives": 2, "max_length": 64, "depth": 4}},

@@ -115,7 +115,8 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
     assert check.severity == dg.AssetCheckSeverity.WARN and not check.passed
     assert check.metadata["no_adapter"].value == "tiny"
 
-    training = {"max_steps": 2, "batch_size": 2, "max_length": 512, "encoder_epochs": 1, "encoder_batch_size": 4}
+    training = {"kinds": ["encoder", "llm"], "max_steps": 2, "batch_size": 2, "max_length": 512}
+    training |= {"encoder_epochs": 1, "encoder_max_steps": 0, "encoder_batch_size": 4}
     second = _materialize(
         project,
         "router_adapter",

@@ -200,7 +200,7 @@ def train_encoder(
     def loss_of(batch: list[EncoderPair]):
         columns = [[p.query for p in batch], [p.positive for p in batch]]
         columns += [[p.negatives[k] for p in batch] for k in range(settings.negatives)]
-        return loss_fn([batch_to_device(model.tokenize(column), model.device) for column in columns], None)
+        return loss_fn([batch_to_device(model.preprocess(column), model.device) for column in columns], None)
 
     losses, step, seconds = optimise(
         lambda: _batches(pairs, settings.batch_size, rng),

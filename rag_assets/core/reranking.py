@@ -279,8 +279,11 @@ class PassageReranker(Reranker):
 def _cross_encoder(path: Path, *, device: str, max_length: int, num_labels: int | None = None):
     from sentence_transformers import CrossEncoder
 
+    from rag_assets.core.quiet_loading import quiet_model_loading
+
     kwargs = {"num_labels": num_labels} if num_labels else {}
-    return CrossEncoder(str(path), device=device, max_length=max_length, local_files_only=True, **kwargs)
+    with quiet_model_loading():  # the new classifier head is reported as missing: we train it
+        return CrossEncoder(str(path), device=device, max_length=max_length, local_files_only=True, **kwargs)
 
 
 def calibrate_fusion(

@@ -151,3 +151,22 @@ def test_training_moves_the_listwise_loss_off_chance_and_ranks_the_gold_first(
     for group in groups:
         scores = reranker.scores(group.query, [group.positive, *group.negatives])
         assert scores[0] == max(scores), (group.query, scores)
+
+
+def test_building_the_cross_encoder_from_the_bi_encoder_prints_no_load_report(
+    embedder: Embedder, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A first run's screen: the new classifier head is expected (we train it), so neither the
+    transformers LOAD REPORT nor the conversion warning may reach the user; the library log
+    levels are restored afterwards."""
+    import logging
+
+    from rag_assets.core.reranking import _cross_encoder
+
+    before = logging.getLogger("sentence_transformers").level
+    model = _cross_encoder(embedder.model_path, device="cpu", max_length=64, num_labels=1)
+    out, err = capfd.readouterr()
+    assert model.model.classifier.out_features == 1
+    assert "LOAD REPORT" not in out + err and "MISSING" not in out + err
+    assert not [r for r in caplog.records if r.levelno < logging.ERROR and "CrossEncoder" in r.getMessage()]
+    assert logging.getLogger("sentence_transformers").level == before

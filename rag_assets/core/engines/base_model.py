@@ -55,12 +55,15 @@ def ensure_hf_checkpoint(cache_dir: Path, gguf: Path | None = None) -> Path:
 
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
+    from rag_assets.core.quiet_loading import quiet_model_loading
+
     cache_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".convert-", dir=cache_dir))
     try:
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        config = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        with quiet_model_loading():  # no per-tensor progress bar in a log file
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            config = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name)
         if hasattr(config, "quantization_config"):
             del config.quantization_config
         model = AutoModelForCausalLM.from_config(config)

@@ -1,0 +1,39 @@
+"""Model loading without the noise a user cannot act on.
+
+Building the reranker's cross-encoder from the packaged bi-encoder makes transformers print a
+"LOAD REPORT" of the classifier head it had to initialise (expected: we train that head) and
+sentence-transformers warn that it converts the model; converting the packaged GGUF prints a
+progress bar per tensor batch even into a log file. Inside `quiet_model_loading()` those
+libraries report errors only, and transformers draws progress bars on a terminal only.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_LIBRARY_LOGGERS = ("sentence_transformers", "transformers")
+
+
+@contextmanager
+def quiet_model_loading() -> Iterator[None]:
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    levels = {name: logging.getLogger(name).level for name in _LIBRARY_LOGGERS}
+    hf_logging.set_verbosity_error()
+    if not sys.stderr.isatty():
+        hf_logging.disable_progress_bar()
+    for name in _LIBRARY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
