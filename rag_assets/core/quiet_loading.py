@@ -4,15 +4,18 @@ Building the reranker's cross-encoder from the packaged bi-encoder makes transfo
 "LOAD REPORT" of the classifier head it had to initialise (expected: we train that head) and
 sentence-transformers warn that it converts the model; converting the packaged GGUF prints a
 progress bar per tensor batch even into a log file. Inside `quiet_model_loading()` those
-libraries report errors only, and transformers draws progress bars on a terminal only.
+libraries report errors only, and progress bars are drawn on a terminal only: transformers' own
+bars are switched off, and, off a terminal, what plain `tqdm` bars (the GGUF conversion's) write
+to stderr is dropped (log records still go out: their handlers hold their own stream).
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext, redirect_stderr
 
 _LIBRARY_LOGGERS = ("sentence_transformers", "transformers")
 
@@ -30,7 +33,8 @@ def quiet_model_loading() -> Iterator[None]:
     for name in _LIBRARY_LOGGERS:
         logging.getLogger(name).setLevel(logging.ERROR)
     try:
-        yield
+        with nullcontext() if sys.stderr.isatty() else redirect_stderr(io.StringIO()):
+            yield
     finally:
         hf_logging.set_verbosity(verbosity)
         if bars:
