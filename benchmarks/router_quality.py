@@ -149,9 +149,8 @@ def main() -> None:
         rag = gather_evidence(queries, StrategySpec("rag-hybrid", "rag", top_k=5), retrieve=retrieve, trees=trees)
         budgets = [g.words for g in rag]
         rows = {"rag-hybrid": (mean_metrics([evidence_metrics(g, q) for g, q in zip(rag, questions)]), 0.0)}
-        kinds = ["hit-nodes", "similarity", "encoder", "oracle"] + (["llm", "llm-rank"] if engine else [])
-        if args.only_variants:
-            kinds = []
+        kinds = [] if args.only_variants else ["hit-nodes", "similarity", "encoder", "oracle"]
+        kinds += ["llm", "llm-rank"] if engine and not args.only_variants else []
         for kind in kinds:
             if kind != "llm" and kind not in routers:
                 continue
@@ -224,7 +223,7 @@ def parse_variants(text: str) -> list[tuple[str, dict]]:
                 raise SystemExit(
                     f"--encoder-variants: {item!r} is not <EncoderSettings field>=<value> ({', '.join(known)})"
                 )
-            overrides[key] = float(value) if known[key] in (float, "float") else int(value)
+            overrides[key] = float(value) if known[key] == "float" else int(value)  # annotations are strings
         out.append((chunk, overrides))
     return out
 
@@ -277,8 +276,9 @@ def encoder_comparison(
     samples, golds = [s for s, _ in pairs], [g for _, g in pairs]
     print(f"  encoder routers ({len(samples)} validation subtrees, {len(questions)} evaluation questions):")
     out: dict[str, dict] = {}
+    folds = {flag: load_routing_examples(con, collection, fold="train", synthetic=flag) for _, _, flag in variants}
     for label, overrides, synthetic in variants:
-        train = load_routing_examples(con, collection, fold="train", synthetic=synthetic)
+        train = folds[synthetic]
         if not train:
             print(f"    {label:32s} no train views")
             continue

@@ -92,7 +92,8 @@ STRATEGIES = (
 # The default report: the two baselines, RDR2 with the default (encoder) router, and one row per
 # other seed system (with Disco-RAG's own falsification ablation). Sized so `make run` on the
 # built-in corpus ends within 20 minutes on 2 CPU cores (every row is one reader pass over the
-# questions, ~40 s there: measured 18 min 35 s from a fresh clone); the routers' bounds, other
+# questions, ~40 s there: 18 min 35 s from a fresh clone, measured with rdr2-oracle where
+# disco-no-structure is, ~45 s each); the routers' bounds, other
 # ablations and the LLM router's rows are asked for by name (run.datasets.yaml lists the
 # headline set of the real-data run).
 DEFAULT_STRATEGIES = [
@@ -296,8 +297,10 @@ def answers(
     adapter = published.get("llm")
     specs_all = strategy_specs(config, "short", adapter.adapter_id if adapter else None)
     wanted = [name for name in specs_all if name in config.strategies]
-    routes_with_llm = [n for n in wanted if specs_all[n].kind == "rdr2" and specs_all[n].router == "llm"]
-    if adapter is None and any(n != "rdr2-base" for n in routes_with_llm):  # rag rows never route; base is meant
+    # the rows that would route with the trained LLM adapter if there were one (rdr2-base never does)
+    probe = "<adapter>"
+    wants_adapter = [n for n, s in strategy_specs(config, "short", probe).items() if n in wanted and s.adapter == probe]
+    if adapter is None and wants_adapter:
         notes.append("no trained LLM router adapter: LLM-routed rows route with the base model (as rdr2-base)")
     if "encoder" not in published and any(specs_all[n].router == "encoder" for n in wanted):
         skipped = [n for n in wanted if specs_all[n].router == "encoder"]

@@ -27,13 +27,14 @@ def quiet_model_loading() -> Iterator[None]:
     verbosity = hf_logging.get_verbosity()
     bars = hf_logging.is_progress_bar_enabled()
     levels = {name: logging.getLogger(name).level for name in _LIBRARY_LOGGERS}
+    terminal = sys.stderr.isatty()
     hf_logging.set_verbosity_error()
-    if not sys.stderr.isatty():
+    if not terminal:
         hf_logging.disable_progress_bar()
     for name in _LIBRARY_LOGGERS:
         logging.getLogger(name).setLevel(logging.ERROR)
     try:
-        with nullcontext() if sys.stderr.isatty() else redirect_stderr(io.StringIO()):
+        with nullcontext() if terminal else redirect_stderr(io.StringIO()):
             yield
     finally:
         hf_logging.set_verbosity(verbosity)
