@@ -5,7 +5,8 @@ labelled view: the question is the anchor; each gold ANSWER node (in its heading
 gold EXPAND heading (its path and a glimpse of its content) is a positive; the view's other
 candidates (visible content and collapsed headings the teacher did not pick) are its hard
 negatives. The loss is sentence-transformers' `MultipleNegativesRankingLoss` (in-batch negatives
-plus the hard ones). A bi-encoder rather than a cross-encoder: it starts from a model that already
+plus the hard ones), through `core/contrastive.py`, the recipe the bi-encoder passage reranker
+shares. A bi-encoder rather than a cross-encoder: it starts from a model that already
 ranks well (the untrained encoder is the similarity router, so the gain from training is measured
 against it), node and heading embeddings are cached across questions and rounds, and it trains in
 minutes on two CPU cores.
@@ -19,13 +20,14 @@ named by the digest of its files (`router.json` records kind, thresholds, calibr
 from __future__ import annotations
 
 import json
-import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from rag_assets.core.contrastive import ContrastivePair, fine_tune_bi_encoder
 from rag_assets.core.embedding import Embedder
+from rag_assets.core.quiet_loading import quiet_model_loading
 from rag_assets.core.router_folders import ROUTER_MARKERS, router_folder_kind
 from rag_assets.core.scoring_router import ScoringRouter, content_context, heading_context
 from rag_assets.core.subtree import DocumentRouting, SubtreeView
@@ -44,13 +46,6 @@ class RoutingExample:
     view: SubtreeView
     answer_ids: frozenset[int]
     expand_ids: frozenset[int]
-
-
-@dataclass(frozen=True, slots=True)
-class EncoderPair:
-    query: str
-    positive: str
-    negatives: tuple[str, ...]
 
 
 @dataclass(slots=True)
@@ -95,7 +90,7 @@ def candidate_texts(example: RoutingExample) -> dict[int, str]:
     return out
 
 
-def encoder_pairs(examples: Sequence[RoutingExample], *, negatives: int = 2, seed: int = 0) -> list[EncoderPair]:
+def encoder_pairs(examples: Sequence[RoutingExample], *, negatives: int = 2, seed: int = 0) -> list[ContrastivePair]:
     """(question, positive, hard negatives) for every gold action of every view (see module doc)."""
     rng = random.Random(seed)
     pool: list[str] = []
@@ -117,32 +112,8 @@ def encoder_pairs(examples: Sequence[RoutingExample], *, negatives: int = 2, see
             elif len(set(pool)) == 1:
                 break
         if len(hard) == negatives:
-            pairs.append(EncoderPair(query, positive, tuple(hard)))
+            pairs.append(ContrastivePair(query, positive, tuple(hard)))
     return pairs
-
-
-def _batches(pairs: Sequence[EncoderPair], size: int, rng: random.Random) -> list[list[EncoderPair]]:
-    """Shuffled batches with no question twice in a batch: another positive of the same question
-    would otherwise be scored as its in-batch negative. Leftover batches are kept even when they
-    hold one pair: its hard negatives still give the loss something to rank against, and a train
-    fold with a single question would otherwise give no batch at all."""
-    order = list(pairs)
-    rng.shuffle(order)
-    batches: list[list[EncoderPair]] = []
-    open_batches: list[tuple[list[EncoderPair], set[str]]] = []
-    for pair in order:
-        for batch, queries in open_batches:
-            if pair.query not in queries and len(batch) < size:
-                batch.append(pair)
-                queries.add(pair.query)
-                break
-        else:
-            open_batches.append(([pair], {pair.query}))
-        full = [b for b in open_batches if len(b[0]) >= size]
-        batches += [b for b, _ in full]
-        open_batches = [b for b in open_batches if len(b[0]) < size]
-    batches += [b for b, _ in open_batches]
-    return batches
 
 
 def calibrate(router: ScoringRouter, examples: Sequence[RoutingExample], settings: EncoderSettings) -> Calibration:
@@ -171,55 +142,36 @@ def train_encoder(
     extra_record: dict | None = None,
 ) -> EncoderTrainingResult:
     """Fine-tune the encoder on `train`, calibrate on `validation`, publish the router folder."""
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-    from sentence_transformers.util import batch_to_device
-
-    from rag_assets.core.router_training import optimise, publish_model_folder
+    from rag_assets.core.router_training import publish_model_folder
 
     settings = settings or EncoderSettings()
     pairs = encoder_pairs(train, negatives=settings.negatives, seed=settings.seed)
     if not pairs:
         raise ValueError("no encoder training pairs: no train view has a gold ANSWER or EXPAND action")
-    torch.manual_seed(settings.seed)
-    rng = random.Random(settings.seed)
-    model = SentenceTransformer(str(base_model), device=device, local_files_only=True)
-    model.max_seq_length = settings.max_seq_length
-    loss_fn = MultipleNegativesRankingLoss(model)
-    epoch_batches = max(len(_batches(pairs, settings.batch_size, random.Random(settings.seed))), 1)
-    total = epoch_batches * max(settings.epochs, 1)
-    if settings.max_steps:
-        total = min(total, settings.max_steps)
-    warmup = max(1, math.ceil(total * settings.warmup_fraction))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(total - warmup, 1)))
-    )
-
-    def loss_of(batch: list[EncoderPair]):
-        columns = [[p.query for p in batch], [p.positive for p in batch]]
-        columns += [[p.negatives[k] for p in batch] for k in range(settings.negatives)]
-        return loss_fn([batch_to_device(model.preprocess(column), model.device) for column in columns], None)
-
-    losses, step, seconds = optimise(
-        lambda: _batches(pairs, settings.batch_size, rng),
-        loss_of,
-        model,
-        optimizer,
-        scheduler,
-        total,
+    run = fine_tune_bi_encoder(
+        base_model,
+        pairs,
+        negatives=settings.negatives,
+        epochs=settings.epochs,
+        max_steps=settings.max_steps,
+        batch_size=settings.batch_size,
+        learning_rate=settings.learning_rate,
+        warmup_fraction=settings.warmup_fraction,
+        max_seq_length=settings.max_seq_length,
+        seed=settings.seed,
+        device=device,
         desc="encoder router",
         progress=progress,
         on_step=on_step,
     )
-    model.eval()
+    model, losses, step, seconds = run.model, run.losses, run.steps, run.seconds_per_step
     router = ScoringRouter(Embedder.wrap(model, "encoder-in-training"), SimilarityThresholds(), kind="encoder")
     calibrated_on = "validation" if validation else "train"
     calibration = calibrate(router, validation or train, settings)
 
     def write(staging: Path) -> dict:
-        model.save(str(staging))
+        with quiet_model_loading():  # no "Writing model shards" bar in a run's log
+            model.save(str(staging))
         return {
             "kind": "encoder",
             "base_model": str(base_model),

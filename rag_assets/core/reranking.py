@@ -1,10 +1,18 @@
-"""The passage reranker: a cross-encoder fine-tuned from the packaged MiniLM, used through LanceDB.
+"""The passage reranker: the packaged MiniLM fine-tuned on the collection's questions, used through LanceDB.
 
-No cross-encoder weights ship in any package we install, so one is trained here: the packaged
-all-MiniLM-L6-v2 gets a one-logit classification head (sentence-transformers' `CrossEncoder`)
-and learns on (query, passage) groups from the collection's own questions (train split) and
-synthetic questions: one gold passage against hard negatives, the first-stage hybrid candidates
-that are not gold, with a listwise softmax cross-entropy over each group.
+No reranker weights ship in any package we install, so one is trained here, on (query, passage)
+groups from the collection's own questions (train split) and synthetic questions: one gold
+passage against hard negatives, the first-stage hybrid candidates that are not gold. Two models
+(`RerankerSettings.model`):
+
+- `bi-encoder` (the default): the packaged sentence encoder fine-tuned contrastively on the groups
+  (`core/contrastive.py`, the recipe the encoder router uses); a candidate's score is the cosine of
+  the fine-tuned query and passage embeddings. It starts from a model that already ranks as well
+  as the dense first stage, so a few dozen CPU steps move it from there.
+- `cross-encoder`: a one-logit classification head on the packaged MiniLM (sentence-transformers'
+  `CrossEncoder`) with a listwise softmax cross-entropy over each group. It starts from an
+  untrained head: on the real sets it ranked the gold first on 15-50% of held-out questions where
+  the first stage did on 65% (session 3), hence not the default.
 
 A passage is gold for a question when it comes from the gold document (title, file name or doc
 key) and, where the question has finer labels, lies under the gold section path, holds a gold
@@ -14,9 +22,9 @@ passage is about rather than string matching.
 
 At query time the reranker is a LanceDB `Reranker`, so hybrid + rerank is ONE LanceDB query:
 the vector and full-text candidates are fused by reciprocal rank (as LanceDB's RRFReranker
-does), the cross-encoder scores the `depth` best of them, and its rank joins the fusion with a
-weight calibrated on held-out questions (recall@5 of the gold passage's document); `weight < 0`
-means the cross-encoder's order alone. The calibration keeps a freshly trained model from
+does), the model scores the `depth` best of them, and its rank joins the fusion with a weight
+calibrated on held-out questions (recall@5 of a gold passage);
+`weight < 0` means the model's order alone. The calibration keeps a freshly trained model from
 undoing a good first stage on a collection where it learnt little: the weight that was best on
 held-out questions is the one used, and 0 (the first stage alone) is always a candidate.
 """
@@ -32,12 +40,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 from lancedb.rerankers import Reranker
 
 from rag_assets.core.answer_metrics import normalize_answer
+from rag_assets.core.contrastive import ContrastivePair, fine_tune_bi_encoder
 from rag_assets.core.passages import Passage
 from rag_assets.core.questions import Question
+from rag_assets.core.quiet_loading import quiet_model_loading
+from rag_assets.core.retrieval import SearchHit
 from rag_assets.core.vector_index import search_text
 
 RERANKER_RECORD = "reranker.json"
@@ -49,27 +61,23 @@ _TAG = re.compile(r"<[^>]+>")
 _YES_NO = {"yes", "no"}
 
 
-@dataclass(frozen=True, slots=True)
-class RerankGroup:
-    """One training group: the query, one gold passage and its hard negatives (search texts)."""
-
-    query: str
-    positive: str
-    negatives: tuple[str, ...]
+# One training group: the query, one gold passage and its hard negatives (search texts).
+RerankGroup = ContrastivePair
 
 
 @dataclass(slots=True)
 class RerankerSettings:
+    model: str = "bi-encoder"  # "bi-encoder" | "cross-encoder" (see the module doc)
     max_steps: int = 24  # optimizer steps (about 1-3 s each on 2 CPU cores)
-    batch_size: int = 4  # groups per step
+    batch_size: int = 8  # groups per step (the bi-encoder's in-batch negatives grow with it)
     negatives: int = 3  # hard negatives per group
-    learning_rate: float = 4e-5
-    head_lr_multiplier: float = 50.0  # the fresh classification head learns this much faster
-    score_scale: float = 20.0  # listwise softmax temperature 1/score_scale (see train_reranker)
+    learning_rate: float = 3e-5
+    head_lr_multiplier: float = 50.0  # cross-encoder: the fresh classification head learns this much faster
+    score_scale: float = 20.0  # cross-encoder: listwise softmax temperature 1/score_scale (see train_reranker)
     warmup_fraction: float = 0.1
     max_length: int = 160  # query + passage tokens
     candidates: int = 20  # first-stage hits a negative is drawn from
-    depth: int = 12  # candidates the cross-encoder scores at query time
+    depth: int = 30  # first-stage candidates the model re-scores at query time
     validation_fraction: float = 0.25  # of the labelled train questions, held out to calibrate the fusion
     max_validation: int = 24  # held-out questions scored at most
     seed: int = 0
@@ -124,8 +132,9 @@ def _clean(text: str) -> str:
     return " ".join(_TAG.sub(" ", text).split())
 
 
-def is_gold_passage(question: Question, passage: Passage) -> bool:
-    """Gold document, and the finest label the question has: section, evidence line, short answer."""
+def is_gold_passage(question: Question, passage: Passage | SearchHit) -> bool:
+    """Gold document, and the finest label the question has: section, evidence line, short answer
+    (a stored passage or a search hit of one)."""
     title = passage.heading_path[0] if passage.heading_path else ""
     if not is_gold_document(question, passage.doc_id, title):
         return False
@@ -214,26 +223,72 @@ def fuse(first_stage: Sequence[float], cross_scores: Sequence[float], weight: fl
     return [float(f) + weight / (RRF_K + rank[i]) for i, f in enumerate(first_stage)]
 
 
+class CrossEncoderScorer:
+    """Scores (query, passage) pairs with a sentence-transformers `CrossEncoder`."""
+
+    model_kind = "cross-encoder"
+
+    def __init__(self, model) -> None:
+        self.model = model
+
+    def scores(self, query: str, texts: Sequence[str]) -> list[float]:
+        return [float(s) for s in self.model.predict([(query, t) for t in texts], batch_size=32)]
+
+
+class BiEncoderScorer:
+    """Cosine between the fine-tuned sentence encoder's query and passage embeddings. Passage
+    embeddings are cached by text: the same candidates come back for many queries (held-out
+    calibration, an evaluation's strategies), and the first stage's vectors in the index are the
+    untrained model's, not these."""
+
+    model_kind = "bi-encoder"
+
+    def __init__(self, model, *, cache_size: int = 50_000) -> None:
+        self.model = model
+        self.cache_size = cache_size
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(
+            self.model.encode(list(texts), batch_size=32, normalize_embeddings=True, show_progress_bar=False),
+            dtype=np.float32,
+        )
+
+    def scores(self, query: str, texts: Sequence[str]) -> list[float]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if len(self._vectors) + len(missing) > self.cache_size:
+            self._vectors.clear()  # a bounded cache: a long-lived process must not grow without end
+            missing = list(dict.fromkeys(texts))
+        if missing:
+            self._vectors.update(zip(missing, self._encode(missing)))
+        q = self._encode([query])[0]
+        return [float(q @ self._vectors[t]) for t in texts]
+
+
 class PassageReranker(Reranker):
-    """A LanceDB reranker running the trained cross-encoder (see the module doc)."""
+    """A LanceDB reranker running the trained model (`scorer`: a `BiEncoderScorer` or a
+    `CrossEncoderScorer`; see the module doc)."""
 
     def __init__(
-        self, model, *, weight: float = -1.0, depth: int = 12, column: str = "search_text", reranker_id: str = ""
+        self, scorer, *, weight: float = -1.0, depth: int = 30, column: str = "search_text", reranker_id: str = ""
     ) -> None:
         super().__init__("relevance")
-        self.model = model  # a sentence_transformers CrossEncoder
+        self.scorer = scorer
         self.weight = weight
         self.depth = depth
         self.column = column
         self.reranker_id = reranker_id
 
     def __str__(self) -> str:
-        return f"PassageReranker({self.reranker_id or 'untitled'}, weight={self.weight}, depth={self.depth})"
+        return (
+            f"PassageReranker({self.reranker_id or 'untitled'}, {self.scorer.model_kind}, "
+            f"weight={self.weight}, depth={self.depth})"
+        )
 
     def scores(self, query: str, texts: Sequence[str]) -> list[float]:
         if not texts:
             return []
-        return [float(s) for s in self.model.predict([(query, t) for t in texts], batch_size=32)]
+        return self.scorer.scores(query, texts)
 
     def _rerank_ranked(self, query: str, table: pa.Table, first_stage: list[float]) -> pa.Table:
         """`table` rows with their first-stage scores: the top `depth` are re-scored and fused,
@@ -279,8 +334,6 @@ class PassageReranker(Reranker):
 def _cross_encoder(path: Path, *, device: str, max_length: int, num_labels: int | None = None):
     from sentence_transformers import CrossEncoder
 
-    from rag_assets.core.quiet_loading import quiet_model_loading
-
     kwargs = {"num_labels": num_labels} if num_labels else {}
     with quiet_model_loading():  # the new classifier head is reported as missing: we train it
         return CrossEncoder(str(path), device=device, max_length=max_length, local_files_only=True, **kwargs)
@@ -291,9 +344,11 @@ def calibrate_fusion(
     held: Sequence[tuple[str, Sequence[float], Sequence[str], Sequence[bool]]],
     k: int = 5,
 ) -> tuple[float, dict[str, float]]:
-    """The fusion weight with the best held-out recall@k (ties: the smaller weight, i.e. the one
-    closest to the first stage). `held`: per question, (query, first-stage scores of its
-    candidates in first-stage order, their texts, which are gold)."""
+    """The fusion weight with the best held-out recall@k of a gold passage; ties go to the smaller
+    weight, i.e. the one closest to the first stage (a finer tie-break, mean reciprocal rank, chose
+    a weight that cost nq_wiki 0.13 of recall@5 on its dev + test questions: on its 7 held-out
+    questions it was noise). `held`: per question, (query, first-stage scores of its candidates in
+    first-stage order, their texts, which are gold)."""
     scored = [(fs[: reranker.depth], reranker.scores(q, texts[: reranker.depth]), gold) for q, fs, texts, gold in held]
     table: dict[str, float] = {}
     for weight in FUSION_GRID:
@@ -307,29 +362,24 @@ def calibrate_fusion(
     return best, table
 
 
-def train_reranker(
+RERANKER_MODELS = ("bi-encoder", "cross-encoder")
+
+
+def _fine_tune_cross_encoder(
     base_model: Path,
     groups: Sequence[RerankGroup],
-    held: Sequence[tuple[str, Sequence[float], Sequence[str], Sequence[bool]]],
-    output_root: Path,
-    settings: RerankerSettings | None = None,
+    settings: RerankerSettings,
     *,
-    device: str = "cpu",
-    on_step: Callable[[int, int, float], None] | None = None,
-    progress: bool = True,
-    extra_record: Mapping[str, object] | None = None,
-) -> RerankerTrainingResult:
-    """Fine-tune the cross-encoder on `groups`, calibrate the fusion on `held`, publish the folder."""
+    device: str,
+    on_step: Callable[[int, int, float], None] | None,
+    progress: bool,
+):
+    """The cross-encoder recipe: a one-logit head on the packaged MiniLM, listwise softmax over
+    each group (gold first) -> (model, losses, steps, seconds per step)."""
     import torch
 
-    from rag_assets.core.router_training import optimise, publish_model_folder
+    from rag_assets.core.router_training import optimise
 
-    settings = settings or RerankerSettings()
-    usable = [g for g in groups if len(g.negatives) >= settings.negatives > 0]
-    if not usable:
-        raise ValueError(
-            f"no reranker training groups: no question has a gold passage and {settings.negatives} negatives"
-        )
     torch.manual_seed(settings.seed)
     rng = random.Random(settings.seed)
     model = _cross_encoder(base_model, device=device, max_length=settings.max_length, num_labels=1)
@@ -364,7 +414,7 @@ def train_reranker(
     width = settings.negatives + 1
 
     def epoch() -> list[list[RerankGroup]]:
-        order = list(usable)
+        order = list(groups)
         rng.shuffle(order)
         return [order[i : i + settings.batch_size] for i in range(0, len(order), settings.batch_size)]
 
@@ -383,13 +433,66 @@ def train_reranker(
         epoch, loss_of, model, optimizer, scheduler, total, desc="passage reranker", progress=progress, on_step=on_step
     )
     model.eval()
-    reranker = PassageReranker(model, depth=settings.depth)
+    return model, losses, step, seconds
+
+
+def train_reranker(
+    base_model: Path,
+    groups: Sequence[RerankGroup],
+    held: Sequence[tuple[str, Sequence[float], Sequence[str], Sequence[bool]]],
+    output_root: Path,
+    settings: RerankerSettings | None = None,
+    *,
+    device: str = "cpu",
+    on_step: Callable[[int, int, float], None] | None = None,
+    progress: bool = True,
+    extra_record: Mapping[str, object] | None = None,
+) -> RerankerTrainingResult:
+    """Fine-tune the reranker (`settings.model`) on `groups`, calibrate the fusion on `held`,
+    publish the folder."""
+    from rag_assets.core.router_training import publish_model_folder
+
+    settings = settings or RerankerSettings()
+    if settings.model not in RERANKER_MODELS:
+        raise ValueError(f"reranker model {settings.model!r} is not one of {', '.join(RERANKER_MODELS)}")
+    usable = [g for g in groups if len(g.negatives) >= settings.negatives > 0]
+    if not usable:
+        raise ValueError(
+            f"no reranker training groups: no question has a gold passage and {settings.negatives} negatives"
+        )
+    if settings.model == "cross-encoder":
+        model, losses, step, seconds = _fine_tune_cross_encoder(
+            base_model, usable, settings, device=device, on_step=on_step, progress=progress
+        )
+        scorer = CrossEncoderScorer(model)
+    else:
+        run = fine_tune_bi_encoder(
+            base_model,
+            usable,
+            negatives=settings.negatives,
+            max_steps=max(settings.max_steps, 1),
+            epochs=10**6,  # max_steps decides: small collections take several passes
+            batch_size=settings.batch_size,
+            learning_rate=settings.learning_rate,
+            warmup_fraction=settings.warmup_fraction,
+            max_seq_length=settings.max_length,
+            seed=settings.seed,
+            device=device,
+            desc="passage reranker",
+            progress=progress,
+            on_step=on_step,
+        )
+        model, losses, step, seconds = run.model, run.losses, run.steps, run.seconds_per_step
+        scorer = BiEncoderScorer(model)
+    reranker = PassageReranker(scorer, depth=settings.depth)
     weight, calibration = calibrate_fusion(reranker, held) if held else (-1.0, {})
 
     def write(staging: Path) -> dict:
-        model.save(str(staging))
+        with quiet_model_loading():  # no "Writing model shards" bar in a run's log
+            model.save(str(staging))
         return {
             "kind": "passage-reranker",
+            "model": settings.model,
             "base_model": str(base_model),
             "settings": asdict(settings),
             "weight": weight,
@@ -424,9 +527,19 @@ def load_passage_reranker(folder: Path, *, device: str = "cpu", weight: float | 
     if not is_passage_reranker(folder):
         raise FileNotFoundError(f"{folder} holds no passage reranker ({RERANKER_RECORD} with kind 'passage-reranker')")
     record = reranker_record(folder)
-    model = _cross_encoder(folder, device=device, max_length=int(record["settings"]["max_length"]))
+    max_length = int(record["settings"]["max_length"])
+    # folders published before the bi-encoder existed record no "model": they hold a cross-encoder
+    if record.get("model", "cross-encoder") == "cross-encoder":
+        scorer = CrossEncoderScorer(_cross_encoder(folder, device=device, max_length=max_length))
+    else:
+        from sentence_transformers import SentenceTransformer
+
+        with quiet_model_loading():
+            model = SentenceTransformer(str(folder), device=device, local_files_only=True)
+        model.max_seq_length = max_length
+        scorer = BiEncoderScorer(model)
     return PassageReranker(
-        model,
+        scorer,
         weight=float(record["weight"]) if weight is None else weight,
         depth=int(record["depth"]),
         reranker_id=record.get("adapter_id", folder.name),
@@ -483,7 +596,7 @@ def train_collection_reranker(
                 question.query,
                 [h.score for h in found],
                 [search_text(h.heading_path, h.text) for h in found],
-                [is_gold_hit(question, h.doc_id, h.heading_path) for h in found],
+                [is_gold_passage(question, h) for h in found],
             )
         )
     synthetic_queries = {q.query for q in synthetic}

@@ -1,5 +1,6 @@
-"""The trained passage reranker for real: MiniLM cross-encoder fine-tuned for two steps, published,
-loaded, and used inside ONE LanceDB hybrid query on a tiny index."""
+"""The trained passage reranker for real: the packaged MiniLM fine-tuned as a bi-encoder (the default)
+and as a cross-encoder for a few steps, published, loaded, and used inside ONE LanceDB hybrid
+query on a tiny index."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from rag_assets.core.embedding import Embedder
 from rag_assets.core.passages import cut_passages
 from rag_assets.core.questions import Question
 from rag_assets.core.reranking import (
+    BiEncoderScorer,
     PassageReranker,
     RerankerSettings,
+    RerankGroup,
     fuse,
     is_gold_hit,
     is_gold_passage,
@@ -79,8 +82,9 @@ def test_fusion_weight_zero_keeps_the_first_stage_and_negative_is_the_cross_enco
     assert sorted(range(3), key=lambda i: -fuse(first, cross, -1.0)[i]) == [1, 2, 0]
 
 
+@pytest.mark.parametrize("model", ["bi-encoder", "cross-encoder"])
 def test_train_publish_and_rerank_inside_one_lancedb_hybrid_query(
-    tmp_path: Path, embedder: Embedder, passages: list
+    tmp_path: Path, embedder: Embedder, passages: list, model: str
 ) -> None:
     index = PassageIndex(tmp_path / "lance", embedder)
     index.sync(passages, "c")
@@ -98,10 +102,10 @@ def test_train_publish_and_rerank_inside_one_lancedb_hybrid_query(
                 q.query,
                 [h.score for h in hits],
                 [search_text(h.heading_path, h.text) for h in hits],
-                [is_gold_hit(q, h.doc_id, h.heading_path) for h in hits],
+                [is_gold_passage(q, h) for h in hits],
             )
         )
-    settings = RerankerSettings(max_steps=2, batch_size=2, negatives=2, max_length=64, depth=4)
+    settings = RerankerSettings(model=model, max_steps=2, batch_size=2, negatives=2, max_length=64, depth=4)
     result = train_reranker(
         embedder.model_path,
         groups,
@@ -117,12 +121,13 @@ def test_train_publish_and_rerank_inside_one_lancedb_hybrid_query(
 
     reranker = load_passage_reranker(result.folder, weight=-1.0)
     assert isinstance(reranker, PassageReranker) and reranker.reranker_id == result.reranker_id
+    assert reranker.scorer.model_kind == model
     for mode in ("hybrid", "dense"):
         hits = search(index, embedder, "kettle boiling time", mode=mode, k=3, collections=["c"], reranker=reranker)
         assert [h.rank for h in hits] == [1, 2, 3]
         scores = [h.score for h in hits]
         assert scores == sorted(scores, reverse=True)
-    # with the cross-encoder alone the order is the model's own ranking of the candidates
+    # with the model alone the order is the model's own ranking of the candidates
     hits = search(index, embedder, "kettle boiling time", mode="hybrid", k=3, collections=["c"], reranker=reranker)
     texts = [search_text(h.heading_path, h.text) for h in hits]
     own = reranker.scores("kettle boiling time", texts)
@@ -142,7 +147,9 @@ def test_training_moves_the_listwise_loss_off_chance_and_ranks_the_gold_first(
     near chance (1.29 after these 12 steps) though the gold passage already ranked first."""
     groups = rerank_groups(QUESTIONS, passages, lambda query: [], negatives=3)
     assert len(groups) == 5
-    settings = RerankerSettings(max_steps=12, batch_size=5, negatives=3, max_length=64)
+    settings = RerankerSettings(
+        model="cross-encoder", max_steps=12, batch_size=5, negatives=3, max_length=64, learning_rate=4e-5
+    )
     result = train_reranker(embedder.model_path, groups, [], tmp_path, settings, progress=False)
     chance = math.log(1 + settings.negatives)
     assert sum(result.losses[-3:]) / 3 < 0.5 * chance, result.losses
@@ -170,3 +177,109 @@ def test_building_the_cross_encoder_from_the_bi_encoder_prints_no_load_report(
     assert "LOAD REPORT" not in out + err and "MISSING" not in out + err
     assert not [r for r in caplog.records if r.levelno < logging.ERROR and "CrossEncoder" in r.getMessage()]
     assert logging.getLogger("sentence_transformers").level == before
+
+
+# Groups whose negatives are nobody's positive: with the tiny corpus's groups every negative is
+# another group's positive, so in-batch negatives repeat the positive and the loss cannot move.
+DISTINCT_GROUPS = [
+    RerankGroup(
+        "How long does the kettle take to boil?",
+        "Kettle > Boiling\nPress the switch and the kettle boils the water in two minutes.",
+        (
+            "Kettle > Safety\nNever fill the kettle above the maximum mark.",
+            "Kettle > Cord\nWind the cord around the base after use.",
+            "Kettle > Lid\nOpen the lid with the button on the handle.",
+        ),
+    ),
+    RerankGroup(
+        "What keeps the fish alive under ice?",
+        "Pond > Winter\nKeep a hole in the pond ice so that gases can escape for the fish.",
+        (
+            "Pond > Summer\nTop the pond up with rain water when it is hot.",
+            "Pond > Plants\nWater lilies shade the fish from the sun.",
+            "Pond > Pump\nClean the pump filter every spring.",
+        ),
+    ),
+    RerankGroup(
+        "Where is the tyre pressure written?",
+        "Bike > Tyres\nInflate bicycle tyres to the pressure printed on the sidewall.",
+        (
+            "Bike > Chain\nOil the chain after riding in the rain.",
+            "Bike > Brakes\nReplace brake pads when the grooves are gone.",
+            "Bike > Saddle\nSet the saddle height to your hip.",
+        ),
+    ),
+    RerankGroup(
+        "When can I change the bulb?",
+        "Lamp > Bulbs\nReplace the lamp bulb only when the lamp is cold and unplugged.",
+        (
+            "Lamp > Shade\nDust the shade with a dry cloth.",
+            "Lamp > Switch\nThe switch has three brightness levels.",
+            "Lamp > Base\nThe base holds a weight so that the lamp stands firm.",
+        ),
+    ),
+]
+
+
+def test_the_bi_encoder_learns_the_groups_and_old_cross_encoder_folders_still_load(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """The default model: contrastive fine-tuning of the packaged encoder widens the gap between
+    each gold passage and its best negative (against the untrained encoder, which already ranks
+    these right) and keeps every gold first; a folder published before the bi-encoder existed
+    (its record names no model) is read as the cross-encoder it holds."""
+    import json
+
+    from sentence_transformers import SentenceTransformer
+
+    def margin(scorer) -> float:
+        gaps = []
+        for group in DISTINCT_GROUPS:
+            scores = scorer.scores(group.query, [group.positive, *group.negatives])
+            gaps.append(scores[0] - max(scores[1:]))
+        return sum(gaps) / len(gaps)
+
+    untrained = BiEncoderScorer(SentenceTransformer(str(embedder.model_path), local_files_only=True))
+    settings = RerankerSettings(max_steps=4, batch_size=4, negatives=3, max_length=64)
+    result = train_reranker(embedder.model_path, DISTINCT_GROUPS, [], tmp_path / "bi", settings, progress=False)
+    assert result.steps == 4 and all(math.isfinite(loss) for loss in result.losses)
+    reranker = load_passage_reranker(result.folder)
+    assert reranker.scorer.model_kind == "bi-encoder" and "bi-encoder" in str(reranker)
+    assert margin(reranker.scorer) > margin(untrained) + 0.05, (margin(reranker.scorer), margin(untrained))
+    for group in DISTINCT_GROUPS:
+        scores = reranker.scores(group.query, [group.positive, *group.negatives])
+        assert scores[0] == max(scores), (group.query, scores)
+
+    old = train_reranker(
+        embedder.model_path,
+        DISTINCT_GROUPS,
+        [],
+        tmp_path / "cross",
+        RerankerSettings(model="cross-encoder", max_steps=1, batch_size=4, negatives=3, max_length=64),
+        progress=False,
+    )
+    record_path = old.folder / "reranker.json"
+    record = json.loads(record_path.read_text())
+    del record["model"]
+    record_path.write_text(json.dumps(record))
+    assert load_passage_reranker(old.folder).scorer.model_kind == "cross-encoder"
+
+
+def test_an_unknown_reranker_model_is_a_clear_error(tmp_path: Path, embedder: Embedder, passages: list) -> None:
+    groups = rerank_groups(QUESTIONS, passages, lambda query: [], negatives=1)
+    with pytest.raises(ValueError, match="'colbert' is not one of bi-encoder, cross-encoder"):
+        train_reranker(embedder.model_path, groups, [], tmp_path, RerankerSettings(model="colbert"), progress=False)
+
+
+def test_the_bi_encoder_cache_is_cleared_when_full_and_scores_stay_the_same(embedder: Embedder) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(embedder.model_path), local_files_only=True)
+    unbounded, bounded = BiEncoderScorer(model), BiEncoderScorer(model, cache_size=3)
+    texts = [g.positive for g in DISTINCT_GROUPS] + [n for g in DISTINCT_GROUPS for n in g.negatives][:2]
+    for query in ("kettle boiling time", "pond ice"):
+        first = bounded.scores(query, texts[:2])
+        again = bounded.scores(query, texts)  # more than the cache holds: cleared, then scored in full
+        assert len(bounded._vectors) <= len(texts)
+        assert again == pytest.approx(unbounded.scores(query, texts), abs=1e-5)
+        assert first == pytest.approx(again[:2], abs=1e-5)
