@@ -31,6 +31,7 @@ held-out questions is the one used, and 0 (the first stage alone) is always a ca
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import random
@@ -278,6 +279,14 @@ class PassageReranker(Reranker):
         self.depth = depth
         self.column = column
         self.reranker_id = reranker_id
+        self.first_stage_k: int | None = None  # each list's ranks that count in the first-stage fusion
+
+    def with_first_stage(self, k: int) -> PassageReranker:
+        """This reranker (same model and cache) with a first stage that fuses only each list's top
+        `k`: the plain hybrid search of `k` results, though more candidates were fetched."""
+        view = copy.copy(self)
+        view.first_stage_k = k
+        return view
 
     def __str__(self) -> str:
         return (
@@ -310,7 +319,8 @@ class PassageReranker(Reranker):
         rrf: dict[int, float] = defaultdict(float)
         for results in (vector_results, fts_results):
             for rank, row_id in enumerate(results["_rowid"].to_pylist() if results else [], start=1):
-                rrf[row_id] += 1 / (RRF_K + rank)
+                if self.first_stage_k is None or rank <= self.first_stage_k:
+                    rrf[row_id] += 1 / (RRF_K + rank)
         merged = self.merge_results(vector_results, fts_results)
         if merged.num_rows == 0:
             return self._handle_empty_results(merged)
@@ -345,10 +355,10 @@ def calibrate_fusion(
     k: int = 5,
 ) -> tuple[float, dict[str, float]]:
     """The fusion weight with the best held-out recall@k of a gold passage; ties go to the smaller
-    weight, i.e. the one closest to the first stage (a finer tie-break, mean reciprocal rank, chose
-    a weight that cost nq_wiki 0.13 of recall@5 on its dev + test questions: on its 7 held-out
-    questions it was noise). `held`: per question, (query, first-stage scores of its candidates in
-    first-stage order, their texts, which are gold)."""
+    weight, i.e. the one closest to the first stage (held-out sets are a few questions: a finer
+    tie-break such as mean reciprocal rank would pick weights on noise). `held`: per question,
+    (query, first-stage scores of its candidates in first-stage order, their texts, which are
+    gold)."""
     scored = [(fs[: reranker.depth], reranker.scores(q, texts[: reranker.depth]), gold) for q, fs, texts, gold in held]
     table: dict[str, float] = {}
     for weight in FUSION_GRID:

@@ -66,6 +66,11 @@ def search(
     table = index.table
     where = _filter(collections)
     limit = max(k, candidates or (4 * k if reranker else k))
+    if reranker is not None and hasattr(reranker, "with_first_stage"):
+        # Fetched deeper than k for the reranker to choose from, but its first stage must be the
+        # hybrid search a user gets without it (only each list's top k fused), so that fusion
+        # weight 0 is exactly that search and a weight's gain is the model's, not the depth's.
+        reranker = reranker.with_first_stage(k)
     text_query = " ".join(_QUERY_NOISE.sub(" ", query).split()) or query
     if mode == "dense":
         builder = table.search(embedder.encode_query(query), vector_column_name="vector").distance_type("cosine")

@@ -127,6 +127,12 @@ def test_train_publish_and_rerank_inside_one_lancedb_hybrid_query(
         assert [h.rank for h in hits] == [1, 2, 3]
         scores = [h.score for h in hits]
         assert scores == sorted(scores, reverse=True)
+    # fusion weight 0 is exactly the hybrid search without a reranker, though it fetched deeper
+    first_stage = load_passage_reranker(result.folder, weight=0.0)
+    for query in ("kettle boiling time", "fish under the ice", "bulb"):
+        plain = search(index, embedder, query, mode="hybrid", k=2, collections=["c"])
+        fused = search(index, embedder, query, mode="hybrid", k=2, collections=["c"], reranker=first_stage)
+        assert [h.passage_id for h in fused] == [h.passage_id for h in plain], query
     # with the model alone the order is the model's own ranking of the candidates
     hits = search(index, embedder, "kettle boiling time", mode="hybrid", k=3, collections=["c"], reranker=reranker)
     texts = [search_text(h.heading_path, h.text) for h in hits]
