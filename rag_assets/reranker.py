@@ -2,7 +2,7 @@
 
 Trained on the collection's train-split questions and (by default) its synthetic questions, with
 hard negatives from the published passage index's hybrid search; a stable quarter of the labelled
-train questions is held out to calibrate how much the cross-encoder's order counts against the
+train questions is held out to calibrate how much the model's order counts against the
 first stage (recall@5 of a gold passage on them, before and after, is in the metadata). The model
 is the fine-tuned bi-encoder by default (`model: cross-encoder` trains the cross-encoder). The
 model is published atomically as a versioned folder (`rr-<digest>`) under <data dir>/rerankers;
