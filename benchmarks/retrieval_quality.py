@@ -119,10 +119,13 @@ def train_missing(
             )
             for n in wanted
         }
+        needs_router = not (
+            latest_namespace_router(data_dir / "namespaces") or latest_namespace_router(into / "namespaces")
+        )
         pseudo = {
             n: [q.query for q in load_question_rows(con, n, table="synthetic_questions")][:60]
             + [q.query for q in load_question_rows(con, n, "train")]
-            for n in sorted(index.counts_by_collection())
+            for n in (sorted(index.counts_by_collection()) if needs_router else [])
         }
     for name in wanted:
         passages, labelled, synthetic = data[name]
@@ -147,7 +150,7 @@ def train_missing(
             f"{result.weight} (held-out R@5 {result.calibration}), {time.perf_counter() - started:.0f} s",
             flush=True,
         )
-    if not (latest_namespace_router(data_dir / "namespaces") or latest_namespace_router(into / "namespaces")):
+    if needs_router:
         router, _ = train_namespace_router(index, pseudo)
         publish_namespace_router(router, into / "namespaces")
         print(f"  trained namespace router {router.router_id}: margin {router.margin}", flush=True)

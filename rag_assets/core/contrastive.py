@@ -22,7 +22,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,26 +66,33 @@ def query_batches(pairs: Sequence[ContrastivePair], size: int, rng: random.Rando
     return batches
 
 
+class ContrastiveSettings(Protocol):
+    """What the recipe reads from a caller's settings (`EncoderSettings`, `RerankerSettings`)."""
+
+    negatives: int
+    epochs: int
+    max_steps: int
+    batch_size: int
+    learning_rate: float
+    warmup_fraction: float
+    max_seq_length: int
+    seed: int
+
+
 def fine_tune_bi_encoder(
     base_model: Path,
     pairs: Sequence[ContrastivePair],
+    settings: ContrastiveSettings,
     *,
-    negatives: int,
-    epochs: int = 1,
-    max_steps: int = 0,
-    batch_size: int = 16,
-    learning_rate: float = 3e-5,
-    warmup_fraction: float = 0.1,
-    max_seq_length: int = 128,
-    seed: int = 0,
     device: str = "cpu",
     desc: str = "bi-encoder",
     progress: bool = True,
     on_step: Callable[[int, int, float], None] | None = None,
 ) -> ContrastiveRun:
-    """Fine-tune the sentence encoder at `base_model` on `pairs` (each with exactly `negatives`
-    hard negatives; pairs with fewer are a ValueError, not silently dropped): `epochs` passes,
-    capped at `max_steps` optimizer steps when > 0, linear warm-up then linear decay."""
+    """Fine-tune the sentence encoder at `base_model` on `pairs` (each with at least
+    `settings.negatives` hard negatives; pairs with fewer are a ValueError, not silently dropped):
+    `settings.epochs` passes, capped at `settings.max_steps` optimizer steps when > 0, linear
+    warm-up then linear decay."""
     import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
@@ -94,6 +101,7 @@ def fine_tune_bi_encoder(
     from rag_assets.core.quiet_loading import quiet_model_loading
     from rag_assets.core.router_training import optimise
 
+    negatives, batch_size, seed = settings.negatives, settings.batch_size, settings.seed
     if not pairs:
         raise ValueError(f"{desc}: no training pairs")
     short = [p for p in pairs if len(p.negatives) < negatives]
@@ -103,14 +111,14 @@ def fine_tune_bi_encoder(
     rng = random.Random(seed)
     with quiet_model_loading():  # no per-file "Loading weights" bar in a run's log
         model = SentenceTransformer(str(base_model), device=device, local_files_only=True)
-    model.max_seq_length = max_seq_length
+    model.max_seq_length = settings.max_seq_length
     loss_fn = MultipleNegativesRankingLoss(model)
     epoch_batches = max(len(query_batches(pairs, batch_size, random.Random(seed))), 1)
-    total = epoch_batches * max(epochs, 1)
-    if max_steps:
-        total = min(total, max_steps)
-    warmup = max(1, math.ceil(total * warmup_fraction))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    total = epoch_batches * max(settings.epochs, 1)
+    if settings.max_steps:
+        total = min(total, settings.max_steps)
+    warmup = max(1, math.ceil(total * settings.warmup_fraction))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(total - warmup, 1)))
     )

@@ -149,20 +149,7 @@ def train_encoder(
     if not pairs:
         raise ValueError("no encoder training pairs: no train view has a gold ANSWER or EXPAND action")
     run = fine_tune_bi_encoder(
-        base_model,
-        pairs,
-        negatives=settings.negatives,
-        epochs=settings.epochs,
-        max_steps=settings.max_steps,
-        batch_size=settings.batch_size,
-        learning_rate=settings.learning_rate,
-        warmup_fraction=settings.warmup_fraction,
-        max_seq_length=settings.max_seq_length,
-        seed=settings.seed,
-        device=device,
-        desc="encoder router",
-        progress=progress,
-        on_step=on_step,
+        base_model, pairs, settings, device=device, desc="encoder router", progress=progress, on_step=on_step
     )
     model, losses, step, seconds = run.model, run.losses, run.steps, run.seconds_per_step
     router = ScoringRouter(Embedder.wrap(model, "encoder-in-training"), SimilarityThresholds(), kind="encoder")

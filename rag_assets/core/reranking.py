@@ -83,6 +83,14 @@ class RerankerSettings:
     max_validation: int = 24  # held-out questions scored at most
     seed: int = 0
 
+    # what the bi-encoder recipe (core/contrastive.py) reads: max_steps decides, small
+    # collections take several passes
+    epochs = 10**6
+
+    @property
+    def max_seq_length(self) -> int:
+        return self.max_length
+
 
 @dataclass(slots=True)
 class RerankerTrainingResult:
@@ -465,6 +473,8 @@ def train_reranker(
     settings = settings or RerankerSettings()
     if settings.model not in RERANKER_MODELS:
         raise ValueError(f"reranker model {settings.model!r} is not one of {', '.join(RERANKER_MODELS)}")
+    if settings.max_steps < 1:
+        raise ValueError(f"reranker max_steps must be at least 1, got {settings.max_steps}")
     usable = [g for g in groups if len(g.negatives) >= settings.negatives > 0]
     if not usable:
         raise ValueError(
@@ -477,20 +487,7 @@ def train_reranker(
         scorer = CrossEncoderScorer(model)
     else:
         run = fine_tune_bi_encoder(
-            base_model,
-            usable,
-            negatives=settings.negatives,
-            max_steps=max(settings.max_steps, 1),
-            epochs=10**6,  # max_steps decides: small collections take several passes
-            batch_size=settings.batch_size,
-            learning_rate=settings.learning_rate,
-            warmup_fraction=settings.warmup_fraction,
-            max_seq_length=settings.max_length,
-            seed=settings.seed,
-            device=device,
-            desc="passage reranker",
-            progress=progress,
-            on_step=on_step,
+            base_model, usable, settings, device=device, desc="passage reranker", progress=progress, on_step=on_step
         )
         model, losses, step, seconds = run.model, run.losses, run.steps, run.seconds_per_step
         scorer = BiEncoderScorer(model)
