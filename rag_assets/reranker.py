@@ -38,6 +38,11 @@ class RerankerTrainingConfig(dg.Config):
         description="The fine-tuned sentence encoder's cosine (bi-encoder) or a cross-encoder head on it.",
     )
     use_synthetic: bool = Field(default=True, description="Also train on the synthetic questions.")
+    synthetic_scope: Literal["labelled-documents", "all"] = Field(
+        default="labelled-documents",
+        description="Synthetic questions about the documents the labelled train questions ask about (every "
+        "document when there is none), or about all documents.",
+    )
     max_steps: int = Field(
         default=8,
         ge=1,
@@ -53,6 +58,12 @@ class RerankerTrainingConfig(dg.Config):
     candidates: int = Field(default=20, ge=2, le=200, description="First-stage hits negatives are drawn from.")
     depth: int = Field(default=30, ge=1, le=200, description="First-stage candidates the model re-scores per query.")
     max_validation: int = Field(default=24, ge=0, le=10000, description="Held-out questions calibrating the fusion.")
+    min_validation: int = Field(
+        default=20,
+        ge=0,
+        le=10000,
+        description="Held-out questions wanted at least: held-out synthetic questions top up a small labelled slice.",
+    )
 
 
 @dg.asset(
@@ -91,6 +102,8 @@ def passage_reranker(
         candidates=config.candidates,
         depth=config.depth,
         max_validation=config.max_validation,
+        min_validation=config.min_validation,
+        synthetic_scope=config.synthetic_scope,
     )
 
     def hits(query: str):
@@ -126,12 +139,14 @@ def passage_reranker(
             "path": str(result.folder),
             "groups": result.groups,
             "groups_synthetic": result.details["groups_synthetic"],
+            "synthetic_out_of_scope": result.details["synthetic_out_of_scope"],
             "steps": result.steps,
             "seconds_per_step": round(result.seconds_per_step, 3),
             "first_loss": round(result.losses[0], 4),
             "last_loss": round(result.losses[-1], 4),
             "fusion_weight": result.weight,
             "held_out_questions": result.calibrated_on,
+            "held_out_synthetic": result.details["calibrated_on_synthetic"],
             "held_out_recall_at_5_first_stage": first_stage if first_stage is not None else "n/a",
             "held_out_recall_at_5_reranked": chosen if chosen is not None else "n/a",
             "calibration": dg.MetadataValue.md(

@@ -18,13 +18,16 @@ from rag_assets.core.reranking import (
     PassageReranker,
     RerankerSettings,
     RerankGroup,
+    calibrate_fusion,
     fuse,
+    held_out,
     is_gold_hit,
     is_gold_passage,
     is_passage_reranker,
     latest_reranker,
     load_passage_reranker,
     rerank_groups,
+    train_collection_reranker,
     train_reranker,
 )
 from rag_assets.core.retrieval import search
@@ -138,6 +141,86 @@ def test_train_publish_and_rerank_inside_one_lancedb_hybrid_query(
     texts = [search_text(h.heading_path, h.text) for h in hits]
     own = reranker.scores("kettle boiling time", texts)
     assert own == sorted(own, reverse=True)
+
+
+def test_few_labelled_questions_are_topped_up_with_held_out_synthetic_ones(
+    tmp_path: Path, embedder: Embedder, passages: list
+) -> None:
+    """The whole recipe the asset runs: with one labelled question held out, held-out synthetic
+    questions bring calibration to `min_validation`; none of them is trained on."""
+    index = PassageIndex(tmp_path / "lance", embedder)
+    index.sync(passages, "c")
+    synthetic = [
+        Question(f"s{i}", text, gold_doc=title)
+        for i, (title, text) in enumerate(
+            [(t, f"{t.lower()} {word}") for t in DOCS for word in ("care", "use", "parts", "safety", "manual")]
+        )
+    ]
+    labelled_held = held_out(QUESTIONS, 0.5)[1]
+    synthetic_held = held_out(synthetic, 0.5)[1]
+    assert labelled_held and len(synthetic_held) >= 3
+    wanted = len(labelled_held) + 3
+    settings = RerankerSettings(
+        max_steps=1, batch_size=2, negatives=1, max_length=48, depth=4, validation_fraction=0.5, min_validation=wanted
+    )
+
+    def hits(query: str):
+        return search(index, embedder, query, mode="hybrid", k=4, collections=["c"])
+
+    result = train_collection_reranker(
+        embedder.model_path, passages, QUESTIONS, synthetic, hits, tmp_path / "rr", settings
+    )
+    assert result is not None
+    assert result.calibrated_on == wanted and result.details["calibrated_on_synthetic"] == 3
+    # the three synthetic questions that calibrate made no training group; the others did
+    assert result.details["groups_synthetic"] == len(synthetic) - 3
+    # without the top-up only the labelled held-out questions calibrate
+    settings.min_validation = 0
+    result = train_collection_reranker(
+        embedder.model_path, passages, QUESTIONS, synthetic, hits, tmp_path / "rr", settings
+    )
+    assert result.calibrated_on == len(labelled_held) and result.details["calibrated_on_synthetic"] == 0
+    assert result.details["synthetic_out_of_scope"] == 0  # the labelled questions ask about every document
+    # labelled questions about the kettle only: synthetic questions about the other documents are
+    # left out, unless the scope is "all"
+    kettle = [q for q in QUESTIONS if q.gold_doc == "Kettle"]
+    result = train_collection_reranker(
+        embedder.model_path, passages, kettle, synthetic, hits, tmp_path / "rr", settings
+    )
+    assert result.details["synthetic_out_of_scope"] == 15 and result.details["groups_synthetic"] <= 5
+    settings.synthetic_scope = "all"
+    result = train_collection_reranker(
+        embedder.model_path, passages, kettle, synthetic, hits, tmp_path / "rr", settings
+    )
+    assert result.details["synthetic_out_of_scope"] == 0
+    settings.synthetic_scope = "some"
+    with pytest.raises(ValueError, match="synthetic_scope"):
+        train_collection_reranker(embedder.model_path, passages, kettle, synthetic, hits, tmp_path / "rr", settings)
+
+
+class _FixedScorer:
+    """The model's scores by text, fixed: calibration is arithmetic over them."""
+
+    model_kind = "bi-encoder"
+
+    def __init__(self, by_text: dict[str, float]) -> None:
+        self.by_text = by_text
+
+    def scores(self, query: str, texts: list[str]) -> list[float]:
+        return [self.by_text[t] for t in texts]
+
+
+def test_calibration_ties_go_to_the_weight_that_ranks_the_gold_higher_then_to_the_first_stage() -> None:
+    texts = [f"p{i}" for i in range(6)]
+    first_stage = [6.0, 5.0, 4.0, 3.0, 2.0, 1.0]
+    # the gold is 5th in the first stage and 1st for the model: every weight keeps it in the top 5
+    model_first = PassageReranker(_FixedScorer({t: (1.0 if t == "p4" else 0.0) for t in texts}), depth=6)
+    held = [("q", first_stage, texts, [t == "p4" for t in texts])]
+    weight, table = calibrate_fusion(model_first, held)
+    assert set(table.values()) == {1.0} and weight == -1.0
+    # a model with no opinion: every weight ranks alike, and the first stage is kept
+    flat = PassageReranker(_FixedScorer(dict.fromkeys(texts, 0.0)), depth=6)
+    assert calibrate_fusion(flat, held)[0] == 0.0
 
 
 def test_no_training_group_is_a_clear_error(tmp_path: Path, embedder: Embedder) -> None:
