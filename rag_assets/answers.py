@@ -19,7 +19,9 @@ in one LanceDB query), `rag-hybrid-rewrite` (hybrid on the LLM's rewrite of the 
 135M model it may hurt, and this row says by how much), `dota` (rewrite -> namespace routing over
 every collection of the index -> hybrid + rerank -> aggregate the top passages -> read), and the
 reorderings of the evidence: `rag-hybrid-edges` (edges-first), `rag-hybrid+r4` and `rdr2+r4` (the
-learned `reorder_policy`). A row whose trained piece is missing is skipped with a note.
+learned `reorder_policy`), and `rdr2-rerank` (RDR2 whose first stage is hybrid + the trained
+reranker: the documents routed and their lit nodes come from the reranked passages). A row whose
+trained piece is missing is skipped with a note.
 """
 
 import dataclasses
@@ -88,6 +90,7 @@ STRATEGIES = (
     "rag-hybrid-edges",
     "rag-hybrid+r4",
     "rdr2+r4",
+    "rdr2-rerank",
 )
 # The default report: the two baselines, RDR2 with the default (encoder) router, and one row per
 # other seed system (with Disco-RAG's own falsification ablation). Sized so `make run` on the
@@ -242,6 +245,7 @@ def strategy_specs(
             "rag-hybrid-edges": dataclasses.replace(hybrid, name="rag-hybrid-edges", reorder="edges"),
             "rag-hybrid+r4": dataclasses.replace(hybrid, name="rag-hybrid+r4", reorder="learned"),
             "rdr2+r4": dataclasses.replace(rdr2, name="rdr2+r4", reorder="learned"),
+            "rdr2-rerank": dataclasses.replace(rdr2, name="rdr2-rerank", rerank=True),
         }
     )
     unknown = sorted(set(config.strategies) - set(specs))

@@ -105,6 +105,19 @@ PAGES = [
 ]
 
 
+class FixedScorer:
+    """A passage reranker's model whose scores are a fixed function of the text: where a test is
+    about what the pipeline does with the model's order, not about a trained model."""
+
+    model_kind = "bi-encoder"
+
+    def __init__(self, score) -> None:
+        self.score = score
+
+    def scores(self, query: str, texts) -> list[float]:
+        return [float(self.score(t)) for t in texts]
+
+
 def write_corpus(folder: Path) -> Path:
     """A collection folder with one document per supported format (6 documents, 5 files)."""
     folder.mkdir(parents=True, exist_ok=True)

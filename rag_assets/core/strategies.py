@@ -18,7 +18,8 @@
   the namespace router picks the collections to search, hybrid search with the trained reranker
   runs as one LanceDB query, and the top passages are aggregated (kept while within
   `aggregate_words`) into the evidence. `rewrite`, `route_namespaces` and `rerank` are knobs any
-  `rag` strategy can turn on as well.
+  `rag` strategy can turn on as well; `rerank` also `rdr2`'s (the reranked passages choose the
+  documents routed and light their nodes).
 Every evidence-giving strategy takes a `reorder` knob (core/reorder.py: retrieval order, reverse,
 edges-first, or the learned R4 position policy). The rewrite, the namespaces searched and the
 order given to the reader are kept per answer (`GatheredEvidence.retrieval`, stored in the
@@ -113,7 +114,7 @@ class StrategySpec:
     discourse: bool = True
     stage_max_new_tokens: int = 48  # contregen / disco: output budget of each intermediate stage
     rewrite: bool = False  # rag/dota: search with the LLM's rewrite of the question
-    rerank: bool = False  # rag/dota: rerank with the trained passage reranker (one LanceDB query)
+    rerank: bool = False  # rag/dota/rdr2: rerank with the trained passage reranker (one LanceDB query)
     route_namespaces: bool = False  # rag/dota: search only the collections the namespace router picks
     reorder: str = "retrieval"  # order of the evidence items the reader sees (REORDERS)
     aggregate_words: int = 0  # rag/dota: keep top passages while within this many words (0 = all top_k)
@@ -304,7 +305,13 @@ def gather_evidence(
         documents: list[list[RetrievedDocument]] = []
         for out, question in zip(gathered, questions):
             wanted = max(spec.passages_per_query, spec.top_k) if spec.top_k > 0 else 0
-            hits = list(retrieve(question, spec.retrieval_mode, wanted)) if wanted else []
+            started = time.perf_counter()
+            # with `rerank`, the trained passage reranker orders the passages, and so which documents
+            # are routed and which of their nodes are lit
+            options = {"rerank": True} if spec.rerank else {}
+            hits = list(retrieve(question, spec.retrieval_mode, wanted, **options)) if wanted else []
+            if spec.rerank:
+                out.retrieval["search_seconds"] = round(time.perf_counter() - started, 4)
             grouped = [(d, ids) for d, ids in documents_in_order(hits, spec.top_k) if d in trees]
             out.passage_ids = [h.passage_id for h in hits]
             out.retrieved_doc_ids = [d for d, _ in grouped]

@@ -33,6 +33,7 @@ from rag_assets.core.reranking import (
 from rag_assets.core.retrieval import search
 from rag_assets.core.tree import build_tree
 from rag_assets.core.vector_index import PassageIndex, search_text
+from tests.conftest import FixedScorer
 
 DOCS = {
     "Kettle": [
@@ -198,28 +199,16 @@ def test_few_labelled_questions_are_topped_up_with_held_out_synthetic_ones(
         train_collection_reranker(embedder.model_path, passages, kettle, synthetic, hits, tmp_path / "rr", settings)
 
 
-class _FixedScorer:
-    """The model's scores by text, fixed: calibration is arithmetic over them."""
-
-    model_kind = "bi-encoder"
-
-    def __init__(self, by_text: dict[str, float]) -> None:
-        self.by_text = by_text
-
-    def scores(self, query: str, texts: list[str]) -> list[float]:
-        return [self.by_text[t] for t in texts]
-
-
 def test_calibration_ties_go_to_the_weight_that_ranks_the_gold_higher_then_to_the_first_stage() -> None:
     texts = [f"p{i}" for i in range(6)]
     first_stage = [6.0, 5.0, 4.0, 3.0, 2.0, 1.0]
     # the gold is 5th in the first stage and 1st for the model: every weight keeps it in the top 5
-    model_first = PassageReranker(_FixedScorer({t: (1.0 if t == "p4" else 0.0) for t in texts}), depth=6)
+    model_first = PassageReranker(FixedScorer(lambda t: 1.0 if t == "p4" else 0.0), depth=6)
     held = [("q", first_stage, texts, [t == "p4" for t in texts])]
     weight, table = calibrate_fusion(model_first, held)
     assert set(table.values()) == {1.0} and weight == -1.0
     # a model with no opinion: every weight ranks alike, and the first stage is kept
-    flat = PassageReranker(_FixedScorer(dict.fromkeys(texts, 0.0)), depth=6)
+    flat = PassageReranker(FixedScorer(lambda t: 0.0), depth=6)
     assert calibrate_fusion(flat, held)[0] == 0.0
 
 

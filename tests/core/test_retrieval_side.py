@@ -4,6 +4,7 @@ policy trained with the real reader's reward, and the `rag`/`dota` strategies us
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -31,11 +32,14 @@ from rag_assets.core.reorder import (
     reorder,
     train_position_policy,
 )
+from rag_assets.core.reranking import PassageReranker
 from rag_assets.core.retrieval import search
 from rag_assets.core.rewriting import clean_rewrite, rewrite_queries
+from rag_assets.core.scoring_router import HitNodesRouter
 from rag_assets.core.strategies import RetrievalExtras, StrategySpec, gather_evidence, run_strategy
 from rag_assets.core.tree import build_tree
 from rag_assets.core.vector_index import PassageIndex
+from tests.conftest import FixedScorer
 
 KITCHEN = {
     "Kettle": [heading("Boiling", 1), paragraph("Press the switch and the kettle boils the water in two minutes.")],
@@ -180,6 +184,32 @@ def test_rag_and_dota_strategies_use_the_knobs(index: PassageIndex, embedder, en
     assert len(outcome.passage_ids) == 1  # each passage is ~13 words: only the first fits 15
     assert outcome.engine_calls == 2 and outcome.router_output_tokens > 0  # the rewrite, then the reader
     assert dota.knobs()["rewrite"] and dota.knobs()["aggregate_words"] == 15 and "reorder" not in dota.knobs()
+
+
+def test_rdr2_with_rerank_routes_the_documents_the_reranker_puts_first(index: PassageIndex, embedder) -> None:
+    trees = {f"kitchen/{title.lower()}": build_tree(title, blocks).nodes for title, blocks in KITCHEN.items()}
+    # the model's order alone, and a model that puts the toaster first whatever the question
+    toaster_first = PassageReranker(FixedScorer(lambda text: "toaster" in text.lower()), weight=-1.0, depth=10)
+    calls: list[dict] = []
+
+    def retrieve(query: str, mode: str, k: int, *, rerank: bool = False):
+        calls.append({"k": k, "rerank": rerank})
+        reranker = toaster_first if rerank else None
+        return search(index, embedder, query, mode=mode, k=k, collections=["kitchen"], reranker=reranker)
+
+    question = ["How long does the kettle take to boil?"]
+    spec = StrategySpec(
+        "rdr2-hit-nodes", "rdr2", top_k=1, passages_per_query=3, expand_iterations=0, router="hit-nodes"
+    )
+    routers = {"hit-nodes": HitNodesRouter()}
+    plain = gather_evidence(question, spec, retrieve=retrieve, trees=trees, routers=routers)[0]
+    reranked = gather_evidence(
+        question, dataclasses.replace(spec, rerank=True), retrieve=retrieve, trees=trees, routers=routers
+    )[0]
+    assert calls == [{"k": 3, "rerank": False}, {"k": 3, "rerank": True}]
+    assert plain.retrieved_doc_ids == ["kitchen/kettle"] and "two minutes" in plain.evidence
+    assert reranked.retrieved_doc_ids == ["kitchen/toaster"] and "crumb tray" in reranked.evidence
+    assert reranked.retrieval["search_seconds"] >= 0 and "search_seconds" not in plain.retrieval
 
 
 def test_the_report_reads_the_retrieval_lineage_back() -> None:
