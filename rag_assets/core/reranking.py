@@ -607,12 +607,14 @@ def train_collection_reranker(
         raise ValueError(f"synthetic_scope must be one of {SYNTHETIC_SCOPES}, not {settings.synthetic_scope!r}")
     synthetic = list(synthetic)
     offered = len(synthetic)
-    asked_about = {q.gold_doc for q in labelled if q.gold_doc}
+    # documents as (doc id, title); questions name their gold by title, doc key or file stem
+    documents = {(p.doc_id, p.heading_path[0] if p.heading_path else "") for p in passages}
+    asked_about = [d for d in documents if any(is_gold_document(q, *d) for q in labelled)]
     if settings.synthetic_scope == "labelled-documents" and asked_about:
         # A synthetic question about a document no user asks about teaches the wrong prior: on the
         # e-manuals (33 near-identical manuals, every question about the Galaxy S10) it rewards
         # the same section of another manual, and the reranker learnt nothing there (session 6).
-        synthetic = [q for q in synthetic if q.gold_doc in asked_about]
+        synthetic = [q for q in synthetic if any(is_gold_document(q, *d) for d in asked_about)]
     train, held = held_out(labelled, settings.validation_fraction)
     held = held[: settings.max_validation]
     synthetic_kept, synthetic_held = held_out(synthetic, settings.validation_fraction)
