@@ -92,19 +92,8 @@ def passage_reranker(
         passages = load_passages(con, collection)
         labelled = load_question_rows(con, collection, "train")
         synthetic = load_question_rows(con, collection, table="synthetic_questions") if config.use_synthetic else []
-    settings = RerankerSettings(
-        model=config.model,
-        max_steps=config.max_steps,
-        batch_size=config.batch_size,
-        negatives=config.negatives,
-        learning_rate=config.learning_rate,
-        max_length=config.max_length,
-        candidates=config.candidates,
-        depth=config.depth,
-        max_validation=config.max_validation,
-        min_validation=config.min_validation,
-        synthetic_scope=config.synthetic_scope,
-    )
+    # every config field but `use_synthetic` is a training setting of the same name
+    settings = RerankerSettings(**config.model_dump(exclude={"use_synthetic"}))
 
     def hits(query: str):
         return search(index, model, query, mode="hybrid", k=settings.candidates, collections=[collection])
