@@ -104,7 +104,8 @@ def main() -> None:
         "--encoder-variants",
         default="",
         help="train encoder routers with these EncoderSettings, e.g. 'max_steps=30; epochs=2,negatives=3' "
-        "(';' between variants), on train + synthetic questions, and compare them",
+        "(';' between variants; a tuple field takes '/'-separated values: section_weights=0/2), "
+        "on train + synthetic questions, and compare them",
     )
     parser.add_argument("--only-variants", action="store_true", help="skip the router rows, train the variants only")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -223,7 +224,10 @@ def parse_variants(text: str) -> list[tuple[str, dict]]:
                 raise SystemExit(
                     f"--encoder-variants: {item!r} is not <EncoderSettings field>=<value> ({', '.join(known)})"
                 )
-            overrides[key] = float(value) if known[key] == "float" else int(value)  # annotations are strings
+            if known[key].startswith("tuple"):  # annotations are strings; a tuple is '/'-separated: 0/1.5
+                overrides[key] = tuple(float(v) for v in value.split("/"))
+            else:
+                overrides[key] = float(value) if known[key] == "float" else int(value)
         out.append((chunk, overrides))
     return out
 

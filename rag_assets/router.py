@@ -215,6 +215,16 @@ def router_adapter(
                         ],
                     )
                 ),
+                "encoder_section_weight": result.section_weight,
+                "encoder_section_weights": dg.MetadataValue.md(
+                    markdown_table(
+                        ["section weight", f"mean AP of gold ANSWER nodes on {result.calibrated_on} views", "chosen"],
+                        [
+                            (w, ap, "yes" if w == result.section_weight else "")
+                            for w, ap in sorted(result.section_weight_ap.items())
+                        ],
+                    )
+                ),
                 "encoder_loss_curve": dg.MetadataValue.md(
                     line_plot_markdown(result.losses, title="encoder router loss", xlabel="step", ylabel="loss")
                 ),

@@ -11,9 +11,11 @@ ranks well (the untrained encoder is the similarity router, so the gain from tra
 against it), node and heading embeddings are cached across questions and rounds, and it trains in
 minutes on two CPU cores.
 
-After training, the answer and expand thresholds are calibrated on the validation fold (micro F1
-of the view's decisions against the teacher labels; the train fold when no validation views
-exist). The model, its thresholds and its training curve are published atomically as one folder
+After training, the section weight (`scoring_router.section_smoothed`) is chosen on the validation
+fold from `EncoderSettings.section_weights` by the mean average precision of the gold ANSWER nodes
+in each view's ranking (ranking is what the word-budget fill consumes), then the answer and expand
+thresholds are calibrated with that weight (ANS-F1 / micro F1 of the view's decisions against the
+teacher labels; the train fold stands in when no validation views exist). The model, its thresholds and its training curve are published atomically as one folder
 named by the digest of its files (`router.json` records kind, thresholds, calibration, losses).
 """
 
@@ -59,6 +61,8 @@ class EncoderSettings:
     max_seq_length: int = 128
     max_answers: int = 4  # at inference: ANSWER lines per view
     max_expands: int = 2
+    # Section weights tried on the validation fold (0 = every node scored on its own).
+    section_weights: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
     seed: int = 0
 
 
@@ -73,6 +77,8 @@ class EncoderTrainingResult:
     calibration: Calibration
     calibrated_on: str  # 'validation' | 'train'
     device: str
+    section_weight: float = 0.0
+    section_weight_ap: dict[float, float] = field(default_factory=dict)  # weight -> mean AP of gold ANSWERs
     details: dict = field(default_factory=dict)
 
 
@@ -116,12 +122,47 @@ def encoder_pairs(examples: Sequence[RoutingExample], *, negatives: int = 2, see
     return pairs
 
 
+def _queries(examples: Sequence[RoutingExample]) -> list[tuple]:
+    return [
+        (e.query, e.state, sorted(e.view.visible_content_ids), sorted(e.view.collapsed_heading_ids)) for e in examples
+    ]
+
+
+def average_precision(scores: dict[int, float], gold: frozenset[int]) -> float | None:
+    """AP of the gold nodes in the score ranking (ties broken by node id); None without gold."""
+    gold = gold & scores.keys()
+    if not gold:
+        return None
+    ranked = sorted(scores, key=lambda n: (-scores[n], n))
+    found, total = 0, 0.0
+    for rank, n in enumerate(ranked, start=1):
+        if n in gold:
+            found += 1
+            total += found / rank
+    return total / len(gold)
+
+
+def choose_section_weight(
+    router: ScoringRouter, examples: Sequence[RoutingExample], weights: Sequence[float]
+) -> tuple[float, dict[float, float]]:
+    """The weight whose ranking puts the gold ANSWER nodes highest (mean AP over the views that
+    have one; ties: the smaller weight), and the AP of every weight tried. Weight 0 when no view
+    has a gold ANSWER."""
+    table: dict[float, float] = {}
+    for weight in sorted(set(weights) | {0.0}):
+        scored = router.with_section_weight(weight).score(_queries(examples))
+        aps = [ap for s, e in zip(scored, examples) if (ap := average_precision(s.answer, e.answer_ids)) is not None]
+        if not aps:
+            return 0.0, {}
+        table[weight] = round(sum(aps) / len(aps), 4)
+    best = max(table.values())
+    return min(w for w, ap in table.items() if ap == best), table
+
+
 def calibrate(router: ScoringRouter, examples: Sequence[RoutingExample], settings: EncoderSettings) -> Calibration:
     """The answer threshold and ANSWER lines per view (1..max_answers) that maximise the router
     metric ANS-F1 (mean per-view F1) on `examples`; the expand threshold by micro F1."""
-    scores = router.score(
-        [(e.query, e.state, sorted(e.view.visible_content_ids), sorted(e.view.collapsed_heading_ids)) for e in examples]
-    )
+    scores = router.score(_queries(examples))
     default = SimilarityThresholds(max_answers=settings.max_answers, max_expands=settings.max_expands)
     grid = tuple(round(-0.2 + 0.025 * i, 3) for i in range(49))  # -0.2 .. 1.0: trained cosines spread wide
     return calibrate_thresholds(
@@ -154,6 +195,8 @@ def train_encoder(
     model, losses, step, seconds = run.model, run.losses, run.steps, run.seconds_per_step
     router = ScoringRouter(Embedder.wrap(model, "encoder-in-training"), SimilarityThresholds(), kind="encoder")
     calibrated_on = "validation" if validation else "train"
+    section_weight, section_table = choose_section_weight(router, validation or train, settings.section_weights)
+    router = router.with_section_weight(section_weight)
     calibration = calibrate(router, validation or train, settings)
 
     def write(staging: Path) -> dict:
@@ -164,6 +207,8 @@ def train_encoder(
             "base_model": str(base_model),
             "settings": asdict(settings),
             "thresholds": asdict(calibration.thresholds),
+            "section_weight": section_weight,
+            "section_weight_ap": {str(w): ap for w, ap in section_table.items()},
             "calibrated_on": calibrated_on,
             "calibration": {
                 "labelled": calibration.labelled,
@@ -182,7 +227,17 @@ def train_encoder(
 
     folder, adapter_id = publish_model_folder(output_root, write, record=ROUTER_RECORD, prefix=ENCODER_PREFIX)
     return EncoderTrainingResult(
-        folder, adapter_id, losses, step, seconds, len(pairs), calibration, calibrated_on, device
+        folder,
+        adapter_id,
+        losses,
+        step,
+        seconds,
+        len(pairs),
+        calibration,
+        calibrated_on,
+        device,
+        section_weight=section_weight,
+        section_weight_ap=section_table,
     )
 
 
@@ -195,11 +250,13 @@ def router_record(folder: Path) -> dict:
 
 
 def load_encoder_router(folder: Path, *, device: str = "cpu") -> ScoringRouter:
-    """The trained encoder router published in `folder`, with its calibrated thresholds."""
+    """The trained encoder router published in `folder`, with its calibrated thresholds and section
+    weight (0 for folders published before the weight was chosen)."""
     folder = Path(folder)
     if not is_encoder_router(folder):
         raise FileNotFoundError(f"{folder} holds no encoder router ({ROUTER_RECORD} with kind 'encoder')")
-    thresholds = SimilarityThresholds(**router_record(folder)["thresholds"])
+    record = router_record(folder)
+    thresholds = SimilarityThresholds(**record["thresholds"])
     encoder = Embedder(folder, device=device, progress=False)
     encoder.model_id = folder.name
-    return ScoringRouter(encoder, thresholds, kind="encoder")
+    return ScoringRouter(encoder, thresholds, kind="encoder", section_weight=float(record.get("section_weight", 0.0)))

@@ -14,6 +14,8 @@ from rag_assets.core.embedding import Embedder
 from rag_assets.core.encoder_training import (
     EncoderSettings,
     RoutingExample,
+    average_precision,
+    choose_section_weight,
     encoder_pairs,
     is_encoder_router,
     load_encoder_router,
@@ -35,8 +37,9 @@ from rag_assets.core.scoring_router import (
     ScoringRouter,
     content_context,
     heading_context,
+    section_smoothed,
 )
-from rag_assets.core.subtree import DocumentRouting
+from rag_assets.core.subtree import DocumentRouting, SubtreeView
 from rag_assets.core.teachers import SimilarityThresholds
 from rag_assets.core.tree import CONTENT, build_tree
 
@@ -70,6 +73,26 @@ def test_contexts_carry_the_heading_path_and_a_glimpse() -> None:
         == "Kettle manual > Boiling water: Fill the kettle up to the maximum mark of 1.7 litres."
     )
     assert heading_context(state, 4).startswith("Kettle manual > Cleaning and care: Descale the kettle")
+
+
+def test_section_smoothing_lifts_the_siblings_of_a_sections_best_node() -> None:
+    section = {2: 1, 3: 1, 5: 4, 6: 4}
+    scores = {2: 0.9, 3: 0.1, 5: 0.3, 6: 0.2}
+    assert section_smoothed(scores, section, 0.0) == scores
+    smoothed = section_smoothed(scores, section, 1.0)
+    assert smoothed == pytest.approx({2: 0.9, 3: 0.5, 5: 0.3, 6: 0.25})
+    # Node 3 alone ranked last; next to the section's best node it now outranks the other section.
+    assert sorted(smoothed, key=smoothed.get, reverse=True) == [2, 3, 5, 6]
+    assert max(smoothed.values()) <= max(scores.values())  # still on the cosine scale
+    with pytest.raises(ValueError, match="section_weight"):
+        ScoringRouter(Embedder.__new__(Embedder), SimilarityThresholds(), section_weight=-1)
+
+
+def test_average_precision_of_the_gold_nodes() -> None:
+    scores = {1: 0.9, 2: 0.8, 3: 0.7}
+    assert average_precision(scores, frozenset({1})) == 1.0
+    assert average_precision(scores, frozenset({2, 3})) == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert average_precision(scores, frozenset({7})) is None  # no gold among the scored nodes
 
 
 def test_hit_nodes_router_answers_exactly_the_retrieved_nodes() -> None:
@@ -198,6 +221,11 @@ def test_encoder_router_trains_calibrates_publishes_and_routes(embedder: Embedde
     assert is_encoder_router(result.folder) and router_record(result.folder)["pairs"] == result.pairs
     router = load_encoder_router(result.folder)
     assert router.thresholds == result.calibration.thresholds
+    # The section weight was chosen on the validation views among the settings' grid, and travels
+    # with the folder.
+    assert set(result.section_weight_ap) == set(EncoderSettings().section_weights)
+    assert result.section_weight_ap[result.section_weight] == max(result.section_weight_ap.values())
+    assert router.section_weight == result.section_weight == router_record(result.folder)["section_weight"]
     docs = [RetrievedDocument("kettle", tree.nodes, (2,))]
     routed = route_documents(["How much water fits in the kettle?"], [docs], router, RoutingKnobs(expand_iterations=1))
     [[doc]] = routed.documents
@@ -211,6 +239,26 @@ def test_encoder_router_trains_calibrates_publishes_and_routes(embedder: Embedde
     assert [p.name for p in (tmp_path / "routers").iterdir() if not p.name.startswith(".")] in (
         [result.adapter_id],
         sorted([result.adapter_id, again.adapter_id]),
+    )
+
+
+def test_section_weight_is_chosen_where_gold_answers_cluster_in_sections(embedder: Embedder) -> None:
+    tree = manual()
+    state = DocumentRouting("kettle", tree.nodes)
+    content = frozenset(n.node_id for n in tree.nodes if n.kind == CONTENT)
+    view = SubtreeView("kettle", state.title, tree.nodes, content, frozenset())
+    router = ScoringRouter(embedder, SimilarityThresholds(), kind="encoder")
+    # "Wipe the outside" (6) says nothing of limescale alone; its section's best node (5) does.
+    examples = [
+        RoutingExample(q, state, view, frozenset(gold), frozenset())
+        for q, gold in [("How do I remove limescale and keep the kettle clean?", {5, 6})]
+    ]
+    weight, table = choose_section_weight(router, examples, (0.0, 1.0, 4.0))
+    assert set(table) == {0.0, 1.0, 4.0} and table[weight] == max(table.values())
+    assert table[4.0] >= table[0.0]
+    assert choose_section_weight(router, [dataclasses.replace(examples[0], answer_ids=frozenset())], (1.0,)) == (
+        0.0,
+        {},
     )
 
 
