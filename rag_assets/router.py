@@ -90,6 +90,12 @@ class RouterTrainingConfig(dg.Config):
     encoder_max_seq_length: int = Field(
         default=128, ge=16, le=512, description="Encoder: word pieces read per text (question or node in context)."
     )
+    encoder_section_weights: list[float] = Field(
+        default=[0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0],
+        min_length=1,
+        description="Encoder router: section smoothing weights tried on the validation fold (a node's score "
+        "blends with the best score shown in its section); [0] turns smoothing off.",
+    )
     max_answers: int = Field(
         default=4,
         ge=1,
@@ -177,6 +183,7 @@ def router_adapter(
             learning_rate=config.encoder_learning_rate,
             negatives=config.encoder_negatives,
             max_seq_length=config.encoder_max_seq_length,
+            section_weights=tuple(config.encoder_section_weights),
             max_answers=config.max_answers,
             max_expands=config.max_expands,
         )
@@ -218,10 +225,15 @@ def router_adapter(
                 "encoder_section_weight": result.section_weight,
                 "encoder_section_weights": dg.MetadataValue.md(
                     markdown_table(
-                        ["section weight", f"mean AP of gold ANSWER nodes on {result.calibrated_on} views", "chosen"],
                         [
-                            (w, ap, "yes" if w == result.section_weight else "")
-                            for w, ap in sorted(result.section_weight_ap.items())
+                            "section weight",
+                            f"gold ANSWER nodes kept in {'/'.join(map(str, settings.section_budgets))} words "
+                            f"({result.calibrated_on} questions)",
+                            "chosen",
+                        ],
+                        [
+                            (w, recall, "yes" if w == result.section_weight else "")
+                            for w, recall in sorted(result.section_weight_recall.items())
                         ],
                     )
                 ),

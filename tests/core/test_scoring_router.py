@@ -14,7 +14,7 @@ from rag_assets.core.embedding import Embedder
 from rag_assets.core.encoder_training import (
     EncoderSettings,
     RoutingExample,
-    average_precision,
+    budget_recall,
     choose_section_weight,
     encoder_pairs,
     is_encoder_router,
@@ -40,7 +40,7 @@ from rag_assets.core.scoring_router import (
     section_smoothed,
 )
 from rag_assets.core.subtree import DocumentRouting, SubtreeView
-from rag_assets.core.teachers import SimilarityThresholds
+from rag_assets.core.teachers import SimilarityScores, SimilarityThresholds
 from rag_assets.core.tree import CONTENT, build_tree
 
 
@@ -88,11 +88,20 @@ def test_section_smoothing_lifts_the_siblings_of_a_sections_best_node() -> None:
         ScoringRouter(Embedder.__new__(Embedder), SimilarityThresholds(), section_weight=-1)
 
 
-def test_average_precision_of_the_gold_nodes() -> None:
-    scores = {1: 0.9, 2: 0.8, 3: 0.7}
-    assert average_precision(scores, frozenset({1})) == 1.0
-    assert average_precision(scores, frozenset({2, 3})) == pytest.approx((1 / 2 + 2 / 3) / 2)
-    assert average_precision(scores, frozenset({7})) is None  # no gold among the scored nodes
+def test_budget_recall_pools_a_questions_views_and_counts_words() -> None:
+    tree = manual()  # words with their number: node 2: 12, 3: 12, 5: 13, 6: 14, 8: 10
+    state = DocumentRouting("kettle", tree.nodes)
+    content = frozenset({2, 3, 5, 6, 8})
+    view = SubtreeView("kettle", state.title, tree.nodes, content, frozenset())
+    q1 = RoutingExample("q1", state, view, frozenset({5, 6}), frozenset())
+    q2 = RoutingExample("q2", state, view, frozenset(), frozenset())  # a refusal: no gold to keep
+    scores = SimilarityScores({2: 0.9, 5: 0.8, 6: 0.1, 3: 0.0, 8: 0.0}, {})
+    # 30 words hold nodes 2 and 5 (12 + 13): one of the two gold nodes.
+    assert budget_recall([scores, scores], [q1, q2], 30) == (0.5, 1)
+    # A second view of the same question adds its scores to the pool (the best one counts).
+    later = SimilarityScores({6: 0.95, 5: 0.92}, {})
+    assert budget_recall([scores, later], [q1, q1], 30) == (1.0, 1)
+    assert budget_recall([scores], [q2], 30) is None
 
 
 def test_hit_nodes_router_answers_exactly_the_retrieved_nodes() -> None:
@@ -223,8 +232,8 @@ def test_encoder_router_trains_calibrates_publishes_and_routes(embedder: Embedde
     assert router.thresholds == result.calibration.thresholds
     # The section weight was chosen on the validation views among the settings' grid, and travels
     # with the folder.
-    assert set(result.section_weight_ap) == set(EncoderSettings().section_weights)
-    assert result.section_weight_ap[result.section_weight] == max(result.section_weight_ap.values())
+    assert set(result.section_weight_recall) == set(EncoderSettings().section_weights)
+    assert result.section_weight_recall[result.section_weight] == max(result.section_weight_recall.values())
     assert router.section_weight == result.section_weight == router_record(result.folder)["section_weight"]
     docs = [RetrievedDocument("kettle", tree.nodes, (2,))]
     routed = route_documents(["How much water fits in the kettle?"], [docs], router, RoutingKnobs(expand_iterations=1))
@@ -253,13 +262,11 @@ def test_section_weight_is_chosen_where_gold_answers_cluster_in_sections(embedde
         RoutingExample(q, state, view, frozenset(gold), frozenset())
         for q, gold in [("How do I remove limescale and keep the kettle clean?", {5, 6})]
     ]
-    weight, table = choose_section_weight(router, examples, (0.0, 1.0, 4.0))
+    weight, table = choose_section_weight(router, examples, (0.0, 1.0, 4.0), (30,))
     assert set(table) == {0.0, 1.0, 4.0} and table[weight] == max(table.values())
     assert table[4.0] >= table[0.0]
-    assert choose_section_weight(router, [dataclasses.replace(examples[0], answer_ids=frozenset())], (1.0,)) == (
-        0.0,
-        {},
-    )
+    no_gold = [dataclasses.replace(examples[0], answer_ids=frozenset())]
+    assert choose_section_weight(router, no_gold, (1.0,), (30,)) == (0.0, {})
 
 
 def test_training_without_any_gold_action_is_a_clear_error(embedder: Embedder, tmp_path: Path) -> None:
