@@ -39,7 +39,7 @@ import numpy as np
 from rag_assets.core.catalogue import load_question_rows, load_trees
 from rag_assets.core.embedding import Embedder
 from rag_assets.core.encoder_training import load_encoder_router, router_record
-from rag_assets.core.evaluation import evidence_recall, passage_hit, section_hit
+from rag_assets.core.held_out_evidence import evidence_metrics
 from rag_assets.core.likelihood_router import LikelihoodRouter, engine_can_score
 from rag_assets.core.retrieval import search
 from rag_assets.core.routed_samples import (
@@ -50,23 +50,11 @@ from rag_assets.core.routed_samples import (
 )
 from rag_assets.core.router_registry import latest_router
 from rag_assets.core.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
-from rag_assets.core.strategies import GatheredEvidence, StrategySpec, gather_evidence
+from rag_assets.core.strategies import StrategySpec, gather_evidence
 from rag_assets.core.teachers import SimilarityThresholds
 from rag_assets.core.vector_index import PassageIndex
 
 METRICS = ("passage_hit", "evidence_recall", "section_hit")
-
-
-def evidence_metrics(gathered: GatheredEvidence, question) -> dict[str, float]:
-    out: dict[str, float] = {"words": float(gathered.words)}
-    for name, value in (
-        ("passage_hit", passage_hit(gathered.evidence, question.answers)),
-        ("evidence_recall", evidence_recall([c.text for c in gathered.citations], question.evidences)),
-        ("section_hit", section_hit([c.heading_path for c in gathered.citations], question.section_path)),
-    ):
-        if value is not None:
-            out[name] = value
-    return out
 
 
 def mean_metrics(rows: Sequence[dict[str, float]]) -> dict[str, float]:

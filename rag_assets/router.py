@@ -13,6 +13,7 @@ the materialization's metadata names the ids, and `router_metrics` and `answers`
 those (the ones this lineage produced), not whatever was trained last.
 """
 
+import dataclasses
 from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
@@ -22,10 +23,15 @@ import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from rag_assets.core.catalogue import load_trees, replace_collection
+from rag_assets.core.catalogue import load_question_rows, load_trees, replace_collection
+from rag_assets.core.embedding import Embedder
 from rag_assets.core.encoder_training import EncoderSettings, load_encoder_router, train_encoder
+from rag_assets.core.held_out_evidence import HeldOutEvidence, held_out_evidence
 from rag_assets.core.likelihood_router import LikelihoodRouter, engine_can_score
+from rag_assets.core.publication import index_pairing
+from rag_assets.core.retrieval import search
 from rag_assets.core.routed_samples import (
+    LabelledView,
     calibrate_similarity,
     load_routing_examples,
     load_routing_samples,
@@ -47,6 +53,7 @@ from rag_assets.metadata import fenced, line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
 from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource, LLMResource
+from resources.vectors import VectorStoreResource
 
 
 class RouterKind(StrEnum):
@@ -96,6 +103,12 @@ class RouterTrainingConfig(dg.Config):
         description="Encoder router: section smoothing weights tried on the validation fold (a node's score "
         "blends with the best score shown in its section); [0] turns smoothing off.",
     )
+    encoder_held_out_evidence: bool = Field(
+        default=True,
+        description="Encoder router: choose the section weight by the routed evidence of the validation fold's "
+        "real questions (retrieved and routed as `answers` routes rdr2 by default, at rag-hybrid's words) "
+        "rather than by the gold nodes kept within fixed word budgets.",
+    )
     max_answers: int = Field(
         default=4,
         ge=1,
@@ -128,7 +141,7 @@ class RouterTrainingConfig(dg.Config):
     retry_policy=TRANSIENT_RETRY,
     op_tags=GPU_STEP_TAGS,
     partitions_def=collection_partitions,
-    deps=["routing_actions"],
+    deps=["routing_actions", "passage_index"],
     group_name="router",
     kinds={"pytorch", "python"},
     description="The collection's trained routers: the encoder node scorer (fine-tuned MiniLM, thresholds "
@@ -141,11 +154,15 @@ def router_adapter(
     catalogue: DuckDBResource,
     base_model: BaseModelResource,
     embedder: EmbedderResource,
+    vectors: VectorStoreResource,
 ) -> dg.MaterializeResult:
     collection = context.partition_key
     with catalogue.get_connection() as con:
         train = load_routing_examples(con, collection, fold="train", synthetic=config.use_synthetic)
         validation = load_routing_examples(con, collection, fold="validation", synthetic=config.use_synthetic)
+        held_out = None
+        if RouterKind.encoder in config.kinds and config.encoder_held_out_evidence:
+            held_out = validation_evidence(context, con, collection, validation, vectors, embedder.get())
     if not train:
         context.log.warning(f"{collection}: no training routing actions (no train questions?); no router trained")
         return dg.MaterializeResult(metadata={"trained": False, "reason": "no training routing actions"})
@@ -196,6 +213,7 @@ def router_adapter(
             device=embedder.get().device,
             on_step=log_step("encoder"),
             extra_record={"collection": collection, "similarity_thresholds": asdict(similarity)},
+            held_out=held_out,
         )
         cal = result.calibration
         with catalogue.get_connection() as con:
@@ -223,17 +241,26 @@ def router_adapter(
                     )
                 ),
                 "encoder_section_weight": result.section_weight,
+                "encoder_section_chosen_by": result.section_chosen_by,
                 "encoder_section_weights": dg.MetadataValue.md(
                     markdown_table(
                         [
                             "section weight",
                             f"gold ANSWER nodes kept in {'/'.join(map(str, settings.section_budgets))} words "
-                            f"({result.calibrated_on} questions)",
+                            f"({result.calibrated_on} views)",
+                            f"routed evidence ({held_out.metric}, {len(held_out.questions)} validation questions)"
+                            if held_out
+                            else "routed evidence (no held-out questions)",
                             "chosen",
                         ],
                         [
-                            (w, recall, "yes" if w == result.section_weight else "")
-                            for w, recall in sorted(result.section_weight_recall.items())
+                            (
+                                t.weight,
+                                t.budget_recall,
+                                _maybe(t.routed_evidence),
+                                "yes" if t.weight == result.section_weight else "",
+                            )
+                            for t in result.section_weights
                         ],
                     )
                 ),
@@ -279,6 +306,39 @@ def router_adapter(
         )
     version = "+".join(r.adapter_id for r in records) or "untrained"
     return dg.MaterializeResult(data_version=dg.DataVersion(version), metadata=metadata)
+
+
+def validation_evidence(
+    context: dg.AssetExecutionContext,
+    con,
+    collection: str,
+    validation: list[LabelledView],
+    vectors: VectorStoreResource,
+    model: Embedder,
+) -> HeldOutEvidence | None:
+    """The validation fold's real questions, retrieved as `answers` retrieves them (the LanceDB
+    version published with the catalogue's passages) and routed as its default `rdr2` row routes,
+    with rag-hybrid's words as the budget: what the encoder's section weight is chosen by. None
+    (logged) when the fold has no real question or the collection no published index."""
+    # answers.py imports this module (router_adapter is upstream of answers): import it late
+    from rag_assets.answers import BUDGET_SOURCE, AnswersConfig, strategy_specs
+
+    qids = {v.qid for v in validation if not v.qid.startswith(SYNTHETIC_QID_PREFIX)}
+    questions = [q for q in load_question_rows(con, collection) if q.qid in qids]
+    pairing = index_pairing(con, collection)
+    if not questions or pairing.publication is None:
+        reason = "no real validation question" if not questions else "no published passage index"
+        context.log.info(f"{collection}: {reason}; the section weight is chosen by gold nodes kept in word budgets")
+        return None
+    trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
+    index = vectors.index(model).pin(pairing.publication.version)
+
+    def retrieve(query: str, mode: str, k: int, **_: object):
+        return search(index, model, query, mode=mode, k=k, collections=[collection])
+
+    specs = strategy_specs(AnswersConfig(), "short", None)
+    routed = dataclasses.replace(specs["rdr2"], router=RouterKind.encoder.value, evidence_budget_from=None)
+    return held_out_evidence(questions, baseline=specs[BUDGET_SOURCE], routed=routed, retrieve=retrieve, trees=trees)
 
 
 def _maybe(value: float | None) -> str:

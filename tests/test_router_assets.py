@@ -140,6 +140,10 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
     assert adapter["encoder_adapter_id"].startswith("enc-") and Path(adapter["encoder_path"], "router.json").is_file()
     assert "| ANSWER |" in adapter["encoder_calibration"] and adapter["encoder_pairs"] > 0
     assert "| yes |" in adapter["encoder_section_weights"] and adapter["encoder_section_weight"] >= 0
+    # The index is there and the validation fold has real questions (charger, ice, tide): the
+    # weight is chosen by their routed evidence.
+    assert adapter["encoder_section_chosen_by"].startswith("routed passage_hit of 3 held-out questions")
+    assert "routed evidence (passage_hit, 3 validation questions)" in adapter["encoder_section_weights"]
     # The collection's rows were replaced: one row per model; the LLM rows on the same samples.
     assert [r[:2] for r in rows] == [
         ("adapter", min(3, validation)),

@@ -12,11 +12,14 @@ against it), node and heading embeddings are cached across questions and rounds,
 minutes on two CPU cores.
 
 After training, the section weight (`scoring_router.section_smoothed`) is chosen on the validation
-fold from `EncoderSettings.section_weights` by how many of each question's gold ANSWER nodes its
-best-scored nodes keep within a few word budgets (`budget_recall`: what the budget fill hands the
-reader), then the answer and expand
-thresholds are calibrated with that weight (ANS-F1 / micro F1 of the view's decisions against the
-teacher labels; the train fold stands in when no validation views exist). The model, its thresholds and its training curve are published atomically as one folder
+fold from `EncoderSettings.section_weights`: with held-out questions (`HeldOutEvidence`: the
+validation fold's real questions, retrieved and routed as the evaluation does, at the words
+retrieve-and-read gave each), by the routed evidence itself, thresholds calibrated for each weight;
+without them (no index at hand, as in unit tests), by how many of each question's gold ANSWER
+nodes its best-scored nodes keep within a few word budgets (`budget_recall`). Ties go to the
+smaller weight. Then the answer and expand thresholds are calibrated with that weight (ANS-F1 /
+micro F1 of the view's decisions against the teacher labels; the train fold stands in when no
+validation views exist). The model, its thresholds and its training curve are published atomically as one folder
 named by the digest of its files (`router.json` records kind, thresholds, calibration, losses).
 """
 
@@ -27,6 +30,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rag_assets.core.contrastive import ContrastivePair, fine_tune_bi_encoder
 from rag_assets.core.embedding import Embedder
@@ -36,6 +40,9 @@ from rag_assets.core.routing import node_words
 from rag_assets.core.scoring_router import ScoringRouter, content_context, heading_context
 from rag_assets.core.subtree import DocumentRouting, SubtreeView
 from rag_assets.core.teachers import Calibration, SimilarityScores, SimilarityThresholds, calibrate_thresholds
+
+if TYPE_CHECKING:
+    from rag_assets.core.held_out_evidence import HeldOutEvidence
 
 ROUTER_RECORD = ROUTER_MARKERS["encoder"]
 ENCODER_PREFIX = "enc-"
@@ -65,10 +72,21 @@ class EncoderSettings:
     max_expands: int = 2
     # Section weights tried on the validation fold (0 = every node scored on its own).
     section_weights: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
-    # ... judged by the gold nodes kept within these words per question (about 1, 2 and 4
-    # passages; retrieve-and-read gives the reader 5, 300-470 words on the real sets).
+    # ... judged, without held-out questions, by the gold nodes kept within these words per
+    # question (about 1, 2 and 4 passages; retrieve-and-read gives 300-470 words on the real sets).
     section_budgets: tuple[int, ...] = (100, 200, 400)
     seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SectionWeightTrial:
+    """One section weight tried on the validation fold: the gold ANSWER nodes kept within the
+    word budgets (`budget_recall`, mean over the budgets) and, with held-out questions, their
+    routed evidence metric (thresholds calibrated for this weight)."""
+
+    weight: float
+    budget_recall: float
+    routed_evidence: float | None = None
 
 
 @dataclass(slots=True)
@@ -83,7 +101,8 @@ class EncoderTrainingResult:
     calibrated_on: str  # 'validation' | 'train'
     device: str
     section_weight: float = 0.0
-    section_weight_recall: dict[float, float] = field(default_factory=dict)  # weight -> gold kept in budgets
+    section_weights: list[SectionWeightTrial] = field(default_factory=list)  # every weight tried
+    section_chosen_by: str = ""  # what the weight was chosen by, in words
     details: dict = field(default_factory=dict)
 
 
@@ -170,20 +189,33 @@ def budget_recall(
 
 
 def choose_section_weight(
-    router: ScoringRouter, examples: Sequence[RoutingExample], weights: Sequence[float], budgets: Sequence[int]
-) -> tuple[float, dict[float, float]]:
-    """The weight whose routing keeps the most gold ANSWER nodes within the word budgets (mean of
-    `budget_recall` over `budgets`; ties: the smaller weight), and that figure for every weight
-    tried. Weight 0 when no question has a gold ANSWER node."""
-    table: dict[float, float] = {}
-    for weight in sorted(set(weights) | {0.0}):
-        scored = router.with_section_weight(weight).score(_queries(examples))
-        recalls = [budget_recall(scored, examples, words) for words in budgets]
+    router: ScoringRouter,
+    examples: Sequence[RoutingExample],
+    settings: EncoderSettings,
+    held_out: HeldOutEvidence | None = None,
+) -> tuple[float, list[SectionWeightTrial]]:
+    """The weight among `settings.section_weights` (and 0) whose routing gives the most: the
+    held-out questions' routed evidence when given (thresholds calibrated on `examples` for each
+    weight), else the gold ANSWER nodes of `examples` kept within `settings.section_budgets`
+    (mean `budget_recall`). Ties go to the smaller weight. Weight 0 and no trials when no example
+    has a gold ANSWER node."""
+    trials: list[SectionWeightTrial] = []
+    for weight in sorted(set(settings.section_weights) | {0.0}):
+        twin = router.with_section_weight(weight)
+        recalls = [budget_recall(twin.score(_queries(examples)), examples, w) for w in settings.section_budgets]
         if any(r is None for r in recalls):
-            return 0.0, {}
-        table[weight] = round(sum(r[0] for r in recalls) / len(recalls), 4)
-    best = max(table.values())
-    return min(w for w, figure in table.items() if figure == best), table
+            return 0.0, []
+        routed = None
+        if held_out is not None:
+            thresholds = calibrate(twin, examples, settings).thresholds
+            routed = round(held_out.score(twin.with_section_weight(weight, thresholds)), 4)
+        trials.append(SectionWeightTrial(weight, round(sum(r[0] for r in recalls) / len(recalls), 4), routed))
+
+    def figure(trial: SectionWeightTrial) -> float:
+        return trial.budget_recall if trial.routed_evidence is None else trial.routed_evidence
+
+    best = max(map(figure, trials))
+    return min(t.weight for t in trials if figure(t) == best), trials
 
 
 def calibrate(router: ScoringRouter, examples: Sequence[RoutingExample], settings: EncoderSettings) -> Calibration:
@@ -208,8 +240,10 @@ def train_encoder(
     on_step: Callable[[int, int, float], None] | None = None,
     progress: bool = True,
     extra_record: dict | None = None,
+    held_out: HeldOutEvidence | None = None,
 ) -> EncoderTrainingResult:
-    """Fine-tune the encoder on `train`, calibrate on `validation`, publish the router folder."""
+    """Fine-tune the encoder on `train`, choose the section weight (by `held_out`'s routed
+    evidence when given) and calibrate on `validation`, publish the router folder."""
     from rag_assets.core.router_training import publish_model_folder
 
     settings = settings or EncoderSettings()
@@ -222,8 +256,11 @@ def train_encoder(
     model, losses, step, seconds = run.model, run.losses, run.steps, run.seconds_per_step
     router = ScoringRouter(Embedder.wrap(model, "encoder-in-training"), SimilarityThresholds(), kind="encoder")
     calibrated_on = "validation" if validation else "train"
-    section_weight, section_table = choose_section_weight(
-        router, validation or train, settings.section_weights, settings.section_budgets
+    section_weight, trials = choose_section_weight(router, validation or train, settings, held_out)
+    chosen_by = (
+        f"routed {held_out.metric} of {len(held_out.questions)} held-out questions at retrieve-and-read's words"
+        if held_out is not None and trials
+        else f"gold ANSWER nodes kept in {'/'.join(map(str, settings.section_budgets))} words"
     )
     router = router.with_section_weight(section_weight)
     calibration = calibrate(router, validation or train, settings)
@@ -237,7 +274,8 @@ def train_encoder(
             "settings": asdict(settings),
             "thresholds": asdict(calibration.thresholds),
             "section_weight": section_weight,
-            "section_weight_recall": {str(w): r for w, r in section_table.items()},
+            "section_weights": [asdict(t) for t in trials],
+            "section_chosen_by": chosen_by,
             "calibrated_on": calibrated_on,
             "calibration": {
                 "labelled": calibration.labelled,
@@ -266,7 +304,8 @@ def train_encoder(
         calibrated_on,
         device,
         section_weight=section_weight,
-        section_weight_recall=section_table,
+        section_weights=trials,
+        section_chosen_by=chosen_by,
     )
 
 

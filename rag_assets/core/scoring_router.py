@@ -149,11 +149,11 @@ class ScoringRouter:
             )
         return out
 
-    def with_section_weight(self, weight: float) -> ScoringRouter:
-        """The same encoder (and its embedding cache) with another section weight."""
+    def with_section_weight(self, weight: float, thresholds: SimilarityThresholds | None = None) -> ScoringRouter:
+        """The same encoder (and its embedding cache) with another section weight (and thresholds)."""
         twin = ScoringRouter(
             self.encoder,
-            self.thresholds,
+            thresholds or self.thresholds,
             kind=self.kind,
             contextual=self.contextual,
             section_weight=weight,

@@ -15,6 +15,7 @@ from rag_assets.core.encoder_training import (
     EncoderSettings,
     RoutingExample,
     budget_recall,
+    calibrate,
     choose_section_weight,
     encoder_pairs,
     is_encoder_router,
@@ -232,8 +233,11 @@ def test_encoder_router_trains_calibrates_publishes_and_routes(embedder: Embedde
     assert router.thresholds == result.calibration.thresholds
     # The section weight was chosen on the validation views among the settings' grid, and travels
     # with the folder.
-    assert set(result.section_weight_recall) == set(EncoderSettings().section_weights)
-    assert result.section_weight_recall[result.section_weight] == max(result.section_weight_recall.values())
+    # Without held-out questions it is judged by the gold nodes kept within the word budgets.
+    trials = {t.weight: t for t in result.section_weights}
+    assert set(trials) == set(EncoderSettings().section_weights) and result.section_chosen_by.startswith("gold")
+    assert trials[result.section_weight].budget_recall == max(t.budget_recall for t in trials.values())
+    assert all(t.routed_evidence is None for t in trials.values())
     assert router.section_weight == result.section_weight == router_record(result.folder)["section_weight"]
     docs = [RetrievedDocument("kettle", tree.nodes, (2,))]
     routed = route_documents(["How much water fits in the kettle?"], [docs], router, RoutingKnobs(expand_iterations=1))
@@ -262,11 +266,31 @@ def test_section_weight_is_chosen_where_gold_answers_cluster_in_sections(embedde
         RoutingExample(q, state, view, frozenset(gold), frozenset())
         for q, gold in [("How do I remove limescale and keep the kettle clean?", {5, 6})]
     ]
-    weight, table = choose_section_weight(router, examples, (0.0, 1.0, 4.0), (30,))
+    settings = EncoderSettings(section_weights=(0.0, 1.0, 4.0), section_budgets=(30,))
+    weight, trials = choose_section_weight(router, examples, settings)
+    table = {t.weight: t.budget_recall for t in trials}
     assert set(table) == {0.0, 1.0, 4.0} and table[weight] == max(table.values())
     assert table[4.0] >= table[0.0]
     no_gold = [dataclasses.replace(examples[0], answer_ids=frozenset())]
-    assert choose_section_weight(router, no_gold, (1.0,), (30,)) == (0.0, {})
+    assert choose_section_weight(router, no_gold, settings) == (0.0, [])
+
+    class HeldOut:
+        """Stands in for `HeldOutEvidence` (measured for real in test_held_out_evidence.py): here
+        the point is that the routed figure, not the budget recall, picks the weight, and that
+        each weight is judged with thresholds calibrated for it."""
+
+        def __init__(self) -> None:
+            self.seen: list[tuple[float, SimilarityThresholds]] = []
+
+        def score(self, candidate: ScoringRouter) -> float:
+            self.seen.append((candidate.section_weight, candidate.thresholds))
+            return {0.0: 0.5, 1.0: 0.9, 4.0: 0.9}[candidate.section_weight]  # a tie: the smaller weight
+
+    held_out = HeldOut()
+    weight, trials = choose_section_weight(router, examples, settings, held_out)
+    assert weight == 1.0 and [t.routed_evidence for t in trials] == [0.5, 0.9, 0.9]
+    assert [w for w, _ in held_out.seen] == [0.0, 1.0, 4.0]
+    assert all(t == calibrate(router.with_section_weight(w), examples, settings).thresholds for w, t in held_out.seen)
 
 
 def test_training_without_any_gold_action_is_a_clear_error(embedder: Embedder, tmp_path: Path) -> None:

@@ -1,0 +1,90 @@
+"""The evidence a router gives the reader on held-out questions, measured as the evaluation does.
+
+Choosing a router setting (the encoder's section weight) by a proxy of what the reader gets
+picked the wrong one: per-view average precision of the gold nodes preferred no smoothing, and a
+pooled gold-node recall at fixed word budgets preferred a weight whose routed evidence was lower.
+So the setting is judged by the measure itself, on the validation fold's real questions: retrieve
+as rdr2 does, route with the candidate router through `gather_evidence`, cut each question's
+evidence to the words retrieve-and-read gave it, and score the set's evidence metric (evidence
+recall, section hit or passage hit: `primary_evidence_metric`). The validation questions are the
+ones the thresholds are calibrated on, never the dev/test questions the report evaluates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from rag_assets.core.evaluation import evidence_recall, passage_hit, primary_evidence_metric, section_hit
+from rag_assets.core.questions import Question
+from rag_assets.core.routing import Router
+from rag_assets.core.strategies import GatheredEvidence, Retrieve, StrategySpec, gather_evidence
+from rag_assets.core.tree import TreeNode
+
+
+def evidence_metrics(gathered: GatheredEvidence, question: Question) -> dict[str, float]:
+    """The evidence figures of one question's gathered evidence (those its gold labels allow) and
+    its words."""
+    out: dict[str, float] = {"words": float(gathered.words)}
+    for name, value in (
+        ("passage_hit", passage_hit(gathered.evidence, question.answers)),
+        ("evidence_recall", evidence_recall([c.text for c in gathered.citations], question.evidences)),
+        ("section_hit", section_hit([c.heading_path for c in gathered.citations], question.section_path)),
+    ):
+        if value is not None:
+            out[name] = value
+    return out
+
+
+@dataclass(frozen=True)
+class HeldOutEvidence:
+    """Held-out questions, the words retrieve-and-read gave each (the budget a routed row is cut
+    to) and how to route them; `score(router)` is the mean of `metric` over the questions that
+    have it."""
+
+    questions: Sequence[Question]
+    budgets: Sequence[int]
+    metric: str
+    routed: StrategySpec
+    retrieve: Retrieve
+    trees: Mapping[str, Sequence[TreeNode]]
+
+    def __post_init__(self) -> None:
+        if len(self.budgets) != len(self.questions):
+            raise ValueError(f"{len(self.budgets)} budgets for {len(self.questions)} questions")
+        if self.routed.kind != "rdr2" or not self.routed.router:
+            raise ValueError(f"strategy {self.routed.name!r} does not route with a named router")
+
+    def score(self, router: Router) -> float:
+        gathered = gather_evidence(
+            [q.query for q in self.questions],
+            self.routed,
+            retrieve=self.retrieve,
+            trees=self.trees,
+            routers={self.routed.router: router},
+            evidence_budgets=list(self.budgets),
+        )
+        figures = [evidence_metrics(g, q).get(self.metric) for g, q in zip(gathered, self.questions)]
+        figures = [f for f in figures if f is not None]
+        return sum(figures) / len(figures) if figures else 0.0
+
+
+def held_out_evidence(
+    questions: Sequence[Question],
+    *,
+    baseline: StrategySpec,
+    routed: StrategySpec,
+    retrieve: Retrieve,
+    trees: Mapping[str, Sequence[TreeNode]],
+) -> HeldOutEvidence | None:
+    """Gather `baseline`'s (retrieve-and-read's) evidence for `questions` once: its words are the
+    budgets, and the evidence metric is the set's primary one among those the questions' gold
+    labels allow. None when no question has a gold label any evidence metric can score."""
+    if not questions:
+        return None
+    gathered = gather_evidence([q.query for q in questions], baseline, retrieve=retrieve, trees=trees)
+    present = {name for g, q in zip(gathered, questions) for name in evidence_metrics(g, q) if name != "words"}
+    metric = primary_evidence_metric(present)
+    if metric is None:
+        return None
+    return HeldOutEvidence(questions, [g.words for g in gathered], metric, routed, retrieve, trees)
