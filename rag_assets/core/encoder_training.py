@@ -292,7 +292,13 @@ def train_encoder(
             **(extra_record or {}),
         }
 
-    folder, adapter_id = publish_model_folder(output_root, write, record=ROUTER_RECORD, prefix=ENCODER_PREFIX)
+    folder, adapter_id = publish_model_folder(
+        output_root,
+        write,
+        record=ROUTER_RECORD,
+        prefix=ENCODER_PREFIX,
+        identity={"thresholds": asdict(calibration.thresholds), "section_weight": section_weight},
+    )
     return EncoderTrainingResult(
         folder,
         adapter_id,

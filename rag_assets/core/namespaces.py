@@ -160,7 +160,13 @@ def publish_namespace_router(router: NamespaceRouter, output_root: Path, extra_r
             **(extra_record or {}),
         }
 
-    folder, router_id = publish_model_folder(output_root, write, record=ROUTER_RECORD, prefix=ROUTER_PREFIX)
+    folder, router_id = publish_model_folder(
+        output_root,
+        write,
+        record=ROUTER_RECORD,
+        prefix=ROUTER_PREFIX,
+        identity={"margin": router.margin, "max_namespaces": router.max_namespaces},
+    )
     router.router_id = router_id
     return folder
 

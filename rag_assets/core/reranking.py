@@ -530,7 +530,13 @@ def train_reranker(
             **dict(extra_record or {}),
         }
 
-    folder, reranker_id = publish_model_folder(output_root, write, record=RERANKER_RECORD, prefix=RERANKER_PREFIX)
+    folder, reranker_id = publish_model_folder(
+        output_root,
+        write,
+        record=RERANKER_RECORD,
+        prefix=RERANKER_PREFIX,
+        identity={"weight": weight, "depth": settings.depth},
+    )
     return RerankerTrainingResult(
         folder, reranker_id, losses, step, seconds, len(usable), weight, calibration, len(held), device
     )

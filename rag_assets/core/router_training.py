@@ -16,7 +16,7 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -101,16 +101,31 @@ def directory_digest(folder: Path) -> str:
 
 
 def publish_model_folder(
-    output_root: Path, write: Callable[[Path], dict], *, record: str, prefix: str = ""
+    output_root: Path,
+    write: Callable[[Path], dict],
+    *,
+    record: str,
+    prefix: str = "",
+    identity: Mapping[str, object] | None = None,
 ) -> tuple[Path, str]:
     """Write a trained model into a staging folder (`write` returns its training record), name it
-    by the digest of its files (`prefix` + 16 hex: same data and settings, same id) and publish it
-    atomically as `output_root/<id>`; an identical folder already published is kept."""
+    by the digest of its files and of `identity` (`prefix` + 16 hex: same data and settings, same
+    id) and publish it atomically as `output_root/<id>`; an identical folder already published is
+    kept. `identity`: the record's fields that change what the model does besides its weights
+    (calibrated thresholds, a fusion or section weight): the same weights calibrated differently
+    are another model, and must not be answered with the folder of the first calibration."""
     output_root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".adapter-", dir=output_root))
     try:
         details = write(staging)
         model_id = prefix + directory_digest(staging)
+        if identity:
+            model_id = (
+                prefix
+                + hashlib.sha256((model_id + json.dumps(identity, sort_keys=True, default=str)).encode()).hexdigest()[
+                    :16
+                ]
+            )
         (staging / record).write_text(json.dumps({"adapter_id": model_id, **details}, indent=1))
         final = output_root / model_id
         if final.exists():

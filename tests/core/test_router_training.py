@@ -17,6 +17,7 @@ from rag_assets.core.router_training import (
     LoraSettings,
     TrainingExample,
     encode_example,
+    publish_model_folder,
     train_lora,
 )
 
@@ -144,3 +145,20 @@ def test_training_lowers_the_loss_and_publishes_an_adapter(tiny_model: Path, tmp
 def test_no_examples_is_a_clear_error(tiny_model: Path, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no training examples"):
         train_lora(tiny_model, [], tmp_path, device="cpu", progress=False)
+
+
+def test_a_published_folder_is_named_by_its_files_and_its_identity(tmp_path: Path) -> None:
+    def write(staging: Path) -> dict:
+        (staging / "weights.bin").write_bytes(b"the same weights")
+        return {"kind": "test"}
+
+    first, first_id = publish_model_folder(tmp_path, write, record="record.json", prefix="t-", identity={"t": 0.5})
+    same, same_id = publish_model_folder(tmp_path, write, record="record.json", prefix="t-", identity={"t": 0.5})
+    assert (same, same_id) == (first, first_id)  # same weights, same calibration: the folder is kept
+    # The same weights calibrated differently are another model, with their own record.
+    other, other_id = publish_model_folder(tmp_path, write, record="record.json", prefix="t-", identity={"t": 0.7})
+    assert other_id != first_id and other_id.startswith("t-") and len(other_id) == len(first_id)
+    assert json.loads((other / "record.json").read_text())["adapter_id"] == other_id
+    _, plain_id = publish_model_folder(tmp_path, write, record="record.json", prefix="t-")
+    assert plain_id not in (first_id, other_id)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted({first_id, other_id, plain_id})
