@@ -233,7 +233,13 @@ def router_adapter(
                 "encoder_expand_threshold": cal.thresholds.expand,
                 "encoder_calibration": dg.MetadataValue.md(
                     markdown_table(
-                        ["action", "threshold", f"micro F1 on {result.calibrated_on} views", "views"],
+                        [
+                            "action",
+                            "threshold",
+                            f"F1 on {result.calibrated_on} views (ANSWER: ANS-F1; EXPAND: whole decisions, "
+                            "refusals included)",
+                            "views",
+                        ],
                         [
                             ("ANSWER", cal.thresholds.answer, _maybe(cal.answer_f1), cal.labelled),
                             ("EXPAND", cal.thresholds.expand, _maybe(cal.expand_f1), cal.labelled),

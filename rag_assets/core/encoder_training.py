@@ -17,10 +17,12 @@ validation fold's real questions, retrieved and routed as the evaluation does, a
 retrieve-and-read gave each), by the routed evidence itself, thresholds calibrated for each weight;
 without them (no index at hand, as in unit tests), by how many of each question's gold ANSWER
 nodes its best-scored nodes keep within a few word budgets (`budget_recall`). Ties go to the
-smaller weight. Then the answer and expand thresholds are calibrated with that weight (ANS-F1 /
-micro F1 of the view's decisions against the teacher labels; the train fold stands in when no
-validation views exist). The model, its thresholds and its training curve are published atomically as one folder
-named by the digest of its files (`router.json` records kind, thresholds, calibration, losses).
+smaller weight. Then the answer and expand thresholds are calibrated with that weight (the answer
+threshold by ANS-F1, the expand threshold by the F1 of each view's whole decision, refusals
+included, against the teacher labels; the train fold stands in when no validation views exist).
+The model, its thresholds and its training curve are published atomically as one folder named by
+the digest of its files and calibration (`router.json` records kind, thresholds, calibration,
+losses).
 """
 
 from __future__ import annotations
@@ -220,7 +222,8 @@ def choose_section_weight(
 
 def calibrate(router: ScoringRouter, examples: Sequence[RoutingExample], settings: EncoderSettings) -> Calibration:
     """The answer threshold and ANSWER lines per view (1..max_answers) that maximise the router
-    metric ANS-F1 (mean per-view F1) on `examples`; the expand threshold by micro F1."""
+    metric ANS-F1 (mean per-view F1) on `examples`; the expand threshold by the F1 of each view's
+    whole decision, a refusal where the teacher refuses counting 1 (`decision_f1`)."""
     scores = router.score(_queries(examples))
     default = SimilarityThresholds(max_answers=settings.max_answers, max_expands=settings.max_expands)
     grid = tuple(round(-0.2 + 0.025 * i, 3) for i in range(49))  # -0.2 .. 1.0: trained cosines spread wide

@@ -26,6 +26,7 @@ from rag_assets.core.teachers import (
     parse_curation_output,
     similarity_teacher,
 )
+from rag_assets.core.teachers.similarity import decision_f1
 from rag_assets.core.tree import build_tree
 
 
@@ -240,10 +241,34 @@ def test_the_view_objective_calibrates_the_router_metric_and_the_answer_lines_pe
         calibrate_thresholds(scores, golds, objective="macro")
 
 
-def oracle_like(answer_ids: tuple[int, ...]):
+def test_the_view_objective_sets_the_expand_threshold_by_whole_decisions_refusals_included() -> None:
+    # Views 1 and 4 should expand heading 4 and 3; views 2 and 3 should be refused, but heading 7
+    # of view 3 scores above the right expand of view 4. Micro F1 of the expands alone does not
+    # count refusals; the whole-decision objective does.
+    scores = [
+        SimilarityScores({2: 0.1}, {4: 0.7}),
+        SimilarityScores({5: 0.1}, {}),
+        SimilarityScores({8: 0.1}, {7: 0.5}),
+        SimilarityScores({9: 0.1}, {3: 0.3, 6: 0.45}),
+    ]
+    golds = [oracle_like((), (4,)), oracle_like(()), oracle_like(()), oracle_like((), (3,))]
+    grid = (0.2, 0.4, 0.6)
+    micro = calibrate_thresholds(scores, golds, grid=grid)
+    view = calibrate_thresholds(scores, golds, grid=grid, objective="view")
+    # micro: 0.2 expands 4, 7, 3, 6 -> 2 hits of 4 predicted, 2 gold: F1 0.667, the best.
+    assert micro.thresholds.expand == 0.2 and micro.expand_f1 == pytest.approx(2 / 3)
+    # whole decisions: 0.2 -> views 1 (1.0), 2 (refused: 1.0), 3 (0), 4 (0.667) = 0.667; 0.6 ->
+    # 1.0, 1.0, 1.0, 0 = 0.75: the refusals of view 3 win over half of view 4's expand.
+    assert view.thresholds.expand == 0.6 and view.expand_f1 == pytest.approx(0.75)
+    answered, expanded = [set(), set(), set(), set()], [{4}, set(), {7}, {3}]
+    assert decision_f1(answered, expanded, golds) == pytest.approx((1 + 1 + 0 + 1) / 4)
+    assert decision_f1([{2}], [set()], [oracle_like((2,), (4,))]) == pytest.approx(2 / 3)
+
+
+def oracle_like(answer_ids: tuple[int, ...], expand_ids: tuple[int, ...] = ()):
     from rag_assets.core.teachers import TeacherLabel
 
-    return TeacherLabel(answer_ids, (), "", "", "oracle")
+    return TeacherLabel(answer_ids, expand_ids, "", "", "oracle")
 
 
 def _sample(d: DocumentRouting, qid: str, query: str) -> RoutingSample:
