@@ -161,11 +161,11 @@ def budget_recall(
     `words` (all views of the question pooled, a node counted once, at its best score), over the
     questions with a gold node, and how many there were; None without any.
 
-    This is what the reader gets from routing at a word budget (`route_documents` fills the budget
-    best score first across the routed documents), so it is the selection criterion. Per-view
-    ranking measures (average precision of a view's gold nodes) disagree with it: on
-    conditionalqa's validation questions AP preferred no smoothing (0.602 vs 0.586 at weight 2)
-    while the routed evidence recall at rag-hybrid's words rose from 0.824 to 0.888."""
+    A proxy of what the reader gets from routing at a word budget (`route_documents` fills the
+    budget best score first across the routed documents), used to choose the section weight when
+    no held-out questions can be retrieved. It ignores retrieval, expansion and heading lines, and
+    chose weight 1 on conditionalqa where the routed evidence itself chose 1.5 (README, "Latest
+    figures"); per-view average precision of the gold nodes, the criterion before it, chose 0."""
     best: dict[str, dict[tuple[str, int], float]] = {}
     gold: dict[str, set[tuple[str, int]]] = {}
     size: dict[tuple[str, int], int] = {}
