@@ -204,7 +204,8 @@ def choose_section_weight(
     trials: list[SectionWeightTrial] = []
     for weight in sorted(set(settings.section_weights) | {0.0}):
         twin = router.with_section_weight(weight)
-        recalls = [budget_recall(twin.score(_queries(examples)), examples, w) for w in settings.section_budgets]
+        scored = twin.score(_queries(examples))
+        recalls = [budget_recall(scored, examples, words) for words in settings.section_budgets]
         if any(r is None for r in recalls):
             return 0.0, []
         routed = None

@@ -144,18 +144,32 @@ def section_hit(cited_heading_paths: Sequence[str | Sequence[str]], section_path
     return 0.0
 
 
+def evidence_scores(
+    evidence: str,
+    cited_texts: Sequence[str],
+    cited_heading_paths: Sequence[str | Sequence[str]],
+    question: Question,
+) -> dict[str, float]:
+    """The evidence metrics the question's gold labels allow: passage hit (short answers in the
+    evidence), evidence recall (gold lines among the cited texts), section hit (a cited node under
+    the gold section)."""
+    out: dict[str, float] = {}
+    for name, value in (
+        ("passage_hit", passage_hit(evidence, question.answers)),
+        ("evidence_recall", evidence_recall(list(cited_texts), question.evidences)),
+        ("section_hit", section_hit(list(cited_heading_paths), question.section_path)),
+    ):
+        if value is not None:
+            out[name] = value
+    return out
+
+
 def score_answer(answer: ScorableAnswer, question: Question | None) -> ScoredAnswer:
     """All metrics of one answer; gold-based ones only when `question` has that gold label."""
     metrics: dict[str, float] = {}
     if question is not None:
         metrics.update(answer_metrics(answer.answer, question.answers))
-        for name, value in (
-            ("passage_hit", passage_hit(answer.evidence, question.answers)),
-            ("evidence_recall", evidence_recall(list(answer.cited_texts), question.evidences)),
-            ("section_hit", section_hit(list(answer.cited_heading_paths), question.section_path)),
-        ):
-            if value is not None:
-                metrics[name] = value
+        metrics.update(evidence_scores(answer.evidence, answer.cited_texts, answer.cited_heading_paths, question))
     metrics["evidence_words"] = float(answer.evidence_words)
     metrics["router_prompt_tokens"] = float(answer.router_prompt_tokens)
     metrics["router_output_tokens"] = float(answer.router_output_tokens)

@@ -15,25 +15,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rag_assets.core.evaluation import evidence_recall, passage_hit, primary_evidence_metric, section_hit
+from rag_assets.core.evaluation import evidence_scores, primary_evidence_metric
 from rag_assets.core.questions import Question
+from rag_assets.core.retrieval import SearchHit
 from rag_assets.core.routing import Router
 from rag_assets.core.strategies import GatheredEvidence, Retrieve, StrategySpec, gather_evidence
 from rag_assets.core.tree import TreeNode
 
 
 def evidence_metrics(gathered: GatheredEvidence, question: Question) -> dict[str, float]:
-    """The evidence figures of one question's gathered evidence (those its gold labels allow) and
-    its words."""
-    out: dict[str, float] = {"words": float(gathered.words)}
-    for name, value in (
-        ("passage_hit", passage_hit(gathered.evidence, question.answers)),
-        ("evidence_recall", evidence_recall([c.text for c in gathered.citations], question.evidences)),
-        ("section_hit", section_hit([c.heading_path for c in gathered.citations], question.section_path)),
-    ):
-        if value is not None:
-            out[name] = value
-    return out
+    """The evidence figures of one question's gathered evidence (those its gold labels allow, as
+    the report scores them) and its words."""
+    cited = gathered.citations
+    scores = evidence_scores(gathered.evidence, [c.text for c in cited], [c.heading_path for c in cited], question)
+    return {"words": float(gathered.words), **scores}
 
 
 @dataclass(frozen=True)
@@ -69,6 +64,19 @@ class HeldOutEvidence:
         return sum(figures) / len(figures) if figures else 0.0
 
 
+def remembered(retrieve: Retrieve) -> Retrieve:
+    """`retrieve` with its results kept per call (the index is pinned while a router is judged)."""
+    seen: dict[tuple, Sequence[SearchHit]] = {}
+
+    def search_once(query: str, mode: str, k: int, **options: object) -> Sequence[SearchHit]:
+        key = (query, mode, k, tuple(sorted((name, repr(value)) for name, value in options.items())))
+        if key not in seen:
+            seen[key] = retrieve(query, mode, k, **options)
+        return seen[key]
+
+    return search_once
+
+
 def held_out_evidence(
     questions: Sequence[Question],
     *,
@@ -82,6 +90,7 @@ def held_out_evidence(
     labels allow. None when no question has a gold label any evidence metric can score."""
     if not questions:
         return None
+    retrieve = remembered(retrieve)  # every weight judged routes the same questions: search once
     gathered = gather_evidence([q.query for q in questions], baseline, retrieve=retrieve, trees=trees)
     present = {name for g, q in zip(gathered, questions) for name in evidence_metrics(g, q) if name != "words"}
     metric = primary_evidence_metric(present)

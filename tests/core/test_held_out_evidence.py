@@ -78,3 +78,18 @@ def test_held_out_evidence_needs_gold_labels_and_a_routed_spec(corpus) -> None:
         HeldOutEvidence(QUESTIONS, [10, 10], "passage_hit", routed("oracle"), retrieve, trees)
     with pytest.raises(ValueError, match="does not route"):
         HeldOutEvidence(QUESTIONS, [10, 10, 10], "passage_hit", HYBRID, retrieve, trees)
+
+
+def test_judging_several_routers_searches_each_question_once(corpus) -> None:
+    retrieve, trees = corpus
+    calls: list[str] = []
+
+    def counted(query: str, mode: str, k: int, **options: object):
+        calls.append(query)
+        return retrieve(query, mode, k, **options)
+
+    judge = held_out_evidence(QUESTIONS, baseline=HYBRID, routed=routed("oracle"), retrieve=counted, trees=trees)
+    assert judge is not None
+    first = judge.score(OracleRouter(QUESTIONS))
+    searched = len(calls)
+    assert judge.score(OracleRouter(QUESTIONS)) == first and len(calls) == searched  # served from memory
