@@ -96,6 +96,12 @@ def main() -> None:
         "on train + synthetic questions, and compare them",
     )
     parser.add_argument("--only-variants", action="store_true", help="skip the router rows, train the variants only")
+    parser.add_argument(
+        "--fill-orders",
+        default="",
+        help="also measure the budget fill in these orders (comma-separated, routing.FILL_ORDERS: router, "
+        "retrieval, fused) for every kind, beside the strategy's default",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
@@ -154,6 +160,8 @@ def main() -> None:
             variants = [("", budgets, spec), (" free", None, spec)]
             if kind in ("similarity", "encoder"):  # what the budget fill adds to the router's own picks
                 variants.insert(1, (" no fill", budgets, dataclasses.replace(spec, fill_budget=False)))
+            for order in [o for o in args.fill_orders.split(",") if o and o != spec.fill_order]:
+                variants.insert(1, (f" fill={order}", budgets, dataclasses.replace(spec, fill_order=order)))
             for label, budget, variant in variants:
                 started = time.perf_counter()
                 gathered = gather_evidence(

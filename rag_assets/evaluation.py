@@ -6,7 +6,7 @@ from collections import deque
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.answers import STRATEGIES, answers
+from rag_assets.answers import answers
 from rag_assets.core.catalogue import ROUTER_METRIC_COLUMNS, load_question_rows, load_router_metrics
 from rag_assets.core.evaluation import aggregate, aggregate_grid, score_answers
 from rag_assets.core.figures import png_markdown
@@ -17,6 +17,7 @@ from rag_assets.metadata import markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.router import router_metrics
 from rag_assets.settings import reports_root
+from rag_assets.strategy_config import STRATEGIES
 
 SOURCE = "evaluation"
 _SCALAR = (int, float, str, bool)

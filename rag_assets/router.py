@@ -51,6 +51,7 @@ from rag_assets.core.teachers import SimilarityThresholds
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import fenced, line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
+from rag_assets.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
 from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource, LLMResource
 from resources.vectors import VectorStoreResource
@@ -248,10 +249,12 @@ def router_adapter(
                 ),
                 "encoder_section_weight": result.section_weight,
                 "encoder_section_chosen_by": result.section_chosen_by,
+                "encoder_fill_order": result.fill_order,
                 "encoder_section_weights": dg.MetadataValue.md(
                     markdown_table(
                         [
                             "section weight",
+                            "budget fill order",
                             f"gold ANSWER nodes kept in {'/'.join(map(str, settings.section_budgets))} words "
                             f"({result.calibrated_on} views)",
                             f"routed evidence ({held_out.metric}, {len(held_out.questions)} validation questions)"
@@ -262,9 +265,10 @@ def router_adapter(
                         [
                             (
                                 t.weight,
+                                t.fill_order,
                                 t.budget_recall,
                                 _maybe(t.routed_evidence),
-                                "yes" if t.weight == result.section_weight else "",
+                                "yes" if (t.weight, t.fill_order) == (result.section_weight, result.fill_order) else "",
                             )
                             for t in result.section_weights
                         ],
@@ -326,9 +330,6 @@ def validation_evidence(
     version published with the catalogue's passages) and routed as its default `rdr2` row routes,
     with rag-hybrid's words as the budget: what the encoder's section weight is chosen by. None
     (logged) when the fold has no real question or the collection no published index."""
-    # answers.py imports this module (router_adapter is upstream of answers): import it late
-    from rag_assets.answers import BUDGET_SOURCE, AnswersConfig, strategy_specs
-
     qids = {v.qid for v in validation if not v.qid.startswith(SYNTHETIC_QID_PREFIX)}
     questions = [q for q in load_question_rows(con, collection) if q.qid in qids]
     pairing = index_pairing(con, collection)

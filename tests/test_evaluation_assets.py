@@ -13,11 +13,11 @@ import duckdb
 import pytest
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.answers import DEFAULT_STRATEGIES
-from rag_assets.answers import STRATEGIES as ALL_STRATEGIES
 from rag_assets.core.lineage import trace_answer
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
 from rag_assets.partitions import register_collections
+from rag_assets.strategy_config import DEFAULT_STRATEGIES
+from rag_assets.strategy_config import STRATEGIES as ALL_STRATEGIES
 from tests.conftest import tiny_project
 
 QUESTIONS = [

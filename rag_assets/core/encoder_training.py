@@ -14,11 +14,13 @@ minutes on two CPU cores.
 After training, the section weight (`scoring_router.section_smoothed`) is chosen on the validation
 fold from `EncoderSettings.section_weights`: with held-out questions (`HeldOutEvidence`: the
 validation fold's real questions, retrieved and routed as the evaluation does, at the words
-retrieve-and-read gave each), by the routed evidence itself, thresholds calibrated for each weight;
-without them (no index at hand, as in unit tests), by how many of each question's gold ANSWER
-nodes its best-scored nodes keep within a few word budgets (`budget_recall`). Ties go to the
-smaller weight. Then the answer and expand thresholds are calibrated with that weight (the answer
-threshold by ANS-F1, the expand threshold by the F1 of each view's whole decision, refusals
+retrieve-and-read gave each), by the routed evidence itself, thresholds calibrated for each
+weight, jointly with the order in which the evidence budget's unused words are filled
+(`routing.fill_scores`: by router score, or by the reciprocal rank fusion of router score and
+retrieval rank); without them (no index at hand, as in unit tests), by how many of each
+question's gold ANSWER nodes its best-scored nodes keep within a few word budgets
+(`budget_recall`), the fill by router score. Ties go to the smaller weight, then to fusion.
+Then the answer and expand thresholds are calibrated with that weight (the answer threshold by ANS-F1, the expand threshold by the F1 of each view's whole decision, refusals
 included, against the teacher labels; the train fold stands in when no validation views exist).
 The model, its thresholds and its training curve are published atomically as one folder named by
 the digest of its files and calibration (`router.json` records kind, thresholds, calibration,
@@ -84,11 +86,13 @@ class EncoderSettings:
 class SectionWeightTrial:
     """One section weight tried on the validation fold: the gold ANSWER nodes kept within the
     word budgets (`budget_recall`, mean over the budgets) and, with held-out questions, their
-    routed evidence metric (thresholds calibrated for this weight)."""
+    routed evidence metric (thresholds calibrated for this weight) with the budget filled in
+    `fill_order`."""
 
     weight: float
     budget_recall: float
     routed_evidence: float | None = None
+    fill_order: str = "router"  # the budget fill's order the routed evidence was measured with
 
 
 @dataclass(slots=True)
@@ -103,8 +107,9 @@ class EncoderTrainingResult:
     calibrated_on: str  # 'validation' | 'train'
     device: str
     section_weight: float = 0.0
-    section_weights: list[SectionWeightTrial] = field(default_factory=list)  # every weight tried
+    section_weights: list[SectionWeightTrial] = field(default_factory=list)  # every weight (and order) tried
     section_chosen_by: str = ""  # what the weight was chosen by, in words
+    fill_order: str = "router"  # the evidence budget fill's order chosen with the weight
     details: dict = field(default_factory=dict)
 
 
@@ -190,35 +195,62 @@ def budget_recall(
     return (sum(recalls) / len(recalls), len(recalls)) if recalls else None
 
 
-def choose_section_weight(
+# The budget fill orders tried with each section weight on held-out questions, the first winning
+# a tie. Fusion first: on a tie it keeps the retrieval ranking retrieve-and-read's evidence comes
+# from, where the router's own order ignores it. Retrieval order alone is not tried: it ignores the
+# router's scores in the fill; it was the worst order at every weight on conditionalqa's 23
+# validation questions and won nq_wiki's 10 by one question, where its dev + test passage hit was
+# 0.783 against 0.870 for fusion (README, "Latest figures"); it stays a strategy knob.
+CHOSEN_FILL_ORDERS = ("fused", "router")
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringChoice:
+    """The section weight and evidence budget fill order chosen, and every combination tried."""
+
+    section_weight: float
+    fill_order: str
+    trials: list[SectionWeightTrial]
+
+
+def choose_scoring_settings(
     router: ScoringRouter,
     examples: Sequence[RoutingExample],
     settings: EncoderSettings,
     held_out: HeldOutEvidence | None = None,
-) -> tuple[float, list[SectionWeightTrial]]:
-    """The weight among `settings.section_weights` (and 0) whose routing gives the most: the
-    held-out questions' routed evidence when given (thresholds calibrated on `examples` for each
-    weight), else the gold ANSWER nodes of `examples` kept within `settings.section_budgets`
-    (mean `budget_recall`). Ties go to the smaller weight. Weight 0 and no trials when no example
-    has a gold ANSWER node."""
+) -> ScoringChoice:
+    """The section weight among `settings.section_weights` (and 0) and the budget fill order
+    (among `CHOSEN_FILL_ORDERS`) whose routing gives the most.
+
+    With `held_out`, every (weight, fill order) is judged by the held-out questions' routed
+    evidence (thresholds calibrated on `examples` for each weight). Without held-out questions,
+    the weight is judged by the gold ANSWER nodes of `examples` kept within
+    `settings.section_budgets` (mean `budget_recall`) and the fill order is "router" (nothing to
+    judge it by). Ties go to the smaller weight, then the earlier order of CHOSEN_FILL_ORDERS.
+    Weight 0, order "router" and no trials when no example has a gold ANSWER node."""
     trials: list[SectionWeightTrial] = []
     for weight in sorted(set(settings.section_weights) | {0.0}):
         twin = router.with_section_weight(weight)
         scored = twin.score(_queries(examples))
         recalls = [budget_recall(scored, examples, words) for words in settings.section_budgets]
         if any(r is None for r in recalls):
-            return 0.0, []
-        routed = None
-        if held_out is not None:
-            thresholds = calibrate(twin, examples, settings).thresholds
-            routed = round(held_out.score(twin.with_section_weight(weight, thresholds)), 4)
-        trials.append(SectionWeightTrial(weight, round(sum(r[0] for r in recalls) / len(recalls), 4), routed))
+            return ScoringChoice(0.0, "router", [])
+        recall = round(sum(r[0] for r in recalls) / len(recalls), 4)
+        if held_out is None:
+            trials.append(SectionWeightTrial(weight, recall))
+            continue
+        calibrated = twin.with_section_weight(weight, calibrate(twin, examples, settings).thresholds)
+        for order in CHOSEN_FILL_ORDERS:
+            trials.append(SectionWeightTrial(weight, recall, round(held_out.score(calibrated, order), 4), order))
 
     def figure(trial: SectionWeightTrial) -> float:
         return trial.budget_recall if trial.routed_evidence is None else trial.routed_evidence
 
     best = max(map(figure, trials))
-    return min(t.weight for t in trials if figure(t) == best), trials
+    chosen = min(
+        (t for t in trials if figure(t) == best), key=lambda t: (t.weight, CHOSEN_FILL_ORDERS.index(t.fill_order))
+    )
+    return ScoringChoice(chosen.weight, chosen.fill_order, trials)
 
 
 def calibrate(router: ScoringRouter, examples: Sequence[RoutingExample], settings: EncoderSettings) -> Calibration:
@@ -260,13 +292,14 @@ def train_encoder(
     model, losses, step, seconds = run.model, run.losses, run.steps, run.seconds_per_step
     router = ScoringRouter(Embedder.wrap(model, "encoder-in-training"), SimilarityThresholds(), kind="encoder")
     calibrated_on = "validation" if validation else "train"
-    section_weight, trials = choose_section_weight(router, validation or train, settings, held_out)
+    choice = choose_scoring_settings(router, validation or train, settings, held_out)
+    section_weight, fill_order, trials = choice.section_weight, choice.fill_order, choice.trials
     chosen_by = (
         f"routed {held_out.metric} of {len(held_out.questions)} held-out questions at retrieve-and-read's words"
         if held_out is not None and trials
         else f"gold ANSWER nodes kept in {'/'.join(map(str, settings.section_budgets))} words"
     )
-    router = router.with_section_weight(section_weight)
+    router = router.with_section_weight(section_weight, fill_order=fill_order)
     calibration = calibrate(router, validation or train, settings)
 
     def write(staging: Path) -> dict:
@@ -280,6 +313,7 @@ def train_encoder(
             "section_weight": section_weight,
             "section_weights": [asdict(t) for t in trials],
             "section_chosen_by": chosen_by,
+            "fill_order": fill_order,
             "calibrated_on": calibrated_on,
             "calibration": {
                 "labelled": calibration.labelled,
@@ -301,7 +335,11 @@ def train_encoder(
         write,
         record=ROUTER_RECORD,
         prefix=ENCODER_PREFIX,
-        identity={"thresholds": asdict(calibration.thresholds), "section_weight": section_weight},
+        identity={
+            "thresholds": asdict(calibration.thresholds),
+            "section_weight": section_weight,
+            "fill_order": fill_order,
+        },
     )
     return EncoderTrainingResult(
         folder,
@@ -316,6 +354,7 @@ def train_encoder(
         section_weight=section_weight,
         section_weights=trials,
         section_chosen_by=chosen_by,
+        fill_order=fill_order,
     )
 
 
@@ -328,8 +367,8 @@ def router_record(folder: Path) -> dict:
 
 
 def load_encoder_router(folder: Path, *, device: str = "cpu") -> ScoringRouter:
-    """The trained encoder router published in `folder`, with its calibrated thresholds and section
-    weight (0 for folders published before the weight was chosen)."""
+    """The trained encoder router published in `folder`, with its calibrated thresholds, section
+    weight and budget fill order (0 and "router" for folders published before they were chosen)."""
     folder = Path(folder)
     if not is_encoder_router(folder):
         raise FileNotFoundError(f"{folder} holds no encoder router ({ROUTER_RECORD} with kind 'encoder')")
@@ -337,4 +376,10 @@ def load_encoder_router(folder: Path, *, device: str = "cpu") -> ScoringRouter:
     thresholds = SimilarityThresholds(**record["thresholds"])
     encoder = Embedder(folder, device=device, progress=False)
     encoder.model_id = folder.name
-    return ScoringRouter(encoder, thresholds, kind="encoder", section_weight=float(record.get("section_weight", 0.0)))
+    return ScoringRouter(
+        encoder,
+        thresholds,
+        kind="encoder",
+        section_weight=float(record.get("section_weight", 0.0)),
+        fill_order=record.get("fill_order", "router"),
+    )

@@ -13,7 +13,7 @@ ones the thresholds are calibrated on, never the dev/test questions the report e
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rag_assets.core.evaluation import evidence_scores, primary_evidence_metric
 from rag_assets.core.questions import Question
@@ -50,10 +50,12 @@ class HeldOutEvidence:
         if self.routed.kind != "rdr2" or not self.routed.router:
             raise ValueError(f"strategy {self.routed.name!r} does not route with a named router")
 
-    def score(self, router: Router) -> float:
+    def score(self, router: Router, fill_order: str | None = None) -> float:
+        """`router`'s mean evidence metric; `fill_order`: the budget fill's order (None: the spec's)."""
+        routed = self.routed if fill_order is None else replace(self.routed, fill_order=fill_order)
         gathered = gather_evidence(
             [q.query for q in self.questions],
-            self.routed,
+            routed,
             retrieve=self.retrieve,
             trees=self.trees,
             routers={self.routed.router: router},

@@ -48,6 +48,9 @@ class RetrievedDocument:
     doc_id: str
     nodes: Sequence[TreeNode]
     hit_node_ids: tuple[int, ...]  # content nodes of the retrieved passages
+    # the rank (0 = best) of the passage each hit node came from, across the question's documents
+    # (parallel to `hit_node_ids`; empty = unknown): the budget fill's retrieval order
+    hit_ranks: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
@@ -64,6 +67,9 @@ class RoutingKnobs:
     # a router calibrated for decision F1 answers few nodes, so a budget comparison would
     # otherwise trade recall for words silently.
     fill_budget: bool = True
+    # how the fill ranks the nodes it may add (FILL_ORDERS); None = the router's own calibrated
+    # order (`Router.fill_order`, chosen with the trained encoder), else "router"
+    fill_order: str | None = None
 
     @property
     def expands(self) -> bool:
@@ -197,7 +203,9 @@ class RouterReply:
 class Router(Protocol):
     """A router kind: one call routes every view of a round (all documents of all questions).
     `fits_views` (optional, default True): False for routers without a context window (they
-    score nodes one by one), whose views are not cut to `knobs.token_budget`."""
+    score nodes one by one), whose views are not cut to `knobs.token_budget`. `fill_order`
+    (optional, default "router"): the budget fill order the router was calibrated with, used when
+    the knobs name none."""
 
     kind: str
 
@@ -270,6 +278,7 @@ def route_documents(
     # A router that reads each node on its own (the scorers, the bounds) has no context window:
     # its views are not cut to the token budget, so no lit node is lost to the LLM's limit.
     view_knobs = knobs if getattr(router, "fits_views", True) else replace(knobs, token_budget=None)
+    fill_order = knobs.fill_order or getattr(router, "fill_order", "router")
     for _round in range(rounds_allowed):
         pending = [
             (q, i, fit_view(states[q][i], v, view_knobs, router.count_tokens))
@@ -317,14 +326,55 @@ def route_documents(
             if budget is None:
                 continue
             if knobs.fill_budget:
-                for (i, n), score in candidates[q].items():
-                    doc = routed[q][i]
-                    if n not in doc.selected_node_ids:
-                        doc.selected_node_ids.append(n)
-                        doc.filled_node_ids.append(n)
-                        scores[q][(i, n)] = score
+                fill = {(i, n): s for (i, n), s in candidates[q].items() if n not in routed[q][i].selected_node_ids}
+                ranks = {(i, n): r for i, d in enumerate(retrieved[q]) for n, r in zip(d.hit_node_ids, d.hit_ranks)}
+                for (i, n), score in fill_scores(fill, scores[q], ranks, fill_order).items():
+                    routed[q][i].selected_node_ids.append(n)
+                    routed[q][i].filled_node_ids.append(n)
+                    scores[q][(i, n)] = score
             fit_evidence(routed[q], trees, budget, scores[q])
     return RoutingResult(routed, calls, prompt_tokens, output_tokens, rounds)
+
+
+FILL_ORDERS = ("router", "retrieval", "fused")
+RRF_K = 60  # reciprocal rank fusion's usual constant
+
+
+def fill_scores(
+    fill: Mapping[tuple[int, int], float],
+    selected: Mapping[tuple[int, int], float],
+    retrieval_ranks: Mapping[tuple[int, int], int],
+    order: str,
+) -> dict[tuple[int, int], float]:
+    """Scores for the budget fill's candidates, on the scale `fit_evidence` ranks the router's own
+    selections (`selected`) with.
+
+    - "router": the router's own score: fill and selections compete on one scale.
+    - "retrieval": after every selection, the retrieved passages' nodes in retrieval order, then
+      the other candidates by router score.
+    - "fused": after every selection, reciprocal rank fusion of the router's ranking of the
+      candidates and the retrieval ranking (a node no passage hit has only the router's term).
+    Why not the router's score alone: on nq_wiki the answer is often a short table cell or list
+    line that retrieval's lexical + dense search ranks well and the encoder does not (gold nodes
+    ranked 7th and 18th of ~290 shown nodes in two of the questions a router-ordered fill lost), so
+    the fill dropped what retrieve-and-read keeps."""
+    if order not in FILL_ORDERS:
+        raise ValueError(f"fill_order must be one of {FILL_ORDERS}, got {order!r}")
+    if order == "router" or not fill:
+        return dict(fill)
+    floor = min(selected.values(), default=0.0) - 1.0  # every fill node ranks below every selection
+    by_router = sorted(fill, key=lambda key: -fill[key])
+    if order == "retrieval":
+        hits = sorted((key for key in fill if key in retrieval_ranks), key=lambda key: retrieval_ranks[key])
+        rest = [key for key in by_router if key not in retrieval_ranks]
+        ranked = hits + rest
+    else:
+        fused = {key: 1 / (RRF_K + rank) for rank, key in enumerate(by_router)}
+        for key in fused:
+            if key in retrieval_ranks:
+                fused[key] += 1 / (RRF_K + retrieval_ranks[key])
+        ranked = sorted(fused, key=lambda key: -fused[key])
+    return {key: floor - position / len(ranked) for position, key in enumerate(ranked)}
 
 
 def fit_evidence(

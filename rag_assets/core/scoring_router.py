@@ -14,7 +14,8 @@ ablations and router metrics are the same for every kind.
   embedded once per router (headings and nodes recur across questions and rounds).
   `section_weight` smooths each content node's score with the best score among the shown nodes of
   its own section (`section_smoothed`): the trained router's weight is chosen on the validation
-  fold and recorded with it.
+  fold and recorded with it, as is `fill_order`, the order in which an evidence budget's unused
+  words are filled (`routing.fill_scores`).
 - `OracleRouter`: the oracle teacher's actions on the same views (needs the questions' gold
   labels): the ceiling any router can reach with our retrieval and subtrees.
 - `HitNodesRouter`: ANSWER exactly the content nodes of the retrieved passages, never EXPAND, never
@@ -29,7 +30,7 @@ import numpy as np
 
 from rag_assets.core.questions import Question
 from rag_assets.core.router_io import REFUSAL, format_actions
-from rag_assets.core.routing import RouteRequest, RouterReply, RoutingKnobs
+from rag_assets.core.routing import FILL_ORDERS, RouteRequest, RouterReply, RoutingKnobs
 from rag_assets.core.subtree import DocumentRouting
 from rag_assets.core.teachers import SimilarityScores, SimilarityThresholds, TextEncoder, oracle_teacher, pick_best
 from rag_assets.core.text import first_words, word_count
@@ -91,15 +92,19 @@ class ScoringRouter:
         kind: str = "encoder",
         contextual: bool = True,
         section_weight: float = 0.0,
+        fill_order: str = "router",
         count_tokens: Callable[[str], int] = word_count,
     ) -> None:
         if section_weight < 0:
             raise ValueError(f"section_weight must be >= 0, got {section_weight}")
+        if fill_order not in FILL_ORDERS:
+            raise ValueError(f"fill_order must be one of {FILL_ORDERS}, got {fill_order!r}")
         self.encoder = encoder
         self.thresholds = thresholds
         self.kind = kind
         self.contextual = contextual
         self.section_weight = section_weight
+        self.fill_order = fill_order  # the evidence budget fill's order it was calibrated with
         self._count_tokens = count_tokens
         self._vectors: dict[str, np.ndarray] = {}
 
@@ -149,14 +154,18 @@ class ScoringRouter:
             )
         return out
 
-    def with_section_weight(self, weight: float, thresholds: SimilarityThresholds | None = None) -> ScoringRouter:
-        """The same encoder (and its embedding cache) with another section weight (and thresholds)."""
+    def with_section_weight(
+        self, weight: float, thresholds: SimilarityThresholds | None = None, fill_order: str | None = None
+    ) -> ScoringRouter:
+        """The same encoder (and its embedding cache) with another section weight (and thresholds,
+        and budget fill order)."""
         twin = ScoringRouter(
             self.encoder,
             thresholds or self.thresholds,
             kind=self.kind,
             contextual=self.contextual,
             section_weight=weight,
+            fill_order=fill_order or self.fill_order,
             count_tokens=self._count_tokens,
         )
         twin._vectors = self._vectors

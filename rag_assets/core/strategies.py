@@ -42,6 +42,7 @@ from rag_assets.core.reorder import REORDERS, EvidenceItem, PositionPolicy, reor
 from rag_assets.core.retrieval import SearchHit
 from rag_assets.core.rewriting import rewrite_queries
 from rag_assets.core.routing import (
+    FILL_ORDERS,
     RetrievedDocument,
     Router,
     RoutingKnobs,
@@ -107,6 +108,8 @@ class StrategySpec:
     # that question (e.g. "rag-hybrid"), so both are compared at the same evidence length; None = free
     evidence_budget_from: str | None = None
     fill_budget: bool = True  # rdr2 under a budget: unused words go to the best-scored unselected nodes
+    # rdr2: how the fill ranks what it may add (routing.FILL_ORDERS); None = the router's calibrated order
+    fill_order: str | None = None
     # contregen: sub-query tree depth (the paper's 2) and sub-queries per node; disco: False = the
     # ablation without discourse trees and rhetorical graph (the blueprint sees plain chunks)
     tree_depth: int = 2
@@ -135,6 +138,10 @@ class StrategySpec:
             raise ValueError(f"strategy {self.name!r}: reorder must be one of {REORDERS}, not {self.reorder!r}")
         if self.aggregate_words < 0:
             raise ValueError(f"strategy {self.name!r}: aggregate_words must be >= 0")
+        if self.fill_order is not None and self.fill_order not in FILL_ORDERS:
+            raise ValueError(
+                f"strategy {self.name!r}: fill_order must be one of {FILL_ORDERS} or unset, not {self.fill_order!r}"
+            )
 
     def knobs(self) -> dict[str, object]:
         """The knobs stored with every answer (answers.knobs)."""
@@ -167,6 +174,7 @@ class StrategySpec:
                     ("route_namespaces", self.route_namespaces),
                     ("reorder", self.reorder if self.reorder != "retrieval" else None),
                     ("aggregate_words", self.aggregate_words),
+                    ("fill_order", self.fill_order if self.evidence_budget_from else None),
                 )
                 if v
             },
@@ -182,6 +190,7 @@ class StrategySpec:
             adapter=self.adapter,
             structure=self.structure,
             fill_budget=self.fill_budget,
+            fill_order=self.fill_order,
         )
 
 
@@ -315,7 +324,10 @@ def gather_evidence(
             grouped = [(d, ids) for d, ids in documents_in_order(hits, spec.top_k) if d in trees]
             out.passage_ids = [h.passage_id for h in hits]
             out.retrieved_doc_ids = [d for d, _ in grouped]
-            documents.append([RetrievedDocument(d, trees[d], ids) for d, ids in grouped])
+            ranks = passage_ranks(hits)
+            documents.append(
+                [RetrievedDocument(d, trees[d], ids, tuple(ranks[d, n] for n in ids)) for d, ids in grouped]
+            )
         router: Router | LLMEngine | None = engine if spec.router == "llm" else (routers or {}).get(spec.router)
         if router is None:
             raise ValueError(f"strategy {spec.name!r} routes with the {spec.router!r} router, which was not provided")
@@ -350,6 +362,15 @@ def gather_evidence(
             out.expelled = sum(doc.expelled for doc in routed)
             out.refused_docs = sum(doc.refused for doc in routed)
     return gathered
+
+
+def passage_ranks(hits: Sequence[SearchHit]) -> dict[tuple[str, int], int]:
+    """(doc id, node id) -> rank of the first retrieved passage holding that node (0 = best)."""
+    ranks: dict[tuple[str, int], int] = {}
+    for rank, hit in enumerate(hits):
+        for n in hit.node_ids:
+            ranks.setdefault((hit.doc_id, n), rank)
+    return ranks
 
 
 def aggregate_passages(hits: Sequence[SearchHit], words: int) -> list[SearchHit]:

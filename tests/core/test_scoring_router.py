@@ -12,11 +12,13 @@ import pytest
 from rag_assets.core.blocks import heading, paragraph
 from rag_assets.core.embedding import Embedder
 from rag_assets.core.encoder_training import (
+    CHOSEN_FILL_ORDERS,
     EncoderSettings,
     RoutingExample,
+    ScoringChoice,
     budget_recall,
     calibrate,
-    choose_section_weight,
+    choose_scoring_settings,
     encoder_pairs,
     is_encoder_router,
     load_encoder_router,
@@ -27,6 +29,7 @@ from rag_assets.core.questions import Question
 from rag_assets.core.routing import (
     RetrievedDocument,
     RoutingKnobs,
+    fill_scores,
     heading_words,
     node_words,
     render_evidence,
@@ -190,6 +193,47 @@ def test_a_budget_the_router_leaves_unused_is_filled_best_score_first(embedder: 
     assert free[0].selected_node_ids == [] and free[0].filled_node_ids == []
 
 
+def test_the_budget_fill_can_follow_retrieval_or_fuse_it_with_the_router(embedder: Embedder) -> None:
+    tree = manual()
+    trees = {"kettle": tree.nodes}
+    # Retrieval ranked the cord paragraph (8) first, the maximum mark (2) last.
+    docs = [RetrievedDocument("kettle", tree.nodes, (8, 5, 2), hit_ranks=(0, 1, 2))]
+    strict = ScoringRouter(embedder, SimilarityThresholds(answer=2.0, expand=2.0), kind="similarity")
+    query = "What is the maximum amount of water in the kettle?"
+    # room for either paragraph alone, not for both
+    one_node = max(heading_words(tree.nodes[n]) + node_words(tree.nodes[n]) for n in (2, 8))
+
+    def kept(router: ScoringRouter, order: str | None) -> list[int]:
+        knobs = RoutingKnobs(expand_iterations=0, fill_order=order)
+        [[doc]] = route_documents([query], [docs], router, knobs, evidence_budgets=[one_node], trees=trees).documents
+        return doc.selected_node_ids
+
+    assert kept(strict, "router") == [2]  # the encoder's best: the maximum-mark paragraph
+    assert kept(strict, "retrieval") == [8]  # retrieval's best
+    # The router's calibrated order applies when the knobs name none; the knobs override it.
+    by_retrieval = strict.with_section_weight(0.0, fill_order="retrieval")
+    assert kept(by_retrieval, None) == [8] and kept(by_retrieval, "router") == [2]
+    with pytest.raises(ValueError, match="fill_order"):
+        kept(strict, "random")
+
+
+def test_fill_scores_rank_below_every_selection_in_the_order_asked() -> None:
+    fill = {(0, 1): 0.9, (0, 2): 0.5, (0, 3): 0.4, (1, 4): 0.8}
+    selected = {(0, 7): 0.6}
+    ranks = {(0, 3): 0, (0, 1): 1, (1, 9): 2}  # (1, 9) is not a candidate: ignored
+
+    def order(name: str) -> list[tuple[int, int]]:
+        scores = fill_scores(fill, selected, ranks, name)
+        assert max(scores.values()) < min(selected.values())  # the router's own picks come first
+        return sorted(scores, key=lambda key: -scores[key])
+
+    assert fill_scores(fill, selected, ranks, "router") == fill  # one scale with the selections
+    assert order("retrieval") == [(0, 3), (0, 1), (1, 4), (0, 2)]  # retrieved first, then by score
+    # Fused, 1/(60 + router rank) + 1/(60 + retrieval rank): (0, 1), first by score and second
+    # retrieved, passes (0, 3), last by score and first retrieved; the rest keep the router's order.
+    assert order("fused") == [(0, 1), (0, 3), (1, 4), (0, 2)]
+
+
 def test_scoring_routers_see_whole_views_whatever_the_token_budget(embedder: Embedder) -> None:
     # The token budget is the LLM's context window; a scorer reads each node on its own, so a
     # tiny budget must not hide lit nodes from it (nor from the bounds measured beside it).
@@ -239,6 +283,7 @@ def test_encoder_router_trains_calibrates_publishes_and_routes(embedder: Embedde
     assert trials[result.section_weight].budget_recall == max(t.budget_recall for t in trials.values())
     assert all(t.routed_evidence is None for t in trials.values())
     assert router.section_weight == result.section_weight == router_record(result.folder)["section_weight"]
+    assert router.fill_order == result.fill_order == router_record(result.folder)["fill_order"] == "router"
     docs = [RetrievedDocument("kettle", tree.nodes, (2,))]
     routed = route_documents(["How much water fits in the kettle?"], [docs], router, RoutingKnobs(expand_iterations=1))
     [[doc]] = routed.documents
@@ -267,30 +312,40 @@ def test_section_weight_is_chosen_where_gold_answers_cluster_in_sections(embedde
         for q, gold in [("How do I remove limescale and keep the kettle clean?", {5, 6})]
     ]
     settings = EncoderSettings(section_weights=(0.0, 1.0, 4.0), section_budgets=(30,))
-    weight, trials = choose_section_weight(router, examples, settings)
-    table = {t.weight: t.budget_recall for t in trials}
-    assert set(table) == {0.0, 1.0, 4.0} and table[weight] == max(table.values())
+    choice = choose_scoring_settings(router, examples, settings)
+    table = {t.weight: t.budget_recall for t in choice.trials}
+    assert set(table) == {0.0, 1.0, 4.0} and table[choice.section_weight] == max(table.values())
     assert table[4.0] >= table[0.0]
+    # Without held-out questions nothing judges the fill order: the router's own scores fill.
+    assert choice.fill_order == "router" and {t.fill_order for t in choice.trials} == {"router"}
     no_gold = [dataclasses.replace(examples[0], answer_ids=frozenset())]
-    assert choose_section_weight(router, no_gold, settings) == (0.0, [])
+    assert choose_scoring_settings(router, no_gold, settings) == ScoringChoice(0.0, "router", [])
 
     class HeldOut:
         """Stands in for `HeldOutEvidence` (measured for real in test_held_out_evidence.py): here
         the point is that the routed figure, not the budget recall, picks the weight, and that
         each weight is judged with thresholds calibrated for it."""
 
-        def __init__(self) -> None:
+        def __init__(self, figures: dict[tuple[float, str], float]) -> None:
+            self.figures = figures
             self.seen: list[tuple[float, SimilarityThresholds]] = []
 
-        def score(self, candidate: ScoringRouter) -> float:
+        def score(self, candidate: ScoringRouter, fill_order: str | None = None) -> float:
             self.seen.append((candidate.section_weight, candidate.thresholds))
-            return {0.0: 0.5, 1.0: 0.9, 4.0: 0.9}[candidate.section_weight]  # a tie: the smaller weight
+            return self.figures.get((candidate.section_weight, fill_order), 0.5)
 
-    held_out = HeldOut()
-    weight, trials = choose_section_weight(router, examples, settings, held_out)
-    assert weight == 1.0 and [t.routed_evidence for t in trials] == [0.5, 0.9, 0.9]
-    assert [w for w, _ in held_out.seen] == [0.0, 1.0, 4.0]
+    # A tie between weights 1 and 4 goes to the smaller weight; the order is judged with them.
+    held_out = HeldOut({(1.0, "router"): 0.9, (4.0, "router"): 0.9, (4.0, "fused"): 0.7})
+    choice = choose_scoring_settings(router, examples, settings, held_out)
+    assert (choice.section_weight, choice.fill_order) == (1.0, "router")
+    assert [(t.weight, t.fill_order, t.routed_evidence) for t in choice.trials] == [
+        (w, order, held_out.figures.get((w, order), 0.5)) for w in (0.0, 1.0, 4.0) for order in CHOSEN_FILL_ORDERS
+    ]
+    assert [w for w, _ in held_out.seen] == [w for w in (0.0, 1.0, 4.0) for _ in CHOSEN_FILL_ORDERS]
     assert all(t == calibrate(router.with_section_weight(w), examples, settings).thresholds for w, t in held_out.seen)
+    # A tie between orders at one weight goes to the fusion.
+    tied = choose_scoring_settings(router, examples, settings, HeldOut({}))
+    assert (tied.section_weight, tied.fill_order) == (0.0, "fused")
 
 
 def test_training_without_any_gold_action_is_a_clear_error(embedder: Embedder, tmp_path: Path) -> None:
