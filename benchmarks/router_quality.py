@@ -16,6 +16,10 @@ alone and with the synthetic (corpus-made) questions, and prints both routers' v
 / REF-ACC and evidence. --encoder-variants trains one router per EncoderSettings variant (e.g.
 'max_steps=30; epochs=2,negatives=3') on the same data, for choosing the defaults with figures.
 
+--fill-orders router,retrieval,fused adds, for every kind, the budgeted row with the budget's
+unused words filled in each of those orders (`routing.fill_scores`) instead of the router's own
+calibrated order (the trained encoder's is chosen on held-out questions; the others fill by score).
+
 --speed adds the speed comparison of the two trainable kinds in one run: training seconds per
 training view (the encoder for one epoch of the catalogue's train views, the LLM for --llm-steps
 LoRA steps) and routing throughput (validation subtrees per second), with the ratio.
