@@ -45,6 +45,7 @@ from rag_assets.core.embedding import Embedder
 from rag_assets.core.encoder_training import load_encoder_router, router_record
 from rag_assets.core.held_out_evidence import evidence_metrics
 from rag_assets.core.likelihood_router import LikelihoodRouter, engine_can_score
+from rag_assets.core.publication import index_pairing
 from rag_assets.core.retrieval import search
 from rag_assets.core.routed_samples import (
     load_routing_examples,
@@ -111,7 +112,6 @@ def main() -> None:
 
     con = duckdb.connect(str(args.data_dir / "catalogue.duckdb"), read_only=True)
     embedder = Embedder(progress=False)
-    index = PassageIndex(str(args.data_dir / "lancedb"), embedder)
     collections = [c for c in args.collections.split(",") if c] or [
         r[0] for r in con.execute("SELECT DISTINCT collection FROM questions ORDER BY 1").fetchall()
     ]
@@ -142,8 +142,16 @@ def main() -> None:
                 routers["llm-rank"] = LikelihoodRouter(engine)
         queries = [q.query for q in questions]
 
-        def retrieve(query: str, mode: str, k: int, collection: str = collection):
-            return search(index, embedder, query, mode=mode, k=k, collections=[collection])
+        # The LanceDB version published with this collection's passages, as `answers` and the
+        # held-out judge in `router_adapter` read it: later versions hold other collections too,
+        # whose documents change BM25's statistics and so the hybrid ranking.
+        publication = index_pairing(con, collection).publication
+        pinned = PassageIndex(str(args.data_dir / "lancedb"), embedder).pin(
+            publication.version if publication else None
+        )
+
+        def retrieve(query: str, mode: str, k: int, collection: str = collection, pinned: PassageIndex = pinned):
+            return search(pinned, embedder, query, mode=mode, k=k, collections=[collection])
 
         rag = gather_evidence(queries, StrategySpec("rag-hybrid", "rag", top_k=5), retrieve=retrieve, trees=trees)
         budgets = [g.words for g in rag]
