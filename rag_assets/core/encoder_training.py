@@ -200,7 +200,7 @@ def budget_recall(
 # from, where the router's own order ignores it. Retrieval order alone is not tried: it ignores the
 # router's scores in the fill; it was the worst order at every weight on conditionalqa's 23
 # validation questions and won nq_wiki's 10 by one question, where its dev + test passage hit was
-# 0.783 against 0.870 for fusion (README, "Latest figures"); it stays a strategy knob.
+# 0.739 against 0.870 for fusion (README, "Latest figures"); it stays a strategy knob.
 CHOSEN_FILL_ORDERS = ("fused", "router")
 
 
