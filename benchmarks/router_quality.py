@@ -43,7 +43,7 @@ import numpy as np
 from rag_assets.core.catalogue import load_question_rows, load_trees
 from rag_assets.core.embedding import Embedder
 from rag_assets.core.encoder_training import load_encoder_router, router_record
-from rag_assets.core.held_out_evidence import evidence_metrics
+from rag_assets.core.held_out_evidence import evidence_metrics, held_out_evidence
 from rag_assets.core.likelihood_router import LikelihoodRouter, engine_can_score
 from rag_assets.core.publication import index_pairing
 from rag_assets.core.retrieval import search
@@ -54,6 +54,7 @@ from rag_assets.core.routed_samples import (
     score_routed,
 )
 from rag_assets.core.router_registry import latest_router
+from rag_assets.core.routing_samples import SYNTHETIC_QID_PREFIX
 from rag_assets.core.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
 from rag_assets.core.strategies import StrategySpec, gather_evidence
 from rag_assets.core.teachers import SimilarityThresholds
@@ -241,8 +242,9 @@ def parse_variants(text: str) -> list[tuple[str, dict]]:
 
 
 def train_and_measure(
-    label: str, train, validation, samples, golds, settings, questions, retrieve, trees, embedder, spec, budgets
-) -> dict:
+    label: str, train, validation, samples, golds, settings, questions, retrieve, trees, embedder, spec, budgets,
+    held_out=None,
+) -> dict:  # fmt: skip
     """One encoder router trained on `train` and calibrated on `validation`: its validation router
     metrics against the teacher and the evaluation questions' evidence at rag-hybrid's words."""
     import tempfile
@@ -254,7 +256,7 @@ def train_and_measure(
         started = time.perf_counter()
         result = train_encoder(
             embedder.model_path, [e.example for e in train], [e.example for e in validation], Path(tmp), settings,
-            progress=False,
+            progress=False, held_out=held_out,
         )  # fmt: skip
         seconds = time.perf_counter() - started
         router = load_encoder_router(result.folder)
@@ -264,11 +266,13 @@ def train_and_measure(
         )
     metrics = mean_metrics([evidence_metrics(g, q) for g, q in zip(gathered, questions)])
     out = {"train_views": len(train), "steps": result.steps, "train_seconds": seconds, "ans_f1": scores.ans_f1,
-           "exp_pre": scores.exp_pre, "ref_acc": scores.ref_acc, **metrics}  # fmt: skip
+           "exp_pre": scores.exp_pre, "ref_acc": scores.ref_acc, "section_weight": result.section_weight,
+           "fill_order": result.fill_order, **metrics}  # fmt: skip
     shown = " ".join(f"{m}={metrics[m]:.3f}" for m in METRICS if m in metrics)
     print(
         f"    {label:32s} {len(train):4d} views {result.steps:4d} steps {seconds:5.0f} s: ANS-F1 {scores.ans_f1:.3f} "
-        f"EXP-PRE {scores.exp_pre:.3f} REF-ACC {scores.ref_acc:.3f} | {shown} words={metrics['words']:.0f}",
+        f"EXP-PRE {scores.exp_pre:.3f} REF-ACC {scores.ref_acc:.3f} (weight {result.section_weight:g}, fill "
+        f"{result.fill_order}) | {shown} words={metrics['words']:.0f}",
         flush=True,
     )
     return out
@@ -284,6 +288,16 @@ def encoder_comparison(
     from rag_assets.core.encoder_training import EncoderSettings
 
     validation = load_routing_examples(con, collection, fold="validation")
+    # The held-out judge `router_adapter` chooses the section weight and fill order with: the
+    # validation fold's real questions, routed as `spec` routes, at rag-hybrid's words.
+    qids = {v.qid for v in validation if not v.qid.startswith(SYNTHETIC_QID_PREFIX)}
+    held_out = held_out_evidence(
+        [q for q in load_question_rows(con, collection) if q.qid in qids],
+        baseline=StrategySpec("rag-hybrid", "rag", top_k=5),
+        routed=spec,
+        retrieve=retrieve,
+        trees=trees,
+    )
     pairs = load_routing_samples(con, collection, fold="validation")
     samples, golds = [s for s, _ in pairs], [g for _, g in pairs]
     print(f"  encoder routers ({len(samples)} validation subtrees, {len(questions)} evaluation questions):")
@@ -296,8 +310,9 @@ def encoder_comparison(
             continue
         settings = EncoderSettings(**overrides)
         out[label] = train_and_measure(
-            label, train, validation, samples, golds, settings, questions, retrieve, trees, embedder, spec, budgets
-        )
+            label, train, validation, samples, golds, settings, questions, retrieve, trees, embedder, spec, budgets,
+            held_out,
+        )  # fmt: skip
     return out
 
 
