@@ -32,7 +32,7 @@ from rag_assets.core.questions import Question
 from rag_assets.core.router_io import REFUSAL, format_actions
 from rag_assets.core.routing import FILL_ORDERS, RouteRequest, RouterReply, RoutingKnobs
 from rag_assets.core.subtree import DocumentRouting
-from rag_assets.core.teachers import SimilarityScores, SimilarityThresholds, TextEncoder, oracle_teacher, pick_best
+from rag_assets.core.teachers import SimilarityScores, SimilarityThresholds, TextEncoder, oracle_label, pick_best
 from rag_assets.core.text import first_words, word_count
 from rag_assets.core.tree import CONTENT, TreeNode
 
@@ -218,10 +218,7 @@ class OracleRouter:
     def route(self, requests: Sequence[RouteRequest], knobs: RoutingKnobs) -> list[RouterReply]:
         replies = []
         for r in requests:
-            gold = self.questions[r.question]
-            label = oracle_teacher(
-                r.state, r.view, answers=gold.answers, evidences=gold.evidences, section_path=gold.section_path
-            )
+            label = oracle_label(r.state, r.view, self.questions[r.question])
             expands = label.expand_ids if knobs.expands and not r.final_round else ()
             answers = label.answer_ids
             if not answers and not expands and not knobs.allow_refuse:

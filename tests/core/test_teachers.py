@@ -26,6 +26,7 @@ from rag_assets.core.teachers import (
     parse_curation_output,
     similarity_teacher,
 )
+from rag_assets.core.teachers.oracle import gold_content_ids
 from rag_assets.core.teachers.similarity import decision_f1
 from rag_assets.core.tree import build_tree
 
@@ -70,6 +71,50 @@ def test_evidence_lines_section_paths_and_refusal() -> None:
     nothing = oracle_teacher(d, view, answers=["bluetooth"])
     assert nothing.target == "Cannot answer" and parse_router_output(nothing.target, view).refused
     assert nothing.kind == "refuse"
+
+
+def records_doc() -> DocumentRouting:
+    tree = build_tree(
+        "Records",
+        [
+            heading("Scoring", 1),  # 1
+            paragraph("The most points in one game is 100, by Wilt Chamberlain in 1962."),  # 2
+            paragraph("Chamberlain also led the league in rebounds in 1962."),  # 3
+            heading("Attendance", 1),  # 4
+            paragraph("No game drew more fans than the 1962 final."),  # 5
+            paragraph("Tickets cost 100 cents."),  # 6
+        ],
+    )
+    return DocumentRouting("records", tree.nodes)
+
+
+def test_short_answers_mark_the_holders_that_speak_to_the_question() -> None:
+    d = records_doc()
+    everything = d.expand(4)
+    # "1962" is in nodes 2, 3 and 5; node 2 shares the most topic words with the question.
+    label = oracle_teacher(
+        d, d.light([2, 3]), answers=["1962"], query="In what year were the most points scored in a game?"
+    )
+    assert label.answer_ids == (2,)
+    assert gold_content_ids(d.nodes, answers=["100"], query="Most points in one game?") == {2}
+    # without the question, every holder (the rule before precision mattered)
+    assert gold_content_ids(d.nodes, answers=["1962"]) == {2, 3, 5}
+    # the only visible holder is not the answering one: expand toward it, do not answer node 5
+    assert oracle_teacher(d, everything, answers=["1962"], query="most points scored in a game").answer_ids == ()
+
+
+def test_verdicts_are_not_spans_and_evidence_lines_come_first() -> None:
+    d = records_doc()
+    view = d.expand(4)
+    # a yes/no verdict is no span: node 5 says "No" but is not evidence
+    refused = oracle_teacher(d, view, answers=["no"], query="Did tickets cost more than a dollar?")
+    assert refused.kind == "refuse"
+    # with evidence lines, only they are gold; the short answer "100" elsewhere is a coincidence
+    label = oracle_teacher(
+        d, view, answers=["100"], evidences=["<p>Tickets cost 100 cents.</p>"], query="Ticket price?"
+    )
+    assert label.answer_ids == (6,)
+    assert gold_content_ids(d.nodes, answers=["yes", "no"]) == frozenset()
 
 
 # --- LLM teacher: recorded outputs ---------------------------------------------------------------
