@@ -267,12 +267,12 @@ def train_and_measure(
     metrics = mean_metrics([evidence_metrics(g, q) for g, q in zip(gathered, questions)])
     out = {"train_views": len(train), "steps": result.steps, "train_seconds": seconds, "ans_f1": scores.ans_f1,
            "exp_pre": scores.exp_pre, "ref_acc": scores.ref_acc, "section_weight": result.section_weight,
-           "fill_order": result.fill_order, **metrics}  # fmt: skip
+           "fill_order": result.fill_order, "node_text": result.node_text, **metrics}  # fmt: skip
     shown = " ".join(f"{m}={metrics[m]:.3f}" for m in METRICS if m in metrics)
     print(
         f"    {label:32s} {len(train):4d} views {result.steps:4d} steps {seconds:5.0f} s: ANS-F1 {scores.ans_f1:.3f} "
         f"EXP-PRE {scores.exp_pre:.3f} REF-ACC {scores.ref_acc:.3f} (weight {result.section_weight:g}, fill "
-        f"{result.fill_order}) | {shown} words={metrics['words']:.0f}",
+        f"{result.fill_order}, {result.node_text}) | {shown} words={metrics['words']:.0f}",
         flush=True,
     )
     return out

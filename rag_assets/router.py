@@ -67,6 +67,13 @@ class RouterKind(StrEnum):
 ADAPTER_KEYS = {"encoder": "encoder_adapter_id", "llm": "adapter_id"}
 
 
+class NodeText(StrEnum):
+    """How the encoder router may read a content node (`encoder_training.NODE_TEXTS`)."""
+
+    heading_path = "heading_path"
+    bare = "bare"
+
+
 class RouterTrainingConfig(dg.Config):
     kinds: list[RouterKind] = Field(
         default=["encoder"],
@@ -103,6 +110,13 @@ class RouterTrainingConfig(dg.Config):
         min_length=1,
         description="Encoder router: section smoothing weights tried on the validation fold (a node's score "
         "blends with the best score shown in its section); [0] turns smoothing off.",
+    )
+    encoder_node_texts: list[NodeText] = Field(
+        default=["heading_path", "bare"],
+        min_length=1,
+        description="Encoder router: how it may read a content node, tried with each section weight: after its "
+        "heading path, or bare (where every node of a document shares a short path, the path can drown the "
+        "words that tell nodes apart); the first wins a tie. [heading_path] forces the path.",
     )
     encoder_held_out_evidence: bool = Field(
         default=True,
@@ -202,6 +216,7 @@ def router_adapter(
             negatives=config.encoder_negatives,
             max_seq_length=config.encoder_max_seq_length,
             section_weights=tuple(config.encoder_section_weights),
+            node_texts=tuple(str(t) for t in config.encoder_node_texts),
             max_answers=config.max_answers,
             max_expands=config.max_expands,
         )
@@ -250,25 +265,33 @@ def router_adapter(
                 "encoder_section_weight": result.section_weight,
                 "encoder_section_chosen_by": result.section_chosen_by,
                 "encoder_fill_order": result.fill_order,
+                "encoder_node_text": result.node_text,
                 "encoder_section_weights": dg.MetadataValue.md(
                     markdown_table(
                         [
                             "section weight",
+                            "node text",
                             "budget fill order",
                             f"gold ANSWER nodes kept in {'/'.join(map(str, settings.section_budgets))} words "
                             f"({result.calibrated_on} views)",
                             f"routed evidence ({held_out.metric}, {len(held_out.questions)} validation questions)"
                             if held_out
                             else "routed evidence (no held-out questions)",
+                            f"ANS-F1 ({result.calibrated_on} views, calibrated)",
                             "chosen",
                         ],
                         [
                             (
                                 t.weight,
+                                t.node_text,
                                 t.fill_order,
                                 t.budget_recall,
                                 _maybe(t.routed_evidence),
-                                "yes" if (t.weight, t.fill_order) == (result.section_weight, result.fill_order) else "",
+                                _maybe(t.answer_f1),
+                                "yes"
+                                if (t.weight, t.fill_order, t.node_text)
+                                == (result.section_weight, result.fill_order, result.node_text)
+                                else "",
                             )
                             for t in result.section_weights
                         ],

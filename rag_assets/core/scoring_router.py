@@ -155,15 +155,19 @@ class ScoringRouter:
         return out
 
     def with_section_weight(
-        self, weight: float, thresholds: SimilarityThresholds | None = None, fill_order: str | None = None
+        self,
+        weight: float,
+        thresholds: SimilarityThresholds | None = None,
+        fill_order: str | None = None,
+        contextual: bool | None = None,
     ) -> ScoringRouter:
         """The same encoder (and its embedding cache) with another section weight (and thresholds,
-        and budget fill order)."""
+        budget fill order, node text)."""
         twin = ScoringRouter(
             self.encoder,
             thresholds or self.thresholds,
             kind=self.kind,
-            contextual=self.contextual,
+            contextual=self.contextual if contextual is None else contextual,
             section_weight=weight,
             fill_order=fill_order or self.fill_order,
             count_tokens=self._count_tokens,

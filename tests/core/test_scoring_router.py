@@ -13,6 +13,7 @@ from rag_assets.core.blocks import heading, paragraph
 from rag_assets.core.embedding import Embedder
 from rag_assets.core.encoder_training import (
     CHOSEN_FILL_ORDERS,
+    NODE_TEXTS,
     EncoderSettings,
     RoutingExample,
     ScoringChoice,
@@ -278,12 +279,20 @@ def test_encoder_router_trains_calibrates_publishes_and_routes(embedder: Embedde
     # The section weight was chosen on the validation views among the settings' grid, and travels
     # with the folder.
     # Without held-out questions it is judged by the gold nodes kept within the word budgets.
-    trials = {t.weight: t for t in result.section_weights}
-    assert set(trials) == set(EncoderSettings().section_weights) and result.section_chosen_by.startswith("gold")
-    assert trials[result.section_weight].budget_recall == max(t.budget_recall for t in trials.values())
-    assert all(t.routed_evidence is None for t in trials.values())
+    # Each weight is tried with both node texts; the chosen pair (and the node text) travels too.
+    trials = {(t.weight, t.node_text): t for t in result.section_weights}
+    assert set(trials) == {(w, text) for w in EncoderSettings().section_weights for text in NODE_TEXTS}
+    assert result.section_chosen_by.startswith("gold")
+    chosen = trials[(result.section_weight, result.node_text)]
+    assert chosen.budget_recall == max(t.budget_recall for t in trials.values())
+    assert all(t.routed_evidence is None and t.answer_f1 is not None for t in trials.values())
     assert router.section_weight == result.section_weight == router_record(result.folder)["section_weight"]
     assert router.fill_order == result.fill_order == router_record(result.folder)["fill_order"] == "router"
+    assert (
+        router.contextual
+        == (result.node_text == "heading_path")
+        == (router_record(result.folder)["node_text"] == "heading_path")
+    )
     docs = [RetrievedDocument("kettle", tree.nodes, (2,))]
     routed = route_documents(["How much water fits in the kettle?"], [docs], router, RoutingKnobs(expand_iterations=1))
     [[doc]] = routed.documents
@@ -311,7 +320,7 @@ def test_section_weight_is_chosen_where_gold_answers_cluster_in_sections(embedde
         RoutingExample(q, state, view, frozenset(gold), frozenset())
         for q, gold in [("How do I remove limescale and keep the kettle clean?", {5, 6})]
     ]
-    settings = EncoderSettings(section_weights=(0.0, 1.0, 4.0), section_budgets=(30,))
+    settings = EncoderSettings(section_weights=(0.0, 1.0, 4.0), section_budgets=(30,), node_texts=("heading_path",))
     choice = choose_scoring_settings(router, examples, settings)
     table = {t.weight: t.budget_recall for t in choice.trials}
     assert set(table) == {0.0, 1.0, 4.0} and table[choice.section_weight] == max(table.values())
@@ -319,20 +328,22 @@ def test_section_weight_is_chosen_where_gold_answers_cluster_in_sections(embedde
     # Without held-out questions nothing judges the fill order: the router's own scores fill.
     assert choice.fill_order == "router" and {t.fill_order for t in choice.trials} == {"router"}
     no_gold = [dataclasses.replace(examples[0], answer_ids=frozenset())]
-    assert choose_scoring_settings(router, no_gold, settings) == ScoringChoice(0.0, "router", [])
+    assert choose_scoring_settings(router, no_gold, settings) == ScoringChoice(0.0, "router", [], "heading_path")
 
     class HeldOut:
         """Stands in for `HeldOutEvidence` (measured for real in test_held_out_evidence.py): here
         the point is that the routed figure, not the budget recall, picks the weight, and that
         each weight is judged with thresholds calibrated for it."""
 
-        def __init__(self, figures: dict[tuple[float, str], float]) -> None:
-            self.figures = figures
+        def __init__(self, figures: dict[tuple, float]) -> None:
+            self.figures = figures  # (weight, order) or (weight, order, node text) -> figure
             self.seen: list[tuple[float, SimilarityThresholds]] = []
 
         def score(self, candidate: ScoringRouter, fill_order: str | None = None) -> float:
             self.seen.append((candidate.section_weight, candidate.thresholds))
-            return self.figures.get((candidate.section_weight, fill_order), 0.5)
+            node_text = "heading_path" if candidate.contextual else "bare"
+            key = (candidate.section_weight, fill_order)
+            return self.figures.get((*key, node_text), self.figures.get(key, 0.5))
 
     # A tie between weights 1 and 4 goes to the smaller weight; the order is judged with them.
     held_out = HeldOut({(1.0, "router"): 0.9, (4.0, "router"): 0.9, (4.0, "fused"): 0.7})
@@ -346,6 +357,17 @@ def test_section_weight_is_chosen_where_gold_answers_cluster_in_sections(embedde
     # A tie between orders at one weight goes to the fusion.
     tied = choose_scoring_settings(router, examples, settings, HeldOut({}))
     assert (tied.section_weight, tied.fill_order) == (0.0, "fused")
+
+    # Node texts: the held-out evidence decides; where it ties, the calibrated ANS-F1 does.
+    both = dataclasses.replace(settings, node_texts=NODE_TEXTS)
+    bare_wins = choose_scoring_settings(router, examples, both, HeldOut({(1.0, "router", "bare"): 0.95}))
+    assert (bare_wins.section_weight, bare_wins.fill_order, bare_wins.node_text) == (1.0, "router", "bare")
+    assert {(t.weight, t.node_text) for t in bare_wins.trials} == {(w, n) for w in (0.0, 1.0, 4.0) for n in NODE_TEXTS}
+    tie = choose_scoring_settings(router, examples, both, HeldOut({}))
+    at_zero = {t.node_text: t.answer_f1 for t in tie.trials if t.weight == 0.0 and t.fill_order == "fused"}
+    assert tie.node_text == max(NODE_TEXTS, key=lambda n: (at_zero[n], n == "heading_path"))
+    with pytest.raises(ValueError, match="node_texts"):
+        choose_scoring_settings(router, examples, dataclasses.replace(settings, node_texts=("outline",)))
 
 
 def test_training_without_any_gold_action_is_a_clear_error(embedder: Embedder, tmp_path: Path) -> None:
