@@ -17,9 +17,11 @@ from rag_assets.core.encoder_training import (
     EncoderSettings,
     RoutingExample,
     ScoringChoice,
+    SectionWeightTrial,
     budget_recall,
     calibrate,
     choose_scoring_settings,
+    chosen_trial,
     encoder_pairs,
     is_encoder_router,
     load_encoder_router,
@@ -358,14 +360,16 @@ def test_section_weight_is_chosen_where_gold_answers_cluster_in_sections(embedde
     tied = choose_scoring_settings(router, examples, settings, HeldOut({}))
     assert (tied.section_weight, tied.fill_order) == (0.0, "fused")
 
-    # Node texts: the held-out evidence decides; where it ties, the calibrated ANS-F1 does.
+    # Both node texts are tried at every weight; the rule (below) picks among them.
     both = dataclasses.replace(settings, node_texts=NODE_TEXTS)
-    bare_wins = choose_scoring_settings(router, examples, both, HeldOut({(1.0, "router", "bare"): 0.95}))
-    assert (bare_wins.section_weight, bare_wins.fill_order, bare_wins.node_text) == (1.0, "router", "bare")
-    assert {(t.weight, t.node_text) for t in bare_wins.trials} == {(w, n) for w in (0.0, 1.0, 4.0) for n in NODE_TEXTS}
-    tie = choose_scoring_settings(router, examples, both, HeldOut({}))
-    at_zero = {t.node_text: t.answer_f1 for t in tie.trials if t.weight == 0.0 and t.fill_order == "fused"}
-    assert tie.node_text == max(NODE_TEXTS, key=lambda n: (at_zero[n], n == "heading_path"))
+    choice = choose_scoring_settings(router, examples, both, HeldOut({(1.0, "router", "bare"): 0.95}))
+    assert {(t.weight, t.node_text) for t in choice.trials} == {(w, n) for w in (0.0, 1.0, 4.0) for n in NODE_TEXTS}
+    kept = chosen_trial(choice.trials, NODE_TEXTS)
+    assert (choice.section_weight, choice.fill_order, choice.node_text) == (
+        kept.weight,
+        kept.fill_order,
+        kept.node_text,
+    )
     with pytest.raises(ValueError, match="node_texts"):
         choose_scoring_settings(router, examples, dataclasses.replace(settings, node_texts=("outline",)))
 
@@ -432,3 +436,23 @@ def test_likelihood_router_ranks_every_allowed_action_against_refusing(smollm2_c
     assert reply.text.startswith("[ANSWER]")
     [refusal] = strict.route([request], RoutingKnobs())
     assert refusal.text == "Cannot answer"
+
+
+def test_bare_node_text_replaces_the_heading_path_only_when_no_worse_on_both_figures() -> None:
+    def trial(weight: float, node_text: str, evidence: float, answer_f1: float, order: str = "fused"):
+        return SectionWeightTrial(weight, 0.5, evidence, order, node_text, answer_f1)
+
+    path = [trial(0.0, "heading_path", 0.6, 0.35), trial(1.0, "heading_path", 0.6, 0.30)]
+    # nq_wiki's case: one held-out question more, a lower ANS-F1: the heading path stays
+    more_evidence = [trial(0.0, "bare", 0.7, 0.31)]
+    assert chosen_trial([*path, *more_evidence], NODE_TEXTS) == path[0]
+    # the built-in corpus's case: the same evidence, a better ANS-F1: bare
+    same_evidence = [trial(0.0, "bare", 0.6, 0.63)]
+    assert chosen_trial([*path, *same_evidence], NODE_TEXTS) == same_evidence[0]
+    # better on both; equal on both keeps the first
+    assert chosen_trial([*path, trial(1.0, "bare", 0.7, 0.4)], NODE_TEXTS).node_text == "bare"
+    assert chosen_trial([*path, trial(0.0, "bare", 0.6, 0.35)], NODE_TEXTS) == path[0]
+    # within a node text: the best figure, ties to the smaller weight, then to the fusion
+    tied = [trial(2.0, "heading_path", 0.8, 0.1), trial(1.0, "heading_path", 0.8, 0.1, "router"),
+            trial(1.0, "heading_path", 0.8, 0.1)]  # fmt: skip
+    assert chosen_trial(tied, ("heading_path",)) == tied[2]
