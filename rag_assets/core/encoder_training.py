@@ -52,7 +52,8 @@ if TYPE_CHECKING:
 
 ROUTER_RECORD = ROUTER_MARKERS["encoder"]
 ENCODER_PREFIX = "enc-"
-# How the router reads a content node: after its heading path (`content_context`), or bare. The
+# How the router reads a content node: after its heading path (`content_context`), or bare (and
+# then a collapsed heading as the similarity teacher reads it, `teachers.heading_text`). The
 # path tells a line what it is about on the real sets (nq_wiki's validation ANS-F1 0.348 with it,
 # 0.306 bare); where every node of a document shares a short path that outweighs its few words
 # (the built-in Python reference: 0.463 with it, 0.631 bare), it drowns what tells nodes apart.
@@ -86,7 +87,8 @@ class EncoderSettings:
     # ... judged, without held-out questions, by the gold nodes kept within these words per
     # question (about 1, 2 and 4 passages; retrieve-and-read gives 300-470 words on the real sets).
     section_budgets: tuple[int, ...] = (100, 200, 400)
-    # How the router reads a content node, tried with each weight (NODE_TEXTS): the first wins a tie.
+    # How the router reads a content node, tried with each weight (NODE_TEXTS); the first is kept
+    # unless another is no worse on both the routed evidence and ANS-F1 (`chosen_trial`).
     node_texts: tuple[str, ...] = ("heading_path", "bare")
     seed: int = 0
 
