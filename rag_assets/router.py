@@ -25,7 +25,7 @@ from pydantic import Field
 
 from rag_assets.core.catalogue import load_question_rows, load_trees, replace_collection
 from rag_assets.core.embedding import Embedder
-from rag_assets.core.encoder_training import EncoderSettings, load_encoder_router, train_encoder
+from rag_assets.core.encoder_training import NODE_TEXTS, EncoderSettings, load_encoder_router, train_encoder
 from rag_assets.core.held_out_evidence import HeldOutEvidence, held_out_evidence
 from rag_assets.core.likelihood_router import LikelihoodRouter, engine_can_score
 from rag_assets.core.publication import index_pairing
@@ -67,11 +67,8 @@ class RouterKind(StrEnum):
 ADAPTER_KEYS = {"encoder": "encoder_adapter_id", "llm": "adapter_id"}
 
 
-class NodeText(StrEnum):
-    """How the encoder router may read a content node (`encoder_training.NODE_TEXTS`)."""
-
-    heading_path = "heading_path"
-    bare = "bare"
+# How the encoder router may read a content node (launchpad choices), from the one list core keeps.
+NodeText = StrEnum("NodeText", {text: text for text in NODE_TEXTS})
 
 
 class RouterTrainingConfig(dg.Config):
@@ -112,11 +109,12 @@ class RouterTrainingConfig(dg.Config):
         "blends with the best score shown in its section); [0] turns smoothing off.",
     )
     encoder_node_texts: list[NodeText] = Field(
-        default=["heading_path", "bare"],
+        default=list(NODE_TEXTS),
         min_length=1,
         description="Encoder router: how it may read a content node, tried with each section weight: after its "
         "heading path, or bare (where every node of a document shares a short path, the path can drown the "
-        "words that tell nodes apart); the first wins a tie. [heading_path] forces the path.",
+        "words that tell nodes apart). The first is kept unless another is no worse on both the held-out routed "
+        "evidence and the validation ANS-F1, and better on one. [heading_path] forces the path.",
     )
     encoder_held_out_evidence: bool = Field(
         default=True,

@@ -60,10 +60,9 @@ def gold_content_ids(
     content = [n for n in nodes if n.kind == CONTENT]
     evidence = _evidence_texts(evidences)
     if evidence:
+        texts = {n.node_id: normalize_answer(n.text) for n in content}
         return frozenset(
-            n.node_id
-            for n in content
-            if any(e == (text := normalize_answer(n.text)) or (len(e) > 20 and e in text) for e in evidence)
+            n for n, text in texts.items() if any(e == text or (len(e) > 20 and e in text) for e in evidence)
         )
     if section_path:
         path = [normalize_answer(p) for p in section_path]
