@@ -310,6 +310,20 @@ def test_the_view_objective_sets_the_expand_threshold_by_whole_decisions_refusal
     assert decision_f1([{2}], [set()], [oracle_like((2,), (4,))]) == pytest.approx(2 / 3)
 
 
+def test_without_gold_expands_the_view_objective_never_expands() -> None:
+    # The teacher answers view 1 and refuses view 2; it never expands. Heading scores of 0.5-0.7
+    # lie above the default expand threshold (0.40): kept, it would expand both views.
+    scores = [SimilarityScores({2: 0.8}, {4: 0.7}), SimilarityScores({5: 0.1}, {7: 0.5})]
+    golds = [oracle_like((2,)), oracle_like(())]
+    grid = (0.2, 0.5, 0.9)
+    view = calibrate_thresholds(scores, golds, grid=grid, objective="view")
+    assert view.thresholds.expand == 0.9 and view.expand_f1 == pytest.approx(1.0)
+    assert (view.thresholds.answer, view.answer_f1) == (0.2, 1.0)
+    micro = calibrate_thresholds(scores, golds, grid=grid)  # micro F1 has nothing to count: default
+    assert micro.thresholds.expand == SimilarityThresholds().expand and micro.expand_f1 is None
+    assert calibrate_thresholds([], [], objective="view").thresholds == SimilarityThresholds()
+
+
 def oracle_like(answer_ids: tuple[int, ...], expand_ids: tuple[int, ...] = ()):
     from rag_assets.core.teachers import TeacherLabel
 

@@ -138,7 +138,8 @@ def calibrate_thresholds(
     answer_limits: Sequence[int] | None = None,
 ) -> Calibration:
     """Per action kind, the grid threshold with the best F1 of the decisions against `golds`
-    (ties: the lowest threshold); the default where no gold has that action.
+    (ties: the lowest threshold); the default where no gold has that action (but see EXPAND under
+    "view" below).
 
     `objective`: "micro" = F1 over all (view, node) decisions; "view" = for ANSWER, the mean
     per-view F1 over views where gold or prediction answers something, which is exactly the
@@ -148,7 +149,9 @@ def calibrate_thresholds(
     refusal where the gold refuses scoring 1 (`decision_f1`). Micro F1 of the expands alone is
     blind to refusals: on nq_wiki's validation fold it chose to expand every collapsed heading, and
     the router refused none of the views the teacher refuses (REF-ACC 0.000 against the untrained
-    router's 0.250; 1.000 with this objective, EXP-PRE 0.425 -> 0.538, ANS-F1 unchanged).
+    router's 0.250; 1.000 with this objective, EXP-PRE 0.425 -> 0.538, ANS-F1 unchanged). Where
+    no gold view expands, "view" sets the expand threshold to the top of the grid (never expanding
+    is then the best whole decision) instead of keeping the default.
     `answer_limits`: also choose the ANSWER lines per view among these (default: only
     `default.max_answers`)."""
     default = default or SimilarityThresholds()
@@ -165,7 +168,16 @@ def calibrate_thresholds(
             chosen = best["answer"] or (default.answer, 0.0, default.max_answers)
             answered = [set(pick_best(s.answer, chosen[0], chosen[2])) for s in scores]
         if not any(per_view):
-            best[kind] = None
+            # No gold action of this kind: no F1 to calibrate on, the default stays; except for
+            # EXPAND under the whole-decision objective, where never expanding is then the best
+            # decision (an expand costs a view the teacher refuses, and precision on one it
+            # answers), so the threshold is the top of the grid.
+            if objective == "view" and kind == "expand" and grid and golds:
+                top = max(grid)
+                expanded = [set(pick_best(s.expand, top, default.max_expands)) for s in scores]
+                best[kind] = (top, decision_f1(answered, expanded, golds), default.max_expands)
+            else:
+                best[kind] = None
             continue
         found: tuple[float, float, int] | None = None
         for limit in limits:
