@@ -11,7 +11,7 @@ import re
 import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 
 from rag_assets.core.text import word_count as word_count  # re-exported: the answer metrics' word count
 
@@ -19,7 +19,10 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans({ch: " " for ch in string.punctuation + "‘’“”–—"})
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize_answer(text: str) -> str:
+    # Cached: the oracle teacher normalises every content node of a document for each routing
+    # view of each question (emanual's 734 stored views: 17.9 s of labelling without the cache).
     text = text.lower().translate(_PUNCT)
     return " ".join(_ARTICLES.sub(" ", text).split())
 
