@@ -19,10 +19,11 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans({ch: " " for ch in string.punctuation + "‘’“”–—"})
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 14)
 def normalize_answer(text: str) -> str:
     # Cached: the oracle teacher normalises every content node of a document for each routing
     # view of each question (emanual's 734 stored views: 17.9 s of labelling without the cache).
+    # Bounded to a few documents' nodes, so a long-lived process holds tens of MB at most.
     text = text.lower().translate(_PUNCT)
     return " ".join(_ARTICLES.sub(" ", text).split())
 
