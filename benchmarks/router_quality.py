@@ -266,11 +266,13 @@ def train_and_measure(
         )
     metrics = mean_metrics([evidence_metrics(g, q) for g, q in zip(gathered, questions)])
     out = {"train_views": len(train), "steps": result.steps, "train_seconds": seconds, "ans_f1": scores.ans_f1,
+           "ans_f1_interval": [scores.ans_f1_low, scores.ans_f1_high], "ans_f1_views": scores.answer_views,
            "exp_pre": scores.exp_pre, "ref_acc": scores.ref_acc, "section_weight": result.section_weight,
            "fill_order": result.fill_order, "node_text": result.node_text, **metrics}  # fmt: skip
     shown = " ".join(f"{m}={metrics[m]:.3f}" for m in METRICS if m in metrics)
     print(
         f"    {label:32s} {len(train):4d} views {result.steps:4d} steps {seconds:5.0f} s: ANS-F1 {scores.ans_f1:.3f} "
+        f"[{scores.ans_f1_low:.3f}-{scores.ans_f1_high:.3f} over {scores.answer_views} views] "
         f"EXP-PRE {scores.exp_pre:.3f} REF-ACC {scores.ref_acc:.3f} (weight {result.section_weight:g}, fill "
         f"{result.fill_order}, {result.node_text}) | {shown} words={metrics['words']:.0f}",
         flush=True,

@@ -41,7 +41,7 @@ from rag_assets.core.routed_samples import (
 )
 from rag_assets.core.router_folders import router_folder_kind
 from rag_assets.core.router_io import routing_messages
-from rag_assets.core.router_metrics import RoutingScores
+from rag_assets.core.router_metrics import INTERVAL_LEVEL, RoutingScores
 from rag_assets.core.router_registry import AdapterRecord, adapter_record, record_adapter
 from rag_assets.core.router_training import LoraSettings, TrainingExample, train_lora
 from rag_assets.core.routing import RoutingKnobs
@@ -439,8 +439,12 @@ def _metrics_markdown(scores: dict[str, RoutingScores]) -> str:
         "router",
         "samples",
         "ANS-F1",
+        f"ANS-F1 {INTERVAL_LEVEL:.0%} interval",
+        "ANS-F1 views (gold answers)",
         "EXP-PRE",
+        "EXPAND lines",
         "REF-ACC",
+        "gold refusals",
         "expelled/output",
         "collapsed",
         "parse failures",
@@ -448,7 +452,19 @@ def _metrics_markdown(scores: dict[str, RoutingScores]) -> str:
     return markdown_table(
         header,
         [
-            (model, MODEL_LABELS.get(model, model), s.samples, *(f"{getattr(s, c):.3f}" for c in METRIC_COLUMNS[1:]))
+            (
+                model,
+                MODEL_LABELS.get(model, model),
+                s.samples,
+                f"{s.ans_f1:.3f}",
+                f"{s.ans_f1_low:.3f}-{s.ans_f1_high:.3f}",
+                f"{s.answer_views} ({s.gold_answer_views})",
+                f"{s.exp_pre:.3f}",
+                s.expand_lines,
+                f"{s.ref_acc:.3f}",
+                s.refusal_views,
+                *(f"{getattr(s, c):.3f}" for c in ("expelled_per_output", "collapsed_rate", "parse_failure_rate")),
+            )
             for model, s in scores.items()
         ],
     )
@@ -544,7 +560,15 @@ def router_metrics(
         "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
     }
     for model, s in scores.items():
-        metadata.update({f"{model}/ans_f1": s.ans_f1, f"{model}/exp_pre": s.exp_pre, f"{model}/ref_acc": s.ref_acc})
+        metadata.update(
+            {
+                f"{model}/ans_f1": s.ans_f1,
+                f"{model}/ans_f1_interval": f"{s.ans_f1_low:.3f}-{s.ans_f1_high:.3f}",
+                f"{model}/ans_f1_views": s.answer_views,
+                f"{model}/exp_pre": s.exp_pre,
+                f"{model}/ref_acc": s.ref_acc,
+            }
+        )
     if samples:
         examples = [
             f"**{samples[0].query}** (gold: answer {sorted(golds[0].answer_ids)}, expand {sorted(golds[0].expand_ids)})"

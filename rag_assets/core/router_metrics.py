@@ -4,12 +4,23 @@ Fixes three flaws of the reference implementation:
 - REF-ACC counts only real refusals: a collapsed (garbage) output is not a refusal;
 - ANS-F1 penalises answers on samples whose gold has none (F1 = 0 there), instead of skipping them;
 - expelled is a mean *count* of invalid action lines per output, not a percentage.
+
+Each rate also says how many views it rests on, and ANS-F1 carries a bootstrap interval over
+those views: a validation fold of a few real questions has a handful of answer views (nq_wiki's:
+7), where one view moves ANS-F1 by a tenth.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import bootstrap
+
+# Resamples of the per-view F1s for ANS-F1's interval (fixed seed: the same scores, the same interval).
+INTERVAL_RESAMPLES = 2000
+INTERVAL_LEVEL = 0.95
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +51,15 @@ class RoutingScores:
     expelled_per_output: float
     collapsed_rate: float
     parse_failure_rate: float
+    # what each rate rests on: the views ANS-F1 averages over (a gold or a predicted ANSWER), the
+    # views with a gold ANSWER among them, the gold refusals (REF-ACC) and the EXPAND lines (EXP-PRE)
+    answer_views: int = 0
+    gold_answer_views: int = 0
+    refusal_views: int = 0
+    expand_lines: int = 0
+    # ANS-F1's percentile-bootstrap interval (INTERVAL_LEVEL) over the answer views
+    ans_f1_low: float = 0.0
+    ans_f1_high: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -53,6 +73,25 @@ def _f1(predicted: frozenset[int], gold: frozenset[int]) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def mean_interval(values: Sequence[float]) -> tuple[float, float]:
+    """The percentile-bootstrap interval of the mean of `values` (a point when fewer than two or
+    all equal; (0, 0) when empty)."""
+    if not values:
+        return 0.0, 0.0
+    data = np.asarray(values, dtype=float)
+    if len(data) < 2 or np.all(data == data[0]):
+        return float(data.mean()), float(data.mean())
+    found = bootstrap(
+        (data,),
+        np.mean,
+        confidence_level=INTERVAL_LEVEL,
+        n_resamples=INTERVAL_RESAMPLES,
+        method="percentile",
+        rng=np.random.default_rng(0),
+    )
+    return float(found.confidence_interval.low), float(found.confidence_interval.high)
+
+
 def score_routing(predictions: Sequence[RoutingPrediction], golds: Sequence[RoutingGold]) -> RoutingScores:
     """Scores over aligned prediction/gold pairs (NaN-free: an empty denominator scores 0.0)."""
     if len(predictions) != len(golds):
@@ -64,6 +103,7 @@ def score_routing(predictions: Sequence[RoutingPrediction], golds: Sequence[Rout
     right_expansions = sum(len(p.expand_ids & g.expand_ids) for p, g in zip(predictions, golds))
     refusals = [p.refused and not p.answer_ids and not p.expand_ids for p, g in zip(predictions, golds) if g.refuse]
     n = len(predictions)
+    low, high = mean_interval(f1s)
     return RoutingScores(
         samples=n,
         ans_f1=sum(f1s) / len(f1s) if f1s else 0.0,
@@ -72,4 +112,10 @@ def score_routing(predictions: Sequence[RoutingPrediction], golds: Sequence[Rout
         expelled_per_output=sum(p.expelled for p in predictions) / n if n else 0.0,
         collapsed_rate=sum(p.collapsed for p in predictions) / n if n else 0.0,
         parse_failure_rate=sum(p.expelled > 0 or p.collapsed for p in predictions) / n if n else 0.0,
+        answer_views=len(f1s),
+        gold_answer_views=sum(bool(g.answer_ids) for g in golds),
+        refusal_views=len(refusals),
+        expand_lines=expanded,
+        ans_f1_low=low,
+        ans_f1_high=high,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_assets.core.router_metrics import RoutingGold, RoutingPrediction, score_routing
+from rag_assets.core.router_metrics import RoutingGold, RoutingPrediction, mean_interval, score_routing
 
 
 def P(answers=(), expands=(), refused=False, expelled=0, collapsed=False) -> RoutingPrediction:
@@ -33,6 +33,9 @@ def test_exact_scores() -> None:
     assert scores.expelled_per_output == pytest.approx(3 / 6)
     assert scores.collapsed_rate == pytest.approx(1 / 6)
     assert scores.parse_failure_rate == pytest.approx(2 / 6)
+    # what each rate rests on
+    assert (scores.answer_views, scores.gold_answer_views, scores.refusal_views, scores.expand_lines) == (2, 1, 4, 2)
+    assert scores.ans_f1_low <= scores.ans_f1 <= scores.ans_f1_high
 
 
 def test_refusal_mixed_with_actions_is_not_counted_as_refusal() -> None:
@@ -49,9 +52,30 @@ def test_empty_denominators_are_zero_and_lengths_must_match() -> None:
         "expelled_per_output": 0.0,
         "collapsed_rate": 0.0,
         "parse_failure_rate": 0.0,
+        "answer_views": 0,
+        "gold_answer_views": 0,
+        "refusal_views": 0,
+        "expand_lines": 0,
+        "ans_f1_low": 0.0,
+        "ans_f1_high": 0.0,
     }
     with pytest.raises(ValueError, match="1 predictions for 0 gold"):
         score_routing([P()], [])
+
+
+def test_ans_f1_interval_narrows_with_more_views_and_is_reproducible() -> None:
+    """A handful of answer views leaves ANS-F1 wide open; the same F1s over 20x the views pin it."""
+    few = [P(answers={1}), P(answers={1}), P(answers={9}), P(answers={1, 2})]
+    few_gold = [G(answers={1}), G(answers={1}), G(answers={1}), G(answers={1})]
+    small = score_routing(few, few_gold)
+    large = score_routing(few * 20, few_gold * 20)
+    assert small.ans_f1 == pytest.approx(large.ans_f1) == pytest.approx((1 + 1 + 0 + 2 / 3) / 4)
+    assert small.ans_f1_low <= small.ans_f1 <= small.ans_f1_high
+    assert large.ans_f1_low <= large.ans_f1 <= large.ans_f1_high
+    assert small.ans_f1_high - small.ans_f1_low > 2 * (large.ans_f1_high - large.ans_f1_low) > 0
+    assert score_routing(few, few_gold) == small  # fixed seed: the same interval every time
+    assert mean_interval([0.5]) == mean_interval([0.5, 0.5]) == (0.5, 0.5)
+    assert mean_interval([]) == (0.0, 0.0)
 
 
 # --- routed samples: recorded router outputs, parsed against the stored view, then scored ---------
