@@ -157,6 +157,12 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
     assert meta["router_metrics"]["adapter_id"] == adapter["adapter_id"]
     assert meta["router_metrics"]["encoder_adapter_id"] == adapter["encoder_adapter_id"]
     assert all(f"| {m} |" in meta["router_metrics"]["metrics"] for m in ("adapter", "base", "encoder", "similarity"))
+    # Each rate with what it rests on: ANS-F1's interval brackets it, its views are the validation
+    # views where the gold or the router answers.
+    assert "ANS-F1 95% interval" in meta["router_metrics"]["metrics"]
+    low, high = map(float, meta["router_metrics"]["encoder/ans_f1_interval"].split("-"))
+    assert low - 5e-4 <= by_model["encoder"]["ans_f1"] <= high + 5e-4  # printed to 3 decimals
+    assert 0 <= meta["router_metrics"]["encoder/ans_f1_views"] <= validation
     # The check judges the default kind (the encoder) against its untrained counterpart.
     check = _checks(second)["router_adapter_beats_base"]
     beats = all(by_model["encoder"][m] >= by_model["similarity"][m] for m in ("ans_f1", "ref_acc")) and any(
