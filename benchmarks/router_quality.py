@@ -272,7 +272,7 @@ def train_and_measure(
     shown = " ".join(f"{m}={metrics[m]:.3f}" for m in METRICS if m in metrics)
     print(
         f"    {label:32s} {len(train):4d} views {result.steps:4d} steps {seconds:5.0f} s: ANS-F1 {scores.ans_f1:.3f} "
-        f"[{scores.ans_f1_low:.3f}-{scores.ans_f1_high:.3f} over {scores.answer_views} views] "
+        f"[{scores.ans_f1_interval} over {scores.answer_views} views] "
         f"EXP-PRE {scores.exp_pre:.3f} REF-ACC {scores.ref_acc:.3f} (weight {result.section_weight:g}, fill "
         f"{result.fill_order}, {result.node_text}) | {shown} words={metrics['words']:.0f}",
         flush=True,

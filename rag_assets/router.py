@@ -457,7 +457,7 @@ def _metrics_markdown(scores: dict[str, RoutingScores]) -> str:
                 MODEL_LABELS.get(model, model),
                 s.samples,
                 f"{s.ans_f1:.3f}",
-                f"{s.ans_f1_low:.3f}-{s.ans_f1_high:.3f}",
+                s.ans_f1_interval,
                 f"{s.answer_views} ({s.gold_answer_views})",
                 f"{s.exp_pre:.3f}",
                 s.expand_lines,
@@ -563,7 +563,7 @@ def router_metrics(
         metadata.update(
             {
                 f"{model}/ans_f1": s.ans_f1,
-                f"{model}/ans_f1_interval": f"{s.ans_f1_low:.3f}-{s.ans_f1_high:.3f}",
+                f"{model}/ans_f1_interval": s.ans_f1_interval,
                 f"{model}/ans_f1_views": s.answer_views,
                 f"{model}/exp_pre": s.exp_pre,
                 f"{model}/ref_acc": s.ref_acc,

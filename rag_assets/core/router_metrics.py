@@ -61,6 +61,11 @@ class RoutingScores:
     ans_f1_low: float = 0.0
     ans_f1_high: float = 0.0
 
+    @property
+    def ans_f1_interval(self) -> str:
+        """ANS-F1's interval as shown in tables and metadata, e.g. "0.119-0.578"."""
+        return f"{self.ans_f1_low:.3f}-{self.ans_f1_high:.3f}"
+
     def as_dict(self) -> dict[str, float]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 

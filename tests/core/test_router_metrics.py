@@ -36,6 +36,7 @@ def test_exact_scores() -> None:
     # what each rate rests on
     assert (scores.answer_views, scores.gold_answer_views, scores.refusal_views, scores.expand_lines) == (2, 1, 4, 2)
     assert scores.ans_f1_low <= scores.ans_f1 <= scores.ans_f1_high
+    assert scores.ans_f1_interval == f"{scores.ans_f1_low:.3f}-{scores.ans_f1_high:.3f}"
 
 
 def test_refusal_mixed_with_actions_is_not_counted_as_refusal() -> None:
