@@ -17,9 +17,9 @@ import random
 import time
 from pathlib import Path
 
-from rag_assets.core.parsers import parse_blocks
-from rag_assets.core.sources import CollectionSpec, ingest
-from rag_assets.core.tree import build_tree
+from rag_assets.core.corpus.parsers import parse_blocks
+from rag_assets.core.corpus.sources import CollectionSpec, ingest
+from rag_assets.core.corpus.tree import build_tree
 
 PAPER_DOCS_PER_CORE = 5_820_000 / (20 * 60) / 8
 TARGET_DOCS_PER_CORE = 2_000

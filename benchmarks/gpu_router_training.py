@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
 
-from rag_assets.core.router_training import LoraSettings, TrainingExample, train_lora
+from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} <|end|> {% endfor %}"

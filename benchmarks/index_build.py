@@ -23,12 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dst_build import markdown_document, sentence
 
-from rag_assets.core.embedding import Embedder, default_embedder_path
-from rag_assets.core.parsers import parse_blocks
-from rag_assets.core.passages import cut_passages
-from rag_assets.core.retrieval import MODES, search
-from rag_assets.core.tree import build_tree
-from rag_assets.core.vector_index import PassageIndex, search_text
+from rag_assets.core.corpus.parsers import parse_blocks
+from rag_assets.core.corpus.tree import build_tree
+from rag_assets.core.index.embedding import Embedder, default_embedder_path
+from rag_assets.core.index.passages import cut_passages
+from rag_assets.core.index.retrieval import MODES, search
+from rag_assets.core.index.vector_index import PassageIndex, search_text
 
 
 def passages_of(docs: dict[str, str]) -> list:

@@ -147,7 +147,7 @@ def wait_for_step(
 def account(data: Path, entries: dict[str, str]) -> dict:
     import duckdb
 
-    from rag_assets.core.vector_index import PassageIndex
+    from rag_assets.core.index.vector_index import PassageIndex
 
     con = duckdb.connect(str(data / "catalogue.duckdb"), read_only=True)
     try:

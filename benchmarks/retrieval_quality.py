@@ -36,12 +36,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rag_assets.core.embedding import Embedder, default_embedder_path
-from rag_assets.core.passages import Passage, cut_passages
-from rag_assets.core.retrieval import SearchHit, search
-from rag_assets.core.sources import BUILTIN_PYTHON_REFERENCE, CollectionSpec, SourceDocument, ingest
-from rag_assets.core.structure import build_trees
-from rag_assets.core.vector_index import PassageIndex
+from rag_assets.core.corpus.sources import BUILTIN_PYTHON_REFERENCE, CollectionSpec, SourceDocument, ingest
+from rag_assets.core.corpus.tree_building import build_trees
+from rag_assets.core.index.embedding import Embedder, default_embedder_path
+from rag_assets.core.index.passages import Passage, cut_passages
+from rag_assets.core.index.retrieval import SearchHit, search
+from rag_assets.core.index.vector_index import PassageIndex
 
 KS = (1, 5, 10)
 MODES = ("dense", "bm25", "hybrid")
@@ -99,9 +99,13 @@ def train_missing(
     namespace router if none, into `into`."""
     import duckdb
 
-    from rag_assets.core.catalogue import load_passages, load_question_rows
-    from rag_assets.core.namespaces import latest_namespace_router, publish_namespace_router, train_namespace_router
-    from rag_assets.core.reranking import latest_reranker, train_collection_reranker
+    from rag_assets.core.index.namespace_routing import (
+        latest_namespace_router,
+        publish_namespace_router,
+        train_namespace_router,
+    )
+    from rag_assets.core.index.reranking import latest_reranker, train_collection_reranker
+    from rag_assets.core.store.catalogue import load_passages, load_question_rows
 
     wanted = [
         n
@@ -162,9 +166,9 @@ def catalogue_run(
     """Recall with and without each collection's trained reranker, and routed over all (module doc)."""
     import duckdb
 
-    from rag_assets.core.catalogue import load_question_rows
-    from rag_assets.core.namespaces import QueryNamespaces, latest_namespace_router, load_namespace_router
-    from rag_assets.core.reranking import is_gold_hit, is_gold_passage, latest_reranker, load_passage_reranker
+    from rag_assets.core.index.namespace_routing import QueryNamespaces, latest_namespace_router, load_namespace_router
+    from rag_assets.core.index.reranking import is_gold_hit, is_gold_passage, latest_reranker, load_passage_reranker
+    from rag_assets.core.store.catalogue import load_question_rows
 
     embedder = Embedder(default_embedder_path(), progress=False)
     index = PassageIndex(str(data_dir / "lancedb"), embedder)
@@ -240,7 +244,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.data_dir is not None:
         chosen = [] if args.sets == parser.get_default("sets") else args.sets.split(",")
-        from rag_assets.core.reranking import RerankerSettings
+        from rag_assets.core.index.reranking import RerankerSettings
 
         settings = RerankerSettings(
             model=args.reranker_model, max_steps=args.reranker_steps, batch_size=args.reranker_batch_size

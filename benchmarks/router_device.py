@@ -36,16 +36,16 @@ import torch
 
 from rag_assets.core.engines.base_model import ensure_hf_checkpoint
 from rag_assets.core.engines.transformers_engine import TransformersEngine
-from rag_assets.core.router_training import LoraSettings, TrainingExample, train_lora
+from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
 
 
 def export_examples(catalogue: Path, out: Path) -> int:
     """Every labelled routing sample of every collection as {messages, target, regex, collection}."""
     import duckdb
 
-    from rag_assets.core.catalogue import load_trees
-    from rag_assets.core.router_io import routing_messages, view_action_regex
-    from rag_assets.core.routing_samples import RoutingSample, restore, sample_from_row
+    from rag_assets.core.routing.action_format import routing_messages, view_action_regex
+    from rag_assets.core.routing.samples import RoutingSample, restore, sample_from_row
+    from rag_assets.core.store.catalogue import load_trees
 
     fields = ", ".join("s." + f for f in RoutingSample.__dataclass_fields__)
     with duckdb.connect(str(catalogue), read_only=True) as con:
@@ -210,10 +210,10 @@ def score_outputs(outputs: Path, catalogue: Path) -> None:
     """Router metrics (as the `router_metrics` asset computes them) of `train_and_route`'s outputs."""
     import duckdb
 
-    from rag_assets.core.catalogue import load_trees
-    from rag_assets.core.routed_samples import RoutedSample, load_routing_samples, score_routed
-    from rag_assets.core.router_io import parse_router_output
-    from rag_assets.core.routing_samples import restore
+    from rag_assets.core.routing.action_format import parse_router_output
+    from rag_assets.core.routing.held_out_routing import RoutedSample, load_routing_samples, score_routed
+    from rag_assets.core.routing.samples import restore
+    from rag_assets.core.store.catalogue import load_trees
 
     rows = [json.loads(line) for line in outputs.read_text().splitlines() if line.strip()]
     print("| collection | model | samples | ANS-F1 | EXP-PRE | REF-ACC | expelled/output |")

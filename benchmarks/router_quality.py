@@ -40,25 +40,25 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from rag_assets.core.catalogue import load_question_rows, load_trees
-from rag_assets.core.embedding import Embedder
-from rag_assets.core.encoder_training import load_encoder_router, router_record
-from rag_assets.core.held_out_evidence import evidence_metrics, held_out_evidence
-from rag_assets.core.likelihood_router import LikelihoodRouter, engine_can_score
-from rag_assets.core.publication import index_pairing
-from rag_assets.core.retrieval import search
-from rag_assets.core.routed_samples import (
+from rag_assets.core.answering.strategies import StrategySpec, gather_evidence
+from rag_assets.core.evaluation.held_out_evidence import evidence_metrics, held_out_evidence
+from rag_assets.core.index.embedding import Embedder
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.index.vector_index import PassageIndex
+from rag_assets.core.routing.encoder_training import load_encoder_router, router_record
+from rag_assets.core.routing.held_out_routing import (
     load_routing_examples,
     load_routing_samples,
     route_samples_with,
     score_routed,
 )
-from rag_assets.core.router_registry import latest_router
-from rag_assets.core.routing_samples import SYNTHETIC_QID_PREFIX
-from rag_assets.core.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
-from rag_assets.core.strategies import StrategySpec, gather_evidence
-from rag_assets.core.teachers import SimilarityThresholds
-from rag_assets.core.vector_index import PassageIndex
+from rag_assets.core.routing.likelihood_router import LikelihoodRouter, engine_can_score
+from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
+from rag_assets.core.routing.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
+from rag_assets.core.routing.teachers import SimilarityThresholds
+from rag_assets.core.store.catalogue import load_question_rows, load_trees
+from rag_assets.core.store.publication import index_pairing
+from rag_assets.core.store.router_registry import latest_router
 
 METRICS = ("passage_hit", "evidence_recall", "section_hit")
 
@@ -218,7 +218,7 @@ def main() -> None:
 
 def parse_variants(text: str) -> list[tuple[str, dict]]:
     """`--encoder-variants "max_steps=30; epochs=2,negatives=3"` -> [(label, EncoderSettings overrides)]."""
-    from rag_assets.core.encoder_training import EncoderSettings
+    from rag_assets.core.routing.encoder_training import EncoderSettings
 
     known = {f.name: f.type for f in dataclasses.fields(EncoderSettings)}
     out = []
@@ -249,7 +249,7 @@ def train_and_measure(
     metrics against the teacher and the evaluation questions' evidence at rag-hybrid's words."""
     import tempfile
 
-    from rag_assets.core.encoder_training import train_encoder
+    from rag_assets.core.routing.encoder_training import train_encoder
 
     queries = [q.query for q in questions]
     with tempfile.TemporaryDirectory() as tmp:
@@ -287,7 +287,7 @@ def encoder_comparison(
     """Encoder routers trained with different settings and data (`variants`: label, EncoderSettings
     overrides, with the synthetic corpus-made questions or not), all calibrated on the validation
     fold and measured the same way (`train_and_measure`)."""
-    from rag_assets.core.encoder_training import EncoderSettings
+    from rag_assets.core.routing.encoder_training import EncoderSettings
 
     validation = load_routing_examples(con, collection, fold="validation")
     # The held-out judge `router_adapter` chooses the section weight and fill order with: the
@@ -322,10 +322,10 @@ def speed(con, collection: str, trees, embedder: Embedder, found: dict[str, Path
     """Training seconds per view and routing subtrees/s of the encoder and the LLM, same data."""
     import tempfile
 
-    from rag_assets.core.encoder_training import EncoderSettings, train_encoder
-    from rag_assets.core.routed_samples import route_samples
-    from rag_assets.core.router_io import routing_messages
-    from rag_assets.core.router_training import LoraSettings, TrainingExample, train_lora
+    from rag_assets.core.routing.action_format import routing_messages
+    from rag_assets.core.routing.encoder_training import EncoderSettings, train_encoder
+    from rag_assets.core.routing.held_out_routing import route_samples
+    from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
     from resources.llm import BaseModelResource, LLMResource
 
     train = load_routing_examples(con, collection, fold="train")

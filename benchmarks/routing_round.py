@@ -19,13 +19,13 @@ from __future__ import annotations
 import argparse
 import time
 
+from rag_assets.core.answering.strategies import StrategySpec, run_strategy
+from rag_assets.core.corpus.question_sets import BUILTIN_PYTHON_REFERENCE_QUESTIONS, load_questions
+from rag_assets.core.index.retrieval import search
 from rag_assets.core.lineage import CatalogueTrees
-from rag_assets.core.questions import BUILTIN_PYTHON_REFERENCE_QUESTIONS, load_questions
-from rag_assets.core.retrieval import search
-from rag_assets.core.routing import RoutingKnobs, fit_view, router_messages, router_regex
-from rag_assets.core.routing_samples import documents_in_order
-from rag_assets.core.strategies import StrategySpec, run_strategy
-from rag_assets.core.subtree import DocumentRouting
+from rag_assets.core.routing.navigation import RoutingKnobs, fit_view, router_messages, router_regex
+from rag_assets.core.routing.samples import documents_in_order
+from rag_assets.core.routing.subtree import DocumentRouting
 from resources.project import project_resources
 
 

@@ -57,11 +57,11 @@ def worker(shard: str, index: int, barrier, results) -> None:
 
     transformers_logging.disable_progress_bar()
     started = time.monotonic()
-    from rag_assets.core.embedding import Embedder
-    from rag_assets.core.passages import cut_passages
-    from rag_assets.core.sources import CollectionSpec, ingest
-    from rag_assets.core.structure import build_trees
-    from rag_assets.core.vector_index import search_text
+    from rag_assets.core.corpus.sources import CollectionSpec, ingest
+    from rag_assets.core.corpus.tree_building import build_trees
+    from rag_assets.core.index.embedding import Embedder
+    from rag_assets.core.index.passages import cut_passages
+    from rag_assets.core.index.vector_index import search_text
 
     embedder = Embedder(device="cpu", progress=False)
     load_s = time.monotonic() - started

@@ -5,7 +5,7 @@ import json
 import dagster as dg
 
 from checks.partition import checked_partition
-from rag_assets.core.report import non_finite_numbers
+from rag_assets.core.evaluation.report import non_finite_numbers
 from rag_assets.metadata import markdown_table
 from rag_assets.settings import latest_summary_path
 

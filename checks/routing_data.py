@@ -5,9 +5,9 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from checks.partition import checked_partition
-from rag_assets.core.catalogue import count_by, load_trees, load_usable_targets, teacher_failures
-from rag_assets.core.router_io import parse_router_output
-from rag_assets.core.routing_samples import RoutingSample, restore, sample_from_row
+from rag_assets.core.routing.action_format import parse_router_output
+from rag_assets.core.routing.samples import RoutingSample, restore, sample_from_row
+from rag_assets.core.store.catalogue import count_by, load_trees, load_usable_targets, teacher_failures
 from rag_assets.metadata import markdown_table
 
 ACTION_KINDS = ("answer", "expand", "refuse")

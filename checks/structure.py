@@ -6,8 +6,8 @@ from dagster_duckdb import DuckDBResource
 
 from checks.expectations import tree_node_expectations, validate_frame
 from checks.partition import checked_partition
-from rag_assets.core.catalogue import collection_frame, load_trees, unaccounted_documents
-from rag_assets.core.tree import tree_problems
+from rag_assets.core.corpus.tree import tree_problems
+from rag_assets.core.store.catalogue import collection_frame, load_trees, unaccounted_documents
 from rag_assets.metadata import markdown_table
 
 

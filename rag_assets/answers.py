@@ -33,25 +33,25 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.answer_metrics import word_count
-from rag_assets.core.catalogue import load_question_rows, load_trees
-from rag_assets.core.encoder_training import load_encoder_router
-from rag_assets.core.engines.cache import CachingEngine
-from rag_assets.core.likelihood_router import LikelihoodRouter, engine_can_score
-from rag_assets.core.lineage import AnswerRecord, answer_versions, build_record, index_version, store_answers, utc_now
-from rag_assets.core.namespaces import QueryNamespaces
-from rag_assets.core.publication import index_pairing
-from rag_assets.core.questions import Question
-from rag_assets.core.reranking import load_passage_reranker
-from rag_assets.core.retrieval import search
-from rag_assets.core.routing import Router
-from rag_assets.core.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
-from rag_assets.core.strategies import (
+from rag_assets.core.answering.strategies import (
     GENERATION_KINDS,
     AnswerOutcome,
     RetrievalExtras,
     StrategySpec,
     run_strategy,
 )
+from rag_assets.core.corpus.question_sets import Question
+from rag_assets.core.engines.cache import CachingEngine
+from rag_assets.core.index.namespace_routing import QueryNamespaces
+from rag_assets.core.index.reranking import load_passage_reranker
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.lineage import AnswerRecord, answer_versions, build_record, index_version, store_answers, utc_now
+from rag_assets.core.routing.encoder_training import load_encoder_router
+from rag_assets.core.routing.likelihood_router import LikelihoodRouter, engine_can_score
+from rag_assets.core.routing.navigation import Router
+from rag_assets.core.routing.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
+from rag_assets.core.store.catalogue import load_question_rows, load_trees
+from rag_assets.core.store.publication import index_pairing
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.generation import generation_metadata
 from rag_assets.metadata import counter_table, markdown_table

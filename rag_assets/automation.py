@@ -5,7 +5,7 @@ import os
 
 import dagster as dg
 
-from rag_assets.core.fingerprint import fingerprint_digest, source_fingerprint
+from rag_assets.core.corpus.fingerprint import fingerprint_digest, source_fingerprint
 from rag_assets.partitions import COLLECTION_PARTITIONS_NAME
 from resources.sources import SourcesResource
 

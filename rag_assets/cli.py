@@ -31,10 +31,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from rag_assets.core.corpus.sources import AUTO, CollectionSpec, Rejection, iter_collection
+from rag_assets.core.corpus.tree import render_tree
+from rag_assets.core.corpus.tree_building import document_tree
 from rag_assets.core.errors import BackendUnavailable, ConfigError
-from rag_assets.core.sources import AUTO, CollectionSpec, Rejection, iter_collection
-from rag_assets.core.structure import document_tree
-from rag_assets.core.tree import render_tree
 from rag_assets.settings import PROJECT_ROOT
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SOURCE_CHANGED, EXIT_UNAVAILABLE = 0, 1, 2, 3, 4
@@ -58,7 +58,7 @@ def classify(err: BaseException) -> tuple[int, str]:
         return EXIT_INTERRUPTED, "interrupted"
     if isinstance(err, (BackendUnavailable, OpenAIEngineError, urllib.error.URLError, ConnectionError, TimeoutError)):
         return EXIT_UNAVAILABLE, str(err)
-    from rag_assets.core.connections import is_lock_error, lock_holder
+    from rag_assets.core.store.connections import is_lock_error, lock_holder
 
     if is_lock_error(err):
         return EXIT_UNAVAILABLE, f"the catalogue is in use by {lock_holder(err)}; try again when it finishes"
@@ -143,14 +143,14 @@ def _catalogue_path() -> Path:
 
 def _read_catalogue():
     """A short read-only catalogue connection (waits, visibly and bounded, for a writer)."""
-    from rag_assets.core.connections import catalogue_connection
+    from rag_assets.core.store.connections import catalogue_connection
 
     return catalogue_connection(_catalogue_path(), read_only=True, on_wait=_say_waiting)
 
 
 def _write_catalogue():
     """A read-write catalogue connection, held only for one write."""
-    from rag_assets.core.connections import catalogue_connection
+    from rag_assets.core.store.connections import catalogue_connection
 
     path = _catalogue_path()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -379,7 +379,7 @@ def search(
     ),
 ) -> None:
     """Search the materialized passage index (run `rag run` first)."""
-    from rag_assets.core.retrieval import search as run_search
+    from rag_assets.core.index.retrieval import search as run_search
     from resources.project import project_resources
 
     if mode not in ("dense", "bm25", "hybrid"):
@@ -428,7 +428,7 @@ def search(
 
 def _routed_collections(query: str, embedder) -> list[str]:
     """The collections the newest published namespace router picks for `query`."""
-    from rag_assets.core.namespaces import QueryNamespaces, latest_namespace_router, load_namespace_router
+    from rag_assets.core.index.namespace_routing import QueryNamespaces, latest_namespace_router, load_namespace_router
     from rag_assets.settings import data_dir
 
     folder = latest_namespace_router(data_dir() / "namespaces")
@@ -442,8 +442,8 @@ def _routed_collections(query: str, embedder) -> list[str]:
 def _reranker(which: str, device: str):
     """`latest`: the newest trained passage reranker; else a folder (a passage reranker, or any
     local sentence-transformers cross-encoder)."""
-    from rag_assets.core.reranking import is_passage_reranker, latest_reranker, load_passage_reranker
-    from rag_assets.core.retrieval import cross_encoder_reranker
+    from rag_assets.core.index.reranking import is_passage_reranker, latest_reranker, load_passage_reranker
+    from rag_assets.core.index.retrieval import cross_encoder_reranker
     from rag_assets.settings import data_dir
 
     folder = latest_reranker(data_dir() / "rerankers") if which == "latest" else Path(which)
@@ -456,7 +456,7 @@ def _reranker(which: str, device: str):
 
 def _latest_adapter(con, collection: str, kind: str = "llm") -> tuple[str, Path] | None:
     """(id, folder) of the collection's newest published router of `kind` (encoder | llm), if any."""
-    from rag_assets.core.router_registry import latest_router
+    from rag_assets.core.store.router_registry import latest_router
 
     exists = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = 'router_adapters'"
@@ -485,7 +485,7 @@ def _answer_collection(con, collection: str | None) -> str:
 
 
 ASK_ROUTERS = ("encoder", "llm", "similarity", "hit-nodes")
-DEFAULT_ROUTER_KIND = "encoder"  # as rag_assets.core.strategies (not imported: keeps `rag --help` fast)
+DEFAULT_ROUTER_KIND = "encoder"  # as rag_assets.core.answering.strategies (not imported: keeps `rag --help` fast)
 
 
 @app.command()
@@ -522,15 +522,15 @@ def ask(
     `rag search`, `rag trace` and runs are not locked out while the models think."""
     from collections import ChainMap
 
-    from rag_assets.core.connections import ShortReads
-    from rag_assets.core.encoder_training import load_encoder_router
+    from rag_assets.core.answering.strategies import KINDS, StrategySpec, run_strategy
+    from rag_assets.core.index.retrieval import search as run_search
     from rag_assets.core.lineage import CatalogueTrees, answer_versions, build_record, index_version, store_answers
-    from rag_assets.core.publication import index_pairing
-    from rag_assets.core.retrieval import search as run_search
-    from rag_assets.core.router_folders import ROUTER_MARKERS, router_folder_kind
-    from rag_assets.core.scoring_router import HitNodesRouter, ScoringRouter
-    from rag_assets.core.strategies import KINDS, StrategySpec, run_strategy
-    from rag_assets.core.teachers import SimilarityThresholds
+    from rag_assets.core.routing.encoder_training import load_encoder_router
+    from rag_assets.core.routing.folders import ROUTER_MARKERS, router_folder_kind
+    from rag_assets.core.routing.scoring_router import HitNodesRouter, ScoringRouter
+    from rag_assets.core.routing.teachers import SimilarityThresholds
+    from rag_assets.core.store.connections import ShortReads
+    from rag_assets.core.store.publication import index_pairing
     from rag_assets.core.text import first_words
     from resources.project import project_resources
 
@@ -669,8 +669,8 @@ def trace(
     """Audit an answer: cited nodes -> documents -> the exact source text at the recorded spans ->
     versions. The source file on disk is compared too (an edit not yet re-indexed shows).
     Exit code 3 when a source changed since the answer was produced."""
+    from rag_assets.core.corpus.source_check import CHANGED, GONE, source_state
     from rag_assets.core.lineage import trace_answer
-    from rag_assets.core.source_check import CHANGED, GONE, source_state
 
     with _read_catalogue() as con:
         result = trace_answer(con, answer_id)

@@ -6,8 +6,8 @@ from collections import Counter
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.core.catalogue import documents_table, replace_collection
-from rag_assets.core.sources import ingest
+from rag_assets.core.corpus.sources import ingest
+from rag_assets.core.store.catalogue import documents_table, replace_collection
 from rag_assets.deployment import CATALOGUE_POOL
 from rag_assets.metadata import (
     counter_table,

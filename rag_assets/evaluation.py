@@ -7,12 +7,12 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.answers import answers
-from rag_assets.core.catalogue import ROUTER_METRIC_COLUMNS, load_question_rows, load_router_metrics
-from rag_assets.core.evaluation import aggregate, aggregate_grid, score_answers
+from rag_assets.core.evaluation.report import ReportData, write_report
+from rag_assets.core.evaluation.retrieval_report import retrieval_notes
+from rag_assets.core.evaluation.scoring import aggregate, aggregate_grid, score_answers
 from rag_assets.core.figures import png_markdown
 from rag_assets.core.lineage import load_answers, utc_now
-from rag_assets.core.report import ReportData, write_report
-from rag_assets.core.retrieval_report import retrieval_notes
+from rag_assets.core.store.catalogue import ROUTER_METRIC_COLUMNS, load_question_rows, load_router_metrics
 from rag_assets.metadata import markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.router import router_metrics

@@ -1,5 +1,5 @@
 """`namespace_router`: which collections (namespaces) a query should search, over every collection
-of the passage index at once (core/namespaces.py).
+of the passage index at once (core/index/namespace_routing.py).
 
 Not partitioned: it routes between the partitions. It reads every collection's passage vectors
 from the index (document centroids, nothing re-embedded), calibrates its margin on each
@@ -16,15 +16,15 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from rag_assets.core.catalogue import load_question_rows
-from rag_assets.core.namespaces import (
+from rag_assets.core.index.namespace_routing import (
     ROUTER_RECORD,
     load_namespace_router,
     publish_namespace_router,
     routing_quality,
     train_namespace_router,
 )
-from rag_assets.core.retrieval import search
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.store.catalogue import load_question_rows
 from rag_assets.deployment import CATALOGUE_POOL
 from rag_assets.metadata import markdown_table
 from rag_assets.settings import data_dir

@@ -1,4 +1,4 @@
-"""`reorder_policy`: R4's learned evidence placement for the collection (core/reorder.py).
+"""`reorder_policy`: R4's learned evidence placement for the collection (core/answering/r4_reordering.py).
 
 Trained on the collection's train-split questions with a gold answer: their top hybrid passages
 (the evidence rag-hybrid gives the reader) are the items; REINFORCE samples beginning / middle /
@@ -15,9 +15,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from rag_assets.core.catalogue import load_question_rows
-from rag_assets.core.readers import number_blocks, reader_messages
-from rag_assets.core.reorder import (
+from rag_assets.core.answering.r4_reordering import (
     EvidenceItem,
     ReaderScorer,
     ReorderExample,
@@ -25,7 +23,9 @@ from rag_assets.core.reorder import (
     load_position_policy,
     train_position_policy,
 )
-from rag_assets.core.retrieval import search
+from rag_assets.core.answering.readers import number_blocks, reader_messages
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.store.catalogue import load_question_rows
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions

@@ -1,4 +1,4 @@
-"""`passage_reranker`: the collection's passage reranker, trained offline (core/reranking.py).
+"""`passage_reranker`: the collection's passage reranker, trained offline (core/index/reranking.py).
 
 Trained on the collection's train-split questions and (by default) its synthetic questions, with
 hard negatives from the published passage index's hybrid search; a stable quarter of the labelled
@@ -17,9 +17,9 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from rag_assets.core.catalogue import load_passages, load_question_rows
-from rag_assets.core.reranking import RerankerSettings, is_passage_reranker, train_collection_reranker
-from rag_assets.core.retrieval import search
+from rag_assets.core.index.reranking import RerankerSettings, is_passage_reranker, train_collection_reranker
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.store.catalogue import load_passages, load_question_rows
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions

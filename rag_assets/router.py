@@ -3,7 +3,7 @@ routes the validation fold against its untrained counterpart.
 
 Two router kinds learn from the same curated routing actions (train fold):
 - `encoder`: the packaged sentence encoder fine-tuned on (question, node in its heading context)
-  pairs, thresholds calibrated on the validation fold (`core/encoder_training.py`); trains in
+  pairs, thresholds calibrated on the validation fold (`core/routing/encoder_training.py`); trains in
   minutes on CPU. Its untrained counterpart is the `similarity` router (the packaged encoder,
   thresholds calibrated on the train fold).
 - `llm`: the paper's LoRA adapter (peft SFT, loss on the target tokens only) on the base LLM; the
@@ -23,14 +23,13 @@ import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from rag_assets.core.catalogue import load_question_rows, load_trees, replace_collection
-from rag_assets.core.embedding import Embedder
-from rag_assets.core.encoder_training import NODE_TEXTS, EncoderSettings, load_encoder_router, train_encoder
-from rag_assets.core.held_out_evidence import HeldOutEvidence, held_out_evidence
-from rag_assets.core.likelihood_router import LikelihoodRouter, engine_can_score
-from rag_assets.core.publication import index_pairing
-from rag_assets.core.retrieval import search
-from rag_assets.core.routed_samples import (
+from rag_assets.core.evaluation.held_out_evidence import HeldOutEvidence, held_out_evidence
+from rag_assets.core.index.embedding import Embedder
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.routing.action_format import routing_messages
+from rag_assets.core.routing.encoder_training import NODE_TEXTS, EncoderSettings, load_encoder_router, train_encoder
+from rag_assets.core.routing.folders import router_folder_kind
+from rag_assets.core.routing.held_out_routing import (
     LabelledView,
     calibrate_similarity,
     load_routing_examples,
@@ -39,15 +38,16 @@ from rag_assets.core.routed_samples import (
     route_samples_with,
     score_routed,
 )
-from rag_assets.core.router_folders import router_folder_kind
-from rag_assets.core.router_io import routing_messages
-from rag_assets.core.router_metrics import INTERVAL_LEVEL, RoutingScores
-from rag_assets.core.router_registry import AdapterRecord, adapter_record, record_adapter
-from rag_assets.core.router_training import LoraSettings, TrainingExample, train_lora
-from rag_assets.core.routing import RoutingKnobs
-from rag_assets.core.routing_samples import SYNTHETIC_QID_PREFIX
-from rag_assets.core.scoring_router import ScoringRouter
-from rag_assets.core.teachers import SimilarityThresholds
+from rag_assets.core.routing.likelihood_router import LikelihoodRouter, engine_can_score
+from rag_assets.core.routing.metrics import INTERVAL_LEVEL, RoutingScores
+from rag_assets.core.routing.navigation import RoutingKnobs
+from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
+from rag_assets.core.routing.scoring_router import ScoringRouter
+from rag_assets.core.routing.teachers import SimilarityThresholds
+from rag_assets.core.store.catalogue import load_question_rows, load_trees, replace_collection
+from rag_assets.core.store.publication import index_pairing
+from rag_assets.core.store.router_registry import AdapterRecord, adapter_record, record_adapter
+from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import fenced, line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions

@@ -10,25 +10,25 @@ import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from rag_assets.core.catalogue import (
-    load_question_rows,
-    load_trees,
-    questions_table,
-    replace_collection,
-    table_columns,
-)
-from rag_assets.core.curation import curate
-from rag_assets.core.retrieval import search
-from rag_assets.core.routing_samples import (
+from rag_assets.core.corpus.synthetic_questions import SYNTHETIC_KINDS
+from rag_assets.core.corpus.synthetic_questions import synthetic_questions as make_synthetic_questions
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.routing.curation import curate
+from rag_assets.core.routing.samples import (
     SYNTHETIC_QID_PREFIX,
     RoutingSample,
     build_routing_samples,
     routing_fold,
     sample_from_row,
 )
-from rag_assets.core.synthetic_questions import SYNTHETIC_KINDS
-from rag_assets.core.synthetic_questions import synthetic_questions as make_synthetic_questions
-from rag_assets.core.teachers import FAILED, KINDS, SimilarityThresholds
+from rag_assets.core.routing.teachers import FAILED, KINDS, SimilarityThresholds
+from rag_assets.core.store.catalogue import (
+    load_question_rows,
+    load_trees,
+    questions_table,
+    replace_collection,
+    table_columns,
+)
 from rag_assets.deployment import CATALOGUE_POOL, TRANSIENT_RETRY
 from rag_assets.index import passage_index
 from rag_assets.metadata import counter_table, fenced, markdown_table, row_count_metadata, table_metadata

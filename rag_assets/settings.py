@@ -14,10 +14,10 @@ from pathlib import Path
 
 import yaml
 
+from rag_assets.core.corpus.parsers import FORMATS
+from rag_assets.core.corpus.question_sets import BUILTIN_PYTHON_REFERENCE_QUESTIONS
+from rag_assets.core.corpus.sources import AUTO, BUILTIN_PYTHON_REFERENCE, PAGE_FORMATS, CollectionSpec
 from rag_assets.core.errors import ConfigError
-from rag_assets.core.parsers import FORMATS
-from rag_assets.core.questions import BUILTIN_PYTHON_REFERENCE_QUESTIONS
-from rag_assets.core.sources import AUTO, BUILTIN_PYTHON_REFERENCE, PAGE_FORMATS, CollectionSpec
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_COLLECTIONS_FILE = PROJECT_ROOT / "collections.yaml"

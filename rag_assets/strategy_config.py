@@ -12,7 +12,7 @@ from typing import Literal
 import dagster as dg
 from pydantic import Field
 
-from rag_assets.core.strategies import DEFAULT_ROUTER_KIND, StrategySpec
+from rag_assets.core.answering.strategies import DEFAULT_ROUTER_KIND, StrategySpec
 from rag_assets.generation import GENERATION_STRATEGIES, GenerationConfig, generation_specs
 
 STRATEGIES = (

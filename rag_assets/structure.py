@@ -6,9 +6,9 @@ from collections import Counter
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.core.catalogue import load_documents, nodes_table, replace_collection, texts_table
-from rag_assets.core.structure import build_trees
-from rag_assets.core.tree import render_tree
+from rag_assets.core.corpus.tree import render_tree
+from rag_assets.core.corpus.tree_building import build_trees
+from rag_assets.core.store.catalogue import load_documents, nodes_table, replace_collection, texts_table
 from rag_assets.corpus import source_documents
 from rag_assets.deployment import CATALOGUE_POOL
 from rag_assets.metadata import (

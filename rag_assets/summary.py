@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from rag_assets.core.catalogue import stage_counts
+from rag_assets.core.store.catalogue import stage_counts
 from resources.catalogue import default_catalogue
 
 _PADDING = 3  # rich: one space each side of a cell, plus its border
@@ -86,8 +86,8 @@ def _cell(value: float | None) -> str:
 def print_evaluation(console: Console, collections: list[str], reports_root: Path | None = None) -> list[Path]:
     """For each collection with a report: its headline table and the path of its HTML report.
     Returns the HTML paths printed."""
-    from rag_assets.core.evaluation import headline_metrics
-    from rag_assets.core.report import METRIC_LABELS
+    from rag_assets.core.evaluation.report import METRIC_LABELS
+    from rag_assets.core.evaluation.scoring import headline_metrics
     from rag_assets.settings import reports_root as default_reports_root
 
     root = reports_root or default_reports_root()

@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from rag_assets.core.embedding import Embedder, default_embedder_path
+from rag_assets.core.index.embedding import Embedder, default_embedder_path
 from resources.llm import Device
 
 

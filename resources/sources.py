@@ -6,7 +6,7 @@ from typing import Literal
 import dagster as dg
 from pydantic import Field
 
-from rag_assets.core.sources import (
+from rag_assets.core.corpus.sources import (
     DEFAULT_MAX_DOCUMENT_MB,
     DEFAULT_MAX_DOCUMENT_WORDS,
     CollectionSpec,

@@ -6,8 +6,8 @@ from datetime import timedelta
 import dagster as dg
 from pydantic import Field
 
-from rag_assets.core.embedding import Embedder
-from rag_assets.core.vector_index import DEFAULT_TABLE, PassageIndex
+from rag_assets.core.index.embedding import Embedder
+from rag_assets.core.index.vector_index import DEFAULT_TABLE, PassageIndex
 from rag_assets.settings import data_dir
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag_assets.core.sources import (
+from rag_assets.core.corpus.sources import (
     BUILTIN_PYTHON_REFERENCE,
     CollectionSpec,
     ingest,
 )
-from rag_assets.core.structure import build_trees
-from rag_assets.core.tree import tree_problems
+from rag_assets.core.corpus.tree import tree_problems
+from rag_assets.core.corpus.tree_building import build_trees
 
 
 def test_every_format_is_detected_and_ids_are_stable(corpus_dir: Path) -> None:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from pydoc_data.topics import topics
 
-from rag_assets.core.questions import BUILTIN_PYTHON_REFERENCE_QUESTIONS, load_questions, stable_split
+from rag_assets.core.corpus.question_sets import BUILTIN_PYTHON_REFERENCE_QUESTIONS, load_questions, stable_split
 
 
 def test_builtin_questions_have_answers_in_their_gold_topic() -> None:

@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from rag_assets.cli import app
-from rag_assets.core.namespaces import load_namespace_router
-from rag_assets.core.reorder import load_position_policy
-from rag_assets.core.reranking import is_passage_reranker
+from rag_assets.core.answering.r4_reordering import load_position_policy
+from rag_assets.core.index.namespace_routing import load_namespace_router
+from rag_assets.core.index.reranking import is_passage_reranker
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
 from tests.conftest import tiny_project
 

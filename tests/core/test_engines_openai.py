@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from rag_assets.core.engines.openai_engine import OpenAIEngine, OpenAIEngineError
-from rag_assets.core.router_io import ACTION_REGEX
+from rag_assets.core.routing.action_format import ACTION_REGEX
 
 pytestmark = [
     pytest.mark.slow,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_assets.core.router_io import ACTION_REGEX
+from rag_assets.core.routing.action_format import ACTION_REGEX
 
 pytestmark = [
     pytest.mark.slow,
@@ -64,7 +64,7 @@ def random_lora(checkpoint: Path, folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def adapters(smollm2_checkpoint: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    from rag_assets.core.router_training import LoraSettings, TrainingExample, train_lora
+    from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
 
     examples = [TrainingExample(ROUTER_CHAT, "[ANSWER] 3: green tea 80 C"), TrainingExample(CHATS[0], "Cannot answer")]
     trained = train_lora(

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from rag_assets.core.evaluation import (
+from rag_assets.core.corpus.question_sets import Question
+from rag_assets.core.evaluation.scoring import (
     aggregate,
     aggregate_grid,
     answer_metrics,
@@ -18,7 +19,6 @@ from rag_assets.core.evaluation import (
     score_answers,
     section_hit,
 )
-from rag_assets.core.questions import Question
 
 
 @dataclass

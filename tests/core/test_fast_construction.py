@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from rag_assets.core.blocks import Block, BlockKind, collapse_spaces, frozen_factory, new_block
-from rag_assets.core.tree import TreeNode
+from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, frozen_factory, new_block
+from rag_assets.core.corpus.tree import TreeNode
 
 
 def test_every_splitting_character_but_the_space_is_non_printable() -> None:

@@ -8,14 +8,14 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_assets.core.generation.parsers import (
+from rag_assets.core.answering.generation.parsers import (
     parse_blueprint,
     parse_discourse,
     parse_finding,
     parse_rhetorical,
     parse_subqueries,
 )
-from rag_assets.core.generation.prompts import (
+from rag_assets.core.answering.generation.prompts import (
     BLUEPRINT_MAX_STEPS,
     DISCOURSE_RELATIONS,
     RHETORICAL_RELATIONS,

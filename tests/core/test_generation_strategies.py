@@ -10,19 +10,19 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from rag_assets.core.catalogue import documents_table, nodes_table, replace_collection, texts_table
-from rag_assets.core.embedding import Embedder
+from rag_assets.core.answering.generation.prompts import DISCOURSE_RELATIONS, RHETORICAL_RELATIONS
+from rag_assets.core.answering.strategies import StrategySpec, run_strategy
+from rag_assets.core.corpus.sources import CollectionSpec, SourceDocument, iter_collection
+from rag_assets.core.corpus.tree_building import document_tree
 from rag_assets.core.engines.base import Generation
 from rag_assets.core.engines.transformers_engine import TransformersEngine
-from rag_assets.core.generation.prompts import DISCOURSE_RELATIONS, RHETORICAL_RELATIONS
+from rag_assets.core.index.embedding import Embedder
+from rag_assets.core.index.passages import cut_passages
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.index.vector_index import PassageIndex
 from rag_assets.core.lineage import answer_versions, build_record, store_answers, trace_answer
 from rag_assets.core.lineage.structures import structure_citations, structure_lines
-from rag_assets.core.passages import cut_passages
-from rag_assets.core.retrieval import search
-from rag_assets.core.sources import CollectionSpec, SourceDocument, iter_collection
-from rag_assets.core.strategies import StrategySpec, run_strategy
-from rag_assets.core.structure import document_tree
-from rag_assets.core.vector_index import PassageIndex
+from rag_assets.core.store.catalogue import documents_table, nodes_table, replace_collection, texts_table
 from tests.conftest import write_corpus
 
 QUESTIONS = [

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from rag_assets.core.embedding import Embedder
-from rag_assets.core.held_out_evidence import HeldOutEvidence, evidence_metrics, held_out_evidence
-from rag_assets.core.passages import cut_passages
-from rag_assets.core.questions import Question
-from rag_assets.core.retrieval import search
-from rag_assets.core.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
-from rag_assets.core.sources import CollectionSpec, SourceDocument, iter_collection
-from rag_assets.core.strategies import StrategySpec, gather_evidence
-from rag_assets.core.structure import document_tree
-from rag_assets.core.teachers import SimilarityThresholds
-from rag_assets.core.vector_index import PassageIndex
+from rag_assets.core.answering.strategies import StrategySpec, gather_evidence
+from rag_assets.core.corpus.question_sets import Question
+from rag_assets.core.corpus.sources import CollectionSpec, SourceDocument, iter_collection
+from rag_assets.core.corpus.tree_building import document_tree
+from rag_assets.core.evaluation.held_out_evidence import HeldOutEvidence, evidence_metrics, held_out_evidence
+from rag_assets.core.index.embedding import Embedder
+from rag_assets.core.index.passages import cut_passages
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.index.vector_index import PassageIndex
+from rag_assets.core.routing.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
+from rag_assets.core.routing.teachers import SimilarityThresholds
 from tests.conftest import write_corpus
 
 QUESTIONS = [

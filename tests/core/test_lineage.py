@@ -8,7 +8,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from rag_assets.core.catalogue import SCHEMA, documents_table, nodes_table, replace_collection, texts_table
+from rag_assets.core.answering.strategies import AnswerOutcome, Citation, StrategySpec
+from rag_assets.core.corpus.sources import CollectionSpec, SourceDocument, iter_collection
+from rag_assets.core.corpus.tree_building import document_tree
 from rag_assets.core.lineage import (
     COLUMNS,
     CatalogueTrees,
@@ -19,9 +21,7 @@ from rag_assets.core.lineage import (
     store_answers,
     trace_answer,
 )
-from rag_assets.core.sources import CollectionSpec, SourceDocument, iter_collection
-from rag_assets.core.strategies import AnswerOutcome, Citation, StrategySpec
-from rag_assets.core.structure import document_tree
+from rag_assets.core.store.catalogue import SCHEMA, documents_table, nodes_table, replace_collection, texts_table
 from tests.conftest import write_corpus
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from rag_assets.core.blocks import heading, list_item, paragraph, table_row
-from rag_assets.core.parsers import ParseError, guess_title, parse_blocks
-from rag_assets.core.parsers.manual_json import parse_manual_json, repair_mojibake
-from rag_assets.core.tree import build_tree, render_tree, tree_problems
+from rag_assets.core.corpus.blocks import heading, list_item, paragraph, table_row
+from rag_assets.core.corpus.parsers import ParseError, guess_title, parse_blocks
+from rag_assets.core.corpus.parsers.manual_json import parse_manual_json, repair_mojibake
+from rag_assets.core.corpus.tree import build_tree, render_tree, tree_problems
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rag_assets.core.blocks import Block, BlockKind, code, heading, list_item, paragraph, table_row
-from rag_assets.core.parsers import guess_title, parse_blocks
-from rag_assets.core.parsers.markdown import parse_markdown
-from rag_assets.core.tree import build_tree, render_tree, tree_problems
+from rag_assets.core.corpus.blocks import Block, BlockKind, code, heading, list_item, paragraph, table_row
+from rag_assets.core.corpus.parsers import guess_title, parse_blocks
+from rag_assets.core.corpus.parsers.markdown import parse_markdown
+from rag_assets.core.corpus.tree import build_tree, render_tree, tree_problems
 
 EVERYTHING = """\
 # Title
@@ -209,8 +209,8 @@ def test_ten_thousand_markers_on_one_line_and_deep_inline_nesting() -> None:
 
 
 DEEP_SCRIPT = """
-from rag_assets.core.parsers.markdown import parse_markdown
-from rag_assets.core.blocks import list_item, paragraph
+from rag_assets.core.corpus.parsers.markdown import parse_markdown
+from rag_assets.core.corpus.blocks import list_item, paragraph
 # Each of these crashed the interpreter (C stack overflow in markdown-it-pyrs) before the guards.
 assert parse_markdown(">" * 39_000 + "x") == [paragraph("x")]
 assert parse_markdown("- " * 19_900 + "x") == [list_item("x", 19_900)]

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_assets.core.blocks import BlockKind
-from rag_assets.core.parsers import FORMATS, ParseError, detect_format, guess_title, parse_blocks
-from rag_assets.core.tree import build_tree, tree_problems
+from rag_assets.core.corpus.blocks import BlockKind
+from rag_assets.core.corpus.parsers import FORMATS, ParseError, detect_format, guess_title, parse_blocks
+from rag_assets.core.corpus.tree import build_tree, tree_problems
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

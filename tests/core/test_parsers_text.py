@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rag_assets.core.blocks import code, heading, list_item, paragraph
-from rag_assets.core.parsers import guess_title, parse_blocks
-from rag_assets.core.parsers.text import parse_text
-from rag_assets.core.tree import build_tree, render_tree, tree_problems
+from rag_assets.core.corpus.blocks import code, heading, list_item, paragraph
+from rag_assets.core.corpus.parsers import guess_title, parse_blocks
+from rag_assets.core.corpus.parsers.text import parse_text
+from rag_assets.core.corpus.tree import build_tree, render_tree, tree_problems
 
 DOC = """\
 =========

@@ -7,9 +7,9 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_assets.core.blocks import Block, BlockKind, heading, list_item, paragraph
-from rag_assets.core.passages import cut_passages, passage_problems, uncovered_content_nodes
-from rag_assets.core.tree import build_tree
+from rag_assets.core.corpus.blocks import Block, BlockKind, heading, list_item, paragraph
+from rag_assets.core.corpus.tree import build_tree
+from rag_assets.core.index.passages import cut_passages, passage_problems, uncovered_content_nodes
 
 
 def _tree():

@@ -6,7 +6,7 @@ import json
 import math
 from pathlib import Path
 
-from rag_assets.core.report import ReportData, headline_table, non_finite_numbers, write_report
+from rag_assets.core.evaluation.report import ReportData, headline_table, non_finite_numbers, write_report
 
 RESULTS = {
     "no-retrieval": {

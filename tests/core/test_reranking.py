@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from rag_assets.core.blocks import heading, paragraph
-from rag_assets.core.embedding import Embedder
-from rag_assets.core.passages import cut_passages
-from rag_assets.core.questions import Question
-from rag_assets.core.reranking import (
+from rag_assets.core.corpus.blocks import heading, paragraph
+from rag_assets.core.corpus.question_sets import Question
+from rag_assets.core.corpus.tree import build_tree
+from rag_assets.core.index.embedding import Embedder
+from rag_assets.core.index.passages import cut_passages
+from rag_assets.core.index.reranking import (
     BiEncoderScorer,
     PassageReranker,
     RerankerSettings,
@@ -30,9 +31,8 @@ from rag_assets.core.reranking import (
     train_collection_reranker,
     train_reranker,
 )
-from rag_assets.core.retrieval import search
-from rag_assets.core.tree import build_tree
-from rag_assets.core.vector_index import PassageIndex, search_text
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.index.vector_index import PassageIndex, search_text
 from tests.conftest import FixedScorer
 
 DOCS = {
@@ -246,7 +246,7 @@ def test_building_the_cross_encoder_from_the_bi_encoder_prints_no_load_report(
     levels are restored afterwards."""
     import logging
 
-    from rag_assets.core.reranking import _cross_encoder
+    from rag_assets.core.index.reranking import _cross_encoder
 
     before = logging.getLogger("sentence_transformers").level
     model = _cross_encoder(embedder.model_path, device="cpu", max_length=64, num_labels=1)

@@ -10,19 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag_assets.core.blocks import heading, paragraph
-from rag_assets.core.embedding import Embedder
-from rag_assets.core.engines.transformers_engine import TransformersEngine
-from rag_assets.core.namespaces import (
-    QueryNamespaces,
-    load_namespace_router,
-    publish_namespace_router,
-    routing_quality,
-    train_namespace_router,
-)
-from rag_assets.core.passages import cut_passages
-from rag_assets.core.readers import number_blocks, reader_messages
-from rag_assets.core.reorder import (
+from rag_assets.core.answering.r4_reordering import (
     EvidenceItem,
     ReaderScorer,
     ReorderExample,
@@ -32,13 +20,25 @@ from rag_assets.core.reorder import (
     reorder,
     train_position_policy,
 )
-from rag_assets.core.reranking import PassageReranker
-from rag_assets.core.retrieval import search
-from rag_assets.core.rewriting import clean_rewrite, rewrite_queries
-from rag_assets.core.scoring_router import HitNodesRouter
-from rag_assets.core.strategies import RetrievalExtras, StrategySpec, gather_evidence, run_strategy
-from rag_assets.core.tree import build_tree
-from rag_assets.core.vector_index import PassageIndex
+from rag_assets.core.answering.readers import number_blocks, reader_messages
+from rag_assets.core.answering.rewriting import clean_rewrite, rewrite_queries
+from rag_assets.core.answering.strategies import RetrievalExtras, StrategySpec, gather_evidence, run_strategy
+from rag_assets.core.corpus.blocks import heading, paragraph
+from rag_assets.core.corpus.tree import build_tree
+from rag_assets.core.engines.transformers_engine import TransformersEngine
+from rag_assets.core.index.embedding import Embedder
+from rag_assets.core.index.namespace_routing import (
+    QueryNamespaces,
+    load_namespace_router,
+    publish_namespace_router,
+    routing_quality,
+    train_namespace_router,
+)
+from rag_assets.core.index.passages import cut_passages
+from rag_assets.core.index.reranking import PassageReranker
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.index.vector_index import PassageIndex
+from rag_assets.core.routing.scoring_router import HitNodesRouter
 from tests.conftest import FixedScorer
 
 KITCHEN = {
@@ -215,7 +215,7 @@ def test_rdr2_with_rerank_routes_the_documents_the_reranker_puts_first(index: Pa
 def test_the_report_reads_the_retrieval_lineage_back() -> None:
     from dataclasses import dataclass
 
-    from rag_assets.core.retrieval_report import retrieval_notes
+    from rag_assets.core.evaluation.retrieval_report import retrieval_notes
 
     @dataclass
     class Row:

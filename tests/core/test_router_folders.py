@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rag_assets.core.router_folders import router_folder_kind
+from rag_assets.core.routing.folders import router_folder_kind
 
 
 def test_a_folder_is_a_router_only_with_its_complete_marker(tmp_path: Path) -> None:

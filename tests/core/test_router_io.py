@@ -7,8 +7,9 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_assets.core.blocks import heading, paragraph
-from rag_assets.core.router_io import (
+from rag_assets.core.corpus.blocks import heading, paragraph
+from rag_assets.core.corpus.tree import build_tree
+from rag_assets.core.routing.action_format import (
     ACTION_REGEX,
     MAX_ACTIONS,
     REFUSAL,
@@ -18,8 +19,7 @@ from rag_assets.core.router_io import (
     routing_messages,
     view_action_regex,
 )
-from rag_assets.core.subtree import DocumentRouting
-from rag_assets.core.tree import build_tree
+from rag_assets.core.routing.subtree import DocumentRouting
 
 
 def view():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_assets.core.router_metrics import RoutingGold, RoutingPrediction, mean_interval, score_routing
+from rag_assets.core.routing.metrics import RoutingGold, RoutingPrediction, mean_interval, score_routing
 
 
 def P(answers=(), expands=(), refused=False, expelled=0, collapsed=False) -> RoutingPrediction:
@@ -83,9 +83,9 @@ def test_ans_f1_interval_narrows_with_more_views_and_is_reproducible() -> None:
 
 
 def _phone():
-    from rag_assets.core.blocks import heading, paragraph
-    from rag_assets.core.subtree import DocumentRouting
-    from rag_assets.core.tree import build_tree
+    from rag_assets.core.corpus.blocks import heading, paragraph
+    from rag_assets.core.corpus.tree import build_tree
+    from rag_assets.core.routing.subtree import DocumentRouting
 
     tree = build_tree(
         "Phone",
@@ -103,7 +103,7 @@ def _phone():
 
 
 def _stored_sample(qid: str):
-    from rag_assets.core.routing_samples import RoutingSample
+    from rag_assets.core.routing.samples import RoutingSample
 
     d = _phone()
     view = d.light([2])
@@ -121,9 +121,9 @@ def _stored_sample(qid: str):
 
 
 def test_recorded_router_outputs_are_parsed_against_the_restored_view_and_scored() -> None:
-    from rag_assets.core.routed_samples import RoutedSample, score_routed
-    from rag_assets.core.router_io import parse_router_output
-    from rag_assets.core.routing_samples import restore
+    from rag_assets.core.routing.action_format import parse_router_output
+    from rag_assets.core.routing.held_out_routing import RoutedSample, score_routed
+    from rag_assets.core.routing.samples import restore
 
     outputs = [
         "[ANSWER] 2: Charge the battery",  # gold answer 2: F1 1
@@ -146,9 +146,9 @@ def test_adapter_registry_and_stored_samples_in_duckdb(tmp_path) -> None:
     import duckdb
     import pyarrow as pa
 
-    from rag_assets.core.catalogue import replace_collection
-    from rag_assets.core.routed_samples import load_routing_samples
-    from rag_assets.core.router_registry import latest_adapter, record_adapter
+    from rag_assets.core.routing.held_out_routing import load_routing_samples
+    from rag_assets.core.store.catalogue import replace_collection
+    from rag_assets.core.store.router_registry import latest_adapter, record_adapter
 
     with duckdb.connect(str(tmp_path / "c.duckdb")) as con:
         assert latest_adapter(con, "tiny") is None

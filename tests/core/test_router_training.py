@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from rag_assets.core.router_training import (
+from rag_assets.core.training.lora import (
     IGNORE_INDEX,
     LoraSettings,
     TrainingExample,
     encode_example,
-    publish_model_folder,
     train_lora,
 )
+from rag_assets.core.training.model_folders import publish_model_folder
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} <|end|> {% endfor %}"

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from rag_assets.core.blocks import heading, paragraph
-from rag_assets.core.embedding import Embedder
-from rag_assets.core.encoder_training import (
+from rag_assets.core.corpus.blocks import heading, paragraph
+from rag_assets.core.corpus.question_sets import Question
+from rag_assets.core.corpus.tree import CONTENT, build_tree
+from rag_assets.core.index.embedding import Embedder
+from rag_assets.core.routing.encoder_training import (
     CHOSEN_FILL_ORDERS,
     NODE_TEXTS,
     EncoderSettings,
@@ -28,8 +30,7 @@ from rag_assets.core.encoder_training import (
     router_record,
     train_encoder,
 )
-from rag_assets.core.questions import Question
-from rag_assets.core.routing import (
+from rag_assets.core.routing.navigation import (
     RetrievedDocument,
     RoutingKnobs,
     fill_scores,
@@ -38,7 +39,7 @@ from rag_assets.core.routing import (
     render_evidence,
     route_documents,
 )
-from rag_assets.core.scoring_router import (
+from rag_assets.core.routing.scoring_router import (
     HitNodesRouter,
     OracleRouter,
     ScoringRouter,
@@ -46,9 +47,8 @@ from rag_assets.core.scoring_router import (
     heading_context,
     section_smoothed,
 )
-from rag_assets.core.subtree import DocumentRouting, SubtreeView
-from rag_assets.core.teachers import SimilarityScores, SimilarityThresholds
-from rag_assets.core.tree import CONTENT, build_tree
+from rag_assets.core.routing.subtree import DocumentRouting, SubtreeView
+from rag_assets.core.routing.teachers import SimilarityScores, SimilarityThresholds
 
 
 @pytest.fixture(scope="module")
@@ -400,7 +400,7 @@ def test_a_train_fold_of_one_question_still_takes_its_steps(embedder: Embedder, 
 def test_an_empty_epoch_is_a_clear_error() -> None:
     import torch
 
-    from rag_assets.core.router_training import optimise
+    from rag_assets.core.training.optimisation import optimise
 
     model = torch.nn.Linear(2, 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -411,8 +411,8 @@ def test_an_empty_epoch_is_a_clear_error() -> None:
 
 def test_likelihood_router_ranks_every_allowed_action_against_refusing(smollm2_checkpoint: Path) -> None:
     from rag_assets.core.engines.transformers_engine import TransformersEngine
-    from rag_assets.core.likelihood_router import LikelihoodRouter
-    from rag_assets.core.routing import RouteRequest
+    from rag_assets.core.routing.likelihood_router import LikelihoodRouter
+    from rag_assets.core.routing.navigation import RouteRequest
 
     tree = manual()
     engine = TransformersEngine(smollm2_checkpoint)

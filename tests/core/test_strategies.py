@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from rag_assets.core.embedding import Embedder
+from rag_assets.core.answering.strategies import StrategySpec, run_strategy
+from rag_assets.core.corpus.sources import CollectionSpec, SourceDocument, iter_collection
+from rag_assets.core.corpus.tree import STRUCTURE
+from rag_assets.core.corpus.tree_building import document_tree
 from rag_assets.core.engines.base import BatchClock
 from rag_assets.core.engines.transformers_engine import TransformersEngine
-from rag_assets.core.passages import cut_passages
-from rag_assets.core.retrieval import search
-from rag_assets.core.sources import CollectionSpec, SourceDocument, iter_collection
-from rag_assets.core.strategies import StrategySpec, run_strategy
-from rag_assets.core.structure import document_tree
-from rag_assets.core.tree import STRUCTURE
-from rag_assets.core.vector_index import PassageIndex
+from rag_assets.core.index.embedding import Embedder
+from rag_assets.core.index.passages import cut_passages
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.index.vector_index import PassageIndex
 from tests.conftest import write_corpus
 
 QUESTIONS = ["How hot should the water be for green tea?", "What keeps the pond fish alive in winter?"]

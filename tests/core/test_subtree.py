@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rag_assets.core.blocks import heading, list_item, paragraph
-from rag_assets.core.subtree import DocumentRouting
-from rag_assets.core.tree import build_tree
+from rag_assets.core.corpus.blocks import heading, list_item, paragraph
+from rag_assets.core.corpus.tree import build_tree
+from rag_assets.core.routing.subtree import DocumentRouting
 
 
 def routing() -> DocumentRouting:
@@ -153,7 +153,7 @@ def test_content_cut_for_the_budget_is_shown_by_a_later_expansion() -> None:
 
 
 def test_the_flat_view_keeps_only_the_lines_it_renders() -> None:
-    from rag_assets.core.routing import RoutingKnobs, fit_view, render_flat
+    from rag_assets.core.routing.navigation import RoutingKnobs, fit_view, render_flat
 
     tree = build_tree(
         "T",

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from rag_assets.core.blocks import heading, paragraph
-from rag_assets.core.subtree import DocumentRouting
-from rag_assets.core.synthetic_questions import (
+from rag_assets.core.corpus.blocks import heading, paragraph
+from rag_assets.core.corpus.synthetic_questions import (
     SYNTHETIC_SPLIT,
     cloze_candidates,
     heading_candidates,
     synthetic_questions,
 )
-from rag_assets.core.teachers import oracle_label
-from rag_assets.core.tree import build_tree
+from rag_assets.core.corpus.tree import build_tree
+from rag_assets.core.routing.subtree import DocumentRouting
+from rag_assets.core.routing.teachers import oracle_label
 
 LONG = (
     "The kettle boils one litre of water in about three minutes on the highest setting. "

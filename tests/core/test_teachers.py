@@ -8,14 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from rag_assets.core.blocks import heading, paragraph
-from rag_assets.core.curation import curate
+from rag_assets.core.corpus.blocks import heading, paragraph
+from rag_assets.core.corpus.question_sets import Question
+from rag_assets.core.corpus.tree import build_tree
 from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine
-from rag_assets.core.questions import Question
-from rag_assets.core.router_io import parse_router_output
-from rag_assets.core.routing_samples import RoutingSample
-from rag_assets.core.subtree import DocumentRouting
-from rag_assets.core.teachers import (
+from rag_assets.core.routing.action_format import parse_router_output
+from rag_assets.core.routing.curation import curate
+from rag_assets.core.routing.samples import RoutingSample
+from rag_assets.core.routing.subtree import DocumentRouting
+from rag_assets.core.routing.teachers import (
     SimilarityScores,
     SimilarityThresholds,
     TeacherTask,
@@ -26,9 +27,8 @@ from rag_assets.core.teachers import (
     parse_curation_output,
     similarity_teacher,
 )
-from rag_assets.core.teachers.oracle import gold_content_ids
-from rag_assets.core.teachers.similarity import decision_f1
-from rag_assets.core.tree import build_tree
+from rag_assets.core.routing.teachers.oracle import gold_content_ids
+from rag_assets.core.routing.teachers.similarity import decision_f1
 
 
 def doc() -> DocumentRouting:
@@ -220,7 +220,7 @@ def test_llm_teacher_with_the_real_small_model_is_batched_parsed_and_validated(s
 
 @pytest.fixture(scope="module")
 def embedder():
-    from rag_assets.core.embedding import Embedder
+    from rag_assets.core.index.embedding import Embedder
 
     return Embedder(progress=False)
 
@@ -325,7 +325,7 @@ def test_without_gold_expands_the_view_objective_never_expands() -> None:
 
 
 def oracle_like(answer_ids: tuple[int, ...], expand_ids: tuple[int, ...] = ()):
-    from rag_assets.core.teachers import TeacherLabel
+    from rag_assets.core.routing.teachers import TeacherLabel
 
     return TeacherLabel(answer_ids, expand_ids, "", "", "oracle")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from rag_assets.core.blocks import code, heading, list_item, paragraph, table_row
-from rag_assets.core.tree import (
+from rag_assets.core.corpus.blocks import code, heading, list_item, paragraph, table_row
+from rag_assets.core.corpus.tree import (
     CONTENT,
     NODE_SEPARATOR,
     STRUCTURE,

@@ -8,12 +8,12 @@ import lancedb
 import numpy as np
 import pytest
 
-from rag_assets.core.blocks import heading, paragraph
-from rag_assets.core.embedding import Embedder
-from rag_assets.core.passages import cut_passages
-from rag_assets.core.retrieval import search
-from rag_assets.core.tree import build_tree
-from rag_assets.core.vector_index import PassageIndex
+from rag_assets.core.corpus.blocks import heading, paragraph
+from rag_assets.core.corpus.tree import build_tree
+from rag_assets.core.index.embedding import Embedder
+from rag_assets.core.index.passages import cut_passages
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.index.vector_index import PassageIndex
 
 DOCS = {
     "kettle": [heading("Boiling", 1), paragraph("Press the switch and the kettle boils the water in two minutes.")],
@@ -107,8 +107,8 @@ def test_searching_before_anything_is_indexed_says_what_to_do(tmp_path: Path, em
 def test_an_optional_cross_encoder_reranks_in_every_mode(tmp_path: Path, embedder: CountingEmbedder) -> None:
     """No cross-encoder ships offline, so this one is built from the packaged MiniLM folder with a
     fresh (untrained) scoring head: it exercises the real rerank path, not ranking quality."""
-    from rag_assets.core.embedding import default_embedder_path
-    from rag_assets.core.retrieval import cross_encoder_reranker
+    from rag_assets.core.index.embedding import default_embedder_path
+    from rag_assets.core.index.retrieval import cross_encoder_reranker
 
     index = PassageIndex(tmp_path / "lance", embedder)
     index.sync(_passages(DOCS), "c")

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine, Regex, regex_per_chat
-from rag_assets.core.router_training import pick_device
+from rag_assets.core.training.optimisation import pick_device
 
 _log = logging.getLogger(__name__)
 

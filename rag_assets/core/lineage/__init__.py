@@ -1,8 +1,9 @@
 """Answer lineage: every answer is stored with what produced it (`store`), and can be traced back
 to the exact source text it cites (`trace`)."""
 
-from rag_assets.core.catalogue import CatalogueTrees
-from rag_assets.core.lineage.store import (
+from rag_assets.core.lineage.trace import AnswerTrace, TracedSource, trace_answer
+from rag_assets.core.store.catalogue import CatalogueTrees
+from rag_assets.core.store.lineage import (
     ARROW_SCHEMA,
     COLUMNS,
     SOURCES,
@@ -19,7 +20,6 @@ from rag_assets.core.lineage.store import (
     store_answers,
     utc_now,
 )
-from rag_assets.core.lineage.trace import AnswerTrace, TracedSource, trace_answer
 
 __all__ = [
     "ARROW_SCHEMA",

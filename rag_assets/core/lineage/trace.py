@@ -11,9 +11,9 @@ from typing import Any
 
 import duckdb
 
-from rag_assets.core.catalogue import document_sources, document_texts
-from rag_assets.core.lineage.store import AnswerRecord, load_answer
 from rag_assets.core.lineage.structures import resolve_structure, structure_citations, structure_doc_ids
+from rag_assets.core.store.catalogue import document_sources, document_texts
+from rag_assets.core.store.lineage import AnswerRecord, load_answer
 
 
 @dataclass(frozen=True, slots=True)

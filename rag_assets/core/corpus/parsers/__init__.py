@@ -1,0 +1,119 @@
+"""Format parsers: each is a pure function text -> list[Block]; `build_tree` does the nesting.
+
+One module per format keeps each parser small and testable on its own; this module only
+dispatches, guesses titles and detects formats, so adding a format is one module and one entry.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import PurePath
+
+from rag_assets.core.corpus.blocks import Block
+from rag_assets.core.corpus.parsers.errors import ParseError
+from rag_assets.core.corpus.parsers.html import html_title, parse_html
+from rag_assets.core.corpus.parsers.manual_json import manual_title, parse_manual_json
+from rag_assets.core.corpus.parsers.markdown import markdown_title, parse_markdown
+from rag_assets.core.corpus.parsers.text import parse_text, text_title
+
+__all__ = ["FORMATS", "ParseError", "detect_format", "guess_title", "parse_blocks"]
+
+FORMATS = ("markdown", "html", "text", "manual_json")
+
+_PARSERS: dict[str, Callable[[str], list[Block]]] = {
+    "markdown": parse_markdown,
+    "html": parse_html,
+    "text": parse_text,
+    "manual_json": parse_manual_json,
+}
+_TITLES: dict[str, Callable[[str], str | None]] = {
+    "markdown": markdown_title,
+    "html": html_title,
+    "text": text_title,
+    "manual_json": manual_title,
+}
+_EXTENSIONS = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdown": "markdown",
+    ".mkd": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".txt": "text",
+    ".rst": "text",
+    ".text": "text",
+    ".json": "manual_json",
+}
+_SNIFF_CHARS = 65_536
+_HTML_TAGS = re.compile(
+    r"<(?:html|head|body|div|p|h[1-6]|table|tr|td|th|ul|ol|li|dl|pre|section|article|br)\b[^>]*>",
+    re.IGNORECASE,
+)
+_ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+\S", re.MULTILINE)
+_SETEXT = re.compile(r"^ {0,3}\S[^\n]*\n {0,3}(?:=+|-+)[ \t]*$", re.MULTILINE)
+_MARKDOWN_HINTS = re.compile(r"^ {0,3}(?:```|~~~)|\[[^\]\n]+\]\([^)\n]+\)|^\|.*\|[ \t]*$", re.MULTILINE)
+_TEXT_UNDERLINE = re.compile(r'^\S[^\n]*\n([*~^"+#])\1{2,}[ \t]*$', re.MULTILINE)
+
+
+def _parser(fmt: str) -> str:
+    if fmt not in _PARSERS:
+        raise ParseError(f"unknown document format {fmt!r} (known: {', '.join(FORMATS)})")
+    return fmt
+
+
+def parse_blocks(fmt: str, text: str) -> list[Block]:
+    """The blocks of `text` read as `fmt`; ParseError when it is not such a document."""
+    return _PARSERS[_parser(fmt)](text)
+
+
+def guess_title(fmt: str, text: str) -> str | None:
+    """A title found in the document itself, or None (callers fall back to the file name).
+
+    markdown: the first level-1 heading, else the first heading; html: <title>, else the first
+    h1; text: the first underlined heading; manual_json: the first section's title when it is the
+    manual's only top-level section (see `manual_title`).
+    """
+    return _TITLES[_parser(fmt)](text)
+
+
+def _looks_like_manual(text: str) -> bool:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return (
+        isinstance(data, dict)
+        and bool(data)
+        and all(isinstance(v, dict) and isinstance(v.get("html"), list) for v in data.values())
+    )
+
+
+def detect_format(name: str, text: str) -> str:
+    """The format of a document from its file name, else from its content.
+
+    Any `.json` is taken as manual_json, the only JSON format there is, so a malformed one is
+    rejected with the reason it is not a manual instead of being read as plain text. Without a
+    known extension: a JSON dict of sections is manual_json; markup starting with `<` or HTML
+    block tags is html; `#` headings, setext headings, fences or links are markdown; else text.
+    """
+    suffix = PurePath(name).suffix.lower()
+    if suffix in _EXTENSIONS:
+        return _EXTENSIONS[suffix]
+    head = text[:_SNIFF_CHARS]
+    stripped = head.lstrip()
+    if stripped.startswith("{") and _looks_like_manual(text):
+        return "manual_json"
+    if stripped.startswith("<"):
+        return "html"
+    if _ATX.search(head):
+        return "markdown"
+    if _HTML_TAGS.search(head):
+        return "html"
+    if _TEXT_UNDERLINE.search(head):
+        return "text"
+    if _SETEXT.search(head) or _MARKDOWN_HINTS.search(head):
+        return "markdown"
+    return "text"

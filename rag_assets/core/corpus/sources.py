@@ -1,0 +1,355 @@
+"""Collections and ingestion: files (or the built-in corpus) -> source documents, or rejections.
+
+A collection is {name, path or glob, format}. Every document gets a stable id derived from its
+collection and its place in the source (relative path, JSONL record id), and a content hash of
+its bytes, so later stages can tell what changed. A document that cannot be read is *rejected*
+with a reason naming it and the problem; nothing else in the collection is affected.
+"""
+
+from __future__ import annotations
+
+import errno
+import glob
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rag_assets.core.corpus.parsers import detect_format, guess_title
+
+BUILTIN_PYTHON_REFERENCE = "builtin:python-reference"
+AUTO = "auto"
+PAGE_FORMATS = ("jsonl",)  # container formats: one document per record
+DEFAULT_MAX_DOCUMENT_MB = 32.0
+# A cap on words per document (markup included): one 5 MB single-line page made 8,323 passages
+# and 9 minutes of embedding. The largest real documents here (e-manual JSON) hold ~120k.
+DEFAULT_MAX_DOCUMENT_WORDS = 500_000
+DUPLICATE_POLICIES = (
+    "keep",
+    "skip",
+)  # a document whose content another one already has
+_BINARY_SNIFF_BYTES = 8192
+# JSONL page records: the first of these fields present gives the body and its format.
+# A record "title" longer than this is not a title (one nq_wiki record carries its whole page
+# there): the title would head every heading path and blow up every prompt that cites the page.
+MAX_TITLE_CHARS = 300
+_PAGE_BODY_FIELDS = (
+    ("html", "html"),
+    ("html_lines", "html"),
+    ("markdown", "markdown"),
+    ("text", "text"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionSpec:
+    name: str
+    path: str  # a file, a folder (read recursively), a glob, or BUILTIN_PYTHON_REFERENCE
+    format: str = AUTO
+    questions: str | None = None  # a question JSONL file about this collection, if any
+
+
+@dataclass(frozen=True, slots=True)
+class SourceDocument:
+    doc_id: str
+    collection: str
+    uri: str
+    format: str
+    title: str
+    content_hash: str
+    size_bytes: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    collection: str
+    uri: str
+    stage: str  # "ingest" or "parse"
+    reason: str
+
+
+@dataclass(slots=True)
+class IngestResult:
+    documents: list[SourceDocument]
+    rejections: list[Rejection]
+    duplicates: list[tuple[str, str]] = field(default_factory=list)  # (doc_id, doc_id of the same content)
+
+
+class DocumentRejected(ValueError):
+    """Raised for one unreadable document; the message is the reason shown to the user."""
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _record_title(value: object) -> str | None:
+    """A page record's own title, if it is a plausible one (short, one line)."""
+    title = " ".join(str(value or "").split())
+    return title if title and len(title) <= MAX_TITLE_CHARS and "\n" not in str(value) else None
+
+
+def _slug(collection: str, *parts: str) -> str:
+    return "/".join([collection, *(p.replace("\\", "/").strip("/") for p in parts if p)])
+
+
+def decode_document(data: bytes) -> str:
+    """Strict UTF-8 (a BOM is dropped); binary and empty inputs are rejected with a reason."""
+    if not data.strip():
+        raise DocumentRejected("empty document (no text)")
+    if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
+        raise DocumentRejected("binary file (NUL bytes in the first 8 KB), not a text document")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise DocumentRejected(
+            f"invalid UTF-8 at byte {err.start} ({data[err.start : err.start + 4]!r}); re-encode the file as UTF-8"
+        ) from None
+
+
+def discover_files(path: str) -> list[Path]:
+    """The files a collection path names, sorted so ids and order are stable."""
+    return discover(path)[0]
+
+
+def discover(path: str) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """(files, skipped links with the reason) a collection path names, both sorted. Symbolic
+    links to files are followed; links to folders are not (no loops, no surprise trees), and
+    dangling or looping links are reported rather than silently dropped."""
+    if any(ch in path for ch in "*?["):
+        matches = sorted(Path(p) for p in glob.glob(path, recursive=True))
+        files = [p for p in matches if p.is_file()]
+        skipped = [(p, problem) for p in matches if p.is_symlink() and (problem := link_problem(p))]
+        return files, skipped
+    root = Path(path)
+    if root.is_dir():
+        files, skipped = [], []
+        for p in sorted(root.rglob("*")):
+            if p.name.startswith("."):
+                continue
+            if p.is_symlink():
+                problem = link_problem(p)
+                if problem:
+                    skipped.append((p, problem))
+                    continue
+            if p.is_file():
+                files.append(p)
+        return files, skipped
+    if root.is_file():
+        return [root], []
+    raise FileNotFoundError(f"collection path {path!r} matches no file or folder")
+
+
+def link_problem(link: Path) -> str | None:
+    """Why a symbolic link is not read as a document (None: it points at a regular file)."""
+    try:
+        target = os.readlink(link)
+    except OSError:
+        return None
+    try:
+        link.stat()
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return f"symbolic link loop ({link.name} -> {target} leads back to itself)"
+        return f"dangling symbolic link: its target {target} does not exist"
+    if link.is_dir():
+        return f"symbolic link to the folder {target}, not followed (name that folder in the collections file instead)"
+    if not link.is_file():
+        return f"symbolic link to {target}, which is not a regular file"
+    return None
+
+
+def _too_many_words(text: str, limit: int) -> str | None:
+    words = len(text.split())
+    if words <= limit:
+        return None
+    return f"{words:,} words, over the {limit:,}-word limit per document (raise max_document_words to accept it)"
+
+
+def _collection_root(path: str) -> Path:
+    if any(ch in path for ch in "*?["):
+        return Path(glob.escape(path).split("*")[0] or ".").parent
+    root = Path(path)
+    return root if root.is_dir() else root.parent
+
+
+def _builtin_python_reference(collection: str) -> Iterator[SourceDocument]:
+    """The Python Language Reference topics shipped with every CPython (pydoc_data.topics)."""
+    from pydoc_data.topics import topics
+
+    for key in sorted(topics):
+        text = topics[key]
+        data = text.encode("utf-8")
+        yield SourceDocument(
+            doc_id=_slug(collection, key),
+            collection=collection,
+            uri=f"pydoc_data.topics#{key}",
+            format="text",
+            title=guess_title("text", text) or key,
+            content_hash=content_hash(data),
+            size_bytes=len(data),
+            text=text,
+        )
+
+
+def _page_records(
+    collection: str,
+    file: Path,
+    rel: str,
+    text: str,
+    max_words: int = DEFAULT_MAX_DOCUMENT_WORDS,
+) -> Iterator[SourceDocument | Rejection]:
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        uri = f"{file}#line={line_no}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            yield Rejection(collection, uri, "ingest", f"invalid JSON on line {line_no}: {err.msg}")
+            continue
+        if not isinstance(record, dict):
+            yield Rejection(collection, uri, "ingest", f"line {line_no} is not a JSON object")
+            continue
+        body = next(((record[f], fmt) for f, fmt in _PAGE_BODY_FIELDS if record.get(f)), None)
+        if body is None:
+            fields = ", ".join(f for f, _ in _PAGE_BODY_FIELDS)
+            yield Rejection(
+                collection,
+                uri,
+                "ingest",
+                f"line {line_no} has none of the fields {fields}",
+            )
+            continue
+        raw, fmt = body
+        page = "\n".join(map(str, raw)) if isinstance(raw, list) else str(raw)
+        too_long = _too_many_words(page, max_words)
+        if too_long:
+            yield Rejection(collection, uri, "ingest", f"line {line_no}: {too_long}")
+            continue
+        key = str(record.get("doc_id") or record.get("id") or f"line-{line_no}")
+        data = page.encode("utf-8")
+        yield SourceDocument(
+            doc_id=_slug(collection, rel, key),
+            collection=collection,
+            uri=uri,
+            format=fmt,
+            title=_record_title(record.get("title")) or guess_title(fmt, page) or key,
+            content_hash=content_hash(data),
+            size_bytes=len(data),
+            text=page,
+        )
+
+
+def iter_collection(
+    spec: CollectionSpec,
+    *,
+    max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB,
+    max_document_words: int = DEFAULT_MAX_DOCUMENT_WORDS,
+) -> Iterator[SourceDocument | Rejection]:
+    """Yield every document of a collection, or a Rejection for each one that cannot be read."""
+    if spec.path == BUILTIN_PYTHON_REFERENCE:
+        yield from _builtin_python_reference(spec.name)
+        return
+    root = _collection_root(spec.path)
+    limit = int(max_document_mb * 1024 * 1024)
+    files, skipped = discover(spec.path)
+    for link, problem in skipped:
+        yield Rejection(spec.name, str(link), "ingest", problem)
+    for file in files:
+        uri = str(file)
+        try:
+            rel = os.path.relpath(file, root)
+        except ValueError:
+            rel = file.name
+        try:
+            size = file.stat().st_size
+            if size > limit:
+                raise DocumentRejected(
+                    f"file is {size / 1024 / 1024:.1f} MB, over the {max_document_mb:g} MB limit "
+                    "(raise max_document_mb to accept it)"
+                )
+            data = file.read_bytes()
+            text = decode_document(data)
+            fmt = spec.format if spec.format != AUTO else _detect(file, text)
+            too_long = None if fmt == "jsonl" else _too_many_words(text, max_document_words)
+            if too_long:  # page files are capped record by record
+                raise DocumentRejected(too_long)
+        except DocumentRejected as err:
+            yield Rejection(spec.name, uri, "ingest", str(err))
+            continue
+        except OSError as err:
+            yield Rejection(spec.name, uri, "ingest", f"cannot read file: {err.strerror or err}")
+            continue
+        if fmt == "jsonl":
+            yield from _page_records(spec.name, file, rel, text, max_document_words)
+            continue
+        yield SourceDocument(
+            doc_id=_slug(spec.name, rel),
+            collection=spec.name,
+            uri=uri,
+            format=fmt,
+            title=_title(fmt, text, file),
+            content_hash=content_hash(data),
+            size_bytes=len(data),
+            text=text,
+        )
+
+
+def _detect(file: Path, text: str) -> str:
+    if file.suffix.lower() in (".jsonl", ".ndjson"):
+        return "jsonl"
+    return detect_format(file.name, text)
+
+
+def _title(fmt: str, text: str, file: Path) -> str:
+    try:
+        return guess_title(fmt, text) or file.stem
+    except ValueError:  # unparseable: the tree stage reports it; the title falls back
+        return file.stem
+
+
+def ingest(
+    spec: CollectionSpec,
+    *,
+    max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB,
+    max_document_words: int = DEFAULT_MAX_DOCUMENT_WORDS,
+    duplicates: str = "keep",
+) -> IngestResult:
+    """Every readable document of the collection, the rejected ones with their reasons, and the
+    documents whose content an earlier one already has (`duplicates`: keep them, listed, or
+    skip them as rejections)."""
+    if duplicates not in DUPLICATE_POLICIES:
+        raise ValueError(f"duplicates must be one of {DUPLICATE_POLICIES}, not {duplicates!r}")
+    documents: list[SourceDocument] = []
+    rejections: list[Rejection] = []
+    copies: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    first_with: dict[str, str] = {}
+    for item in iter_collection(spec, max_document_mb=max_document_mb, max_document_words=max_document_words):
+        if isinstance(item, Rejection):
+            rejections.append(item)
+            continue
+        if item.doc_id in seen:
+            rejections.append(
+                Rejection(
+                    spec.name,
+                    item.uri,
+                    "ingest",
+                    f"duplicate document id {item.doc_id!r}",
+                )
+            )
+            continue
+        original = first_with.setdefault(item.content_hash, item.doc_id)
+        if original != item.doc_id:
+            copies.append((item.doc_id, original))
+            if duplicates == "skip":
+                reason = f"same content as {original} (duplicates: skip; set keep to index it)"
+                rejections.append(Rejection(spec.name, item.uri, "ingest", reason))
+                continue
+        seen.add(item.doc_id)
+        documents.append(item)
+    return IngestResult(documents, rejections, copies)

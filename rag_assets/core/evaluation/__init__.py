@@ -1,0 +1,1 @@
+"""Evaluation: answer and evidence metrics, held-out judging and the report."""

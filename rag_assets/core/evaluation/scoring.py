@@ -1,0 +1,252 @@
+"""Per-answer evaluation metrics and their aggregation per strategy.
+
+Every produced answer (a row of the `answers` table) is scored against its question's gold
+labels. A metric is computed only where it applies, so the aggregates never hold NaN:
+
+answer metrics (the reader's output)
+- `em`: containment exact match after SQuAD normalisation (short answers, yes/no included);
+- `f1`: best token F1 against any gold answer (short answers);
+- `yes_no_acc`: the answer's leading yes/no matches a yes/no gold answer (ConditionalQA style);
+- `rouge_l`: ROUGE-L F-measure for long gold answers (more than `LONG_ANSWER_WORDS` words, the
+  e-manual paragraphs), where containment and token F1 say little;
+evidence metrics (what the reader saw, independent of the reader)
+- `passage_hit`: a gold short answer occurs in the evidence (not for yes/no gold: "yes" is not
+  in a document);
+- `evidence_recall`: the fraction of gold evidence lines (ConditionalQA page lines, tags
+  stripped) found among the cited nodes' texts;
+- `section_hit`: a cited node's heading path lies under the gold section path (e-manuals; the
+  document title, the first heading of every path, is skipped as in the oracle teacher);
+- `evidence_words`: length of the evidence in words;
+cost
+- `router_prompt_tokens`, `router_output_tokens`, `engine_calls` per question (means) and the
+  wall time per question, aggregated as `seconds_p50` / `seconds_p95`.
+
+Questions without gold answers (not answerable) get no answer metrics but still evidence and cost
+metrics.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from rag_assets.core.answer_metrics import (
+    contains_answer,
+    normalize_answer,
+    rouge_l,
+    token_f1,
+    word_count,
+    yes_no_correct,
+)
+from rag_assets.core.corpus.question_sets import Question
+
+LONG_ANSWER_WORDS = 16
+HEADING_SEPARATOR = " > "
+_TAG = re.compile(r"<[^>]+>")
+
+ANSWER_METRICS = ("em", "f1", "yes_no_acc", "rouge_l")
+EVIDENCE_METRICS = ("passage_hit", "evidence_recall", "section_hit", "evidence_words")
+COST_METRICS = ("router_prompt_tokens", "router_output_tokens", "engine_calls", "seconds_p50", "seconds_p95")
+# The order metrics appear in tables and in summary.json.
+METRIC_ORDER = ANSWER_METRICS + EVIDENCE_METRICS + COST_METRICS
+# Metrics that are fractions in [0, 1] (plotted on one axis).
+RATE_METRICS = ("em", "f1", "yes_no_acc", "rouge_l", "passage_hit", "evidence_recall", "section_hit")
+
+
+class ScorableAnswer(Protocol):
+    """What scoring reads from an answer (an `AnswerRecord` or any row with these fields)."""
+
+    qid: str
+    strategy: str
+    grid: str
+    grid_value: int
+    answer: str
+    evidence: str
+    evidence_words: int
+    cited_texts: Sequence[str]
+    cited_heading_paths: Sequence[str]
+    router_prompt_tokens: int
+    router_output_tokens: int
+    engine_calls: int
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredAnswer:
+    qid: str
+    strategy: str
+    grid: str  # '' for the main comparison
+    grid_value: int  # -1 when grid == ''
+    metrics: dict[str, float] = field(default_factory=dict)  # only the metrics that apply
+
+
+def is_long_answer(answers: Sequence[str]) -> bool:
+    return bool(answers) and max(word_count(a) for a in answers) > LONG_ANSWER_WORDS
+
+
+def is_yes_no(answers: Sequence[str]) -> bool:
+    return bool(answers) and all(normalize_answer(a) in ("yes", "no") for a in answers)
+
+
+def answer_metrics(prediction: str, answers: Sequence[str]) -> dict[str, float]:
+    """The answer metrics that apply to these gold answers (none when there is no gold answer)."""
+    answers = [a for a in answers if normalize_answer(a)]
+    if not answers:
+        return {}
+    if is_long_answer(answers):
+        return {"rouge_l": rouge_l(prediction, answers)}
+    metrics = {"em": float(contains_answer(prediction, answers)), "f1": token_f1(prediction, answers)}
+    verdict = yes_no_correct(prediction, answers)
+    if verdict is not None:
+        metrics["yes_no_acc"] = float(verdict)
+    return metrics
+
+
+def passage_hit(evidence: str, answers: Sequence[str]) -> float | None:
+    """1.0 when a gold short answer occurs in the evidence; None for long or yes/no gold."""
+    answers = [a for a in answers if normalize_answer(a)]
+    if not answers or is_long_answer(answers) or is_yes_no(answers):
+        return None
+    return float(contains_answer(evidence, answers))
+
+
+def evidence_recall(cited_texts: Sequence[str], evidences: Sequence[str]) -> float | None:
+    """Fraction of gold evidence lines among the cited texts (None without gold evidence).
+
+    A line is found when a cited text equals it after normalisation, or contains it (lines over
+    20 characters), or is a sentence-split part of it (cited texts over 20 characters)."""
+    gold = [t for t in (normalize_answer(_TAG.sub(" ", e)) for e in evidences) if t]
+    if not gold:
+        return None
+    cited = [t for t in (normalize_answer(c) for c in cited_texts) if t]
+
+    def found(line: str) -> bool:
+        return any(line == t or (len(line) > 20 and line in t) or (len(t) > 20 and t in line) for t in cited)
+
+    return sum(found(line) for line in gold) / len(gold)
+
+
+def section_hit(cited_heading_paths: Sequence[str | Sequence[str]], section_path: Sequence[str]) -> float | None:
+    """1.0 when a cited node's heading path (title first) lies under the gold section path."""
+    gold = [normalize_answer(p) for p in section_path]
+    if not gold:
+        return None
+    for path in cited_heading_paths:
+        parts = path.split(HEADING_SEPARATOR) if isinstance(path, str) else list(path)
+        if [normalize_answer(h) for h in parts[1 : 1 + len(gold)]] == gold:
+            return 1.0
+    return 0.0
+
+
+def evidence_scores(
+    evidence: str,
+    cited_texts: Sequence[str],
+    cited_heading_paths: Sequence[str | Sequence[str]],
+    question: Question,
+) -> dict[str, float]:
+    """The evidence metrics the question's gold labels allow: passage hit (short answers in the
+    evidence), evidence recall (gold lines among the cited texts), section hit (a cited node under
+    the gold section)."""
+    out: dict[str, float] = {}
+    for name, value in (
+        ("passage_hit", passage_hit(evidence, question.answers)),
+        ("evidence_recall", evidence_recall(list(cited_texts), question.evidences)),
+        ("section_hit", section_hit(list(cited_heading_paths), question.section_path)),
+    ):
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def score_answer(answer: ScorableAnswer, question: Question | None) -> ScoredAnswer:
+    """All metrics of one answer; gold-based ones only when `question` has that gold label."""
+    metrics: dict[str, float] = {}
+    if question is not None:
+        metrics.update(answer_metrics(answer.answer, question.answers))
+        metrics.update(evidence_scores(answer.evidence, answer.cited_texts, answer.cited_heading_paths, question))
+    metrics["evidence_words"] = float(answer.evidence_words)
+    metrics["router_prompt_tokens"] = float(answer.router_prompt_tokens)
+    metrics["router_output_tokens"] = float(answer.router_output_tokens)
+    metrics["engine_calls"] = float(answer.engine_calls)
+    metrics["seconds"] = float(answer.seconds)
+    return ScoredAnswer(answer.qid, answer.strategy, answer.grid, answer.grid_value, metrics)
+
+
+def score_answers(answers: Iterable[ScorableAnswer], questions: Mapping[str, Question]) -> list[ScoredAnswer]:
+    return [score_answer(a, questions.get(a.qid)) for a in answers]
+
+
+def _summarise(scored: Sequence[ScoredAnswer]) -> dict[str, float]:
+    values: dict[str, list[float]] = defaultdict(list)
+    for s in scored:
+        for name, value in s.metrics.items():
+            if math.isfinite(value):
+                values[name].append(value)
+    out: dict[str, float] = {}
+    for name in METRIC_ORDER:
+        if name in values:
+            out[name] = float(np.mean(values[name]))
+    seconds = values.get("seconds")
+    if seconds:
+        out["seconds_p50"] = float(np.percentile(seconds, 50))
+        out["seconds_p95"] = float(np.percentile(seconds, 95))
+    out["questions"] = float(len({s.qid for s in scored}))
+    return {name: out[name] for name in (*METRIC_ORDER, "questions") if name in out}
+
+
+def aggregate(scored: Iterable[ScoredAnswer]) -> dict[str, dict[str, float]]:
+    """strategy -> metric -> mean over the main-comparison answers (grid == ''), in first-seen
+    strategy order. A metric that applies to no answer of a strategy is absent, never NaN."""
+    groups: dict[str, list[ScoredAnswer]] = {}
+    for s in scored:
+        if not s.grid:
+            groups.setdefault(s.strategy, []).append(s)
+    return {strategy: _summarise(rows) for strategy, rows in groups.items()}
+
+
+def aggregate_grid(scored: Iterable[ScoredAnswer]) -> dict[str, dict[int, dict[str, float]]]:
+    """grid -> grid value (ascending) -> metric -> mean, for the test-time scaling rows."""
+    groups: dict[str, dict[int, list[ScoredAnswer]]] = {}
+    for s in scored:
+        if s.grid:
+            groups.setdefault(s.grid, {}).setdefault(s.grid_value, []).append(s)
+    return {grid: {value: _summarise(points[value]) for value in sorted(points)} for grid, points in groups.items()}
+
+
+def headline_metrics(results: Mapping[str, Mapping[str, float]]) -> list[str]:
+    """The key metrics present in `results`, in table order: answer quality, evidence, cost."""
+    present = {m for metrics in results.values() for m in metrics}
+    keys = [
+        m
+        for m in (
+            "em",
+            "f1",
+            "yes_no_acc",
+            "rouge_l",
+            "passage_hit",
+            "evidence_recall",
+            "section_hit",
+            "evidence_words",
+            "router_prompt_tokens",
+            "seconds_p50",
+        )
+        if m in present
+    ]
+    return keys
+
+
+def primary_answer_metric(metrics: Iterable[str]) -> str | None:
+    """The answer metric a plot or a scaling curve shows first."""
+    present = set(metrics)
+    return next((m for m in ("f1", "rouge_l", "yes_no_acc", "em") if m in present), None)
+
+
+def primary_evidence_metric(metrics: Iterable[str]) -> str | None:
+    present = set(metrics)
+    return next((m for m in ("evidence_recall", "section_hit", "passage_hit") if m in present), None)

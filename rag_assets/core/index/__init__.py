@@ -1,0 +1,1 @@
+"""Index stage: node-aligned passages, embeddings, the LanceDB index, retrieval and reranking."""

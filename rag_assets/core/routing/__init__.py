@@ -1,0 +1,1 @@
+"""Routing stage: retrieval subtrees, the router grammar, routers, teachers, router training and metrics."""

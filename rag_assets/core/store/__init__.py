@@ -1,0 +1,1 @@
+"""Storage: the one owner of every DuckDB table, schema, transaction and SQL statement."""

@@ -1,0 +1,1 @@
+"""Model training shared by the stages: the optimisation loop, contrastive fine-tuning, LoRA, model folders."""
