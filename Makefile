@@ -17,7 +17,7 @@ export RAG_DATA_DIR ?= $(DAGSTER_HOME)/data-datasets
 export RAG_RUN_CONFIG ?= $(CURDIR)/run.datasets.yaml
 endif
 
-.PHONY: install run test lint format dev bench clean cluster cluster-down ui-shots
+.PHONY: install run test test-unit lint format dev bench clean cluster cluster-down ui-shots
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -54,6 +54,10 @@ test: install
 	# redis-server + postgresql for the cluster tests; without them those tests skip and say why
 	-sh cluster/install-packages.sh
 	$(PY) -m pytest
+
+# the fast tier alone (no models, no services): the developer's loop
+test-unit: install
+	$(PY) -m pytest -m unit tests/unit
 
 lint: install
 	$(VENV)/bin/ruff check .

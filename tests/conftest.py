@@ -182,3 +182,12 @@ def tiny_project(
             "llm": LLMResource(base_model=base_model, batch_size=llm_batch_size),
         },
     }
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tier is the folder: tests/unit are fast (no models, no services), tests/integration
+    start real models, services and Dagster runs; `-m unit` runs the developer's loop."""
+    for item in items:
+        tier = Path(str(item.fspath)).parent.name
+        if tier in ("unit", "integration"):
+            item.add_marker(getattr(pytest.mark, tier))

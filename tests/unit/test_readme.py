@@ -6,7 +6,7 @@ import re
 import shlex
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def readme_commands() -> list[str]:
