@@ -68,3 +68,76 @@ def test_rag_run_is_a_cli_command() -> None:
     from rag_assets.cli import app
 
     assert "run" in get_command(app).commands  # type: ignore[attr-defined]
+
+
+def readme_text() -> str:
+    return (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_first_screen_says_what_it_is_and_the_two_commands() -> None:
+    first_screen = "\n".join(readme_text().splitlines()[:30])
+    assert "Document Structure Tree" in first_screen and "Dagster" in first_screen
+    assert "## Two commands" in first_screen
+    assert "make run" in first_screen and "make test" in first_screen
+
+
+def test_the_readme_stays_short() -> None:
+    assert len(readme_text().splitlines()) <= 400
+
+
+def test_the_fast_tier_the_readme_names_runs_tests_unit() -> None:
+    assert "make test-unit" in readme_text()
+    recipe = " ".join(makefile_recipes()["test-unit"])
+    assert "pytest" in recipe and "-m unit" in recipe and "tests/unit" in recipe
+
+
+def test_every_local_link_of_the_readme_and_docs_exists() -> None:
+    documents = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    for document in documents:
+        for target in re.findall(r"\]\(([^)#]+)\)", document.read_text(encoding="utf-8")):
+            if "://" in target:
+                continue
+            assert (document.parent / target).exists(), f"{document.name} links to missing {target}"
+
+
+def test_readme_and_docs_carry_no_work_log_numbers() -> None:
+    for document in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        text = document.read_text(encoding="utf-8")
+        found = re.findall(r"\b(?:session|issue)s? #?\d+", text, re.I)
+        assert not found, f"{document.name} mentions {found}"
+
+
+def test_every_results_section_names_the_command_that_reproduces_it() -> None:
+    text = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
+    sections = re.split(r"^## ", text, flags=re.M)[1:]
+    assert len(sections) >= 5
+    for section in sections:
+        title = section.splitlines()[0]
+        assert re.search(r"`(?:make |\.venv/bin/python |\.venv/bin/rag )[^`]*`", section), (
+            f"docs/results.md section {title!r} names no command"
+        )
+
+
+def test_the_cli_commands_the_readme_shows_exist() -> None:
+    from typer.main import get_command
+
+    from rag_assets.cli import app
+
+    commands = get_command(app).commands  # type: ignore[attr-defined]
+    shown = set(re.findall(r"^\.venv/bin/rag (\w+)", readme_text(), re.M))
+    assert {"run", "ask", "trace", "search", "serve"} <= shown
+    missing = shown - set(commands)
+    assert not missing, f"the README shows rag commands that do not exist: {sorted(missing)}"
+
+
+def test_the_environment_variables_the_readme_names_are_read_by_the_code() -> None:
+    code = "\n".join(
+        path.read_text(encoding="utf-8")
+        for folder in ("rag_assets", "resources", "cluster")
+        for path in (REPO / folder).rglob("*.py")
+    )
+    code += (REPO / "Makefile").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(RAG_[A-Z_]+)`", readme_text()))
+    assert len(named) >= 8
+    unread = sorted(name for name in named if name not in code)
+    assert not unread, f"the README names environment variables no code reads: {unread}"
