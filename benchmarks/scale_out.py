@@ -11,7 +11,7 @@ the measured parallel efficiency. Model load and process start-up are printed ap
 paid once per worker, not per document.
 
     .venv/bin/python benchmarks/scale_out.py                  # 120 docs, 1 and 2 workers
-    .venv/bin/python benchmarks/scale_out.py --docs 100000    # the issue's size (hours on 2 cores)
+    .venv/bin/python benchmarks/scale_out.py --docs 100000    # a corpus at scale (hours on 2 cores)
     .venv/bin/python benchmarks/scale_out.py --workers 1,2,4  # more workers than cores oversubscribe
 
 Figures from a shared, busy machine are lower bounds of what a dedicated core gives.
@@ -141,7 +141,7 @@ def hours(seconds: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--docs", type=int, default=120, help="generated documents (default 120; the issue: 100000)")
+    parser.add_argument("--docs", type=int, default=120, help="generated documents (default 120; 100000 at scale)")
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts (default 1,2)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out" / "scale_out.json")
     args = parser.parse_args()

@@ -15,7 +15,7 @@ and the labelled questions teach which manual users ask about. Two models
 - `cross-encoder`: a one-logit classification head on the packaged MiniLM (sentence-transformers'
   `CrossEncoder`) with a listwise softmax cross-entropy over each group. It starts from an
   untrained head: on the real sets it ranked the gold first on 15-50% of held-out questions where
-  the first stage did on 65% (session 3), hence not the default.
+  the first stage did on 65%, hence not the default.
 
 A passage is gold for a question when it comes from the gold document (title, file name or doc
 key) and, where the question has finer labels, lies under the gold section path, holds a gold
@@ -619,7 +619,7 @@ def train_collection_reranker(
     if settings.synthetic_scope == "labelled-documents" and asked_about:
         # A synthetic question about a document no user asks about teaches the wrong prior: on the
         # e-manuals (33 near-identical manuals, every question about the Galaxy S10) it rewards
-        # the same section of another manual, and the reranker learnt nothing there (session 6).
+        # the same section of another manual, and the reranker learnt nothing there.
         synthetic = [q for q in synthetic if any(is_gold_document(q, *d) for d in asked_about)]
     train, held = held_out(labelled, settings.validation_fraction)
     held = held[: settings.max_validation]

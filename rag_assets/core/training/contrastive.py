@@ -12,7 +12,7 @@ Why a bi-encoder and not a cross-encoder wherever we can: the packaged checkpoin
 bi-encoder, so it already ranks well before the first step (the untrained model *is* the
 similarity router and the dense first stage), where a cross-encoder built from it starts from an
 untrained head and, in the few hundred steps a CPU affords, does not catch up with the first
-stage (session-3 measurement, kept in `core/index/reranking.py`).
+stage (measured on the real sets; the figures are in `core/index/reranking.py`).
 """
 
 from __future__ import annotations
