@@ -12,7 +12,10 @@ from typing import Literal
 import dagster as dg
 from pydantic import Field
 
+from rag_assets.core.answer_metrics import word_count
 from rag_assets.core.answering.strategies import DEFAULT_ROUTER_KIND, StrategySpec
+from rag_assets.core.corpus.question_sets import Question
+from rag_assets.core.errors import ConfigError
 from rag_assets.generation import GENERATION_STRATEGIES, GenerationConfig, generation_specs
 
 STRATEGIES = (
@@ -56,6 +59,29 @@ DEFAULT_STRATEGIES = [
     "rag-hybrid+r4",
 ]
 BUDGET_SOURCE = "rag-hybrid"
+# What `rag ask` and the service can answer with: every row that needs no gold labels (the
+# oracle) and no trained piece beyond the routers and the reranker (dota, the reorder policy).
+ASKABLE = (
+    "no-retrieval",
+    "rag-dense",
+    "rag-hybrid",
+    "rdr2",
+    "rdr2-free",
+    "rdr2-encoder",
+    "rdr2-llm",
+    "rdr2-similarity",
+    "rdr2-base",
+    "rdr2-hit-nodes",
+    "rdr2-no-expand",
+    "rdr2-no-refuse",
+    "rdr2-no-structure",
+    *GENERATION_STRATEGIES,
+    "rag-hybrid-rerank",
+    "rdr2-rerank",
+)
+# Older names still accepted (not listed in help): one name per strategy everywhere else.
+ALIASES = {"rag": "rag-hybrid", "none": "no-retrieval"}
+LONG_ANSWER_WORDS = 16
 
 
 class AnswersConfig(GenerationConfig):
@@ -180,3 +206,25 @@ def strategy_specs(
     if unknown:
         raise dg.Failure(f"unknown strategies {unknown}; expected some of {list(STRATEGIES)}")
     return specs
+
+
+def answer_style(config_style: str, questions: list[Question]) -> str:
+    """The reader style: as configured, or (auto) long when most gold answers are long."""
+    if config_style != "auto":
+        return config_style
+    long = sum(1 for q in questions if q.answers and max(word_count(a) for a in q.answers) > LONG_ANSWER_WORDS)
+    return "long" if questions and long * 2 > len(questions) else "short"
+
+
+def canonical_strategy(name: str) -> str:
+    """The one name of an askable strategy (old aliases mapped); a ConfigError names the choices."""
+    canonical = ALIASES.get(name, name)
+    if canonical not in ASKABLE:
+        raise ConfigError(f"strategy must be one of {', '.join(ASKABLE)}, not {name!r}")
+    return canonical
+
+
+def interactive_spec(strategy: str, style: str, llm_adapter: str | None) -> StrategySpec:
+    """The spec an interactive answer (`rag ask`, the service) runs: the `answers` asset's own row
+    of that name under its default config, so a default answer is the evaluated configuration."""
+    return strategy_specs(AnswersConfig(), style, llm_adapter)[canonical_strategy(strategy)]

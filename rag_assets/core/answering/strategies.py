@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from rag_assets.core.answering.answer_ending import complete_answer
 from rag_assets.core.answering.r4_reordering import REORDERS, EvidenceItem, PositionPolicy, reorder
 from rag_assets.core.answering.readers import number_blocks, reader_messages, reader_style
 from rag_assets.core.answering.rewriting import rewrite_queries
@@ -162,7 +163,7 @@ class StrategySpec:
             "allow_refuse": self.allow_refuse,
             "structure": self.structure,
             "adapter": self.adapter,
-            "router": self.router,
+            "router": self.router if self.kind == "rdr2" else None,  # only rdr2 routes
             "evidence_budget_from": self.evidence_budget_from,
             **({"fill_budget": self.fill_budget} if self.evidence_budget_from else {}),
             # the retrieval-side knobs only where set, so older rows' knobs read the same
@@ -470,15 +471,16 @@ def run_strategy(
         extras=extras,
     )
     style = reader_style(spec.answer_style)
+    max_new_tokens = spec.reader_max_new_tokens or style.max_new_tokens
     generations = reader.generate(
         [reader_messages(question, g.evidence, style.name) for question, g in zip(questions, gathered)],
-        max_new_tokens=spec.reader_max_new_tokens or style.max_new_tokens,
+        max_new_tokens=max_new_tokens,
     )
     seconds = clock.seconds_per_question(len(questions))
     return [
         AnswerOutcome(
             question=question,
-            answer=generation.text,
+            answer=complete_answer(generation.text, generation.output_tokens, max_new_tokens),
             evidence=g.evidence,
             evidence_words=g.words,
             citations=g.citations,
