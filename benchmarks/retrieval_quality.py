@@ -105,7 +105,8 @@ def train_missing(
         train_namespace_router,
     )
     from rag_assets.core.index.reranking import latest_reranker, train_collection_reranker
-    from rag_assets.core.store.catalogue import load_passages, load_question_rows
+    from rag_assets.core.store.passage_table import load_passages
+    from rag_assets.core.store.question_table import load_question_rows
 
     wanted = [
         n
@@ -168,7 +169,7 @@ def catalogue_run(
 
     from rag_assets.core.index.namespace_routing import QueryNamespaces, latest_namespace_router, load_namespace_router
     from rag_assets.core.index.reranking import is_gold_hit, is_gold_passage, latest_reranker, load_passage_reranker
-    from rag_assets.core.store.catalogue import load_question_rows
+    from rag_assets.core.store.question_table import load_question_rows
 
     embedder = Embedder(default_embedder_path(), progress=False)
     index = PassageIndex(str(data_dir / "lancedb"), embedder)

@@ -45,7 +45,7 @@ def export_examples(catalogue: Path, out: Path) -> int:
 
     from rag_assets.core.routing.action_format import routing_messages, view_action_regex
     from rag_assets.core.routing.samples import RoutingSample, restore, sample_from_row
-    from rag_assets.core.store.catalogue import load_trees
+    from rag_assets.core.store.tree_tables import load_trees
 
     fields = ", ".join("s." + f for f in RoutingSample.__dataclass_fields__)
     with duckdb.connect(str(catalogue), read_only=True) as con:
@@ -213,7 +213,7 @@ def score_outputs(outputs: Path, catalogue: Path) -> None:
     from rag_assets.core.routing.action_format import parse_router_output
     from rag_assets.core.routing.held_out_routing import RoutedSample, load_routing_samples, score_routed
     from rag_assets.core.routing.samples import restore
-    from rag_assets.core.store.catalogue import load_trees
+    from rag_assets.core.store.tree_tables import load_trees
 
     rows = [json.loads(line) for line in outputs.read_text().splitlines() if line.strip()]
     print("| collection | model | samples | ANS-F1 | EXP-PRE | REF-ACC | expelled/output |")

@@ -56,9 +56,10 @@ from rag_assets.core.routing.likelihood_router import LikelihoodRouter, engine_c
 from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
 from rag_assets.core.routing.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
 from rag_assets.core.routing.teachers import SimilarityThresholds
-from rag_assets.core.store.catalogue import load_question_rows, load_trees
 from rag_assets.core.store.publication import index_pairing
+from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.router_registry import latest_router
+from rag_assets.core.store.tree_tables import load_trees
 
 METRICS = ("passage_hit", "evidence_recall", "section_hit")
 

@@ -6,7 +6,7 @@ from dagster_duckdb import DuckDBResource
 from checks.expectations import source_document_expectations, validate_frame
 from checks.partition import checked_partition
 from rag_assets.core.corpus.parsers import FORMATS
-from rag_assets.core.store.catalogue import collection_frame
+from rag_assets.core.store.collections import collection_frame
 
 
 @dg.asset_check(

@@ -8,8 +8,9 @@ from dagster_duckdb import DuckDBResource
 
 from checks.partition import checked_partition
 from rag_assets.core.index.passages import passage_problems, uncovered_content_nodes
-from rag_assets.core.store.catalogue import load_passages, load_trees
+from rag_assets.core.store.passage_table import load_passages
 from rag_assets.core.store.publication import catalogue_passages, compare_stores, load_publication
+from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.metadata import markdown_table
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource

@@ -7,7 +7,9 @@ from dagster_duckdb import DuckDBResource
 from checks.partition import checked_partition
 from rag_assets.core.routing.action_format import parse_router_output
 from rag_assets.core.routing.samples import RoutingSample, restore, sample_from_row
-from rag_assets.core.store.catalogue import count_by, load_trees, load_usable_targets, teacher_failures
+from rag_assets.core.store.collections import count_by
+from rag_assets.core.store.routing_tables import load_usable_targets, teacher_failures
+from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.metadata import markdown_table
 
 ACTION_KINDS = ("answer", "expand", "refuse")

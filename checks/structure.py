@@ -7,7 +7,9 @@ from dagster_duckdb import DuckDBResource
 from checks.expectations import tree_node_expectations, validate_frame
 from checks.partition import checked_partition
 from rag_assets.core.corpus.tree import tree_problems
-from rag_assets.core.store.catalogue import collection_frame, load_trees, unaccounted_documents
+from rag_assets.core.store.collections import collection_frame
+from rag_assets.core.store.document_tables import unaccounted_documents
+from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.metadata import markdown_table
 
 

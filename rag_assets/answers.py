@@ -50,8 +50,9 @@ from rag_assets.core.routing.encoder_training import load_encoder_router
 from rag_assets.core.routing.likelihood_router import LikelihoodRouter, engine_can_score
 from rag_assets.core.routing.navigation import Router
 from rag_assets.core.routing.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
-from rag_assets.core.store.catalogue import load_question_rows, load_trees
 from rag_assets.core.store.publication import index_pairing
+from rag_assets.core.store.question_table import load_question_rows
+from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.generation import generation_metadata
 from rag_assets.metadata import counter_table, markdown_table

@@ -7,7 +7,8 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.corpus.sources import ingest
-from rag_assets.core.store.catalogue import documents_table, replace_collection
+from rag_assets.core.store.collections import replace_collection
+from rag_assets.core.store.document_tables import documents_table
 from rag_assets.deployment import CATALOGUE_POOL
 from rag_assets.metadata import (
     counter_table,

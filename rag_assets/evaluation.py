@@ -12,7 +12,9 @@ from rag_assets.core.evaluation.retrieval_report import retrieval_notes
 from rag_assets.core.evaluation.scoring import aggregate, aggregate_grid, score_answers
 from rag_assets.core.figures import png_markdown
 from rag_assets.core.lineage import load_answers, utc_now
-from rag_assets.core.store.catalogue import ROUTER_METRIC_COLUMNS, load_question_rows, load_router_metrics
+from rag_assets.core.store.question_table import load_question_rows
+from rag_assets.core.store.routing_tables import load_router_metrics
+from rag_assets.core.store.schemas import ROUTER_METRIC_COLUMNS
 from rag_assets.metadata import markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.router import router_metrics

@@ -7,8 +7,10 @@ from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
 from rag_assets.core.index.passages import cut_passages
-from rag_assets.core.store.catalogue import load_passages, load_trees, passages_table, replace_collection
+from rag_assets.core.store.collections import replace_collection
+from rag_assets.core.store.passage_table import load_passages, passages_table
 from rag_assets.core.store.publication import new_publication, publish
+from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.deployment import CATALOGUE_POOL, INDEX_RETRY
 from rag_assets.metadata import histogram_markdown, markdown_table, row_count_metadata, table_metadata
 from rag_assets.partitions import collection_partitions

@@ -10,7 +10,8 @@ import dagster as dg
 import duckdb
 
 from rag_assets.core.figures import figure, png_bytes, png_markdown
-from rag_assets.core.store.catalogue import count_rows, table_columns
+from rag_assets.core.store.collections import count_rows
+from rag_assets.core.store.schemas import table_columns
 from rag_assets.core.tables import markdown_table
 
 PLOT_COLOUR = "#4f6bed"

@@ -25,7 +25,7 @@ from rag_assets.core.answering.r4_reordering import (
 )
 from rag_assets.core.answering.readers import number_blocks, reader_messages
 from rag_assets.core.index.retrieval import search
-from rag_assets.core.store.catalogue import load_question_rows
+from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions

@@ -19,7 +19,8 @@ from pydantic import Field
 
 from rag_assets.core.index.reranking import RerankerSettings, is_passage_reranker, train_collection_reranker
 from rag_assets.core.index.retrieval import search
-from rag_assets.core.store.catalogue import load_passages, load_question_rows
+from rag_assets.core.store.passage_table import load_passages
+from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions

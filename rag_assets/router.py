@@ -44,9 +44,11 @@ from rag_assets.core.routing.navigation import RoutingKnobs
 from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
 from rag_assets.core.routing.scoring_router import ScoringRouter
 from rag_assets.core.routing.teachers import SimilarityThresholds
-from rag_assets.core.store.catalogue import load_question_rows, load_trees, replace_collection
+from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.publication import index_pairing
+from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.router_registry import AdapterRecord, adapter_record, record_adapter
+from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import fenced, line_plot_markdown, markdown_table

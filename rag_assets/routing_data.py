@@ -22,13 +22,10 @@ from rag_assets.core.routing.samples import (
     sample_from_row,
 )
 from rag_assets.core.routing.teachers import FAILED, KINDS, SimilarityThresholds
-from rag_assets.core.store.catalogue import (
-    load_question_rows,
-    load_trees,
-    questions_table,
-    replace_collection,
-    table_columns,
-)
+from rag_assets.core.store.collections import replace_collection
+from rag_assets.core.store.question_table import load_question_rows, questions_table
+from rag_assets.core.store.schemas import ROUTING_ACTIONS_ARROW_SCHEMA
+from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.deployment import CATALOGUE_POOL, TRANSIENT_RETRY
 from rag_assets.index import passage_index
 from rag_assets.metadata import counter_table, fenced, markdown_table, row_count_metadata, table_metadata
@@ -308,15 +305,14 @@ def routing_actions(
         }
         for s, label in zip(samples, curation.labels)
     ]
-    names = [name for name, _, _ in table_columns("routing_actions")]
     with catalogue.get_connection() as con:
         replace_collection(
             con,
             collection,
             {
                 "routing_actions": pa.table(
-                    {name: [r[name] for r in rows] for name in names},
-                    schema=pa.schema([(n, pa.list_(pa.int32()) if n.endswith("_ids") else pa.string()) for n in names]),
+                    {name: [r[name] for r in rows] for name in ROUTING_ACTIONS_ARROW_SCHEMA.names},
+                    schema=ROUTING_ACTIONS_ARROW_SCHEMA,
                 )
             },
         )

@@ -8,7 +8,9 @@ from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.corpus.tree import render_tree
 from rag_assets.core.corpus.tree_building import build_trees
-from rag_assets.core.store.catalogue import load_documents, nodes_table, replace_collection, texts_table
+from rag_assets.core.store.collections import replace_collection
+from rag_assets.core.store.document_tables import load_documents
+from rag_assets.core.store.tree_tables import nodes_table, texts_table
 from rag_assets.corpus import source_documents
 from rag_assets.deployment import CATALOGUE_POOL
 from rag_assets.metadata import (

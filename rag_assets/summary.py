@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from rag_assets.core.store.catalogue import stage_counts
+from rag_assets.core.store.collections import stage_counts
 from resources.catalogue import default_catalogue
 
 _PADDING = 3  # rich: one space each side of a cell, plus its border

@@ -120,7 +120,7 @@ def test_rematerializing_replaces_the_collection_atomically(project: dict, corpu
 def test_a_failed_write_leaves_the_previous_version(project: dict) -> None:
     import pyarrow as pa
 
-    from rag_assets.core.store.catalogue import replace_collection
+    from rag_assets.core.store.collections import replace_collection
 
     assert _materialize(project).success
     with duckdb.connect(str(project["db"])) as con:

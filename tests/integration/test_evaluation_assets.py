@@ -297,7 +297,8 @@ def test_evaluation_report_on_stored_answers_without_models(tmp_path: Path, monk
     from rag_assets.core.answering.strategies import StrategySpec
     from rag_assets.core.corpus.question_sets import Question
     from rag_assets.core.lineage import build_record, store_answers
-    from rag_assets.core.store.catalogue import questions_table, replace_collection
+    from rag_assets.core.store.collections import replace_collection
+    from rag_assets.core.store.question_table import questions_table
     from rag_assets.evaluation import evaluation_report
 
     monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))

@@ -22,7 +22,9 @@ from rag_assets.core.index.retrieval import search
 from rag_assets.core.index.vector_index import PassageIndex
 from rag_assets.core.lineage import answer_versions, build_record, store_answers, trace_answer
 from rag_assets.core.lineage.structures import structure_citations, structure_lines
-from rag_assets.core.store.catalogue import documents_table, nodes_table, replace_collection, texts_table
+from rag_assets.core.store.collections import replace_collection
+from rag_assets.core.store.document_tables import documents_table
+from rag_assets.core.store.tree_tables import nodes_table, texts_table
 from tests.conftest import write_corpus
 
 QUESTIONS = [

@@ -97,7 +97,9 @@ def _catalogue_with_trees(data: Path, corpus: Path) -> None:
 
     from rag_assets.core.corpus.sources import CollectionSpec, ingest
     from rag_assets.core.corpus.tree_building import build_trees
-    from rag_assets.core.store.catalogue import documents_table, nodes_table, replace_collection, texts_table
+    from rag_assets.core.store.collections import replace_collection
+    from rag_assets.core.store.document_tables import documents_table
+    from rag_assets.core.store.tree_tables import nodes_table, texts_table
 
     docs = ingest(CollectionSpec("tiny", str(corpus))).documents
     built = build_trees(docs)
@@ -261,7 +263,7 @@ def _poison_another_collection(catalogue: Path) -> None:
     unknown format, a tree without a root, passages that match no node and no LanceDB row."""
     import duckdb
 
-    from rag_assets.core.store.catalogue import ensure_schema
+    from rag_assets.core.store.transactions import ensure_schema
 
     con = duckdb.connect(str(catalogue))
     try:
@@ -368,7 +370,7 @@ def test_after_the_kill_the_tables_equal_a_clean_build(killed_then_recovered: di
     from rag_assets.core.corpus.tree_building import build_trees
     from rag_assets.core.index.embedding import default_embedder_path
     from rag_assets.core.index.passages import cut_passages
-    from rag_assets.core.store.catalogue import load_trees
+    from rag_assets.core.store.tree_tables import load_trees
     from resources.embedder import EmbedderResource
     from resources.vectors import VectorStoreResource
 

@@ -21,7 +21,10 @@ from rag_assets.core.lineage import (
     store_answers,
     trace_answer,
 )
-from rag_assets.core.store.catalogue import SCHEMA, documents_table, nodes_table, replace_collection, texts_table
+from rag_assets.core.store.collections import replace_collection
+from rag_assets.core.store.document_tables import documents_table
+from rag_assets.core.store.schemas import SCHEMA
+from rag_assets.core.store.tree_tables import nodes_table, texts_table
 from tests.conftest import write_corpus
 
 

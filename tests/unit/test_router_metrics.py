@@ -147,7 +147,7 @@ def test_adapter_registry_and_stored_samples_in_duckdb(tmp_path) -> None:
     import pyarrow as pa
 
     from rag_assets.core.routing.held_out_routing import load_routing_samples
-    from rag_assets.core.store.catalogue import replace_collection
+    from rag_assets.core.store.collections import replace_collection
     from rag_assets.core.store.router_registry import latest_adapter, record_adapter
 
     with duckdb.connect(str(tmp_path / "c.duckdb")) as con:

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.index.passages import Passage, passage_columns
+from rag_assets.core.store.schemas import passage_index_schema
 
 DEFAULT_TABLE = "passages"
 _DELETE_CHUNK = 500
@@ -115,21 +116,7 @@ class PassageIndex:
         return self
 
     def schema(self) -> pa.Schema:
-        return pa.schema(
-            [
-                ("passage_id", pa.string()),
-                ("collection", pa.string()),
-                ("doc_id", pa.string()),
-                ("node_ids", pa.list_(pa.int32())),
-                ("span_starts", pa.list_(pa.int32())),
-                ("span_ends", pa.list_(pa.int32())),
-                ("heading_path", pa.list_(pa.string())),
-                ("text", pa.string()),
-                ("search_text", pa.string()),
-                ("content_hash", pa.string()),
-                ("vector", pa.list_(pa.float32(), self.embedder.dimension)),
-            ]
-        )
+        return passage_index_schema(self.embedder.dimension)
 
     def exists(self) -> bool:
         return self.table_name in self.db.list_tables().tables

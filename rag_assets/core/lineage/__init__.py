@@ -2,9 +2,7 @@
 to the exact source text it cites (`trace`)."""
 
 from rag_assets.core.lineage.trace import AnswerTrace, TracedSource, trace_answer
-from rag_assets.core.store.catalogue import CatalogueTrees
 from rag_assets.core.store.lineage import (
-    ARROW_SCHEMA,
     COLUMNS,
     SOURCES,
     TABLE,
@@ -20,9 +18,9 @@ from rag_assets.core.store.lineage import (
     store_answers,
     utc_now,
 )
+from rag_assets.core.store.tree_tables import CatalogueTrees
 
 __all__ = [
-    "ARROW_SCHEMA",
     "COLUMNS",
     "SOURCES",
     "TABLE",

@@ -12,8 +12,9 @@ from typing import Any
 import duckdb
 
 from rag_assets.core.lineage.structures import resolve_structure, structure_citations, structure_doc_ids
-from rag_assets.core.store.catalogue import document_sources, document_texts
+from rag_assets.core.store.document_tables import document_sources
 from rag_assets.core.store.lineage import AnswerRecord, load_answer
+from rag_assets.core.store.tree_tables import document_texts
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from rag_assets.core.routing.teachers import (
     calibrate_thresholds,
     similarity_scores,
 )
-from rag_assets.core.store.catalogue import load_trees
+from rag_assets.core.store.tree_tables import load_trees
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,10 +17,12 @@ import duckdb
 import pyarrow as pa
 
 from rag_assets.core.answering.strategies import AnswerOutcome, StrategySpec
-from rag_assets.core.store.catalogue import document_content_hashes, ensure_schema, table_exists
+from rag_assets.core.store.document_tables import document_content_hashes
+from rag_assets.core.store.schemas import ANSWER_ARROW_SCHEMA
+from rag_assets.core.store.transactions import ensure_schema, insert_arrow, table_exists, transaction
 
 TABLE = "answers"
-SOURCES = ("evaluation", "cli")
+SOURCES = ("evaluation", "cli", "service")
 # the list columns: tuples in an AnswerRecord, lists in the table and in JSON
 LIST_FIELDS = (
     "cited_doc_ids",
@@ -33,45 +35,6 @@ LIST_FIELDS = (
     "retrieved_doc_ids",
 )
 
-_STR_LIST = pa.list_(pa.string())
-_INT_LIST = pa.list_(pa.int32())
-ARROW_SCHEMA = pa.schema(
-    [
-        ("collection", pa.string()),
-        ("answer_id", pa.string()),
-        ("source", pa.string()),
-        ("run_id", pa.string()),
-        ("created_at", pa.timestamp("us")),
-        ("qid", pa.string()),
-        ("question", pa.string()),
-        ("strategy", pa.string()),
-        ("strategy_kind", pa.string()),
-        ("grid", pa.string()),
-        ("grid_value", pa.int32()),
-        ("knobs", pa.string()),
-        ("answer", pa.string()),
-        ("evidence", pa.string()),
-        ("evidence_words", pa.int32()),
-        ("cited_doc_ids", _STR_LIST),
-        ("cited_node_ids", _INT_LIST),
-        ("cited_heading_paths", _STR_LIST),
-        ("cited_texts", _STR_LIST),
-        ("cited_span_starts", _INT_LIST),
-        ("cited_span_ends", _INT_LIST),
-        ("passage_ids", _STR_LIST),
-        ("retrieved_doc_ids", _STR_LIST),
-        ("router_prompt_tokens", pa.int32()),
-        ("router_output_tokens", pa.int32()),
-        ("reader_prompt_tokens", pa.int32()),
-        ("reader_output_tokens", pa.int32()),
-        ("engine_calls", pa.int32()),
-        ("seconds", pa.float64()),
-        ("expelled", pa.int32()),
-        ("refused_docs", pa.int32()),
-        ("versions", pa.string()),
-        ("structure", pa.string()),
-    ]
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +97,7 @@ class AnswerRecord:
 
 
 COLUMNS = tuple(f.name for f in fields(AnswerRecord))
-assert tuple(ARROW_SCHEMA.names) == COLUMNS, "AnswerRecord and the answers table layout differ"
+assert tuple(ANSWER_ARROW_SCHEMA.names) == COLUMNS, "AnswerRecord and the answers table layout differ"
 
 
 def new_answer_id() -> str:
@@ -242,7 +205,7 @@ def answer_versions(
 
 
 def records_table(records: Sequence[AnswerRecord]) -> pa.Table:
-    return pa.table({name: [getattr(r, name) for r in records] for name in COLUMNS}, schema=ARROW_SCHEMA)
+    return pa.table({name: [getattr(r, name) for r in records] for name in COLUMNS}, schema=ANSWER_ARROW_SCHEMA)
 
 
 def store_answers(
@@ -255,8 +218,7 @@ def store_answers(
         raise ValueError("duplicate answer ids in the records to store")
     ensure_schema(con, [TABLE])
     _add_structure_column(con)
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         if replace is not None:
             con.execute(f"DELETE FROM {TABLE} WHERE collection = ? AND source = ?", list(replace))
         if records:
@@ -265,13 +227,7 @@ def store_answers(
             ).fetchall()
             if clash:
                 raise ValueError(f"answer ids already stored: {[c[0] for c in clash]}")
-            con.register("_answers_incoming", records_table(records))
-            con.execute(f"INSERT INTO {TABLE} BY NAME SELECT * FROM _answers_incoming")
-            con.unregister("_answers_incoming")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+            insert_arrow(con, TABLE, records_table(records))
 
 
 def _add_structure_column(con: duckdb.DuckDBPyConnection) -> None:

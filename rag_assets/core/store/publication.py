@@ -18,9 +18,10 @@ from datetime import UTC, datetime
 
 import duckdb
 
+from rag_assets.core.store.passage_table import passage_hashes
+from rag_assets.core.store.transactions import ensure_schema, table_exists, transaction
+
 TABLE = "index_publications"
-SCHEMA = """collection VARCHAR NOT NULL, table_name VARCHAR NOT NULL, version BIGINT NOT NULL,
-    tag VARCHAR, passages BIGINT NOT NULL, digest VARCHAR NOT NULL, published_at TIMESTAMP NOT NULL"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,28 +43,15 @@ def passages_digest(pairs: Iterable[tuple[str, str]]) -> str:
     return h.hexdigest()
 
 
-def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    return bool(
-        con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
-    )
-
-
 def catalogue_passages(con: duckdb.DuckDBPyConnection, collection: str) -> list[tuple[str, str]]:
-    if not _has_table(con, "passages"):
-        return []
-    return [
-        (r[0], r[1])
-        for r in con.execute(
-            "SELECT passage_id, content_hash FROM passages WHERE collection = ? ORDER BY passage_id", [collection]
-        ).fetchall()
-    ]
+    """(passage id, content hash) of the collection's catalogue passages, by passage id."""
+    return passage_hashes(con, collection)
 
 
 def publish(con: duckdb.DuckDBPyConnection, publication: Publication) -> None:
     """Record `publication` as the collection's current index, replacing the previous one atomically."""
-    con.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} ({SCHEMA})")
-    con.execute("BEGIN TRANSACTION")
-    try:
+    ensure_schema(con, [TABLE])
+    with transaction(con):
         con.execute(f"DELETE FROM {TABLE} WHERE collection = ?", [publication.collection])
         con.execute(
             f"INSERT INTO {TABLE} VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -77,10 +65,6 @@ def publish(con: duckdb.DuckDBPyConnection, publication: Publication) -> None:
                 publication.published_at,
             ],
         )
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
 
 
 def new_publication(
@@ -93,7 +77,7 @@ def new_publication(
 
 
 def load_publication(con: duckdb.DuckDBPyConnection, collection: str) -> Publication | None:
-    if not _has_table(con, TABLE):
+    if not table_exists(con, TABLE):
         return None
     row = con.execute(
         f"SELECT collection, table_name, version, tag, passages, digest, published_at FROM {TABLE} "

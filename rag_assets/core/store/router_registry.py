@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 
 from rag_assets.core.routing.folders import router_folder_kind
-from rag_assets.core.store.catalogue import ensure_schema, table_exists
+from rag_assets.core.store.transactions import ensure_schema, table_exists
 
 
 @dataclass(frozen=True, slots=True)

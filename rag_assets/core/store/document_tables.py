@@ -1,0 +1,76 @@
+"""The corpus stage's tables: `source_documents` and `rejected_documents`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+import pyarrow as pa
+
+from rag_assets.core.corpus.sources import Rejection, SourceDocument
+from rag_assets.core.store.transactions import ensure_schema, table_exists
+
+
+def documents_table(docs: Sequence[SourceDocument]) -> pa.Table:
+    fields = ("collection", "doc_id", "uri", "format", "title", "content_hash", "size_bytes", "text")
+    return pa.table({f: [getattr(d, f) for d in docs] for f in fields})
+
+
+def rejections_table(rejections: Sequence[Rejection]) -> pa.Table:
+    fields = ("collection", "uri", "stage", "reason")
+    return pa.table({f: [getattr(r, f) for r in rejections] for f in fields})
+
+
+def load_documents(con: duckdb.DuckDBPyConnection, collection: str | None = None) -> list[SourceDocument]:
+    where, params = ("WHERE collection = ?", [collection]) if collection else ("", [])
+    rows = con.execute(
+        "SELECT doc_id, collection, uri, format, title, content_hash, size_bytes, text "
+        f"FROM source_documents {where} ORDER BY collection, doc_id",
+        params,
+    ).fetchall()
+    return [SourceDocument(*row) for row in rows]
+
+
+def unaccounted_documents(con: duckdb.DuckDBPyConnection, collection: str) -> list[tuple[str, str]]:
+    """(doc_id, uri) of the collection's source documents with neither a tree nor a parse rejection."""
+    ensure_schema(con, ["source_documents", "document_texts", "rejected_documents"])
+    return con.execute(
+        """SELECT s.doc_id, s.uri FROM source_documents s
+           WHERE s.collection = ?
+             AND NOT EXISTS (SELECT 1 FROM document_texts t WHERE t.collection = s.collection AND t.doc_id = s.doc_id)
+             AND NOT EXISTS (SELECT 1 FROM rejected_documents r
+                             WHERE r.collection = s.collection AND r.uri = s.uri AND r.stage = 'parse')
+           ORDER BY 1""",
+        [collection],
+    ).fetchall()
+
+
+def rows_by_doc_id(
+    con: duckdb.DuckDBPyConnection, table: str, columns: str, collection: str, doc_ids: Sequence[str]
+) -> list[tuple]:
+    """(doc_id, *columns) of the given documents' rows of a per-document table."""
+    wanted = sorted(set(doc_ids))
+    if not wanted or not table_exists(con, table):
+        return []
+    return con.execute(
+        f"SELECT doc_id, {columns} FROM {table} WHERE collection = ? AND doc_id IN (SELECT unnest(?))",
+        [collection, wanted],
+    ).fetchall()
+
+
+def document_content_hashes(con: duckdb.DuckDBPyConnection, collection: str, doc_ids: Sequence[str]) -> dict[str, str]:
+    """doc_id -> content hash of its current text: the parsed text's (document_texts) where there
+    is one, else the source document's."""
+    out = {doc: h for doc, h in rows_by_doc_id(con, "source_documents", "content_hash", collection, doc_ids)}
+    out.update({doc: h for doc, h in rows_by_doc_id(con, "document_texts", "content_hash", collection, doc_ids)})
+    return out
+
+
+def document_sources(
+    con: duckdb.DuckDBPyConnection, collection: str, doc_ids: Sequence[str]
+) -> dict[str, tuple[str, str]]:
+    """doc_id -> (title, uri) of the source documents still ingested."""
+    return {
+        doc: (title, uri)
+        for doc, title, uri in rows_by_doc_id(con, "source_documents", "title, uri", collection, doc_ids)
+    }

@@ -1,0 +1,50 @@
+"""The routing stage's tables: `routing_subtrees` (the views), `routing_actions` (their teacher
+labels) and `router_metrics` (routing quality per router model)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+
+from rag_assets.core.store.schemas import ROUTER_METRIC_COLUMNS, table_columns
+from rag_assets.core.store.transactions import table_exists
+
+
+def load_router_metrics(con: duckdb.DuckDBPyConnection, collection: str) -> dict[str, dict[str, float]]:
+    """model -> {"samples": n, <metric>: value} of one collection (models in descending name order)."""
+    if not table_exists(con, "router_metrics"):
+        return {}
+    columns = ("samples", *ROUTER_METRIC_COLUMNS)
+    rows = con.execute(
+        f"SELECT model, {', '.join(columns)} FROM router_metrics WHERE collection = ? ORDER BY model DESC",
+        [collection],
+    ).fetchall()
+    return {model: dict(zip(columns, values)) for model, *values in rows}
+
+
+def teacher_failures(con: duckdb.DuckDBPyConnection, collection: str) -> list[tuple[str, int, int]]:
+    """(teacher, labels, failed labels) of one collection's routing actions."""
+    if not table_exists(con, "routing_actions"):
+        return []
+    return con.execute(
+        "SELECT teacher, count(*), count(*) FILTER (WHERE kind = 'failed') FROM routing_actions "
+        "WHERE collection = ? GROUP BY 1 ORDER BY 1",
+        [collection],
+    ).fetchall()
+
+
+def load_usable_targets(con: duckdb.DuckDBPyConnection, collection: str, sample_columns: Sequence[str]) -> list[tuple]:
+    """(*`sample_columns` of routing_subtrees, teacher target) of the collection's usable routing
+    actions (kind not 'failed': failed teacher outputs are never trained on), by subtree id."""
+    known = {name for name, _, _ in table_columns("routing_subtrees")}
+    if not set(sample_columns) <= known:
+        raise ValueError(f"routing_subtrees has no column(s) {sorted(set(sample_columns) - known)}")
+    if not (table_exists(con, "routing_actions") and table_exists(con, "routing_subtrees")):
+        return []
+    return con.execute(
+        f"SELECT {', '.join('s.' + c for c in sample_columns)}, a.target "
+        "FROM routing_actions a JOIN routing_subtrees s USING (collection, subtree_id) "
+        "WHERE a.collection = ? AND a.kind <> 'failed' ORDER BY s.subtree_id",
+        [collection],
+    ).fetchall()

@@ -1,0 +1,194 @@
+"""Every catalogue table's layout, in one place: the DuckDB column declarations and the Arrow
+schemas the tables are written with (the passage schema is shared by the catalogue's `passages`
+table and the LanceDB passage index)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+_QUESTION_COLUMNS = """
+        collection VARCHAR NOT NULL, qid VARCHAR NOT NULL, query VARCHAR NOT NULL,
+        answers VARCHAR[] NOT NULL, evidences VARCHAR[] NOT NULL, section_path VARCHAR[] NOT NULL,
+        gold_doc VARCHAR NOT NULL, not_answerable BOOLEAN NOT NULL, split VARCHAR NOT NULL"""
+
+SCHEMA: dict[str, str] = {
+    "source_documents": """
+        collection VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, uri VARCHAR NOT NULL,
+        format VARCHAR NOT NULL, title VARCHAR NOT NULL, content_hash VARCHAR NOT NULL,
+        size_bytes BIGINT NOT NULL, text VARCHAR NOT NULL""",
+    "rejected_documents": """
+        collection VARCHAR NOT NULL, uri VARCHAR NOT NULL, stage VARCHAR NOT NULL,
+        reason VARCHAR NOT NULL""",
+    "document_nodes": """
+        collection VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, node_id INTEGER NOT NULL,
+        parent_id INTEGER, kind VARCHAR NOT NULL, block VARCHAR NOT NULL, depth INTEGER NOT NULL,
+        text VARCHAR NOT NULL, heading_path VARCHAR[] NOT NULL, span_start INTEGER NOT NULL,
+        span_end INTEGER NOT NULL""",
+    "document_texts": """
+        collection VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, content_hash VARCHAR NOT NULL,
+        text VARCHAR NOT NULL""",
+    "passages": """
+        collection VARCHAR NOT NULL, passage_id VARCHAR NOT NULL, doc_id VARCHAR NOT NULL,
+        node_ids INTEGER[] NOT NULL, span_starts INTEGER[] NOT NULL, span_ends INTEGER[] NOT NULL,
+        heading_path VARCHAR[] NOT NULL, text VARCHAR NOT NULL, word_count INTEGER NOT NULL,
+        content_hash VARCHAR NOT NULL""",
+    "routing_subtrees": """
+        collection VARCHAR NOT NULL, subtree_id VARCHAR NOT NULL, qid VARCHAR NOT NULL,
+        query VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, view VARCHAR NOT NULL,
+        rendered VARCHAR NOT NULL, visible_ids INTEGER[] NOT NULL, collapsed_ids INTEGER[] NOT NULL,
+        seen_ids INTEGER[] NOT NULL""",
+    "routing_actions": """
+        collection VARCHAR NOT NULL, subtree_id VARCHAR NOT NULL, qid VARCHAR NOT NULL,
+        fold VARCHAR NOT NULL, teacher VARCHAR NOT NULL, target VARCHAR NOT NULL,
+        answer_ids INTEGER[] NOT NULL, expand_ids INTEGER[] NOT NULL, kind VARCHAR NOT NULL,
+        raw VARCHAR NOT NULL""",
+    "router_adapters": """
+        collection VARCHAR NOT NULL, adapter_id VARCHAR NOT NULL, path VARCHAR NOT NULL,
+        base_model VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL""",
+    "router_metrics": """
+        collection VARCHAR NOT NULL, model VARCHAR NOT NULL, samples INTEGER NOT NULL,
+        ans_f1 DOUBLE NOT NULL, exp_pre DOUBLE NOT NULL, ref_acc DOUBLE NOT NULL,
+        expelled_per_output DOUBLE NOT NULL, collapsed_rate DOUBLE NOT NULL,
+        parse_failure_rate DOUBLE NOT NULL""",
+    "answers": """
+        collection VARCHAR NOT NULL, answer_id VARCHAR NOT NULL, source VARCHAR NOT NULL,
+        run_id VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL, qid VARCHAR NOT NULL,
+        question VARCHAR NOT NULL, strategy VARCHAR NOT NULL, strategy_kind VARCHAR NOT NULL,
+        grid VARCHAR NOT NULL, grid_value INTEGER NOT NULL, knobs VARCHAR NOT NULL,
+        answer VARCHAR NOT NULL, evidence VARCHAR NOT NULL, evidence_words INTEGER NOT NULL,
+        cited_doc_ids VARCHAR[] NOT NULL, cited_node_ids INTEGER[] NOT NULL,
+        cited_heading_paths VARCHAR[] NOT NULL, cited_texts VARCHAR[] NOT NULL,
+        cited_span_starts INTEGER[] NOT NULL, cited_span_ends INTEGER[] NOT NULL,
+        passage_ids VARCHAR[] NOT NULL, retrieved_doc_ids VARCHAR[] NOT NULL,
+        router_prompt_tokens INTEGER NOT NULL, router_output_tokens INTEGER NOT NULL,
+        reader_prompt_tokens INTEGER NOT NULL, reader_output_tokens INTEGER NOT NULL,
+        engine_calls INTEGER NOT NULL, seconds DOUBLE NOT NULL, expelled INTEGER NOT NULL,
+        refused_docs INTEGER NOT NULL, versions VARCHAR NOT NULL, structure VARCHAR NOT NULL DEFAULT ''""",
+    "questions": _QUESTION_COLUMNS,
+    "synthetic_questions": _QUESTION_COLUMNS,
+    # which LanceDB version goes with the catalogue's passages (see store/publication.py)
+    "index_publications": """
+        collection VARCHAR NOT NULL, table_name VARCHAR NOT NULL, version BIGINT NOT NULL,
+        tag VARCHAR, passages BIGINT NOT NULL, digest VARCHAR NOT NULL, published_at TIMESTAMP NOT NULL""",
+}
+
+QUESTION_TABLES = ("questions", "synthetic_questions")
+
+
+def table_columns(table: str) -> list[tuple[str, str, bool]]:
+    """(name, DuckDB type, nullable) of each column of a catalogue table, in declaration order."""
+    columns = []
+    for declaration in SCHEMA[table].split(","):
+        name, kind, *rest = declaration.split()
+        columns.append((name, kind, "NOT NULL" not in " ".join(rest).upper()))
+    return columns
+
+
+# The per-model routing-quality columns of `router_metrics` (after `samples`), in table order.
+ROUTER_METRIC_COLUMNS: tuple[str, ...] = tuple(
+    name for name, kind, _ in table_columns("router_metrics") if kind == "DOUBLE"
+)
+
+_STR_LIST = pa.list_(pa.string())
+_INT_LIST = pa.list_(pa.int32())
+
+NODE_ARROW_SCHEMA = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("doc_id", pa.string()),
+        ("node_id", pa.int32()),
+        ("parent_id", pa.int32()),
+        ("kind", pa.string()),
+        ("block", pa.string()),
+        ("depth", pa.int32()),
+        ("text", pa.string()),
+        ("heading_path", _STR_LIST),
+        ("span_start", pa.int32()),
+        ("span_end", pa.int32()),
+    ]
+)
+
+# The passage: the catalogue's `passages` rows; the LanceDB index rows add `search_text` and `vector`.
+PASSAGE_ARROW_SCHEMA = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("passage_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("node_ids", _INT_LIST),
+        ("span_starts", _INT_LIST),
+        ("span_ends", _INT_LIST),
+        ("heading_path", _STR_LIST),
+        ("text", pa.string()),
+        ("word_count", pa.int32()),
+        ("content_hash", pa.string()),
+    ]
+)
+
+# The index's column order (fixed by the LanceDB tables already written).
+_INDEX_COLUMNS = (
+    "passage_id",
+    "collection",
+    "doc_id",
+    "node_ids",
+    "span_starts",
+    "span_ends",
+    "heading_path",
+    "text",
+    "search_text",
+    "content_hash",
+    "vector",
+)
+
+
+def passage_index_schema(dimension: int) -> pa.Schema:
+    """The LanceDB passage-index rows: the passage's fields plus the indexed text and its vector."""
+    extra = {"search_text": pa.string(), "vector": pa.list_(pa.float32(), dimension)}
+    return pa.schema(
+        [
+            (name, extra[name] if name in extra else PASSAGE_ARROW_SCHEMA.field(name).type)
+            for name in _INDEX_COLUMNS
+        ]
+    )
+
+
+ROUTING_ACTIONS_ARROW_SCHEMA = pa.schema(
+    [(name, _INT_LIST if name.endswith("_ids") else pa.string()) for name, _, _ in table_columns("routing_actions")]
+)
+
+ANSWER_ARROW_SCHEMA = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("answer_id", pa.string()),
+        ("source", pa.string()),
+        ("run_id", pa.string()),
+        ("created_at", pa.timestamp("us")),
+        ("qid", pa.string()),
+        ("question", pa.string()),
+        ("strategy", pa.string()),
+        ("strategy_kind", pa.string()),
+        ("grid", pa.string()),
+        ("grid_value", pa.int32()),
+        ("knobs", pa.string()),
+        ("answer", pa.string()),
+        ("evidence", pa.string()),
+        ("evidence_words", pa.int32()),
+        ("cited_doc_ids", _STR_LIST),
+        ("cited_node_ids", _INT_LIST),
+        ("cited_heading_paths", _STR_LIST),
+        ("cited_texts", _STR_LIST),
+        ("cited_span_starts", _INT_LIST),
+        ("cited_span_ends", _INT_LIST),
+        ("passage_ids", _STR_LIST),
+        ("retrieved_doc_ids", _STR_LIST),
+        ("router_prompt_tokens", pa.int32()),
+        ("router_output_tokens", pa.int32()),
+        ("reader_prompt_tokens", pa.int32()),
+        ("reader_output_tokens", pa.int32()),
+        ("engine_calls", pa.int32()),
+        ("seconds", pa.float64()),
+        ("expelled", pa.int32()),
+        ("refused_docs", pa.int32()),
+        ("versions", pa.string()),
+        ("structure", pa.string()),
+    ]
+)

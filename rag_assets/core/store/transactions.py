@@ -1,0 +1,48 @@
+"""The catalogue's building blocks: does a table exist, create the tables, and the one
+transaction every multi-statement write runs in (a killed run leaves the previous good version
+readable: DuckDB rolls the open transaction back)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import duckdb
+import pyarrow as pa
+
+from rag_assets.core.store.schemas import SCHEMA
+
+
+def table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    return bool(
+        con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = ? AND table_schema = current_schema()",
+            [table],
+        ).fetchone()[0]
+    )
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection, tables: Sequence[str] | None = None) -> None:
+    for table in tables or SCHEMA:
+        con.execute(f"CREATE TABLE IF NOT EXISTS {table} ({SCHEMA[table]})")
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """BEGIN ... COMMIT around the block; any exception (or interruption) rolls it all back."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
+    """Append Arrow rows to a catalogue table, matching columns by name."""
+    con.register("_incoming", data)
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")
+    finally:
+        con.unregister("_incoming")
