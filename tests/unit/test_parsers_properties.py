@@ -156,12 +156,14 @@ MANUAL = json.dumps({"section_0": {"title": "T", "html": ["<h2>T</h2>", "<p>x</p
 
 
 def test_formats_and_dispatch() -> None:
-    assert FORMATS == ("markdown", "html", "text", "manual_json")
+    assert FORMATS == ("markdown", "html", "text", "manual_json", "pdf", "docx")
     assert [b.text for b in parse_blocks("html", "<p>x</p>")] == ["x"]
-    with pytest.raises(ParseError, match="unknown document format 'pdf'"):
-        parse_blocks("pdf", "x")
+    with pytest.raises(ParseError, match="unknown document format 'odt'"):
+        parse_blocks("odt", "x")
     with pytest.raises(ParseError):
-        guess_title("pdf", "x")
+        guess_title("odt", "x")
+    with pytest.raises(ParseError, match="re-ingest"):  # a PDF's text is its layout, made at ingestion
+        parse_blocks("pdf", "x")
 
 
 @pytest.mark.parametrize(

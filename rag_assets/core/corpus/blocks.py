@@ -8,7 +8,7 @@ apart means every format gets the same nesting rules, and the rules are tested o
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields, make_dataclass
+from dataclasses import MISSING, dataclass, field, fields, make_dataclass
 from enum import StrEnum
 from typing import TypeVar
 
@@ -23,10 +23,13 @@ def frozen_factory(cls: type[_T]) -> Callable[..., _T]:
     node has 9 fields, an article ~40 nodes). This builds the object as an instance of a mutable
     twin with the same fields, hence the same slot layout, and then retypes it: CPython allows
     `__class__` assignment between such layouts. The result is an ordinary `cls`: equal,
-    hashable, frozen and `dataclasses.replace`-able like one made by `cls(...)`. No defaults, no
-    `__post_init__`.
+    hashable, frozen and `dataclasses.replace`-able like one made by `cls(...)`. Trailing fields
+    with plain defaults may be left out, as with `cls`; no `__post_init__`.
     """
-    spec = [(f.name, f.type) for f in fields(cls)]  # type: ignore[arg-type]
+    spec = [
+        (f.name, f.type) if f.default is MISSING else (f.name, f.type, field(default=f.default))
+        for f in fields(cls)  # type: ignore[arg-type]
+    ]
     twin = make_dataclass(f"_{cls.__name__}Draft", spec, slots=True, eq=False, repr=False, match_args=False)
 
     def make(*values: object) -> _T:
@@ -51,15 +54,18 @@ class Block:
     """One block of a document in reading order.
 
     `level` is the heading level (1 = top) for headings and the list nesting depth (1 = a
-    top-level item) for list items; it is 0 for every other kind.
+    top-level item) for list items; it is 0 for every other kind. `page_start`/`page_end` are the
+    1-based pages the block lies on in a paginated source (PDF, Word), 0 where pages are unknown.
     """
 
     kind: BlockKind
     text: str
     level: int = 0
+    page_start: int = 0
+    page_end: int = 0
 
 
-new_block: Callable[[BlockKind, str, int], Block] = frozen_factory(Block)  # Block(kind, text, level)
+new_block: Callable[..., Block] = frozen_factory(Block)  # Block(kind, text, level[, page_start, page_end])
 
 
 def collapse_spaces(text: str) -> str:

@@ -17,7 +17,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_assets.core.corpus.parsers import detect_format, guess_title
+from rag_assets.core.corpus.parsers import (
+    BINARY_FORMATS,
+    ParseError,
+    binary_format,
+    detect_format,
+    extract_binary,
+    guess_title,
+)
 
 BUILTIN_PYTHON_REFERENCE = "builtin:python-reference"
 AUTO = "auto"
@@ -273,9 +280,14 @@ def iter_collection(
                     "(raise max_document_mb to accept it)"
                 )
             data = file.read_bytes()
-            text = decode_document(data)
-            fmt = spec.format if spec.format != AUTO else _detect(file, text)
-            too_long = None if fmt == "jsonl" else _too_many_words(text, max_document_words)
+            binary = binary_format(file.name, data) if spec.format == AUTO else None
+            if binary or spec.format in BINARY_FORMATS:
+                fmt = binary or spec.format
+                text, plain = _extract(fmt, data)
+            else:
+                text = plain = decode_document(data)
+                fmt = spec.format if spec.format != AUTO else _detect(file, text)
+            too_long = None if fmt == "jsonl" else _too_many_words(plain, max_document_words)
             if too_long:  # page files are capped record by record
                 raise DocumentRejected(too_long)
         except DocumentRejected as err:
@@ -297,6 +309,18 @@ def iter_collection(
             size_bytes=len(data),
             text=text,
         )
+
+
+def _extract(fmt: str, data: bytes) -> tuple[str, str]:
+    """A PDF's or .docx's layout text and plain text; a file that gives none is rejected."""
+    if not data.strip():
+        raise DocumentRejected("empty document (no text)")
+    try:
+        return extract_binary(fmt, data)
+    except ParseError as err:
+        raise DocumentRejected(str(err)) from None
+    except Exception as err:  # a hostile file must not end the run: any library failure rejects it
+        raise DocumentRejected(f"cannot read as {fmt}: {err.__class__.__name__}: {err}") from None
 
 
 def _detect(file: Path, text: str) -> str:

@@ -8,7 +8,7 @@ every node's char span into it is exact by construction and the checks can verif
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, frozen_factory
 
@@ -31,6 +31,19 @@ class TreeNode:
     heading_path: tuple[str, ...]
     span_start: int
     span_end: int
+    # 1-based pages of a paginated source (PDF, Word) the node lies on; 0 where unknown. The root
+    # spans the document's pages; a heading has the page it is printed on.
+    page_start: int = 0
+    page_end: int = 0
+
+    @property
+    def pages(self) -> str:
+        """'p. 3', 'pp. 3-4', or '' without page numbers: how citations and traces show them."""
+        if not self.page_start:
+            return ""
+        if self.page_end > self.page_start:
+            return f"pp. {self.page_start}-{self.page_end}"
+        return f"p. {self.page_start}"
 
 
 @dataclass(slots=True)
@@ -116,6 +129,8 @@ def build_tree(
                 (*parent.heading_path, text),
                 offset,
                 end,
+                block.page_start,
+                block.page_end,
             )
             add(section)
             sections.append((level, section))
@@ -136,6 +151,8 @@ def build_tree(
                 section.heading_path,
                 offset,
                 end,
+                block.page_start,
+                block.page_end,
             )
             add(node)
             items.append((level, node))
@@ -151,11 +168,16 @@ def build_tree(
                 section.heading_path,
                 offset,
                 end,
+                block.page_start,
+                block.page_end,
             )
             add(node)
             items = []
             intro = node if kind is _PARAGRAPH else None
         offset = end + _SEPARATOR_LENGTH
+    first_page = min((n.page_start for n in nodes if n.page_start), default=0)
+    if first_page:
+        nodes[0] = replace(root, page_start=first_page, page_end=max(n.page_end for n in nodes))
     return DocumentTree(title=title, nodes=nodes)
 
 

@@ -2,6 +2,8 @@
 
 One module per format keeps each parser small and testable on its own; this module only
 dispatches, guesses titles and detects formats, so adding a format is one module and one entry.
+Binary formats (PDF, Word) are first read into a JSON layout document at ingestion
+(`extract_binary`), which is the text their parser then reads.
 """
 
 from __future__ import annotations
@@ -12,27 +14,44 @@ from collections.abc import Callable
 from pathlib import PurePath
 
 from rag_assets.core.corpus.blocks import Block
+from rag_assets.core.corpus.parsers.docx import ZIP_MAGIC, docx_title, extract_docx, parse_docx
 from rag_assets.core.corpus.parsers.errors import ParseError
 from rag_assets.core.corpus.parsers.html import html_title, parse_html
 from rag_assets.core.corpus.parsers.manual_json import manual_title, parse_manual_json
 from rag_assets.core.corpus.parsers.markdown import markdown_title, parse_markdown
+from rag_assets.core.corpus.parsers.pdf import parse_pdf, pdf_title
+from rag_assets.core.corpus.parsers.pdf_extract import PDF_MAGIC, extract_pdf
 from rag_assets.core.corpus.parsers.text import parse_text, text_title
 
-__all__ = ["FORMATS", "ParseError", "detect_format", "guess_title", "parse_blocks"]
+__all__ = [
+    "BINARY_FORMATS",
+    "FORMATS",
+    "ParseError",
+    "binary_format",
+    "detect_format",
+    "extract_binary",
+    "guess_title",
+    "parse_blocks",
+]
 
-FORMATS = ("markdown", "html", "text", "manual_json")
+FORMATS = ("markdown", "html", "text", "manual_json", "pdf", "docx")
+BINARY_FORMATS = ("pdf", "docx")  # read from bytes at ingestion, see `extract_binary`
 
 _PARSERS: dict[str, Callable[[str], list[Block]]] = {
     "markdown": parse_markdown,
     "html": parse_html,
     "text": parse_text,
     "manual_json": parse_manual_json,
+    "pdf": parse_pdf,
+    "docx": parse_docx,
 }
 _TITLES: dict[str, Callable[[str], str | None]] = {
     "markdown": markdown_title,
     "html": html_title,
     "text": text_title,
     "manual_json": manual_title,
+    "pdf": pdf_title,
+    "docx": docx_title,
 }
 _EXTENSIONS = {
     ".md": "markdown",
@@ -46,6 +65,8 @@ _EXTENSIONS = {
     ".rst": "text",
     ".text": "text",
     ".json": "manual_json",
+    ".pdf": "pdf",
+    ".docx": "docx",
 }
 _SNIFF_CHARS = 65_536
 _HTML_TAGS = re.compile(
@@ -77,6 +98,30 @@ def guess_title(fmt: str, text: str) -> str | None:
     manual's only top-level section (see `manual_title`).
     """
     return _TITLES[_parser(fmt)](text)
+
+
+def binary_format(name: str, data: bytes) -> str | None:
+    """'pdf' or 'docx' for a file read from bytes (by extension, else a PDF by its header), or None."""
+    fmt = _EXTENSIONS.get(PurePath(name).suffix.lower())
+    if fmt in BINARY_FORMATS:
+        return fmt
+    if data[:1024].lstrip().startswith(PDF_MAGIC):
+        return "pdf"
+    return None
+
+
+def extract_binary(fmt: str, data: bytes) -> tuple[str, str]:
+    """(layout text the format's parser reads, plain text for word counts) of a PDF or .docx;
+    ParseError naming the problem for a damaged, encrypted, truncated or text-less file."""
+    if fmt == "pdf":
+        pdf = extract_pdf(data)
+        return pdf.layout, pdf.plain_text
+    if fmt == "docx":
+        if not data.startswith(ZIP_MAGIC):
+            raise ParseError("not a .docx file (not a zip archive; an old binary .doc? save it as .docx)")
+        docx = extract_docx(data)
+        return docx.layout, docx.plain_text
+    raise ParseError(f"{fmt!r} is not a binary format (binary formats: {', '.join(BINARY_FORMATS)})")
 
 
 def _looks_like_manual(text: str) -> bool:

@@ -1,0 +1,351 @@
+"""A PDF's stored line layout (see `pdf_extract`) -> blocks with page numbers.
+
+Headings come from the outline (bookmarks) when the PDF has one: each entry's title is found
+among the lines of its page and becomes a heading of the entry's level. Without an outline they
+come from layout: a short line set larger than the body text, or bold at body size, is a heading,
+and its level is the rank of its style (larger first, bold before regular at one size), unless
+it is numbered ("3.2.1 Scope": level 3). Everything else is content: paragraphs (lines joined
+until a gap, a style change or an indent), list items (bullets or "1." / "a)" markers, nested by
+indentation), and table rows (lines with cell gaps). Running headers, footers and page numbers
+are dropped first, and two-column pages are read column by column.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block, table_row
+from rag_assets.core.corpus.parsers.errors import ParseError
+from rag_assets.core.corpus.parsers.pdf_extract import PDF_LAYOUT_VERSION
+from rag_assets.core.corpus.parsers.pdf_lines import (
+    Line,
+    body_size,
+    drop_page_furniture,
+    merge_fragments,
+    page_lines,
+    reading_order,
+)
+
+_HEADING_SCALE = 1.15  # a line this much larger than the body text may be a heading
+_MAX_HEADING_WORDS = 18
+_BULLET = re.compile(r"^(?:[•◦▪●○■□‣⁃∙·*–—-]|\(?(?:\d{1,2}|[a-zA-Z]|[ivx]{1,4})[.)])\s+(?=\S)")
+_NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,5})\.?\s+\S")
+# A sentence end, maybe followed by closing quotes/brackets and reference marks ("work."[4]).
+_SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*(?:\[[^\]]{1,12}\])*$")
+_KEY = re.compile(r"[\W_]+")
+
+
+@dataclass(slots=True)
+class _Draft:
+    kind: BlockKind
+    lines: list[Line] = field(default_factory=list)
+    level: int = 0
+
+    def block(self) -> Block:
+        pages = [line.page for line in self.lines]
+        if self.kind is BlockKind.TABLE_ROW:
+            row = table_row("\t".join(line.text for line in self.lines).split("\t"))
+            return new_block(row.kind, row.text, 0, min(pages), max(pages))
+        text = " ".join(line.text.replace("\t", " ") for line in self.lines)
+        text = re.sub(r"(\w)- (\w)", r"\1\2", text) if self.kind is not BlockKind.HEADING else text
+        if self.kind is BlockKind.LIST_ITEM:
+            text = _BULLET.sub("", text, count=1) if text[:1] in "•◦▪●○■□‣⁃∙·*–—-" else text
+        return new_block(self.kind, collapse_spaces(text), self.level, min(pages), max(pages))
+
+
+def _load(layout: str) -> dict[str, object]:
+    try:
+        data = json.loads(layout)
+    except ValueError:
+        raise ParseError("not a PDF layout document (the PDF is read at ingestion; re-ingest it)") from None
+    if not isinstance(data, dict) or data.get("pdf_layout") != PDF_LAYOUT_VERSION:
+        raise ParseError(f"not a version-{PDF_LAYOUT_VERSION} PDF layout document; re-ingest the PDF")
+    return data
+
+
+def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
+    pages = data["pages"]
+    assert isinstance(pages, list)
+    lines = [merge_fragments(page_lines(page["lines"], number)) for number, page in enumerate(pages, start=1)]
+    lines = drop_page_furniture(lines, [float(page["h"]) for page in pages])
+    return [reading_order(page_lines_, float(page["w"])) for page_lines_, page in zip(lines, pages, strict=True)]
+
+
+def _is_heading_line(line: Line, body: float) -> bool:
+    text = line.text.strip()
+    words = len(text.split())
+    if not text or words > _MAX_HEADING_WORDS or "\t" in text or not any(c.isalpha() for c in text):
+        return False
+    if line.size >= body * _HEADING_SCALE:
+        return not (words > 8 and text.endswith("."))
+    return line.bold and line.size >= body * 0.95 and not _SENTENCE_END.search(text) and not _BULLET.match(text)
+
+
+def _continues(draft: _Draft, line: Line, right_edge: float) -> bool:
+    """Whether `line` carries on the paragraph, heading or list item `draft` holds."""
+    last = draft.lines[-1]
+    if abs(line.size - last.size) > 0.6 or (line.bold != last.bold and draft.kind is not BlockKind.LIST_ITEM):
+        return False
+    if line.page != last.page:
+        # A paragraph runs on over a page break when its last line does not end a sentence.
+        return draft.kind is BlockKind.PARAGRAPH and not _SENTENCE_END.search(last.text)
+    gap = line.top - last.bottom
+    if gap > 0.7 * max(line.size, last.size) or gap < -0.5 * line.size:
+        return False
+    if draft.kind is BlockKind.LIST_ITEM:
+        first = draft.lines[0]
+        if _BULLET.match(first.text):  # the text after a marker glyph wraps under itself
+            return line.x0 > first.x0 + 0.5 * line.size
+        # an item without a marker glyph wraps at its own indent, after a full line
+        return abs(line.x0 - first.x0) < 1.0 and last.x1 > right_edge - 3 * last.size
+    widest = max(ln.x1 for ln in draft.lines)
+    if len(draft.lines) > 1 and _SENTENCE_END.search(last.text) and last.x1 < widest - 0.15 * (widest - last.x0):
+        return False  # a short line ending a sentence ends its paragraph, even without a gap
+    return abs(line.x0 - last.x0) < 2 * line.size or draft.kind is BlockKind.HEADING
+
+
+def _margins(lines: list[Line], width: float) -> list[tuple[float, float]]:
+    """(left margin, right edge) of each line's column: the commonest start and the furthest end
+    of the lines on its half of the page (one column pages: the whole page)."""
+    middle = width / 2
+    two_columns = sum(ln.x1 <= middle for ln in lines) > 2 and sum(ln.x0 >= middle for ln in lines) > 2
+    sides: dict[bool, list[Line]] = {}
+    for line in lines:
+        sides.setdefault(two_columns and line.x0 >= middle, []).append(line)
+    edges = {
+        side: (Counter(round(ln.x0) for ln in group).most_common(1)[0][0], max(ln.x1 for ln in group))
+        for side, group in sides.items()
+    }
+    return [edges[two_columns and line.x0 >= middle] for line in lines]
+
+
+def _indented_item(lines: list[Line], index: int, margin: float, right_edge: float) -> bool:
+    """A line set in from its column's margin, not centred, and not a paragraph's first-line
+    indent (the next line does not come back to the margin): an item of a list drawn without
+    marker glyphs (browsers draw bullets as shapes)."""
+    line = lines[index]
+    indent = line.x0 - margin
+    if not 1.5 * line.size <= indent <= 10 * line.size or abs(indent - (right_edge - line.x1)) < 2 * line.size:
+        return False
+    following = lines[index + 1] if index + 1 < len(lines) else None
+    return not (
+        following is not None
+        and abs(following.x0 - margin) < 1.0
+        and 0 <= following.top - line.bottom < 0.7 * line.size
+        and line.x1 > right_edge - 3 * line.size
+    )
+
+
+def _page_margins(pages: list[list[Line]], widths: list[float]) -> dict[int, tuple[float, float]]:
+    """id(line) -> (left margin, right edge) of its column, for every line of every page."""
+    margins: dict[int, tuple[float, float]] = {}
+    for lines, width in zip(pages, widths, strict=True):
+        if lines:
+            margins.update(zip(map(id, lines), _margins(lines, width), strict=True))
+    return margins
+
+
+def _drafts(
+    pages: list[list[Line]], margins: dict[int, tuple[float, float]], body: float, headings: bool
+) -> list[_Draft]:
+    drafts: list[_Draft] = []
+    for lines in pages:
+        for index, line in enumerate(lines):
+            text = line.text.strip()
+            margin, right_edge = margins[id(line)]
+            if headings and _is_heading_line(line, body):
+                kind = BlockKind.HEADING
+            elif text.count("\t") >= 1:
+                kind = BlockKind.TABLE_ROW
+            elif _BULLET.match(text):
+                kind = BlockKind.LIST_ITEM
+            else:
+                kind = BlockKind.PARAGRAPH
+            current = drafts[-1] if drafts else None
+            if (
+                current is not None
+                and kind in (BlockKind.PARAGRAPH, BlockKind.HEADING)
+                and (current.kind is kind or (current.kind is BlockKind.LIST_ITEM and kind is BlockKind.PARAGRAPH))
+                and _continues(current, line, right_edge)
+            ):
+                current.lines.append(line)
+                continue
+            if kind is BlockKind.PARAGRAPH and _indented_item(lines, index, margin, right_edge):
+                kind = BlockKind.LIST_ITEM
+            drafts.append(_Draft(kind, [line]))
+    return drafts
+
+
+def _heading_levels(drafts: list[_Draft]) -> None:
+    """Level by style rank (larger, then bold, first); numbered headings by their numbering."""
+    headings = [d for d in drafts if d.kind is BlockKind.HEADING]
+    styles = sorted({(round(d.lines[0].size * 2) / 2, d.lines[0].bold) for d in headings}, reverse=True)
+    rank = {style: index + 1 for index, style in enumerate(styles)}
+    numbered = [(d, _NUMBERED.match(d.lines[0].text)) for d in headings]
+    numbered_count = sum(1 for _, match in numbered if match)
+    # Numbering decides when the document numbers its sections; the styles above the first-level
+    # numbered headings (a title, part headings) stay above them.
+    base = min(
+        (rank[(round(d.lines[0].size * 2) / 2, d.lines[0].bold)] for d, m in numbered if m and "." not in m.group(1)),
+        default=1,
+    )
+    for draft, match in numbered:
+        style_level = rank[(round(draft.lines[0].size * 2) / 2, draft.lines[0].bold)]
+        if match and numbered_count >= 2:
+            draft.level = base - 1 + match.group(1).count(".") + 1
+        else:
+            draft.level = style_level
+
+
+def _promote_lead_lines(drafts: list[_Draft], body: float) -> None:
+    """A lone short line at body size that opens a paragraph below it ("History and
+    standardization" above its text) is a heading one level below the styled ones."""
+    lowest = max((d.level for d in drafts if d.kind is BlockKind.HEADING), default=0)
+    for draft, following in pairwise(drafts):
+        line = draft.lines[0]
+        text = line.text.strip()
+        if (
+            draft.kind is BlockKind.PARAGRAPH
+            and len(draft.lines) == 1
+            and following.kind is BlockKind.PARAGRAPH
+            and len(following.lines) >= 2
+            and following.lines[0].page == line.page
+            and abs(line.size - body) < 0.6
+            and abs(following.lines[0].x0 - line.x0) < line.size
+            and len(text.split()) <= 8
+            and text[:1].isupper()
+            and not _SENTENCE_END.search(text)
+            and line.x1 - line.x0 < 0.6 * (max(ln.x1 for ln in following.lines) - following.lines[0].x0)
+        ):
+            draft.kind, draft.level = BlockKind.HEADING, lowest + 1
+
+
+def _list_levels(drafts: list[_Draft]) -> None:
+    """Nesting of each run of list items from the indents of their markers."""
+    run: list[_Draft] = []
+    for draft in [*drafts, None]:
+        if draft is not None and draft.kind is BlockKind.LIST_ITEM:
+            run.append(draft)
+            continue
+        indents: list[float] = []
+        for item in sorted(run, key=lambda d: d.lines[0].x0):
+            if not indents or item.lines[0].x0 - indents[-1] > 0.8 * item.lines[0].size:
+                indents.append(item.lines[0].x0)
+        for item in run:
+            item.level = sum(1 for indent in indents if indent <= item.lines[0].x0 + 0.8 * item.lines[0].size)
+        run = []
+
+
+def _key(text: str) -> str:
+    return _KEY.sub("", text.casefold())
+
+
+def _apply_outline(pages: list[list[Line]], outline: list[list[object]]) -> list[list[Line | tuple[int, str]]]:
+    """Pages with each outline entry's title lines replaced by a (level, title) marker; an entry
+    whose title is not printed on its page is placed by its target position, else at the top."""
+    marked: list[list[Line | tuple[int, str]]] = [list(lines) for lines in pages]
+    for level, title, page_index, top in outline:
+        assert isinstance(page_index, int) and isinstance(top, float | int) and isinstance(title, str)
+        if not 0 <= page_index < len(marked):
+            continue
+        items = marked[page_index]
+        wanted = _key(title)
+        placed = False
+        for start, item in enumerate(items):
+            if isinstance(item, tuple) or not wanted or not wanted.startswith(_key(item.text)[:1] or "\0"):
+                continue
+            joined, end = "", start
+            while end < len(items) and isinstance(items[end], Line) and len(joined) < len(wanted):
+                joined += _key(items[end].text)  # type: ignore[union-attr]
+                end += 1
+            if joined == wanted:
+                items[start:end] = [(int(level), title)]  # type: ignore[call-overload]
+                placed = True
+                break
+        if not placed:
+            at = next(
+                (i for i, it in enumerate(items) if isinstance(it, Line) and top >= 0 and it.top >= top - 2),
+                0 if top < 0 else len(items),
+            )
+            items.insert(at, (int(level), title))
+    return marked
+
+
+def _outline_blocks(
+    pages: list[list[Line]], widths: list[float], outline: list[list[object]], body: float
+) -> list[Block]:
+    blocks: list[Block] = []
+    margins = _page_margins(pages, widths)
+    for number, items in enumerate(_apply_outline(pages, outline), start=1):
+        lines: list[Line] = []
+        for item in [*items, None]:
+            if isinstance(item, Line):
+                lines.append(item)
+                continue
+            if lines:
+                drafts = _drafts([lines], margins, body, headings=False)
+                _list_levels(drafts)
+                blocks.extend(d.block() for d in drafts)
+                lines = []
+            if item is not None:
+                blocks.append(new_block(BlockKind.HEADING, collapse_spaces(item[1]), item[0], number, number))
+    return _join_page_breaks(blocks)
+
+
+def _join_page_breaks(blocks: list[Block]) -> list[Block]:
+    """Paragraphs cut by a page break (no sentence end before it) joined into one."""
+    joined: list[Block] = []
+    for block in blocks:
+        last = joined[-1] if joined else None
+        if (
+            last is not None
+            and last.kind is BlockKind.PARAGRAPH
+            and block.kind is BlockKind.PARAGRAPH
+            and block.page_start == last.page_end + 1
+            and not _SENTENCE_END.search(last.text)
+        ):
+            joined[-1] = new_block(BlockKind.PARAGRAPH, f"{last.text} {block.text}", 0, last.page_start, block.page_end)
+            continue
+        joined.append(block)
+    return joined
+
+
+def parse_pdf(layout: str) -> list[Block]:
+    """The blocks of a PDF from its stored layout, in reading order, each with its pages."""
+    data = _load(layout)
+    pages = _clean_pages(data)
+    body = body_size(pages)
+    outline = data.get("outline") or []
+    assert isinstance(outline, list)
+    widths = [float(page["w"]) for page in data["pages"]]  # type: ignore[union-attr]
+    if outline:
+        return _outline_blocks(pages, widths, outline, body)
+    drafts = _drafts(pages, _page_margins(pages, widths), body, headings=True)
+    _heading_levels(drafts)
+    _promote_lead_lines(drafts, body)
+    _list_levels(drafts)
+    return [draft.block() for draft in drafts]
+
+
+def pdf_title(layout: str) -> str | None:
+    """The first page's largest heading text (a PDF's printed title), or None."""
+    data = _load(layout)
+    pages = _clean_pages(data)
+    if not pages or not pages[0]:
+        return None
+    body = body_size(pages)
+    first = [line for line in pages[0][:15] if _is_heading_line(line, body)]
+    if not first:
+        return None
+    size = max(line.size for line in first)
+    start = next(i for i, line in enumerate(first) if line.size == size)
+    parts = [first[start].text]
+    for line in first[start + 1 :]:
+        if line.size != size or line.top - first[start].bottom > 2.5 * size:
+            break
+        parts.append(line.text)
+    return collapse_spaces(" ".join(parts)) or None

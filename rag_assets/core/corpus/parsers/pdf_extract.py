@@ -1,0 +1,215 @@
+"""PDF bytes -> positioned text lines per page (and the outline), with pypdfium2 (PDFium).
+
+Extraction runs once, at ingestion, because PDF is binary and the catalogue stores text: the
+lines are kept as a compact JSON document (`PDF_LAYOUT_VERSION`), and `parsers.pdf` turns that
+into blocks. Keeping the font statistics in the stored JSON means heading inference can change
+without re-reading the PDFs. Each line is `[x0, top, x1, bottom, size, bold, text]` in points
+from the page's top-left corner; wide gaps between characters (table cells, tab stops) are kept
+as tabs in the text.
+
+A PDF that cannot give text is refused here with the reason: damaged or truncated files,
+password-protected ones, and scanned pages without a text layer (there is no OCR offline).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from rag_assets.core.corpus.parsers.errors import ParseError
+
+PDF_LAYOUT_VERSION = 1
+PDF_MAGIC = b"%PDF-"
+_EOF_MARKER = b"%%EOF"
+_EOF_WINDOW = 4096  # the marker must be near the end; a cut-off download lacks it
+# A gap between two characters of one line wider than this many font sizes separates cells.
+_CELL_GAP_EMS = 1.2
+_BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
+_BOLD_WEIGHT = 600
+_FONT_NAME_BUFFER = 256
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedPdf:
+    layout: str  # the JSON document `parsers.pdf` reads
+    plain_text: str  # the lines' text, for word counts and titles
+
+
+def _open(data: bytes) -> pdfium.PdfDocument:
+    if PDF_MAGIC not in data[:1024]:
+        raise ParseError("not a PDF file (no %PDF- header in its first 1 KB)")
+    if _EOF_MARKER not in data[-_EOF_WINDOW:]:
+        raise ParseError("truncated or damaged PDF: no %%EOF end marker (an incomplete download or copy?)")
+    try:
+        return pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as err:
+        message = str(err)
+        if "password" in message.lower():
+            raise ParseError("encrypted PDF: it needs a password to open; save an unprotected copy") from None
+        raise ParseError(f"damaged PDF that PDFium cannot open ({message})") from None
+
+
+def _is_bold(name: str, weight: int) -> bool:
+    lowered = name.lower()
+    return weight >= _BOLD_WEIGHT or any(word in lowered for word in _BOLD_NAMES)
+
+
+class _Fonts:
+    """Font name -> bold, cached per text object (all its characters share one font)."""
+
+    def __init__(self, textpage: ctypes.c_void_p) -> None:
+        self._textpage = textpage
+        self._bold: dict[int, bool] = {}
+        self._buffer = ctypes.create_string_buffer(_FONT_NAME_BUFFER)
+        self._flags = ctypes.c_int()
+
+    def bold(self, index: int) -> bool:
+        obj = pdfium_c.FPDFText_GetTextObject(self._textpage, index)
+        key = ctypes.cast(obj, ctypes.c_void_p).value or 0
+        known = self._bold.get(key)
+        if known is None:
+            size = pdfium_c.FPDFText_GetFontInfo(
+                self._textpage, index, self._buffer, _FONT_NAME_BUFFER, ctypes.byref(self._flags)
+            )
+            name = self._buffer.raw[: max(size - 1, 0)].decode("utf-8", "replace") if size else ""
+            known = _is_bold(name, pdfium_c.FPDFText_GetFontWeight(self._textpage, index))
+            self._bold[key] = known
+        return known
+
+
+def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:
+    """The page's lines in PDFium's text order, each `[x0, top, x1, bottom, size, bold, text]`."""
+    height = page.get_height()
+    textpage = page.get_textpage()
+    raw = textpage.raw
+    fonts = _Fonts(raw)
+    rect = pdfium_c.FS_RECTF()
+    matrix = pdfium_c.FS_MATRIX()
+    lines: list[list[object]] = []
+    chars: list[str] = []
+    box = [float("inf"), float("inf"), float("-inf"), float("-inf")]
+    sizes: dict[float, int] = {}
+    bold_chars = 0
+    last_right: float | None = None
+    last_size = 0.0
+
+    def close() -> None:
+        text = "".join(chars).strip()
+        if text and sizes:
+            size = max(sizes, key=sizes.__getitem__)
+            visible = sum(sizes.values())
+            lines.append(
+                [
+                    round(box[0], 1),
+                    round(box[1], 1),
+                    round(box[2], 1),
+                    round(box[3], 1),
+                    size,
+                    bold_chars * 2 > visible,
+                    text,
+                ]
+            )
+
+    try:
+        for index in range(textpage.count_chars()):
+            code = pdfium_c.FPDFText_GetUnicode(raw, index)
+            char = chr(code) if 0 < code < 0x110000 else ""
+            if char in ("\n", "\r", "\x02"):
+                if char == "\n" or char == "\x02":
+                    close()
+                    chars, sizes, bold_chars, last_right = [], {}, 0, None
+                    box = [float("inf"), float("inf"), float("-inf"), float("-inf")]
+                continue
+            if pdfium_c.FPDFText_IsGenerated(raw, index) == 1 or char.isspace():
+                if chars and chars[-1] != " " and chars[-1] != "\t":
+                    chars.append(" ")
+                continue
+            if not char.isprintable() or pdfium_c.FPDFText_HasUnicodeMapError(raw, index) == 1:
+                continue  # no Unicode for this glyph (a figure's subset font): its code is noise
+            # The loose box spans the glyph's advance and the font's ascent to descent, so letters
+            # of one word touch; the size a reader sees is the font size times the text matrix's
+            # vertical scale (many PDFs draw with size 1 and scale the matrix).
+            pdfium_c.FPDFText_GetLooseCharBox(raw, index, rect)
+            pdfium_c.FPDFText_GetMatrix(raw, index, matrix)
+            scale = math.hypot(matrix.c, matrix.d) or 1.0
+            size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * scale, 1)
+            left, right, top, bottom = rect.left, rect.right, rect.top, rect.bottom
+            if last_right is not None and left - last_right > _CELL_GAP_EMS * max(size, last_size, 1.0):
+                if chars and chars[-1] == " ":
+                    chars[-1] = "\t"
+                else:
+                    chars.append("\t")
+            chars.append(char)
+            last_right, last_size = right, size
+            box[0], box[2] = min(box[0], left), max(box[2], right)
+            box[1], box[3] = min(box[1], height - top), max(box[3], height - bottom)
+            sizes[size] = sizes.get(size, 0) + 1
+            bold_chars += fonts.bold(index)
+        close()
+    finally:
+        textpage.close()
+    return lines
+
+
+def _outline(document: pdfium.PdfDocument) -> list[list[object]]:
+    """Bookmarks as `[level, title, page index or -1, top or -1]`, level 1 = top."""
+    entries: list[list[object]] = []
+    try:
+        bookmarks = list(document.get_toc(max_depth=16))
+    except pdfium.PdfiumError:
+        return []
+    for bookmark in bookmarks:
+        title = " ".join(bookmark.get_title().split())
+        if not title:
+            continue
+        page_index, top = -1, -1.0
+        dest = bookmark.get_dest()
+        if dest is not None:
+            page_index = dest.get_index()
+            mode, view = dest.get_view()
+            known = page_index is not None and 0 <= page_index < len(document) and len(view) >= 2
+            if known and mode == pdfium_c.PDFDEST_VIEW_XYZ and view[1]:
+                top = round(document[page_index].get_height() - view[1], 1)
+            if page_index is None:
+                page_index = -1
+        entries.append([bookmark.level + 1, title, page_index, top])
+    return entries
+
+
+def extract_pdf(data: bytes) -> ExtractedPdf:
+    """The positioned lines of every page; ParseError naming why when the PDF gives no text."""
+    document = _open(data)
+    try:
+        pages: list[dict[str, object]] = []
+        empty = 0
+        for index in range(len(document)):
+            page = document[index]
+            try:
+                width, height = page.get_size()
+                lines = _page_lines(page)
+            finally:
+                page.close()
+            empty += not lines
+            pages.append({"w": round(width, 1), "h": round(height, 1), "lines": lines})
+        if not pages:
+            raise ParseError("PDF has no pages")
+        if empty == len(pages):
+            raise ParseError(
+                f"no text layer on any of its {len(pages)} page(s): a scanned or image-only PDF "
+                "(OCR is not available offline)"
+            )
+        outline = _outline(document)
+    finally:
+        document.close()
+    layout = json.dumps(
+        {"pdf_layout": PDF_LAYOUT_VERSION, "outline": outline, "pages": pages},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    plain = "\n".join(str(line[6]) for page in pages for line in page["lines"])  # type: ignore[union-attr]
+    return ExtractedPdf(layout, plain)
