@@ -35,8 +35,10 @@ def test_exact_scores() -> None:
     assert scores.parse_failure_rate == pytest.approx(2 / 6)
     # what each rate rests on
     assert (scores.answer_views, scores.gold_answer_views, scores.refusal_views, scores.expand_lines) == (2, 1, 4, 2)
-    assert scores.ans_f1_low <= scores.ans_f1 <= scores.ans_f1_high
-    assert scores.ans_f1_interval == f"{scores.ans_f1_low:.3f}-{scores.ans_f1_high:.3f}"
+    # ANS-F1's bootstrap interval over its two views (F1 0.5 and 0): a resample's mean is 0, 0.25 or
+    # 0.5 with chances 1/4, 1/2, 1/4, so the 2.5th and 97.5th percentiles are the extremes
+    assert (scores.ans_f1_low, scores.ans_f1_high) == (0.0, 0.5)
+    assert scores.ans_f1_interval == "0.000-0.500"
 
 
 def test_refusal_mixed_with_actions_is_not_counted_as_refusal() -> None:
