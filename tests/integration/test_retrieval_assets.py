@@ -16,9 +16,10 @@ from typer.testing import CliRunner
 
 from rag_assets.cli import app
 from rag_assets.core.answering.r4_reordering import load_position_policy
-from rag_assets.core.index.namespace_routing import load_namespace_router
+from rag_assets.core.index.namespace_routing import QueryNamespaces, load_namespace_router
 from rag_assets.core.index.reranking import is_passage_reranker
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
+from rag_assets.partitions import register_collections
 from tests.conftest import tiny_project
 
 QUESTIONS = [
@@ -33,23 +34,50 @@ UPSTREAM = ("source_documents", "document_trees", "passages", "passage_index", "
 ROWS = ["rag-hybrid", "rag-hybrid-rerank", "rag-hybrid-rewrite", "dota", "rag-hybrid-edges", "rag-hybrid+r4"]
 
 
+GARDEN_DOCS = {
+    "roses.md": "# Roses\n\n## Pruning\n\nPrune roses in early spring, just above an outward facing bud.\n\n"
+    "## Feeding\n\nFeed roses with a rose fertiliser after the first flush of flowers.\n",
+    "lawn.md": "# Lawn\n\n## Mowing\n\nMow the lawn weekly in summer and never cut more than a third of the grass.\n\n"
+    "## Moss\n\nRake out moss in autumn and scatter grass seed on the bare patches.\n",
+    "compost.md": "# Compost\n\n## Turning\n\nTurn the compost heap every month so that air reaches the middle.\n",
+}
+GARDEN_QUESTIONS = [
+    {"qid": "prune", "question": "When should I prune the roses?", "answers": ["early spring"]},
+    {"qid": "mow", "question": "How often should the lawn be mowed in summer?", "answers": ["weekly"]},
+]
+
+
 @pytest.fixture
 def project(tmp_path: Path, corpus_dir: Path, smollm2_checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Two collections in one index, so the namespace router has a choice to make: "tiny" (the
+    conftest corpus: kettle, pond, Python, phone, pages) and "garden" (roses, lawn, compost)."""
     monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))  # trained models are written under it
-    return tiny_project(
+    project = tiny_project(
         tmp_path,
         corpus_dir,
         smollm2_checkpoint,
         "".join(json.dumps({**q, "split": "train"}) + "\n" for q in QUESTIONS),
         llm_batch_size=8,
     )
+    garden = tmp_path / "garden"
+    garden.mkdir()
+    for name, text in GARDEN_DOCS.items():
+        (garden / name).write_text(text, encoding="utf-8")
+    questions = tmp_path / "garden-questions.jsonl"
+    questions.write_text("".join(json.dumps({**q, "split": "train"}) + "\n" for q in GARDEN_QUESTIONS))
+    collections = Path(project["resources"]["sources"].collections_file)
+    collections.write_text(
+        collections.read_text(encoding="utf-8") + f"  - name: garden\n    path: {garden}\n    questions: {questions}\n"
+    )
+    register_collections(project["instance"], ["garden"])
+    return project
 
 
-def _materialize(project: dict, *keys: str, ops: dict | None = None) -> dict[str, dict]:
+def _materialize(project: dict, *keys: str, ops: dict | None = None, partition: str | None = "tiny") -> dict[str, dict]:
     result = dg.materialize(
         [*ALL_ASSETS, *ALL_CHECKS],
         resources=project["resources"],
-        partition_key="tiny",
+        partition_key=partition,
         instance=project["instance"],
         selection=dg.AssetSelection.assets(*keys),
         run_config={"ops": {k: {"config": v} for k, v in (ops or {}).items() if k in keys}},
@@ -63,11 +91,20 @@ def _materialize(project: dict, *keys: str, ops: dict | None = None) -> dict[str
 
 @pytest.mark.timeout(1800)
 def test_retrieval_side_assets_and_rows(project: dict) -> None:
-    _materialize(project, *UPSTREAM, ops={"synthetic_questions": {"count": 4}})
+    for collection in ("tiny", "garden"):
+        _materialize(project, *UPSTREAM, ops={"synthetic_questions": {"count": 4}}, partition=collection)
+    # the namespace router is not partitioned: it routes over every collection of the index
+    namespaces = _materialize(project, "namespace_router", partition=None)["namespace_router"]
+    assert namespaces["namespaces"] == "garden, tiny" and namespaces["namespace_accuracy"] == 1.0
+    assert 0 < namespaces["share_of_index_searched"] < 1
+    router = QueryNamespaces(load_namespace_router(Path(namespaces["path"])), project["resources"]["embedder"].get())
+    assert router.route(["How hot should the water be for green tea?", "When should I prune the roses?"]) == [
+        ["tiny"],
+        ["garden"],
+    ]
     meta = _materialize(
         project,
         "passage_reranker",
-        "namespace_router",
         "reorder_policy",
         ops={
             "passage_reranker": {"max_steps": 2, "batch_size": 2, "negatives": 2, "max_length": 64, "depth": 4},
@@ -77,9 +114,7 @@ def test_retrieval_side_assets_and_rows(project: dict) -> None:
     reranker = meta["passage_reranker"]
     assert reranker["trained"] and reranker["steps"] == 2 and is_passage_reranker(Path(reranker["path"]))
     assert "loss_curve" in reranker and "calibration" in reranker
-    namespaces = meta["namespace_router"]
-    assert namespaces["namespaces"] == "tiny" and namespaces["namespace_accuracy"] == 1.0
-    assert load_namespace_router(Path(namespaces["path"])).namespaces == ["tiny"]
+    assert load_namespace_router(Path(namespaces["path"])).namespaces == ["garden", "tiny"]
     policy = meta["reorder_policy"]
     assert policy["trained"] and policy["steps"] == 1 and "reward_curve" in policy
     assert load_position_policy(Path(policy["path"])).policy_id == policy["policy_id"]
@@ -111,12 +146,14 @@ def test_retrieval_side_assets_and_rows(project: dict) -> None:
     learned = [json.loads(v) for s, _, _, v in rows if s == "rag-hybrid+r4"]
     assert all(v["retrieval"]["reorder_policy"] == policy["policy_id"] for v in learned)
 
-    # `rag search --collection all` is routed by the published namespace router and reranked by
-    # the latest trained reranker, in one LanceDB query
+    # `rag search --collection all` is routed by the published namespace router (each query searches
+    # only its own collection, though both are in the index) and reranked by the latest trained
+    # reranker, in one LanceDB query
     env = {**os.environ, "RAG_LANCEDB_URI": str(project["resources"]["vectors"].uri)}
-    result = CliRunner().invoke(
-        app, ["search", "green tea water temperature", "--collection", "all", "--reranker", "latest", "--json"], env=env
-    )
-    assert result.exit_code == 0, result.output
-    hits = json.loads(result.stdout)
-    assert hits and {h["collection"] for h in hits} == {"tiny"} and hits[0]["rank"] == 1
+    for query, collection in [("green tea water temperature", "tiny"), ("pruning roses in spring", "garden")]:
+        result = CliRunner().invoke(
+            app, ["search", query, "--collection", "all", "--reranker", "latest", "--json"], env=env
+        )
+        assert result.exit_code == 0, result.output
+        hits = json.loads(result.stdout)
+        assert hits and {h["collection"] for h in hits} == {collection} and hits[0]["rank"] == 1
