@@ -202,7 +202,7 @@ def _builtin_python_reference(collection: str) -> Iterator[SourceDocument]:
         )
 
 
-def _page_records(
+def page_records(
     collection: str,
     file: Path,
     rel: str,
@@ -297,7 +297,7 @@ def iter_collection(
             yield Rejection(spec.name, uri, "ingest", f"cannot read file: {err.strerror or err}")
             continue
         if fmt == "jsonl":
-            yield from _page_records(spec.name, file, rel, text, max_document_words)
+            yield from page_records(spec.name, file, rel, text, max_document_words)
             continue
         yield SourceDocument(
             doc_id=_slug(spec.name, rel),

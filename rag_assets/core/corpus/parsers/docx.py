@@ -100,7 +100,7 @@ class _Pages:
     def text_of(self, element: object) -> tuple[str, int, int]:
         """(text, first page, last page) of a paragraph element, counting its page breaks."""
         parts: list[str] = []
-        first = 0
+        first = last = 0  # the pages of its first and last text: a break after the text is not its page
         ppr = getattr(element, "pPr", None)
         if not self._rendered and ppr is not None and ppr.find(_PAGE_BREAK_BEFORE) is not None:
             self.page += 1
@@ -108,7 +108,7 @@ class _Pages:
             if node.tag == _T:
                 if node.text:
                     parts.append(node.text)
-                    first = first or self.page
+                    first, last = first or self.page, self.page
             elif node.tag == _TAB:
                 parts.append(" ")
             elif node.tag == _RENDERED_BREAK:
@@ -117,7 +117,7 @@ class _Pages:
                 self.page += not self._rendered
             else:
                 parts.append(" ")
-        return "".join(parts), first or self.page, self.page
+        return "".join(parts), first or self.page, last or self.page
 
 
 def extract_docx(data: bytes) -> ExtractedDocx:

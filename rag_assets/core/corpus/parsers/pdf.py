@@ -25,6 +25,7 @@ from rag_assets.core.corpus.parsers.pdf_lines import (
     Line,
     body_size,
     drop_page_furniture,
+    join_cells,
     merge_fragments,
     page_lines,
     reading_order,
@@ -72,7 +73,7 @@ def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
     assert isinstance(pages, list)
     lines = [merge_fragments(page_lines(page["lines"], number)) for number, page in enumerate(pages, start=1)]
     lines = drop_page_furniture(lines, [float(page["h"]) for page in pages])
-    return [reading_order(page_lines_, float(page["w"])) for page_lines_, page in zip(lines, pages, strict=True)]
+    return [join_cells(reading_order(runs, float(page["w"]))) for runs, page in zip(lines, pages, strict=True)]
 
 
 def _is_heading_line(line: Line, body: float) -> bool:
@@ -102,8 +103,7 @@ def _continues(draft: _Draft, line: Line, right_edge: float) -> bool:
             return line.x0 > first.x0 + 0.5 * line.size
         # an item without a marker glyph wraps at its own indent, after a full line
         return abs(line.x0 - first.x0) < 1.0 and last.x1 > right_edge - 3 * last.size
-    widest = max(ln.x1 for ln in draft.lines)
-    if len(draft.lines) > 1 and _SENTENCE_END.search(last.text) and last.x1 < widest - 0.15 * (widest - last.x0):
+    if _SENTENCE_END.search(last.text) and last.x1 < right_edge - 0.1 * (right_edge - last.x0):
         return False  # a short line ending a sentence ends its paragraph, even without a gap
     return abs(line.x0 - last.x0) < 2 * line.size or draft.kind is BlockKind.HEADING
 
@@ -332,7 +332,8 @@ def parse_pdf(layout: str) -> list[Block]:
 
 
 def pdf_title(layout: str) -> str | None:
-    """The first page's largest heading text (a PDF's printed title), or None."""
+    """The first page's largest heading text when no later page sets a heading as large (a
+    PDF's printed title), or None."""
     data = _load(layout)
     pages = _clean_pages(data)
     if not pages or not pages[0]:
@@ -342,6 +343,9 @@ def pdf_title(layout: str) -> str | None:
     if not first:
         return None
     size = max(line.size for line in first)
+    later = max((ln.size for lines in pages[1:] for ln in lines if _is_heading_line(ln, body)), default=0.0)
+    if size <= later:  # as large as a later page's heading: a chapter heading, not the title
+        return None
     start = next(i for i, line in enumerate(first) if line.size == size)
     parts = [first[start].text]
     for line in first[start + 1 :]:

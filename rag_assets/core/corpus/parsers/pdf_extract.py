@@ -3,9 +3,8 @@
 Extraction runs once, at ingestion, because PDF is binary and the catalogue stores text: the
 lines are kept as a compact JSON document (`PDF_LAYOUT_VERSION`), and `parsers.pdf` turns that
 into blocks. Keeping the font statistics in the stored JSON means heading inference can change
-without re-reading the PDFs. Each line is `[x0, top, x1, bottom, size, bold, text]` in points
-from the page's top-left corner; wide gaps between characters (table cells, tab stops) are kept
-as tabs in the text.
+without re-reading the PDFs. Each text run is `[x0, top, x1, bottom, size, bold, text]` in
+points from the page's top-left corner; a wide gap between characters starts a new run.
 
 A PDF that cannot give text is refused here with the reason: damaged or truncated files,
 password-protected ones, and scanned pages without a text layer (there is no OCR offline).
@@ -23,7 +22,7 @@ import pypdfium2.raw as pdfium_c
 
 from rag_assets.core.corpus.parsers.errors import ParseError
 
-PDF_LAYOUT_VERSION = 1
+PDF_LAYOUT_VERSION = 2
 PDF_MAGIC = b"%PDF-"
 _EOF_MARKER = b"%%EOF"
 _EOF_WINDOW = 4096  # the marker must be near the end; a cut-off download lacks it
@@ -82,8 +81,41 @@ class _Fonts:
         return known
 
 
+class _Segment:
+    """The characters of one run of text on a line, with its box and font statistics."""
+
+    def __init__(self) -> None:
+        self.chars: list[str] = []
+        self.box = [float("inf"), float("inf"), float("-inf"), float("-inf")]
+        self.sizes: dict[float, int] = {}
+        self.bold_chars = 0
+        self.right: float | None = None
+        self.size = 0.0
+
+    def add(self, char: str, left: float, top: float, right: float, bottom: float, size: float, bold: bool) -> None:
+        self.chars.append(char)
+        self.right, self.size = right, size
+        box = self.box
+        box[0], box[1], box[2], box[3] = min(box[0], left), min(box[1], top), max(box[2], right), max(box[3], bottom)
+        self.sizes[size] = self.sizes.get(size, 0) + 1
+        self.bold_chars += bold
+
+    def row(self) -> list[object] | None:
+        text = "".join(self.chars).strip()
+        if not text or not self.sizes:
+            return None
+        size = max(self.sizes, key=self.sizes.__getitem__)
+        bold = self.bold_chars * 2 > sum(self.sizes.values())
+        return [*(round(v, 1) for v in self.box), size, bold, text]
+
+
 def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:
-    """The page's lines in PDFium's text order, each `[x0, top, x1, bottom, size, bold, text]`."""
+    """The page's text runs in PDFium's text order, each `[x0, top, x1, bottom, size, bold, text]`.
+
+    A line is cut into separate runs where the next character is far to the right (a table
+    cell, the other column of a two-column page) or back to the left: `parsers.pdf` decides
+    whether such runs are cells of one row or lines of different columns.
+    """
     height = page.get_height()
     textpage = page.get_textpage()
     raw = textpage.raw
@@ -91,43 +123,26 @@ def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:
     rect = pdfium_c.FS_RECTF()
     matrix = pdfium_c.FS_MATRIX()
     lines: list[list[object]] = []
-    chars: list[str] = []
-    box = [float("inf"), float("inf"), float("-inf"), float("-inf")]
-    sizes: dict[float, int] = {}
-    bold_chars = 0
-    last_right: float | None = None
-    last_size = 0.0
+    segment = _Segment()
 
-    def close() -> None:
-        text = "".join(chars).strip()
-        if text and sizes:
-            size = max(sizes, key=sizes.__getitem__)
-            visible = sum(sizes.values())
-            lines.append(
-                [
-                    round(box[0], 1),
-                    round(box[1], 1),
-                    round(box[2], 1),
-                    round(box[3], 1),
-                    size,
-                    bold_chars * 2 > visible,
-                    text,
-                ]
-            )
+    def close() -> _Segment:
+        row = segment.row()
+        if row is not None:
+            lines.append(row)
+        return _Segment()
 
     try:
         for index in range(textpage.count_chars()):
             code = pdfium_c.FPDFText_GetUnicode(raw, index)
             char = chr(code) if 0 < code < 0x110000 else ""
-            if char in ("\n", "\r", "\x02"):
-                if char == "\n" or char == "\x02":
-                    close()
-                    chars, sizes, bold_chars, last_right = [], {}, 0, None
-                    box = [float("inf"), float("inf"), float("-inf"), float("-inf")]
+            if char in ("\n", "\x02"):
+                segment = close()
+                continue
+            if char == "\r":
                 continue
             if pdfium_c.FPDFText_IsGenerated(raw, index) == 1 or char.isspace():
-                if chars and chars[-1] != " " and chars[-1] != "\t":
-                    chars.append(" ")
+                if segment.chars and segment.chars[-1] != " ":
+                    segment.chars.append(" ")
                 continue
             if not char.isprintable() or pdfium_c.FPDFText_HasUnicodeMapError(raw, index) == 1:
                 continue  # no Unicode for this glyph (a figure's subset font): its code is noise
@@ -136,20 +151,13 @@ def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:
             # vertical scale (many PDFs draw with size 1 and scale the matrix).
             pdfium_c.FPDFText_GetLooseCharBox(raw, index, rect)
             pdfium_c.FPDFText_GetMatrix(raw, index, matrix)
-            scale = math.hypot(matrix.c, matrix.d) or 1.0
-            size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * scale, 1)
-            left, right, top, bottom = rect.left, rect.right, rect.top, rect.bottom
-            if last_right is not None and left - last_right > _CELL_GAP_EMS * max(size, last_size, 1.0):
-                if chars and chars[-1] == " ":
-                    chars[-1] = "\t"
-                else:
-                    chars.append("\t")
-            chars.append(char)
-            last_right, last_size = right, size
-            box[0], box[2] = min(box[0], left), max(box[2], right)
-            box[1], box[3] = min(box[1], height - top), max(box[3], height - bottom)
-            sizes[size] = sizes.get(size, 0) + 1
-            bold_chars += fonts.bold(index)
+            size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * (math.hypot(matrix.c, matrix.d) or 1.0), 1)
+            if segment.right is not None:
+                gap = rect.left - segment.right
+                em = max(size, segment.size, 1.0)
+                if gap > _CELL_GAP_EMS * em or gap < -2 * em:
+                    segment = close()
+            segment.add(char, rect.left, height - rect.top, rect.right, height - rect.bottom, size, fonts.bold(index))
         close()
     finally:
         textpage.close()

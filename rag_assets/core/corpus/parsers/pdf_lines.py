@@ -137,6 +137,24 @@ def reading_order(lines: list[Line], width: float) -> list[Line]:
     return ordered
 
 
+def join_cells(lines: list[Line]) -> list[Line]:
+    """Consecutive runs on one baseline with a wide gap between them (after reading order, so
+    never two columns) are the cells of a table row: one line, cells separated by tabs."""
+    joined: list[Line] = []
+    for line in lines:
+        if joined:
+            last = joined[-1]
+            overlap = min(last.bottom, line.bottom) - max(last.top, line.top)
+            if overlap > 0.5 * min(last.height, line.height) and line.x0 > last.x1:
+                last.text = f"{last.text}\t{line.text}"
+                last.x1 = max(last.x1, line.x1)
+                last.top, last.bottom = min(last.top, line.top), max(last.bottom, line.bottom)
+                last.bold = last.bold and line.bold
+                continue
+        joined.append(line)
+    return joined
+
+
 def body_size(pages: list[list[Line]]) -> float:
     """The font size most characters are set in: the body text's, to which headings compare."""
     sizes: Counter[float] = Counter()

@@ -1,0 +1,251 @@
+"""PDF documents become structure trees with pages, or are rejected with the reason.
+
+Real files others wrote (tests/data/documents, see SOURCES.md) and PDFs made here with PDFium
+itself (text drawn at known positions, sizes and fonts), so each layout rule meets a real PDF.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from pypdf import PdfReader, PdfWriter
+
+from rag_assets.core.corpus.sources import CollectionSpec, Rejection, SourceDocument, ingest
+from rag_assets.core.corpus.tree import DocumentTree, TreeNode, tree_problems
+from rag_assets.core.corpus.tree_building import document_tree
+
+DOCUMENTS = Path(__file__).resolve().parents[1] / "data" / "documents"
+
+# (x, top, size, text, bold) in points from the page's top-left corner
+Run = tuple[float, float, float, str, bool]
+
+
+def make_pdf(pages: list[list[Run]], width: float = 612, height: float = 792) -> bytes:
+    """A PDF whose pages draw these text runs in Helvetica (bold: Helvetica-Bold), in this order;
+    a page without runs draws a filled shape only (an image-only page). Written object by object
+    (the PDF syntax is small), which makes a 1,000-page file in well under a second."""
+    fonts = "<< /F1 3 0 R /F2 4 0 R >>"
+    objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "",  # the page tree, once the page numbers are known
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
+    ]
+    kids = []
+    for runs in pages:
+        ops = []
+        for x, top, size, text, bold in runs:
+            escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+            literal = "".join(c if ord(c) < 128 else f"\\{c.encode('cp1252')[0]:03o}" for c in escaped)
+            ops.append(f"BT /F{2 if bold else 1} {size} Tf {x} {height - top - size} Td ({literal}) Tj ET")
+        stream = "\n".join(ops) or "0 0 1 rg 72 72 300 400 re f"
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {width} {height}] "
+            f"/Resources << /Font {fonts} >> /Contents {len(objects)} 0 R >>"
+        )
+        kids.append(f"{len(objects)} 0 R")
+    objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1")
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += "".join(f"{offset:010d} 00000 n \n" for offset in offsets).encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+def read(path: Path, fmt: str = "auto") -> tuple[list[SourceDocument], list[Rejection]]:
+    result = ingest(CollectionSpec("docs", str(path), fmt))
+    return result.documents, result.rejections
+
+
+def tree_of(path: Path) -> DocumentTree:
+    documents, rejections = read(path)
+    assert rejections == []
+    (document,) = documents
+    tree = document_tree(document)
+    assert tree_problems(tree.nodes, tree.text) == []
+    return tree
+
+
+def outline(tree: DocumentTree) -> list[tuple[int, str]]:
+    return [(n.depth, n.text) for n in tree.nodes if n.kind == "structure"]
+
+
+def by_text(tree: DocumentTree, start: str) -> TreeNode:
+    return next(n for n in tree.nodes if n.text.startswith(start))
+
+
+def test_real_sample_pdf_heading_table_and_pages() -> None:
+    tree = tree_of(DOCUMENTS / "sample_pdf_1.pdf")
+    assert tree.title == "A sample PDF file"
+    assert outline(tree) == [(0, "A sample PDF file"), (1, "History and standardization")]
+    heading = by_text(tree, "History and standardization")
+    body = by_text(tree, "Format (PDF) Adobe Systems made the PDF specification available")
+    assert body.parent_id == heading.node_id and body.block == "paragraph" and body.pages == "p. 1"
+    header_row = by_text(tree, "Column 1")
+    assert header_row.text == "Column 1 | Column 2 | Column 3" and header_row.block == "table_row"
+    assert by_text(tree, "D |").text == "D | $54.35 | $6345."
+    last = tree.nodes[-1]
+    assert last.text == "… the page 3 is empty." and last.pages == "p. 4"
+    assert tree.nodes[0].pages == "pp. 1-4"
+    # "Page 2 of Sample PDF" heads pages 2 and 4: a running header, not content
+    assert not any("Sample PDF" in n.text for n in tree.nodes[1:])
+
+
+def test_real_pdf_running_header_footer_dropped_and_paragraphs_cross_pages() -> None:
+    tree = tree_of(DOCUMENTS / "sample_pdf_2.pdf")
+    texts = [n.text for n in tree.nodes]
+    assert not any("This is a header" in t or "footer number" in t or "Page 2 of 4" in t for t in texts)
+    assert [n.text[:30] for n in tree.nodes[1:4]] == [
+        "A wiki (/ˈwɪki/ (About this so",
+        "Wiki engines usually allow con",
+        "Ward Cunningham, the developer",
+    ]
+    ward = by_text(tree, "Ward Cunningham")
+    assert ward.page_start == 2 and ward.text.endswith('"the simplest online database that could possibly work."[4]')
+    assert by_text(tree, '"Wiki" (pronounced').pages == "p. 2"
+    assert by_text(tree, "A defining characteristic").pages == "p. 3"
+    assert by_text(tree, "Navigation Within the text").pages == "p. 4"
+
+
+def test_real_scanned_pdf_is_rejected_with_the_reason() -> None:
+    documents, rejections = read(DOCUMENTS / "non_text_searchable.pdf")
+    assert documents == []
+    (rejection,) = rejections
+    assert rejection.stage == "ingest" and "no text layer" in rejection.reason and "scanned" in rejection.reason
+
+
+def test_headings_from_font_size_weight_and_numbering(tmp_path: Path) -> None:
+    page = [
+        (72, 60, 24, "Pump Manual", True),
+        (72, 100, 10, "Read this manual before installing the pump.", False),
+        (72, 130, 16, "1 Installation", True),
+        (72, 155, 10, "Mount the pump on a level surface.", False),
+        (72, 180, 13, "1.1 Wiring", True),
+        (72, 200, 10, "Use a cable rated for the load.", False),
+        (72, 215, 10, "• Disconnect the mains first", False),
+        (90, 230, 10, "– check with a tester", False),
+        (72, 245, 10, "• Tighten every terminal", False),
+        (72, 280, 16, "2 Maintenance", True),
+        (72, 305, 10, "Clean the filter every month.", False),
+    ]
+    (tmp_path / "pump.pdf").write_bytes(make_pdf([page]))
+    tree = tree_of(tmp_path / "pump.pdf")
+    assert tree.title == "Pump Manual"
+    assert outline(tree) == [(0, "Pump Manual"), (1, "1 Installation"), (2, "1.1 Wiring"), (1, "2 Maintenance")]
+    wiring = by_text(tree, "1.1 Wiring")
+    first = by_text(tree, "Disconnect the mains first")
+    nested = by_text(tree, "check with a tester")
+    assert first.block == "list_item" and nested.parent_id == first.node_id
+    assert by_text(tree, "Tighten every terminal").parent_id == first.parent_id
+    assert by_text(tree, "Use a cable").parent_id == wiring.node_id
+    assert by_text(tree, "Clean the filter").parent_id == by_text(tree, "2 Maintenance").node_id
+
+
+def test_running_headers_footers_and_page_numbers_dropped(tmp_path: Path) -> None:
+    bodies = ["The valve opens when the pressure", "rises above two bar.", "Close it by hand."]
+    pages = [
+        [
+            (72, 20, 9, "ACME Corporation - Service Guide", False),
+            (72, 100, 10, body, False),
+            (300, 760, 9, f"Page {n} of 3", False),
+        ]
+        for n, body in enumerate(bodies, start=1)
+    ]
+    (tmp_path / "guide.pdf").write_bytes(make_pdf(pages))
+    tree = tree_of(tmp_path / "guide.pdf")
+    # the sentence cut by the page break is one paragraph on both pages
+    assert [(n.text, n.pages) for n in tree.nodes[1:]] == [
+        ("The valve opens when the pressure rises above two bar.", "pp. 1-2"),
+        ("Close it by hand.", "p. 3"),
+    ]
+
+
+def test_two_columns_read_left_column_first(tmp_path: Path) -> None:
+    # drawn row by row across both columns: the content stream's order is not the reading order
+    runs: list[Run] = [(72, 50, 18, "Two Column Report", True)]
+    for row in range(8):
+        runs.append((72, 100 + 14 * row, 10, f"left column line {row} text", False))
+        runs.append((330, 100 + 14 * row, 10, f"right column line {row} text", False))
+    (tmp_path / "columns.pdf").write_bytes(make_pdf([runs]))
+    tree = tree_of(tmp_path / "columns.pdf")
+    contents = [n.text for n in tree.nodes if n.kind == "content"]
+    assert contents == [
+        " ".join(f"left column line {row} text" for row in range(8)),
+        " ".join(f"right column line {row} text" for row in range(8)),
+    ]
+
+
+def test_outline_gives_the_headings(tmp_path: Path) -> None:
+    page1 = [
+        (72, 60, 12, "Annual Report", False),
+        (72, 90, 10, "Overview of the year.", False),
+        (72, 120, 10, "Revenue", False),
+        (72, 140, 10, "Revenue grew by a tenth.", False),
+    ]
+    page2 = [(72, 60, 10, "Costs", False), (72, 80, 10, "Costs fell.", False)]
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(make_pdf([page1, page2]))))
+    top = writer.add_outline_item(title="Annual Report", page_number=0)
+    writer.add_outline_item(title="Revenue", page_number=0, parent=top)
+    writer.add_outline_item(title="Costs", page_number=1, parent=top)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    (tmp_path / "report.pdf").write_bytes(buffer.getvalue())
+    tree = tree_of(tmp_path / "report.pdf")
+    # same size and weight as the body: only the bookmarks make these headings; the top entry
+    # is the printed title, so the root
+    assert outline(tree) == [(0, "Annual Report"), (1, "Revenue"), (1, "Costs")]
+    assert by_text(tree, "Costs fell.").parent_id == by_text(tree, "Costs").node_id
+    assert by_text(tree, "Costs").pages == "p. 2"
+
+
+def test_encrypted_pdf_rejected(tmp_path: Path) -> None:
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(make_pdf([[(72, 72, 10, "secret", False)]]))))
+    writer.encrypt("letmein", algorithm="AES-128")
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    (tmp_path / "locked.pdf").write_bytes(buffer.getvalue())
+    documents, rejections = read(tmp_path / "locked.pdf")
+    assert documents == [] and "encrypted PDF" in rejections[0].reason and "password" in rejections[0].reason
+
+
+def test_truncated_malformed_and_image_only_pdfs_rejected(tmp_path: Path) -> None:
+    whole = (DOCUMENTS / "sample_pdf_1.pdf").read_bytes()
+    (tmp_path / "cut.pdf").write_bytes(whole[: len(whole) // 2])
+    (tmp_path / "garbage.pdf").write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 40 + b"\n%%EOF\n")
+    (tmp_path / "image.pdf").write_bytes(make_pdf([[], []]))
+    (tmp_path / "empty.pdf").write_bytes(b"")
+    (tmp_path / "notes.pdf").write_bytes(b"just some text, not a PDF")
+    documents, rejections = read(tmp_path)
+    assert documents == []
+    reasons = {Path(r.uri).name: r.reason for r in rejections}
+    assert "truncated" in reasons["cut.pdf"]
+    assert "damaged PDF" in reasons["garbage.pdf"]
+    assert "no text layer on any of its 2 page(s)" in reasons["image.pdf"]
+    assert reasons["empty.pdf"] == "empty document (no text)"
+    assert "not a PDF file" in reasons["notes.pdf"]
+
+
+def test_thousand_pages(tmp_path: Path) -> None:
+    pages = [
+        [
+            (72, 20, 9, "Big Manual", False),
+            (72, 80, 16, f"Chapter {n}", True),
+            (72, 110, 10, f"Text of chapter {n}.", False),
+            (300, 760, 9, str(n), False),
+        ]
+        for n in range(1, 1001)
+    ]
+    (tmp_path / "big.pdf").write_bytes(make_pdf(pages))
+    tree = tree_of(tmp_path / "big.pdf")
+    assert tree.title == "big"  # every page's heading is as large: none of them is the title
+    headings = [n for n in tree.nodes if n.block == "heading"]
+    assert [n.text for n in headings] == [f"Chapter {n}" for n in range(1, 1001)]
+    assert [n.page_start for n in headings] == list(range(1, 1001))
+    assert tree.content_count == 1000 and not any(n.text == "Big Manual" for n in tree.nodes)
