@@ -9,6 +9,7 @@ from typing import Any
 import dagster as dg
 import duckdb
 
+from rag_assets.column_descriptions import column_description
 from rag_assets.core.figures import figure, png_bytes, png_markdown
 from rag_assets.core.store.collections import count_rows
 from rag_assets.core.store.schemas import table_columns
@@ -25,7 +26,12 @@ def table_metadata(table: str) -> dict[str, object]:
         "dagster/table_name": f"{CATALOGUE_DATABASE}.main.{table}",
         "dagster/column_schema": dg.TableSchema(
             columns=[
-                dg.TableColumn(name, kind, constraints=dg.TableColumnConstraints(nullable=nullable))
+                dg.TableColumn(
+                    name,
+                    kind,
+                    description=column_description(table, name),
+                    constraints=dg.TableColumnConstraints(nullable=nullable),
+                )
                 for name, kind, nullable in table_columns(table)
             ]
         ),
