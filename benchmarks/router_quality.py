@@ -40,7 +40,8 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from rag_assets.core.answering.strategies import StrategySpec, gather_evidence
+from rag_assets.core.answering.strategies import gather_evidence
+from rag_assets.core.answering.types import StrategySpec
 from rag_assets.core.evaluation.held_out_evidence import evidence_metrics, held_out_evidence
 from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.index.retrieval import search

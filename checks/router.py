@@ -5,7 +5,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from checks.partition import checked_partition
-from rag_assets.core.answering.strategies import DEFAULT_ROUTER_KIND, TRAINED_VS_UNTRAINED
+from rag_assets.core.answering.types import DEFAULT_ROUTER_KIND, TRAINED_VS_UNTRAINED
 from rag_assets.core.store.routing_tables import load_router_metrics
 from rag_assets.metadata import markdown_table
 

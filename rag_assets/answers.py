@@ -33,13 +33,8 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.answer_metrics import word_count
-from rag_assets.core.answering.strategies import (
-    GENERATION_KINDS,
-    AnswerOutcome,
-    RetrievalExtras,
-    StrategySpec,
-    run_strategy,
-)
+from rag_assets.core.answering.strategies import run_strategy
+from rag_assets.core.answering.types import GENERATION_KINDS, AnswerOutcome, RetrievalExtras, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.engines.cache import CachingEngine
 from rag_assets.core.index.namespace_routing import QueryNamespaces

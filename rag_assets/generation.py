@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import dagster as dg
 from pydantic import Field
 
-from rag_assets.core.answering.strategies import AnswerOutcome, StrategySpec
+from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
 from rag_assets.metadata import markdown_table
 
 GENERATION_STRATEGIES = ("contregen", "disco", "disco-no-structure")

@@ -13,7 +13,7 @@ import dagster as dg
 from pydantic import Field
 
 from rag_assets.core.answer_metrics import word_count
-from rag_assets.core.answering.strategies import DEFAULT_ROUTER_KIND, StrategySpec
+from rag_assets.core.answering.types import DEFAULT_ROUTER_KIND, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.errors import ConfigError
 from rag_assets.generation import GENERATION_STRATEGIES, GenerationConfig, generation_specs

@@ -269,7 +269,7 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
 
 
 def _outcome(question: str, answer: str, evidence: str, doc: str = "tiny/kettle.md"):
-    from rag_assets.core.answering.strategies import AnswerOutcome, Citation
+    from rag_assets.core.answering.types import AnswerOutcome, Citation
 
     cites = [Citation(doc, 5, ("Kettle manual", "Boiling"), evidence, 0, len(evidence))] if evidence else []
     return AnswerOutcome(
@@ -294,7 +294,7 @@ def _outcome(question: str, answer: str, evidence: str, doc: str = "tiny/kettle.
 def test_evaluation_report_on_stored_answers_without_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The report asset alone, on hand-made answers rows: metrics, files, versions and the check."""
     from checks.evaluation import evaluation_summary_is_complete
-    from rag_assets.core.answering.strategies import StrategySpec
+    from rag_assets.core.answering.types import StrategySpec
     from rag_assets.core.corpus.question_sets import Question
     from rag_assets.core.lineage import build_record, store_answers
     from rag_assets.core.store.collections import replace_collection

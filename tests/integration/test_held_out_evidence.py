@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag_assets.core.answering.strategies import StrategySpec, gather_evidence
+from rag_assets.core.answering.strategies import gather_evidence
+from rag_assets.core.answering.types import StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.corpus.sources import CollectionSpec, SourceDocument, iter_collection
 from rag_assets.core.corpus.tree_building import document_tree

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rag_assets.core.answering.strategies import StrategySpec, run_strategy
+from rag_assets.core.answering.strategies import run_strategy
+from rag_assets.core.answering.types import StrategySpec
 from rag_assets.core.corpus.sources import CollectionSpec, SourceDocument, iter_collection
 from rag_assets.core.corpus.tree import STRUCTURE
 from rag_assets.core.corpus.tree_building import document_tree

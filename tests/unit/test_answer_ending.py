@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag_assets.core.answering.answer_ending import complete_answer
-from rag_assets.core.answering.strategies import StrategySpec
+from rag_assets.core.answering.types import StrategySpec
 from rag_assets.core.errors import ConfigError
 
 

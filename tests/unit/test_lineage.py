@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from rag_assets.core.answering.strategies import AnswerOutcome, Citation, StrategySpec
+from rag_assets.core.answering.types import AnswerOutcome, Citation, StrategySpec
 from rag_assets.core.corpus.sources import CollectionSpec, SourceDocument, iter_collection
 from rag_assets.core.corpus.tree_building import document_tree
 from rag_assets.core.lineage import (

@@ -32,226 +32,37 @@ questions.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from rag_assets.core.answering.answer_ending import complete_answer
-from rag_assets.core.answering.r4_reordering import REORDERS, EvidenceItem, PositionPolicy, reorder
+from rag_assets.core.answering.citations import node_citation, passage_citations
+from rag_assets.core.answering.generation.contregen import run_contregen
+from rag_assets.core.answering.generation.disco import run_disco
+from rag_assets.core.answering.r4_reordering import EvidenceItem, reorder
 from rag_assets.core.answering.readers import number_blocks, reader_messages, reader_style
 from rag_assets.core.answering.rewriting import rewrite_queries
+from rag_assets.core.answering.types import (
+    KINDS,
+    AnswerOutcome,
+    Citation,
+    RetrievalExtras,
+    Retrieve,
+    StrategyInputs,
+    StrategyRunner,
+    StrategySpec,
+)
 from rag_assets.core.corpus.tree import CONTENT, TreeNode
 from rag_assets.core.engines.base import BatchClock, LLMEngine
 from rag_assets.core.index.retrieval import SearchHit
 from rag_assets.core.routing.navigation import (
-    FILL_ORDERS,
     RetrievedDocument,
     Router,
-    RoutingKnobs,
     evidence_groups,
     render_evidence,
     route_documents,
 )
 from rag_assets.core.routing.samples import documents_in_order
-
-# contregen / disco: the generation-side strategies (core/generation)
-GENERATION_KINDS = ("contregen", "disco")
-KINDS = ("none", "rag", "rdr2", "dota", *GENERATION_KINDS)
-# encoder / llm: trained routers; llm-rank: the llm router's actions ranked by likelihood instead of
-# generated; similarity: the untrained encoder; oracle: gold-aware ceiling; hit-nodes: the retrieved
-# passages' nodes (the no-learning floor)
-ROUTER_KINDS = ("llm", "llm-rank", "encoder", "similarity", "oracle", "hit-nodes")
-# The trained kind `rdr2` routes with by default: the one that wins on the real dev sets (README).
-DEFAULT_ROUTER_KIND = "encoder"
-# router_metrics model labels: each trained kind, and the untrained router it must beat
-TRAINED_VS_UNTRAINED = {"encoder": ("encoder", "similarity"), "llm": ("adapter", "base")}
-# (query, mode, k) -> hits; strategies that rerank or route namespaces also pass the keywords
-# `rerank=True` and `collections=[...]`, which their retrieve must then accept
-Retrieve = Callable[..., Sequence[SearchHit]]
-
-
-class NamespaceRouting(Protocol):
-    """The namespace router as strategies use it (core/index/namespace_routing.py `QueryNamespaces`)."""
-
-    def route(self, queries: Sequence[str]) -> list[list[str]]: ...
-
-    def share(self, namespaces: Sequence[str]) -> float: ...
-
-
-@dataclass(slots=True)
-class RetrievalExtras:
-    """What the retrieval-side knobs need: the rewriting engine (None = the strategy's engine),
-    the namespace router and the learned reorder policy."""
-
-    rewriter: LLMEngine | None = None
-    namespaces: NamespaceRouting | None = None
-    policy: PositionPolicy | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class StrategySpec:
-    name: str  # label stored in answers.strategy
-    kind: str  # 'none' | 'rag' | 'rdr2'
-    retrieval_mode: str = "hybrid"  # dense | bm25 | hybrid
-    top_k: int = 5  # rag: passages given to the reader; rdr2: documents routed
-    passages_per_query: int = 20  # rdr2: first-stage passages grouped into top_k documents
-    expand_iterations: int = 2
-    allow_expand: bool = True
-    allow_refuse: bool = True
-    structure: bool = True  # False = "no structure": the router sees lit content as a flat list
-    adapter: str | None = None  # engine adapter name for the router (None = base model)
-    answer_style: str = "short"  # reader prompt: short | list | long
-    router_max_new_tokens: int = 64
-    reader_max_new_tokens: int | None = None  # None = the answer style's default
-    token_budget: int | None = 512  # router input budget per subtree (tokens), as the router was trained
-    router: str = "llm"  # rdr2: which router kind routes (ROUTER_KINDS); llm uses `adapter`
-    # rdr2: cut each question's routed evidence to the words another strategy gave the reader for
-    # that question (e.g. "rag-hybrid"), so both are compared at the same evidence length; None = free
-    evidence_budget_from: str | None = None
-    fill_budget: bool = True  # rdr2 under a budget: unused words go to the best-scored unselected nodes
-    # rdr2: how the fill ranks what it may add (routing.FILL_ORDERS); None = the router's calibrated order
-    fill_order: str | None = None
-    # contregen: sub-query tree depth (the paper's 2) and sub-queries per node; disco: False = the
-    # ablation without discourse trees and rhetorical graph (the blueprint sees plain chunks)
-    tree_depth: int = 2
-    tree_branching: int = 2
-    discourse: bool = True
-    stage_max_new_tokens: int = 48  # contregen / disco: output budget of each intermediate stage
-    rewrite: bool = False  # rag/dota: search with the LLM's rewrite of the question
-    rerank: bool = False  # rag/dota/rdr2: rerank with the trained passage reranker (one LanceDB query)
-    route_namespaces: bool = False  # rag/dota: search only the collections the namespace router picks
-    reorder: str = "retrieval"  # order of the evidence items the reader sees (REORDERS)
-    aggregate_words: int = 0  # rag/dota: keep top passages while within this many words (0 = all top_k)
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"strategy {self.name!r}: kind must be one of {KINDS}, not {self.kind!r}")
-        if self.top_k < 0 or self.passages_per_query < 0 or self.expand_iterations < 0:
-            raise ValueError(f"strategy {self.name!r}: top_k, passages_per_query and expand_iterations must be >= 0")
-        reader_style(self.answer_style)
-        if self.router not in ROUTER_KINDS:
-            raise ValueError(f"strategy {self.name!r}: router must be one of {ROUTER_KINDS}, not {self.router!r}")
-        if not (0 <= self.tree_depth <= 3 and 1 <= self.tree_branching <= 4 and self.stage_max_new_tokens >= 8):
-            raise ValueError(
-                f"strategy {self.name!r}: tree_depth must be 0-3, tree_branching 1-4, stage_max_new_tokens >= 8"
-            )
-        if self.reorder not in REORDERS:
-            raise ValueError(f"strategy {self.name!r}: reorder must be one of {REORDERS}, not {self.reorder!r}")
-        if self.aggregate_words < 0:
-            raise ValueError(f"strategy {self.name!r}: aggregate_words must be >= 0")
-        if self.fill_order is not None and self.fill_order not in FILL_ORDERS:
-            raise ValueError(
-                f"strategy {self.name!r}: fill_order must be one of {FILL_ORDERS} or unset, not {self.fill_order!r}"
-            )
-
-    def knobs(self) -> dict[str, object]:
-        """The knobs stored with every answer (answers.knobs)."""
-        if self.kind in GENERATION_KINDS:
-            return {
-                "retrieval_mode": self.retrieval_mode,
-                "top_k": self.top_k,
-                "tree_depth": self.tree_depth,
-                "tree_branching": self.tree_branching,
-                "discourse": self.discourse,
-                "stage_max_new_tokens": self.stage_max_new_tokens,
-            }
-        return {
-            "retrieval_mode": self.retrieval_mode,
-            "top_k": self.top_k,
-            "expand_iterations": self.expand_iterations,
-            "allow_expand": self.allow_expand,
-            "allow_refuse": self.allow_refuse,
-            "structure": self.structure,
-            "adapter": self.adapter,
-            "router": self.router if self.kind == "rdr2" else None,  # only rdr2 routes
-            "evidence_budget_from": self.evidence_budget_from,
-            **({"fill_budget": self.fill_budget} if self.evidence_budget_from else {}),
-            # the retrieval-side knobs only where set, so older rows' knobs read the same
-            **{
-                k: v
-                for k, v in (
-                    ("rewrite", self.rewrite),
-                    ("rerank", self.rerank),
-                    ("route_namespaces", self.route_namespaces),
-                    ("reorder", self.reorder if self.reorder != "retrieval" else None),
-                    ("aggregate_words", self.aggregate_words),
-                    ("fill_order", self.fill_order if self.evidence_budget_from else None),
-                )
-                if v
-            },
-        }
-
-    def routing_knobs(self) -> RoutingKnobs:
-        return RoutingKnobs(
-            expand_iterations=self.expand_iterations,
-            allow_expand=self.allow_expand,
-            allow_refuse=self.allow_refuse,
-            token_budget=self.token_budget,
-            max_new_tokens=self.router_max_new_tokens,
-            adapter=self.adapter,
-            structure=self.structure,
-            fill_budget=self.fill_budget,
-            fill_order=self.fill_order,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Citation:
-    doc_id: str
-    node_id: int
-    heading_path: tuple[str, ...]
-    text: str  # the document text at [span_start, span_end)
-    span_start: int
-    span_end: int
-
-
-@dataclass(slots=True)
-class AnswerOutcome:
-    """One per question: everything the answers table needs except ids, run and versions."""
-
-    question: str
-    answer: str
-    evidence: str  # exactly what the reader saw
-    evidence_words: int
-    citations: list[Citation]
-    passage_ids: list[str]
-    retrieved_doc_ids: list[str]
-    router_prompt_tokens: int
-    router_output_tokens: int
-    reader_prompt_tokens: int
-    reader_output_tokens: int
-    engine_calls: int  # engine calls this question took part in (routing rounds + the reader)
-    seconds: float  # batch wall time / questions in the batch
-    expelled: int
-    refused_docs: int
-    # contregen / disco: the intermediate structures (sub-query tree; discourse trees, graph,
-    # blueprint), JSON-ready, stored with the answer (answers.structure) and walked by `rag trace`
-    structure: dict | None = None
-    retrieval: dict = field(default_factory=dict)  # rewrite, namespaces, reorder (see GatheredEvidence)
-
-
-def _node_citation(doc_id: str, node: TreeNode, span: tuple[int, int] | None = None) -> Citation:
-    start, end = span or (node.span_start, node.span_end)
-    if not (node.span_start <= start <= end <= node.span_end):
-        raise ValueError(f"{doc_id} node {node.node_id}: span {start}-{end} lies outside the node")
-    text = node.text[start - node.span_start : end - node.span_start]
-    return Citation(doc_id, node.node_id, tuple(node.heading_path), text, start, end)
-
-
-def _passage_citations(hits: Sequence[SearchHit], trees: Mapping[str, Sequence[TreeNode]]) -> list[Citation]:
-    out: list[Citation] = []
-    seen: set[tuple[str, int, int, int]] = set()
-    for hit in hits:
-        nodes = trees.get(hit.doc_id)
-        if nodes is None:
-            continue
-        for node_id, span in zip(hit.node_ids, hit.spans):
-            key = (hit.doc_id, node_id, *span)
-            if key in seen or not 0 <= node_id < len(nodes):
-                continue
-            seen.add(key)
-            out.append(_node_citation(hit.doc_id, nodes[node_id], span))
-    return out
 
 
 def _distinct(items: Sequence[str]) -> list[str]:
@@ -310,7 +121,7 @@ def gather_evidence(
             out.passage_ids = [h.passage_id for h in hits]
             out.retrieved_doc_ids = _distinct([h.doc_id for h in hits])
             out.evidence = number_blocks([(h.heading_path, h.text) for h in hits])
-            out.citations = _passage_citations(hits, trees)
+            out.citations = passage_citations(hits, trees)
     elif spec.kind == "rdr2":
         documents: list[list[RetrievedDocument]] = []
         for out, question in zip(gathered, questions):
@@ -349,7 +160,7 @@ def gather_evidence(
                 out.retrieval["order"] = [i + 1 for i in order]
             out.evidence = render_evidence(routed, trees, numbered=True)
             out.citations = [  # in the order the reader sees them
-                _node_citation(doc.doc_id, trees[doc.doc_id][n])
+                node_citation(doc.doc_id, trees[doc.doc_id][n])
                 for doc in routed
                 for _, ids in evidence_groups(doc, trees[doc.doc_id])
                 for n in ids
@@ -450,25 +261,27 @@ def run_strategy(
     evidence_budgets: Sequence[int | None] | None = None,
     extras: RetrievalExtras | None = None,
 ) -> list[AnswerOutcome]:
-    """`gather_evidence` for all questions, then ONE reader call for all questions."""
+    """The spec's strategy for all questions (each kind's runner in `STRATEGY_RUNNERS`)."""
     questions = list(questions)
     if not questions:
         return []
-    reader = reader or engine
-    if spec.kind in GENERATION_KINDS:
-        from rag_assets.core.answering.generation import run_generation_strategy
+    inputs = StrategyInputs(retrieve, trees, engine, reader or engine, routers, evidence_budgets, extras)
+    return STRATEGY_RUNNERS[spec.kind](questions, spec, inputs)
 
-        return run_generation_strategy(questions, spec, retrieve=retrieve, trees=trees, engine=engine, reader=reader)
+
+def read_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
+    """`none`, `rag`, `rdr2`, `dota`: `gather_evidence` for all questions, then ONE reader call for all."""
+    engine, reader = inputs.engine, inputs.reader
     clock = BatchClock(engine, reader)
     gathered = gather_evidence(
         questions,
         spec,
-        retrieve=retrieve,
-        trees=trees,
+        retrieve=inputs.retrieve,
+        trees=inputs.trees,
         engine=engine,
-        routers=routers,
-        evidence_budgets=evidence_budgets,
-        extras=extras,
+        routers=inputs.routers,
+        evidence_budgets=inputs.evidence_budgets,
+        extras=inputs.extras,
     )
     style = reader_style(spec.answer_style)
     max_new_tokens = spec.reader_max_new_tokens or style.max_new_tokens
@@ -498,3 +311,27 @@ def run_strategy(
         )
         for question, g, generation in zip(questions, gathered, generations)
     ]
+
+
+def _contregen(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
+    return run_contregen(
+        questions, spec, retrieve=inputs.retrieve, trees=inputs.trees, engine=inputs.engine, reader=inputs.reader
+    )
+
+
+def _disco(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
+    return run_disco(
+        questions, spec, retrieve=inputs.retrieve, trees=inputs.trees, engine=inputs.engine, reader=inputs.reader
+    )
+
+
+# The one place a strategy kind is dispatched: kind -> its runner (every kind in KINDS).
+STRATEGY_RUNNERS: dict[str, StrategyRunner] = {
+    "none": read_gathered_evidence,
+    "rag": read_gathered_evidence,
+    "rdr2": read_gathered_evidence,
+    "dota": read_gathered_evidence,
+    "contregen": _contregen,
+    "disco": _disco,
+}
+assert tuple(STRATEGY_RUNNERS) == KINDS, "every strategy kind needs exactly one runner"

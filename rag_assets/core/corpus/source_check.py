@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag_assets.core.corpus.sources import SourceDocument, _page_records, content_hash
+from rag_assets.core.corpus.sources import SourceDocument, content_hash, page_records
 
 UNCHANGED, CHANGED, GONE, UNKNOWN = "unchanged", "changed", "gone", "unknown"
 _BUILTIN_PREFIX = "pydoc_data.topics#"
@@ -30,7 +30,7 @@ def current_source_hash(uri: str) -> str | None:
     number = int(line) if line.isdigit() else 0
     if not 1 <= number <= len(lines):
         return None
-    record = next(iter(_page_records("check", file, "", lines[number - 1])), None)
+    record = next(iter(page_records("check", file, "", lines[number - 1])), None)
     return record.content_hash if isinstance(record, SourceDocument) else None
 
 

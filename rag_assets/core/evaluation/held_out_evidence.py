@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from rag_assets.core.answering.strategies import GatheredEvidence, Retrieve, StrategySpec, gather_evidence
+from rag_assets.core.answering.strategies import GatheredEvidence, gather_evidence
+from rag_assets.core.answering.types import Retrieve, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.evaluation.scoring import evidence_scores, primary_evidence_metric

@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from rag_assets.core.answering.strategies import AnswerOutcome, StrategySpec
+from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
 from rag_assets.core.store.document_tables import document_content_hashes
 from rag_assets.core.store.schemas import ANSWER_ARROW_SCHEMA
 from rag_assets.core.store.transactions import ensure_schema, insert_arrow, table_exists, transaction
@@ -34,7 +34,6 @@ LIST_FIELDS = (
     "passage_ids",
     "retrieved_doc_ids",
 )
-
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from rag_assets.core.answering.citations import passage_citations
 from rag_assets.core.answering.generation.parsers import parse_finding, parse_subqueries
 from rag_assets.core.answering.generation.prompts import (
     NOTHING_RELEVANT,
@@ -35,7 +36,7 @@ from rag_assets.core.answering.generation.prompts import (
 )
 from rag_assets.core.answering.generation.stages import StageRunner, clip_words
 from rag_assets.core.answering.readers import number_blocks, reader_messages, reader_style
-from rag_assets.core.answering.strategies import AnswerOutcome, Citation, Retrieve, StrategySpec, _passage_citations
+from rag_assets.core.answering.types import AnswerOutcome, Citation, Retrieve, StrategySpec
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.engines.base import BatchClock, LLMEngine
 from rag_assets.core.index.retrieval import SearchHit
@@ -92,7 +93,7 @@ def _node_dict(node: QueryNode, trees: Mapping[str, Sequence[TreeNode]]) -> dict
     out["finding"] = node.finding
     out["finding_status"] = node.finding_status
     if not node.children:
-        out["passages"] = [hit_dict(h, _passage_citations([h], trees)) for h in node.hits]
+        out["passages"] = [hit_dict(h, passage_citations([h], trees)) for h in node.hits]
     out["children"] = [_node_dict(c, trees) for c in node.children]
     return out
 
@@ -144,7 +145,7 @@ def run_contregen(
     summarise = []
     for q, leaf in leaves:
         leaf.hits = list(retrieve(leaf.query, spec.retrieval_mode, spec.top_k))[: spec.top_k] if spec.top_k else []
-        leaf.citations = _passage_citations(leaf.hits, trees)
+        leaf.citations = passage_citations(leaf.hits, trees)
         if leaf.hits:
             summarise.append((q, leaf))
         else:

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from rag_assets.core.answering.citations import passage_citations
 from rag_assets.core.answering.generation.contregen import citation_dict
 from rag_assets.core.answering.generation.parsers import parse_blueprint, parse_discourse, parse_rhetorical
 from rag_assets.core.answering.generation.prompts import (
@@ -46,7 +47,7 @@ from rag_assets.core.answering.generation.prompts import (
 )
 from rag_assets.core.answering.generation.stages import StageRunner, clip_words
 from rag_assets.core.answering.readers import number_blocks, reader_messages, reader_style
-from rag_assets.core.answering.strategies import AnswerOutcome, Retrieve, StrategySpec, _passage_citations
+from rag_assets.core.answering.types import AnswerOutcome, Retrieve, StrategySpec
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.engines.base import BatchClock, LLMEngine
 from rag_assets.core.index.retrieval import SearchHit
@@ -297,7 +298,7 @@ def run_disco(
                 answer=answer.text,
                 evidence=evidences[q],
                 evidence_words=len(evidences[q].split()),
-                citations=_passage_citations(hits, trees),
+                citations=passage_citations(hits, trees),
                 passage_ids=[h.passage_id for h in hits],
                 retrieved_doc_ids=list(dict.fromkeys(h.doc_id for h in hits)),
                 router_prompt_tokens=stages.prompt_tokens[q],
@@ -335,5 +336,5 @@ def _chunk_dict(number: int, chunk: Chunk, trees: Mapping[str, Sequence[TreeNode
             }
             for n, u in enumerate(chunk.units, start=1)
         ],
-        "citations": [citation_dict(c) for c in _passage_citations([chunk.hit], trees)],
+        "citations": [citation_dict(c) for c in passage_citations([chunk.hit], trees)],
     }
