@@ -24,6 +24,7 @@ from rag_assets.core.routing.samples import (
 from rag_assets.core.routing.teachers import FAILED, KINDS, SimilarityThresholds
 from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.question_table import load_question_rows, questions_table
+from rag_assets.core.store.routing_tables import load_subtree_rows
 from rag_assets.core.store.schemas import ROUTING_ACTIONS_ARROW_SCHEMA
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.deployment import CATALOGUE_POOL, TRANSIENT_RETRY
@@ -73,7 +74,7 @@ class SyntheticQuestionsConfig(dg.Config):
     pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
     deps=[document_trees],
-    group_name="routing_data",
+    group_name="structure",
     kinds={"python", "duckdb"},
     metadata=table_metadata("synthetic_questions"),
     description="Training questions made from the collection's own trees (inverse-cloze sentences and section "
@@ -141,7 +142,7 @@ class RoutingDataConfig(dg.Config):
     pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
     deps=[passage_index, questions_asset, synthetic_questions],
-    group_name="routing_data",
+    group_name="routing",
     kinds={"python", "duckdb"},
     metadata=table_metadata("routing_subtrees"),
     description="Retrieval SubTrees of the training questions' top documents, as the router sees "
@@ -237,7 +238,7 @@ def _table3(rows: list[dict]) -> str:
     retry_policy=TRANSIENT_RETRY,
     partitions_def=collection_partitions,
     deps=[routing_subtrees],
-    group_name="routing_data",
+    group_name="routing",
     kinds={"python", "duckdb"},
     metadata=table_metadata("routing_actions"),
     description="Teacher labels for every routing subtree, in the router's output grammar "
@@ -255,11 +256,7 @@ def routing_actions(
     with catalogue.get_connection() as con:
         samples = [
             sample_from_row(row)
-            for row in con.execute(
-                f"SELECT {', '.join(RoutingSample.__dataclass_fields__)} FROM routing_subtrees WHERE collection = ? "
-                "ORDER BY subtree_id",
-                [collection],
-            ).fetchall()
+            for row in load_subtree_rows(con, collection, tuple(RoutingSample.__dataclass_fields__))
         ]
         questions = {q.qid: q for q in load_question_rows(con, collection)}
         questions.update({q.qid: q for q in load_question_rows(con, collection, table="synthetic_questions")})

@@ -27,7 +27,10 @@ from rag_assets.core.routing.teachers import (
     calibrate_thresholds,
     similarity_scores,
 )
+from rag_assets.core.store.routing_tables import load_labelled_rows
 from rag_assets.core.store.tree_tables import load_trees
+
+SAMPLE_COLUMNS = tuple(RoutingSample.__dataclass_fields__)  # a stored sample's routing_subtrees columns
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,21 +88,10 @@ def load_routing_samples(
     con: duckdb.DuckDBPyConnection, collection: str, *, fold: str | None = None, limit: int | None = None
 ) -> list[tuple[RoutingSample, RoutingGold]]:
     """Stored samples with their teacher label as gold (teacher failures excluded), by subtree id."""
-    clauses, params = ["a.collection = ?", "a.kind <> 'failed'"], [collection]
-    if fold:
-        clauses.append("a.fold = ?")
-        params.append(fold)
-    sql = (
-        f"SELECT {', '.join('s.' + f for f in RoutingSample.__dataclass_fields__)}, a.answer_ids, a.expand_ids "
-        "FROM routing_actions a JOIN routing_subtrees s USING (collection, subtree_id) "
-        f"WHERE {' AND '.join(clauses)} ORDER BY s.subtree_id"
+    rows = load_labelled_rows(
+        con, collection, SAMPLE_COLUMNS, ["answer_ids", "expand_ids"], fold=fold or None, limit=limit
     )
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
-    return [
-        (sample_from_row(row[:-2]), RoutingGold(frozenset(row[-2]), frozenset(row[-1])))
-        for row in con.execute(sql, params).fetchall()
-    ]
+    return [(sample_from_row(row[:-2]), RoutingGold(frozenset(row[-2]), frozenset(row[-1]))) for row in rows]
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,13 +110,7 @@ def load_routing_examples(
 ) -> list[LabelledView]:
     """The fold's labelled views (teacher failures excluded), by subtree id; `synthetic=False`
     leaves out the views of corpus-made questions."""
-    fields = ", ".join("s." + f for f in RoutingSample.__dataclass_fields__)
-    rows = con.execute(
-        f"SELECT {fields}, a.target, a.answer_ids, a.expand_ids FROM routing_actions a "
-        "JOIN routing_subtrees s USING (collection, subtree_id) "
-        "WHERE a.collection = ? AND a.fold = ? AND a.kind <> 'failed' ORDER BY s.subtree_id",
-        [collection, fold],
-    ).fetchall()
+    rows = load_labelled_rows(con, collection, SAMPLE_COLUMNS, ["target", "answer_ids", "expand_ids"], fold=fold)
     samples = [(sample_from_row(row[:-3]), *row[-3:]) for row in rows]
     if not synthetic:
         samples = [r for r in samples if not r[0].qid.startswith(SYNTHETIC_QID_PREFIX)]

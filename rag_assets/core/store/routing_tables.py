@@ -34,17 +34,54 @@ def teacher_failures(con: duckdb.DuckDBPyConnection, collection: str) -> list[tu
     ).fetchall()
 
 
+def _check_subtree_columns(columns: Sequence[str]) -> None:
+    known = {name for name, _, _ in table_columns("routing_subtrees")}
+    if not set(columns) <= known:
+        raise ValueError(f"routing_subtrees has no column(s) {sorted(set(columns) - known)}")
+
+
+def load_subtree_rows(con: duckdb.DuckDBPyConnection, collection: str, columns: Sequence[str]) -> list[tuple]:
+    """`columns` of the collection's routing views, by subtree id."""
+    _check_subtree_columns(columns)
+    return con.execute(
+        f"SELECT {', '.join(columns)} FROM routing_subtrees WHERE collection = ? ORDER BY subtree_id", [collection]
+    ).fetchall()
+
+
+def load_labelled_rows(
+    con: duckdb.DuckDBPyConnection,
+    collection: str,
+    sample_columns: Sequence[str],
+    action_columns: Sequence[str],
+    *,
+    fold: str | None = None,
+    limit: int | None = None,
+) -> list[tuple]:
+    """(*`sample_columns` of routing_subtrees, *`action_columns` of routing_actions) of the
+    collection's usable labelled views (teacher failures are never trained on nor scored), of
+    one fold when given, by subtree id (the first `limit` when given)."""
+    _check_subtree_columns(sample_columns)
+    known = {name for name, _, _ in table_columns("routing_actions")}
+    if not set(action_columns) <= known:
+        raise ValueError(f"routing_actions has no column(s) {sorted(set(action_columns) - known)}")
+    clauses, params = ["a.collection = ?", "a.kind <> 'failed'"], [collection]
+    if fold is not None:
+        clauses.append("a.fold = ?")
+        params.append(fold)
+    columns = [f"s.{c}" for c in sample_columns] + [f"a.{c}" for c in action_columns]
+    sql = (
+        f"SELECT {', '.join(columns)} FROM routing_actions a JOIN routing_subtrees s USING (collection, subtree_id) "
+        f"WHERE {' AND '.join(clauses)} ORDER BY s.subtree_id"
+    )
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return con.execute(sql, params).fetchall()
+
+
 def load_usable_targets(con: duckdb.DuckDBPyConnection, collection: str, sample_columns: Sequence[str]) -> list[tuple]:
     """(*`sample_columns` of routing_subtrees, teacher target) of the collection's usable routing
     actions (kind not 'failed': failed teacher outputs are never trained on), by subtree id."""
-    known = {name for name, _, _ in table_columns("routing_subtrees")}
-    if not set(sample_columns) <= known:
-        raise ValueError(f"routing_subtrees has no column(s) {sorted(set(sample_columns) - known)}")
+    _check_subtree_columns(sample_columns)
     if not (table_exists(con, "routing_actions") and table_exists(con, "routing_subtrees")):
         return []
-    return con.execute(
-        f"SELECT {', '.join('s.' + c for c in sample_columns)}, a.target "
-        "FROM routing_actions a JOIN routing_subtrees s USING (collection, subtree_id) "
-        "WHERE a.collection = ? AND a.kind <> 'failed' ORDER BY s.subtree_id",
-        [collection],
-    ).fetchall()
+    return load_labelled_rows(con, collection, sample_columns, ["target"])
