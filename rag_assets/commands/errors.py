@@ -1,0 +1,117 @@
+"""One error path for every command: exit codes, the one-line message, the `--debug` traceback.
+
+A user mistake or an unavailable backend prints ONE line on stderr (`error: ...`) and exits with
+a documented code; anything else is a bug (exit 70) and says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import traceback
+import urllib.error
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from rag_assets.core.errors import BackendUnavailable, ConfigError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SOURCE_CHANGED, EXIT_UNAVAILABLE = 0, 1, 2, 3, 4
+EXIT_INTERNAL, EXIT_INTERRUPTED = 70, 130
+EXIT_CODES_HELP = (
+    "Exit codes: 0 ok; 1 a run or check failed; 2 usage or configuration mistake (unknown collection, "
+    "empty question, bad DAGSTER_HOME or data dir); 3 (trace) a cited source changed; 4 backend "
+    "unavailable (LLM endpoint, service, busy catalogue); 70 internal error; 130 interrupted. "
+    "--debug shows the traceback of an error."
+)
+
+console = Console()
+errors = Console(stderr=True)
+state = {"debug": bool(os.environ.get("RAG_DEBUG"))}
+
+
+def classify(err: BaseException) -> tuple[int, str]:
+    """(exit code, one-line message) for an error raised by a command."""
+    if isinstance(err, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, "interrupted"
+    unavailable: tuple[type[BaseException], ...] = (
+        BackendUnavailable,
+        urllib.error.URLError,
+        ConnectionError,
+        TimeoutError,
+    )
+    if isinstance(err, unavailable) or type(err).__name__ == "OpenAIEngineError":
+        return EXIT_UNAVAILABLE, str(err)
+    from rag_assets.core.store.connections import is_lock_error, lock_holder
+
+    if is_lock_error(err):
+        return EXIT_UNAVAILABLE, f"the catalogue is in use by {lock_holder(err)}; try again when it finishes"
+    if isinstance(err, (ConfigError, ValueError, FileNotFoundError, NotADirectoryError, PermissionError)):
+        return EXIT_USAGE, str(err)
+    if isinstance(err, KeyError):
+        return EXIT_USAGE, str(err.args[0]) if err.args else "unknown key"
+    if type(err).__name__ == "DagsterInvalidConfigError":
+        return EXIT_USAGE, " ".join(str(err).split())
+    return EXIT_INTERNAL, f"internal error: {type(err).__name__}: {err} (rerun with --debug for the traceback)"
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
+    """Print `error: message` on stderr; the caller raises the returned Exit."""
+    errors.print(f"[red]error:[/red] {escape(' '.join(message.split()))}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def one_error_path(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Every command's errors become one line and an exit code (the traceback only with --debug)."""
+
+    @functools.wraps(command)
+    def run_command(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except (typer.Exit, click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except (Exception, KeyboardInterrupt) as err:
+            code, message = classify(err)
+            if state["debug"]:
+                errors.print(escape("".join(traceback.format_exception(err))), highlight=False)
+            raise fail(message or type(err).__name__, code) from None
+
+    return run_command
+
+
+def say_waiting(message: str) -> None:
+    errors.print(f"[yellow]waiting:[/yellow] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def checked_home(*, create: bool) -> Path:
+    """DAGSTER_HOME (default: the project's dagster_home), checked: a path that exists and is not
+    a folder, or a missing one a read-only command cannot use, is a usage mistake."""
+    from rag_assets.settings import PROJECT_ROOT
+
+    home = Path(os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home")))
+    if home.exists() and not home.is_dir():
+        raise ConfigError(f"DAGSTER_HOME={home} is not a folder")
+    if not home.exists():
+        if not create:
+            raise ConfigError(f"DAGSTER_HOME={home} does not exist: run `rag run` first or point it at a project")
+        home.mkdir(parents=True)
+    return home
+
+
+def checked_data_dir() -> Path:
+    """The data folder (RAG_DATA_DIR, else DAGSTER_HOME/data) of a read command: DAGSTER_HOME must
+    exist when it decides, and the folder may not be a file (a missing folder is reported by the
+    catalogue read as "no catalogue at ...")."""
+    from rag_assets.settings import data_dir
+
+    if not os.environ.get("RAG_DATA_DIR"):
+        checked_home(create=False)
+    folder = data_dir()
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"the data folder {folder} (RAG_DATA_DIR) is not a folder")
+    return folder

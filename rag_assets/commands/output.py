@@ -1,0 +1,146 @@
+"""How `rag search|ask|trace|answers|tree` print their results (human text or JSON); the same
+dictionaries come from the in-process `QueryService` and from the service's JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.markup import escape
+
+from rag_assets.commands.errors import console, errors
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=1, default=str) + "\n")
+
+
+def note(text: str) -> None:
+    errors.print(f"[dim]{escape(text)}[/dim]", highlight=False, soft_wrap=True)
+
+
+def print_hits(hits: list[dict[str, Any]]) -> None:
+    for hit in hits:
+        console.print(
+            f"[bold]{hit['rank']}.[/bold] [dim]{hit['score']:.4f}[/dim] [cyan]{escape(hit['doc_id'])}[/cyan] "
+            f"nodes {hit['node_ids']}\n   [green]{escape(' > '.join(hit['heading_path']))}[/green]\n"
+            f"   {escape(hit['text'][:300])}",
+            highlight=False,
+        )
+
+
+def print_answer(result: dict[str, Any], *, streamed: bool) -> None:
+    """The answer (unless its text was already streamed), its numbered citations, its id."""
+    from rag_assets.core.text import first_words
+
+    row = result["answer"]
+    if streamed:
+        console.print()
+    else:
+        console.print(f"[bold]{escape(row['answer'] or '(no answer)')}[/bold]", highlight=False)
+    if result["citations"]:
+        console.print("[dim]citations:[/dim]")
+        for cite in result["citations"]:
+            console.print(
+                f"  [{cite['n']}] [green]{escape(' > '.join(cite['heading_path']))}[/green]: "
+                f"{escape(first_words(cite['text'], 12, mark_cut=True))} "
+                f"[dim]({escape(cite['doc_id'])} node {cite['node_id']})[/dim]",
+                highlight=False,
+            )
+    elif row["strategy_kind"] == "rdr2":
+        console.print(
+            "[yellow]the router selected nothing (every document refused): answered without evidence[/yellow]"
+        )
+    structure = json.loads(row["structure"]) if row.get("structure") else None
+    if structure:
+        from rag_assets.core.lineage.structures import structure_lines
+
+        console.print("\n".join(structure_lines(structure)), style="dim", highlight=False, markup=False)
+    console.print(
+        f"[dim]{escape(row['strategy'])}: {row['seconds']:.1f}s, {row['engine_calls']} engine call(s)[/dim]",
+        highlight=False,
+    )
+    console.print(f"answer id: [cyan]{row['answer_id']}[/cyan]  (audit: rag trace {row['answer_id']})", highlight=False)
+
+
+def print_trace(trace: dict[str, Any]) -> None:
+    row = trace["answer"]
+    console.print(
+        f"[bold]answer {row['answer_id']}[/bold] ({escape(row['strategy'])}, {row['source']}, "
+        f"{row['created_at'][:19].replace('T', ' ')} UTC, collection {escape(row['collection'])})",
+        highlight=False,
+    )
+    console.print(f"  question: {escape(row['question'])}\n  answer:   {escape(row['answer'])}", highlight=False)
+    if not trace["sources"]:
+        console.print("  [dim]no cited nodes (the reader saw no evidence)[/dim]")
+    for i, source in enumerate(trace["sources"], start=1):
+        state = "[red]CHANGED[/red]" if source["changed"] else "[green]unchanged[/green]"
+        if source["on_disk"] in ("changed", "gone"):
+            state += f", [red]{source['on_disk'].upper()} on disk[/red] (not re-indexed yet)"
+        text = source["current_text"] if source["current_text"] is not None else source["recorded_text"]
+        console.print(
+            f"  [{i}] {escape(source['doc_id'])} ({escape(source['uri'] or 'document gone')}) node {source['node_id']} "
+            f"chars {source['span'][0]}-{source['span'][1]} {state}\n      "
+            f"[green]{escape(source['heading_path'])}[/green]\n      {escape(text)}",
+            highlight=False,
+        )
+    if trace["structure"]:
+        from rag_assets.core.lineage.structures import structure_lines
+
+        lines = structure_lines(trace["structure"])
+        console.print("\n".join("  " + line for line in lines), highlight=False, markup=False)
+    versions = trace["versions"]
+    index = versions.get("index") or {}
+    console.print(
+        f"  versions: index {index.get('table')} v{index.get('version')} tag {index.get('tag')}; "
+        f"adapter {versions.get('adapter_id') or 'none (base model)'}; "
+        f"router {versions.get('router_model')}; reader {versions.get('reader_model')}; "
+        f"embedder {versions.get('embedder')}",
+        highlight=False,
+    )
+
+
+def print_answers(listing: dict[str, Any]) -> None:
+    rows = listing["answers"]
+    if not rows:
+        console.print("[dim]no stored answers match[/dim]")
+    for row in rows:
+        console.print(
+            f"[cyan]{row['answer_id']}[/cyan] {row['created_at'].replace('T', ' ')} {row['source']:<10} "
+            f"{escape(row['collection'])} {escape(row['strategy'])} [{row['citations']} cited]\n"
+            f"    {escape(row['question'][:100])}\n    [dim]-> {escape(row['answer'][:100])}[/dim]",
+            highlight=False,
+        )
+
+
+def tree_outline(path: Any, format: str, as_json: bool) -> bool:
+    """Print a file's trees; False when a document was rejected."""
+    from rag_assets.core.corpus.sources import CollectionSpec, Rejection, iter_collection
+    from rag_assets.core.corpus.tree import render_tree
+    from rag_assets.core.corpus.tree_building import document_tree
+
+    ok = True
+    out: list[dict] = []
+    for item in iter_collection(CollectionSpec(name="cli", path=str(path), format=format)):
+        if isinstance(item, Rejection):
+            errors.print(f"[red]rejected[/red] {escape(item.uri)}: {escape(item.reason)}")
+            ok = False
+            continue
+        try:
+            dst = document_tree(item)
+        except ValueError as err:
+            errors.print(f"[red]rejected[/red] {escape(item.uri)}: cannot parse as {item.format}: {escape(str(err))}")
+            ok = False
+            continue
+        if as_json:
+            nodes = [
+                {"node_id": n.node_id, "parent_id": n.parent_id, "kind": n.kind, "depth": n.depth, "text": n.text}
+                for n in dst.nodes
+            ]
+            out.append({"doc_id": item.doc_id, "title": dst.title, "format": item.format, "nodes": nodes})
+        else:
+            sys.stdout.write(render_tree(dst.nodes) + "\n")
+    if as_json:
+        print_json(out[0] if len(out) == 1 else out)
+    return ok

@@ -1,0 +1,154 @@
+"""`rag run`, `rag index`, `rag recover`: materialize jobs in this process and report failures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.markup import escape
+
+from rag_assets.commands.errors import EXIT_FAILED, checked_home, console, errors, say_waiting
+from rag_assets.core.errors import ConfigError
+
+
+def quiet_model_loading() -> None:
+    """No weight-loading progress bars on stderr: it is the channel for errors and waits."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+
+
+def run_config(config: Path | None, job: Any) -> dict:
+    """The run config YAML (`--config`, else $RAG_RUN_CONFIG), checked against the job."""
+    import dagster as dg
+    import yaml
+
+    config = config or (Path(os.environ["RAG_RUN_CONFIG"]) if os.environ.get("RAG_RUN_CONFIG") else None)
+    if config is None:
+        return {}
+    try:
+        loaded = yaml.safe_load(config.read_text()) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise ConfigError(f"run config {config}: {' '.join(str(err).split())}") from None
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"run config {config}: expected a mapping such as `ops: ...`")
+    try:
+        dg.validate_run_config(job, loaded)  # fail before the first collection runs, not midway
+    except dg.DagsterInvalidConfigError as err:
+        raise ConfigError(f"run config {config} does not fit the job: {' '.join(str(err).split())}") from None
+    console.print(f"run config: [cyan]{config}[/cyan]", soft_wrap=True)
+    return loaded
+
+
+def failure_lines(result: Any) -> list[str]:
+    """One line per failed step and per failed check of a finished in-process run (through the
+    result's public accessors, which hold across Dagster's event classes)."""
+    lines: list[str] = []
+    for event in result.get_step_failure_events():
+        error = event.step_failure_data.error if event.step_failure_data else None
+        lines.append(f"step {event.step_key} failed: {_error_line(error)}")
+    for evaluation in result.get_asset_check_evaluations():
+        if not evaluation.passed:
+            description = f": {evaluation.description}" if evaluation.description else ""
+            lines.append(f"check {evaluation.asset_key.to_user_string()}.{evaluation.check_name} failed{description}")
+    return lines
+
+
+def _error_line(error: Any) -> str:
+    """The first line of the step's own error, under Dagster's step-execution wrapper, without
+    the exception's module path (`dagster._core...Failure: x` -> `Failure: x`)."""
+    while error is not None and error.cause is not None and error.cls_name == "DagsterExecutionStepExecutionError":
+        error = error.cause
+    lines = (error.message if error else "").strip().splitlines()
+    if not lines:
+        return "no message"
+    head, sep, rest = lines[0].partition(": ")
+    return f"{head.rsplit('.', 1)[-1]}{sep}{rest}"
+
+
+def report_recovered(recovered: Any) -> None:
+    for run in recovered:
+        console.print(
+            f"[yellow]recovered:[/yellow] run {run.run_id} ({run.job_name}"
+            f"{', ' + run.partition if run.partition else ''}) was still marked in progress, but "
+            f"{run.reason}: marked it failed",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _say_progress(line: str) -> None:
+    console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def materialize(
+    job_name: str, collection: list[str] | None, config: Path | None, *, verbose: bool = False
+) -> list[str]:
+    """Run `job_name` for each collection (all by default) in this process, after failing runs
+    whose process is gone; returns the collections run. A failed run exits with code 1 after
+    one line per failed step and check. One progress line per asset and long step; Dagster's
+    own events only with `verbose` (the run's event log keeps them all)."""
+    checked_home(create=True)
+    import dagster as dg
+
+    from rag_assets.definitions import defs
+    from rag_assets.partitions import register_collections
+    from rag_assets.progress import console_log_level, run_progress
+    from rag_assets.run_health import process_tags, recover_dead_runs
+    from rag_assets.settings import collections_file, load_collections
+
+    configured = [spec.name for spec in load_collections()]  # validated: one line per mistake
+    names = collection or configured
+    unknown = [name for name in names if name not in configured]
+    if unknown:
+        raise ConfigError(
+            f"collection(s) {', '.join(unknown)} are not in {collections_file()} (it has {', '.join(configured)})"
+        )
+    job = defs.resolve_job_def(job_name)
+    config_dict = console_log_level(run_config(config, job), verbose)
+    if not verbose:
+        quiet_model_loading()
+    with dg.DagsterInstance.get() as instance:
+        report_recovered(recover_dead_runs(instance))
+        register_collections(instance, names)
+        failed: list[str] = []
+        for name in names:  # one collection's failure does not stop the others
+            console.print(f"[bold]materializing[/bold] collection [cyan]{name}[/cyan] ({job_name})")
+            with run_progress(instance, _say_progress) as progress_tags:
+                result = job.execute_in_process(
+                    partition_key=name,
+                    instance=instance,
+                    raise_on_error=False,
+                    run_config=config_dict,
+                    # the process tags let a later command tell this run died if it is killed
+                    tags={**process_tags(), **progress_tags},
+                )
+            if result.success:
+                console.print(f"  run {result.run_id} succeeded (its full log: `make dev`, Runs)", highlight=False)
+                continue
+            failed.append(name)
+            for line in failure_lines(result):
+                errors.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
+            errors.print(f"  run {result.run_id} for {name} [red]failed[/red]; see `make dev` for its logs")
+    if failed:
+        errors.print(f"[red]error:[/red] {len(failed)} of {len(names)} collection run(s) failed: {', '.join(failed)}")
+        raise typer.Exit(EXIT_FAILED)
+    return names
+
+
+def recover() -> None:
+    checked_home(create=True)
+    import dagster as dg
+
+    from rag_assets.run_health import IN_PROGRESS, recover_dead_runs
+
+    with dg.DagsterInstance.get() as instance:
+        recovered = recover_dead_runs(instance)
+        report_recovered(recovered)
+        left = len(instance.get_run_ids(filters=dg.RunsFilter(statuses=list(IN_PROGRESS))))
+    console.print(f"{len(recovered)} dead run(s) marked failed; {left} run(s) still in progress")
+
+
+__all__ = ["failure_lines", "materialize", "recover", "run_config", "say_waiting"]

@@ -1,0 +1,149 @@
+"""What a reader uses: the catalogue's published index rows, read on a short read-only connection,
+and the LanceDB table at the published version, opened once per version.
+
+Every request reads the publication again (one short read), so a newly published index (a
+scheduled re-index, a sensor run) is used from the next request on, without a restart; the
+catalogue file is never held between reads, so a running materialization never waits on us.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rag_assets.core.errors import ConfigError
+
+# as resources/vectors.py resolves it (a unit test keeps the two equal); not imported from there,
+# because that module imports Dagster, which a BM25 search does not need
+DEFAULT_TABLE = "passages"
+
+
+def catalogue_path() -> Path:
+    from rag_assets.settings import data_dir
+
+    return data_dir() / "catalogue.duckdb"
+
+
+def lancedb_uri() -> str:
+    from rag_assets.settings import data_dir
+
+    return os.environ.get("RAG_LANCEDB_URI") or str(data_dir() / "lancedb")
+
+
+@contextmanager
+def read_catalogue(on_wait: Callable[[str], None] | None = None) -> Iterator[Any]:
+    """A short read-only catalogue connection (waits, visibly and bounded, for a writer)."""
+    from rag_assets.core.store.connections import catalogue_connection
+
+    with catalogue_connection(catalogue_path(), read_only=True, on_wait=on_wait) as con:
+        yield con
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """The (catalogue rows, LanceDB version) pair one collection's reader uses."""
+
+    collection: str
+    table: str | None
+    version: int | None
+    tag: str | None
+    passages: int
+    consistent: bool
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "collection": self.collection,
+            "table": self.table,
+            "version": self.version,
+            "tag": self.tag,
+            "passages": self.passages,
+            "consistent": self.consistent,
+            "note": self.note,
+        }
+
+    def index_info(self) -> dict[str, Any]:
+        """The `versions.index` of an answer read from this pair."""
+        return {
+            "table": self.table,
+            "version": self.version,
+            "tag": self.tag,
+            "consistent_with_catalogue": self.consistent,
+        }
+
+
+def published(con: Any, collection: str) -> Published:
+    from rag_assets.core.store.publication import index_pairing
+
+    pairing = index_pairing(con, collection)
+    p = pairing.publication
+    return Published(
+        collection=collection,
+        table=p.table_name if p else None,
+        version=p.version if p else None,
+        tag=p.tag if p else None,
+        passages=pairing.catalogue_passages,
+        consistent=pairing.consistent,
+        note=pairing.describe(),
+    )
+
+
+def check_collections(con: Any, wanted: list[str] | None) -> list[str]:
+    """`wanted` (None: every collection), each checked against the catalogue's trees; an unknown
+    name (a typo, a path such as ../../x) is a ConfigError naming the known ones."""
+    from rag_assets.core.store.answers import tree_collections
+
+    known = tree_collections(con)
+    if not known:
+        raise ConfigError("the catalogue holds no document trees yet: run `rag run` (or `rag index`) first")
+    unknown = [name for name in wanted or [] if name not in known]
+    if unknown:
+        raise ConfigError(f"unknown collection {', '.join(map(repr, unknown))}: the catalogue has {', '.join(known)}")
+    return list(wanted) if wanted else known
+
+
+class _Pinned:
+    """What `retrieval.search` reads: `.table`, here one LanceDB table checked out at a version."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+
+
+class LanceTables:
+    """The passage table opened once per published version (opening costs more than a query)."""
+
+    def __init__(self, uri: str | None = None, table_name: str = DEFAULT_TABLE) -> None:
+        self.uri = uri or lancedb_uri()
+        self.table_name = table_name
+        self._db = None
+        self._tables: dict[int, Any] = {}
+        self._lock = threading.Lock()
+
+    def _open(self) -> Any:
+        import lancedb
+
+        if self._db is None:
+            self._db = lancedb.connect(self.uri)
+        if self.table_name not in self._db.list_tables().tables:
+            raise FileNotFoundError(
+                f"no passage index table {self.table_name!r} in {self.uri}: materialize `passage_index` first (`rag run`)"
+            )
+        return self._db.open_table(self.table_name)
+
+    def at(self, version: int | None) -> _Pinned:
+        """The table as of `version` (None: the newest, opened afresh)."""
+        with self._lock:
+            if version is None:
+                return _Pinned(self._open())
+            if version not in self._tables:
+                if len(self._tables) >= 8:  # old publications: let them go
+                    self._tables.pop(next(iter(self._tables)))
+                table = self._open()
+                table.checkout(version)
+                self._tables[version] = table
+            return _Pinned(self._tables[version])
