@@ -44,6 +44,8 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "heading_path": "The headings from the root down to the node.",
         "span_start": "Start offset of the node's text in document_texts.text.",
         "span_end": "End offset (exclusive) of the node's text in document_texts.text.",
+        "page_start": "First page (1-based) of a PDF or Word document the node lies on; 0 for unpaginated formats.",
+        "page_end": "Last page the node lies on; 0 for unpaginated formats.",
     },
     "document_texts": {
         "collection": COLLECTION,

@@ -15,7 +15,7 @@ def node_citation(doc_id: str, node: TreeNode, span: tuple[int, int] | None = No
     if not (node.span_start <= start <= end <= node.span_end):
         raise ValueError(f"{doc_id} node {node.node_id}: span {start}-{end} lies outside the node")
     text = node.text[start - node.span_start : end - node.span_start]
-    return Citation(doc_id, node.node_id, tuple(node.heading_path), text, start, end)
+    return Citation(doc_id, node.node_id, tuple(node.heading_path), text, start, end, node.pages)
 
 
 def passage_citations(hits: Sequence[SearchHit], trees: Mapping[str, Sequence[TreeNode]]) -> list[Citation]:

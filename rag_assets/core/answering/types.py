@@ -165,6 +165,7 @@ class Citation:
     text: str  # the document text at [span_start, span_end)
     span_start: int
     span_end: int
+    pages: str = ""  # "p. 12" / "pp. 12-13" in a PDF or Word document, "" where there are no pages
 
 
 @dataclass(slots=True)

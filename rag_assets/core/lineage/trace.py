@@ -11,10 +11,11 @@ from typing import Any
 
 import duckdb
 
+from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.lineage.structures import resolve_structure, structure_citations, structure_doc_ids
 from rag_assets.core.store.document_tables import document_sources
 from rag_assets.core.store.lineage import AnswerRecord, load_answer
-from rag_assets.core.store.tree_tables import document_texts
+from rag_assets.core.store.tree_tables import document_texts, load_tree_nodes
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,7 @@ class TracedSource:
     uri: str | None
     recorded_hash: str | None
     current_hash: str | None
+    pages: str = ""  # the cited node's pages in a PDF or Word document now ("p. 12"), else ""
 
     @property
     def changed(self) -> bool:
@@ -60,6 +62,10 @@ class AnswerTrace:
         )
 
 
+def _node_pages(nodes: list[TreeNode], node_id: int) -> str:
+    return nodes[node_id].pages if 0 <= node_id < len(nodes) else ""
+
+
 def trace_answer(con: duckdb.DuckDBPyConnection, answer_id: str) -> AnswerTrace:
     """answer -> cited nodes -> document -> exact source text at the recorded span -> versions."""
     record = load_answer(con, answer_id)
@@ -69,6 +75,7 @@ def trace_answer(con: duckdb.DuckDBPyConnection, answer_id: str) -> AnswerTrace:
     docs = sorted(set(recorded) | set(record.cited_doc_ids) | structure_doc_ids(structure))
     texts = document_texts(con, record.collection, docs)
     meta = document_sources(con, record.collection, docs)
+    nodes = load_tree_nodes(con, record.collection, sorted(set(record.cited_doc_ids)))
     sources = []
     for i, doc_id in enumerate(record.cited_doc_ids):
         start, end = record.cited_span_starts[i], record.cited_span_ends[i]
@@ -87,6 +94,7 @@ def trace_answer(con: duckdb.DuckDBPyConnection, answer_id: str) -> AnswerTrace:
                 uri=uri,
                 recorded_hash=recorded.get(doc_id),
                 current_hash=current_hash,
+                pages=_node_pages(nodes.get(doc_id, []), record.cited_node_ids[i]),
             )
         )
     changed = tuple(d for d, h in sorted(recorded.items()) if texts.get(d, (None,))[0] != h)

@@ -23,7 +23,7 @@ SCHEMA: dict[str, str] = {
         collection VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, node_id INTEGER NOT NULL,
         parent_id INTEGER, kind VARCHAR NOT NULL, block VARCHAR NOT NULL, depth INTEGER NOT NULL,
         text VARCHAR NOT NULL, heading_path VARCHAR[] NOT NULL, span_start INTEGER NOT NULL,
-        span_end INTEGER NOT NULL""",
+        span_end INTEGER NOT NULL, page_start INTEGER DEFAULT 0, page_end INTEGER DEFAULT 0""",
     "document_texts": """
         collection VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, content_hash VARCHAR NOT NULL,
         text VARCHAR NOT NULL""",
@@ -105,8 +105,16 @@ NODE_ARROW_SCHEMA = pa.schema(
         ("heading_path", _STR_LIST),
         ("span_start", pa.int32()),
         ("span_end", pa.int32()),
+        ("page_start", pa.int32()),
+        ("page_end", pa.int32()),
     ]
 )
+
+# Columns added to a table after catalogues with the older layout exist: `ensure_schema` adds them
+# to such a catalogue (with their default) so it stays readable and writable.
+ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "document_nodes": ("page_start INTEGER DEFAULT 0", "page_end INTEGER DEFAULT 0"),
+}
 
 # The passage: the catalogue's `passages` rows; the LanceDB index rows add `search_text` and `vector`.
 PASSAGE_ARROW_SCHEMA = pa.schema(

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import duckdb
 import pyarrow as pa
 
-from rag_assets.core.store.schemas import SCHEMA
+from rag_assets.core.store.schemas import ADDED_COLUMNS, SCHEMA
 
 
 def table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
@@ -25,6 +25,8 @@ def table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
 def ensure_schema(con: duckdb.DuckDBPyConnection, tables: Sequence[str] | None = None) -> None:
     for table in tables or SCHEMA:
         con.execute(f"CREATE TABLE IF NOT EXISTS {table} ({SCHEMA[table]})")
+        for column in ADDED_COLUMNS.get(table, ()):
+            con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column}")
 
 
 @contextmanager

@@ -30,6 +30,8 @@ def nodes_table(trees: Sequence[tuple[SourceDocument, DocumentTree]]) -> pa.Tabl
             columns["heading_path"].append(list(n.heading_path))
             columns["span_start"].append(n.span_start)
             columns["span_end"].append(n.span_end)
+            columns["page_start"].append(n.page_start)
+            columns["page_end"].append(n.page_end)
     return pa.table(columns, schema=NODE_ARROW_SCHEMA)
 
 
@@ -56,9 +58,12 @@ def load_trees(
         clauses.append("n.doc_id IN (SELECT unnest(?))")
         params.append(list(doc_ids))
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    # a catalogue written before nodes had pages has no page columns until its next write
+    columns = {row[0] for row in con.execute("SELECT * FROM document_nodes LIMIT 0").description}
+    pages = "n.page_start, n.page_end" if "page_start" in columns else "0, 0"
     rows = con.execute(
         "SELECT n.doc_id, n.node_id, n.parent_id, n.kind, n.block, n.depth, n.text, n.heading_path, "
-        "n.span_start, n.span_end FROM document_nodes n "
+        f"n.span_start, n.span_end, {pages} FROM document_nodes n "
         f"{where} ORDER BY n.doc_id, n.node_id",
         params,
     ).fetchall()
@@ -71,9 +76,7 @@ def load_trees(
     )
     out: dict[str, tuple[list[TreeNode], str]] = {}
     for doc_id, *fields in rows:
-        node = TreeNode(
-            fields[0], fields[1], fields[2], fields[3], fields[4], fields[5], tuple(fields[6]), fields[7], fields[8]
-        )
+        node = TreeNode(*fields[:6], tuple(fields[6]), *fields[7:])
         out.setdefault(doc_id, ([], texts.get(doc_id, "")))[0].append(node)
     return out
 
