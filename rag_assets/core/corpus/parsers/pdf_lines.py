@@ -74,16 +74,18 @@ def merge_fragments(lines: list[Line]) -> list[Line]:
     return merged
 
 
-def _margin_key(line: Line, height: float) -> str | None:
+def _margin_key(line: Line, height: float) -> tuple[str, int] | None:
+    """What a running header or footer repeats from page to page: its text (digits aside) and its
+    size; a heading near the top of a page that reads the same is not one (it is set larger)."""
     if height <= 0 or _MARGIN * height < line.top < (1 - _MARGIN) * height:
         return None
-    return _DIGITS.sub("#", " ".join(line.text.casefold().split()))
+    return _DIGITS.sub("#", " ".join(line.text.casefold().split())), round(line.size)
 
 
 def drop_page_furniture(pages: list[list[Line]], heights: list[float]) -> list[list[Line]]:
     """Without running headers/footers (margin lines repeated across pages, digits ignored),
     bare page numbers in the margins, and vertical text (an arXiv stamp along the edge)."""
-    counts: Counter[str] = Counter()
+    counts: Counter[tuple[str, int]] = Counter()
     for lines, height in zip(pages, heights, strict=True):
         counts.update({key for line in lines if (key := _margin_key(line, height))})
     repeated = max(2, int(_REPEAT_SHARE * len(pages) + 0.999))
