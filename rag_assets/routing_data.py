@@ -165,21 +165,23 @@ def routing_subtrees(
         if config.synthetic:
             questions += load_question_rows(con, collection, table="synthetic_questions")
         trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
-        samples = build_routing_samples(
-            questions,
-            lambda q: search(index, model, q, k=config.passages_per_query, collections=[collection]),
-            trees,
-            top_docs=config.top_docs,
-            expansion_views=config.expansion_views,
-            token_budget=config.token_budget,
-            count_tokens=base_model.token_counter(),
-        )
-        table = pa.table(
-            {
-                "collection": [collection] * len(samples),
-                **{f: [getattr(s, f) for s in samples] for f in RoutingSample.__dataclass_fields__},
-            }
-        )
+    # the searches and token counts hold no connection: readers (`rag serve`) are not locked out
+    samples = build_routing_samples(
+        questions,
+        lambda q: search(index, model, q, k=config.passages_per_query, collections=[collection]),
+        trees,
+        top_docs=config.top_docs,
+        expansion_views=config.expansion_views,
+        token_budget=config.token_budget,
+        count_tokens=base_model.token_counter(),
+    )
+    table = pa.table(
+        {
+            "collection": [collection] * len(samples),
+            **{f: [getattr(s, f) for s in samples] for f in RoutingSample.__dataclass_fields__},
+        }
+    )
+    with catalogue.get_connection() as con:  # held for the write only
         replace_collection(con, collection, {"routing_subtrees": table})
         row_counts = row_count_metadata(con, "routing_subtrees", collection)
     return dg.MaterializeResult(

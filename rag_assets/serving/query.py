@@ -47,6 +47,7 @@ class AskResult:
     record: Any  # the stored AnswerRecord
     outcome: Any  # the AnswerOutcome (citations with heading paths)
     published: Published | None
+    answer_style: str
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -64,6 +65,7 @@ class AskResult:
                 for i, c in enumerate(self.outcome.citations, start=1)
             ],
             "published": self.published.to_dict() if self.published else None,
+            "answer_style": self.answer_style,
             "notes": self.notes,
         }
 
@@ -269,7 +271,7 @@ class QueryService:
         # the only write: one short transaction, waiting (bounded, visibly) for a writer's own
         with catalogue_connection(catalogue_path(), read_only=False, on_wait=self.on_wait) as con:
             store_answers(con, [record])
-        return AskResult(record, outcome, pair if spec.kind != "none" else None, notes)
+        return AskResult(record, outcome, pair if spec.kind != "none" else None, spec.answer_style, notes)
 
     def trace(self, answer_id: str) -> dict[str, Any]:
         """The audit of a stored answer: cited spans then and now, versions, source files."""

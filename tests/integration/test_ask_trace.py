@@ -110,7 +110,39 @@ def test_ask_then_trace_then_a_changed_source(materialized: Path) -> None:
     unknown = runner.invoke(app, ["trace", "0123456789ab"])
     assert unknown.exit_code == 2 and "no answer with id" in unknown.stderr
     bad = runner.invoke(app, ["ask", "x", "--strategy", "magic"])
-    assert bad.exit_code == 2 and "--strategy must be" in bad.stderr
+    assert bad.exit_code == 2 and "strategy must be one of" in bad.stderr
+    empty = runner.invoke(app, ["ask", "  "])
+    assert empty.exit_code == 2 and "the question is empty" in empty.stderr
+
+    # every answer asked here is listed with its id, newest first, and filters narrow the list
+    listed = runner.invoke(app, ["answers", "--json"])
+    assert listed.exit_code == 0, listed.output
+    ids = [a["answer_id"] for a in json.loads(listed.stdout)]
+    assert ids == [tree_row["answer_id"], routed_id, row["answer_id"]]
+    only_rag = json.loads(runner.invoke(app, ["answers", "-s", "rag-hybrid", "--json"]).stdout)
+    assert [a["answer_id"] for a in only_rag] == [row["answer_id"]] and only_rag[0]["source"] == "cli"
+    assert "pond" in runner.invoke(app, ["answers", "--contains", "pond"]).stdout
+
+
+def test_cli_mistakes_are_one_line_and_bm25_search_loads_no_model(materialized: Path) -> None:
+    for args, message in (
+        (["search", "tea", "-c", "nosuch"], "unknown collection 'nosuch'"),
+        (["search", "tea", "-c", "../../x"], "unknown collection '../../x'"),
+        (["ask", "tea?", "-c", "nosuch"], "unknown collection 'nosuch'"),
+        (["ask", ""], "the question is empty"),
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    probe = (
+        "import sys, json; from typer.testing import CliRunner; from rag_assets.cli import app; "
+        "r = CliRunner().invoke(app, ['search', 'green tea', '--mode', 'bm25', '-k', '1', '--json']); "
+        "print(json.dumps([r.exit_code, r.stdout, [m for m in ('torch', 'sentence_transformers') if m in sys.modules]]))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
+    code, out, loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert code == 0 and json.loads(out)[0]["doc_id"] == "tiny/kettle.md"
+    assert loaded == []
 
 
 def _leaf_passages(node: dict) -> list[dict]:

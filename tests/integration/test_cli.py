@@ -120,3 +120,36 @@ def test_the_datasets_run_config_fits_the_main_job() -> None:
     config = yaml.safe_load((REPO_ROOT / "run.datasets.yaml").read_text())
     dg.validate_run_config(defs.resolve_job_def("main_job"), config)
     assert config["ops"]["routing_actions"]["config"]["teacher"] == "oracle"
+
+
+def test_a_failed_run_names_its_failed_step(tmp_path: Path, corpus_dir: Path) -> None:
+    """A step that fails (the index folder is a file) ends the run with exit 1 and one line naming
+    the step and its error, not an internal error."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(REPO_ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    collections = tmp_path / "collections.yaml"
+    collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n")
+    not_a_folder = tmp_path / "lancedb"
+    not_a_folder.write_text("a file where the index folder should be")
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "RAG_COLLECTIONS": str(collections),
+        "RAG_DATA_DIR": str(tmp_path / "data"),
+        "RAG_LANCEDB_URI": str(not_a_folder),
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", "rag_assets.cli", "index"], env=env, capture_output=True, text=True, timeout=900
+    )
+    printed = " ".join(run.stderr.split())
+    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "step passage_index failed:" in printed and "internal error" not in printed
+    assert "1 of 1 collection run(s) failed: tiny" in printed
