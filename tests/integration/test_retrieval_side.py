@@ -158,6 +158,47 @@ def test_position_policy_learns_from_the_real_reader_reward(tmp_path: Path, smol
     assert sorted(policy.order(examples[0].query, examples[0].items)) == [0, 1, 2]
 
 
+def test_position_policy_learns_to_place_the_gold_passage_where_the_reward_wants_it(tmp_path: Path) -> None:
+    """REINFORCE must move the policy, not just run: with a reward that pays only when the passage
+    answering the question is read last, the trained policy puts it last on questions it never saw,
+    wherever retrieval ranked it, and beats the retrieval order. (The reward here is a rule instead
+    of the reader, whose signal one CPU step cannot learn from; the test above checks that signal.)"""
+    facts = {
+        "kettle": "The kettle boils the water in two minutes.",
+        "toaster": "Empty the toaster crumb tray every week.",
+        "oven": "Preheat the oven to 180 degrees before baking.",
+        "roses": "Prune roses in early spring above a bud.",
+        "lawn": "Mow the lawn weekly and never cut a third.",
+        "pond": "Keep a hole in the pond ice for the fish.",
+    }
+    noise = ["Opening hours are listed on the back page.", "The warranty card is in the box."]
+
+    def example(topic: str, gold_rank: int) -> ReorderExample:
+        texts = list(noise)
+        texts.insert(gold_rank, facts[topic])
+        items = tuple(EvidenceItem(t, 0.9 - r / 10, r + 1) for r, t in enumerate(texts))
+        return ReorderExample(f"What about the {topic} {facts[topic].split()[2]}?", items, facts[topic])
+
+    def render(query: str, items) -> list[dict[str, str]]:
+        return [{"role": "user", "content": "\n".join(i.text for i in items)}]
+
+    def reward(chats) -> list[float]:
+        return [1.0 if messages[0]["content"].endswith(gold) else 0.0 for messages, gold in chats]
+
+    train = [example(t, r) for t, r in [("kettle", 0), ("toaster", 1), ("oven", 2), ("roses", 0)]]
+    result = train_position_policy(
+        train, reward, render, tmp_path / "r4", ReorderSettings(epochs=60, samples=8, batch_size=4, learning_rate=0.3)
+    )
+    assert result.reward_by_order["learned"] == 1.0
+    assert result.reward_by_order["retrieval"] == 0.25  # the gold is last in one of the four by chance
+    policy = load_position_policy(result.folder)
+    for topic, rank in [("lawn", 0), ("pond", 1), ("lawn", 2)]:
+        unseen = example(topic, rank)
+        order = policy.order(unseen.query, unseen.items)
+        assert order[-1] == rank, f"{topic} (retrieved at rank {rank + 1}) placed at {order.index(rank) + 1} of 3"
+        assert sorted(order) == [0, 1, 2]
+
+
 def test_rag_and_dota_strategies_use_the_knobs(index: PassageIndex, embedder, engine: TransformersEngine) -> None:
     router, _ = train_namespace_router(index, {"kitchen": ["kettle"], "garden": ["pond"]}, target_accuracy=1.0)
     calls: list[dict] = []

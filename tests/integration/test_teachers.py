@@ -166,9 +166,9 @@ def test_llm_curation_outputs_are_parsed_and_validated(
     assert (label.answer_ids, label.expand_ids, label.target) == (answers, expands, target)
     assert (label.invalid_ids, label.failed, label.teacher, label.raw) == (invalid, failed, "llm", output)
     assert label.kind == ("failed" if failed else "answer" if answers else "expand" if expands else "refuse")
-    if not failed:
-        decision = parse_router_output(label.target, view)
-        assert (decision.expelled, decision.collapsed) == (0, False)
+    # a usable label is a valid router target; a failed one has none (nothing the router could learn)
+    decision = parse_router_output(label.target, view)
+    assert (decision.expelled, decision.collapsed) == (0, failed)
 
 
 def test_curation_prompt_names_the_ids_each_action_may_use() -> None:
@@ -209,10 +209,10 @@ def test_llm_teacher_with_the_real_small_model_is_batched_parsed_and_validated(s
         assert label.teacher == "llm" and label.raw  # the raw output is kept for audit
         assert set(label.answer_ids) <= task.view.visible_content_ids
         assert set(label.expand_ids) <= task.view.collapsed_heading_ids
-        if label.failed:
-            assert label.target == "" and label.kind == "failed"
-        else:
-            assert parse_router_output(label.target, task.view).expelled == 0
+        # failed or not, the stored target is what the router would be trained on: valid, or empty
+        assert (label.target == "") == label.failed and (label.kind == "failed") == label.failed
+        decision = parse_router_output(label.target, task.view)
+        assert (decision.expelled, decision.collapsed) == (0, label.failed)
 
 
 # --- similarity teacher --------------------------------------------------------------------------
