@@ -14,7 +14,7 @@ rdr2-encoder, a grid point equal to rdr2) are computed once and stored under eac
 The generation-side rows `contregen`, `disco` and `disco-no-structure` (rag_assets/generation.py)
 answer the first `generation_max_questions` questions and store their intermediate structures.
 
-The retrieval-side rows (issue 14): `rag-hybrid-rerank` (hybrid + the trained `passage_reranker`
+The retrieval-side rows: `rag-hybrid-rerank` (hybrid + the trained `passage_reranker`
 in one LanceDB query), `rag-hybrid-rewrite` (hybrid on the LLM's rewrite of the question: with a
 135M model it may hurt, and this row says by how much), `dota` (rewrite -> namespace routing over
 every collection of the index -> hybrid + rerank -> aggregate the top passages -> read), and the
