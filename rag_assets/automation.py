@@ -1,4 +1,5 @@
-"""Keeping the index fresh: the `reindex` job, a daily schedule and a source-change sensor."""
+"""Keeping the index fresh (the `reindex` job, a daily schedule and a source-change sensor) and
+the run queue moving (a sensor that fails runs whose process died)."""
 
 import json
 import os
@@ -7,6 +8,7 @@ import dagster as dg
 
 from rag_assets.core.corpus.fingerprint import fingerprint_digest, source_fingerprint
 from rag_assets.partitions import COLLECTION_PARTITIONS_NAME
+from rag_assets.run_health import recover_dead_runs
 from resources.sources import SourcesResource
 
 REINDEX_CRON = os.environ.get("RAG_REINDEX_CRON", "0 3 * * *")  # daily at 03:00 by default
@@ -66,3 +68,16 @@ def source_change_sensor(context: dg.SensorEvaluationContext, sources: SourcesRe
 
 def collection_partitions_request(names: list[str]) -> dg.AddDynamicPartitionsRequest:
     return dg.AddDynamicPartitionsRequest(partitions_def_name=COLLECTION_PARTITIONS_NAME, partition_keys=names)
+
+
+@dg.sensor(
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Fails in-progress runs whose process is gone (killed, out of memory, a closed "
+    "laptop), so the single run slot (`max_concurrent_runs: 1`) is freed; requests no run.",
+)
+def dead_run_sensor(context: dg.SensorEvaluationContext) -> dg.SkipReason:
+    recovered = recover_dead_runs(context.instance)
+    for run in recovered:
+        context.log.warning(f"run {run.run_id} ({run.job_name}, {run.partition}) marked failed: {run.reason}")
+    return dg.SkipReason(f"{len(recovered)} dead run(s) marked failed" if recovered else "no dead run")

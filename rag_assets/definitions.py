@@ -11,7 +11,7 @@ from checks import router as router_checks
 from checks import routing_data as routing_data_checks
 from checks import structure as structure_checks
 from rag_assets.answers import answers
-from rag_assets.automation import reindex_job, reindex_schedule, source_change_sensor
+from rag_assets.automation import dead_run_sensor, reindex_job, reindex_schedule, source_change_sensor
 from rag_assets.corpus import source_documents
 from rag_assets.deployment import executor_from_env
 from rag_assets.evaluation import evaluation_report
@@ -60,7 +60,7 @@ defs = dg.Definitions(
     asset_checks=ALL_CHECKS,
     jobs=[main_job, reindex_job],
     schedules=[reindex_schedule],
-    sensors=[source_change_sensor],
+    sensors=[source_change_sensor, dead_run_sensor],
     resources=project_resources(),
     # In-process by default (models load once per run, not once per step); RAG_EXECUTOR=celery is
     # the cluster profile (`make cluster`, README "Scale out").

@@ -2,15 +2,17 @@
 
 A run killed with SIGKILL (or by the OOM killer) never reports its end: it stays `STARTED` in the
 instance for ever, and with `max_concurrent_runs: 1` every queued run waits behind it. Two kinds
-of run can be checked here:
+of run can be judged here, both on this machine only:
 - runs started by `rag run` / `rag index` (in-process): tagged with the pid, the process start
   time and the host, so a dead or reused pid is told apart from a live run;
-- runs launched by the UI, the schedule or the sensor (`DefaultRunLauncher`): the code server
-  that started the worker lists the runs it still executes; a run it no longer lists, or whose
-  code server is gone, is dead.
-`MonitoredRunLauncher` is the default launcher plus this health check, so Dagster's run
-monitoring daemon (`run_monitoring` in dagster.yaml, on under `dagster dev`) fails dead runs by
-itself; `recover_dead_runs` does the same on demand (`rag run`, `rag index`, `rag recover`).
+- runs launched by the UI, the schedule or the sensor through a local code server (Dagster's
+  default run launcher): the run worker reports its pid in its first engine event ("Started
+  process for run (pid: N)"); a run whose worker pid is gone, or now belongs to a process started
+  after that event, is dead.
+`dead_run_sensor` (automation.py) fails them every 30 seconds under the daemon; `recover_dead_runs`
+does the same on demand (`rag run`, `rag index`, `rag recover`). Runs that never start, or never
+finish cancelling, are Dagster's own run monitoring (`run_monitoring` in dagster.yaml).
+Public Dagster APIs only: the instance's runs, their tags and their engine events.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from dataclasses import dataclass
 
 import dagster as dg
 import psutil
-from dagster._core.launcher import CheckRunHealthResult, DefaultRunLauncher, WorkerStatus
-from dagster._core.storage.tags import GRPC_INFO_TAG
 
 PID_TAG = "rag/pid"
 PID_STARTED_TAG = "rag/pid_started"
 HOST_TAG = "rag/host"
+# Set by the default run launcher on the runs it launched through a code server: where that server
+# is (host and port, or a socket). Its run workers are its own subprocesses, on its machine.
+CODE_SERVER_TAG = ".dagster/grpc_info"
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 IN_PROGRESS = (dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING)
 
 
@@ -36,8 +40,10 @@ def process_tags() -> dict[str, str]:
     return {PID_TAG: str(me.pid), PID_STARTED_TAG: f"{me.create_time():.2f}", HOST_TAG: socket.gethostname()}
 
 
-def _process_gone(tags: dict[str, str]) -> str | None:
-    pid = int(tags[PID_TAG])
+def process_gone(pid: int, started_by: float | None, *, recorded_start: float | None = None) -> str | None:
+    """Why process `pid` cannot be the run's any more (None: it may be): it is gone, a zombie, or
+    the pid now names another process (started at another time than `recorded_start`, or after
+    `started_by`, the time the run reported it)."""
     try:
         process = psutil.Process(pid)
         started = process.create_time()
@@ -46,36 +52,42 @@ def _process_gone(tags: dict[str, str]) -> str | None:
         return f"its process {pid} is gone"
     except psutil.Error:  # e.g. access denied: it exists, so it may be the run
         return None
-    recorded = float(tags.get(PID_STARTED_TAG) or started)
-    if abs(started - recorded) > 1.0:
+    reused = (recorded_start is not None and abs(started - recorded_start) > 1.0) or (
+        started_by is not None and started > started_by + 1.0
+    )
+    if reused:
         return f"its process {pid} is gone (the pid now belongs to another process)"
     return f"its process {pid} is a zombie" if zombie else None
 
 
-def _code_server_lost(run: dg.DagsterRun) -> str | None:
-    from dagster._grpc.client import DagsterGrpcClient
-    from dagster._grpc.types import GetCurrentRunsResult
-    from dagster._serdes import deserialize_value
-
-    info = json.loads(run.tags[GRPC_INFO_TAG])
-    where = info.get("socket") or f"{info.get('host')}:{info.get('port')}"
-    client = DagsterGrpcClient(port=info.get("port"), socket=info.get("socket"), host=info.get("host", "localhost"))
+def _local_code_server(tags: dict[str, str]) -> bool:
     try:
-        current = deserialize_value(client.get_current_runs(), GetCurrentRunsResult).current_runs
-    except Exception:  # unreachable: the server (and every worker it started) is gone
-        return f"its code server {where} is gone"
-    return None if run.run_id in current else f"its code server {where} no longer runs it"
+        info = json.loads(tags[CODE_SERVER_TAG])
+    except (KeyError, ValueError):
+        return False
+    return bool(info.get("socket")) or info.get("host", "localhost") in LOCAL_HOSTS | {socket.gethostname()}
 
 
-def dead_run_reason(run: dg.DagsterRun) -> str | None:
+def worker_pid(instance: dg.DagsterInstance, run_id: str) -> tuple[int, float] | None:
+    """(pid, when it was reported) of the run's worker process, from the run's engine events."""
+    for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT):
+        data = entry.dagster_event.engine_event_data if entry.dagster_event else None
+        pid = data.metadata.get("pid") if data is not None else None
+        if pid is not None and str(pid.value).isdigit():
+            return int(pid.value), entry.timestamp
+    return None
+
+
+def dead_run_reason(instance: dg.DagsterInstance, run: dg.DagsterRun) -> str | None:
     """Why `run` (in progress in the instance) can no longer be running, or None if it may be."""
     tags = dict(run.tags)
     if PID_TAG in tags:
         if tags.get(HOST_TAG) != socket.gethostname():
             return None  # another machine's process: not ours to judge
-        return _process_gone(tags)
-    if GRPC_INFO_TAG in tags:
-        return _code_server_lost(run)
+        return process_gone(int(tags[PID_TAG]), None, recorded_start=float(tags.get(PID_STARTED_TAG) or 0) or None)
+    if _local_code_server(tags):
+        worker = worker_pid(instance, run.run_id)
+        return process_gone(*worker) if worker is not None else None  # no worker yet: the start timeout's case
     return None
 
 
@@ -92,23 +104,9 @@ def recover_dead_runs(instance: dg.DagsterInstance) -> list[RecoveredRun]:
     message); returns them. Live runs and runs that cannot be judged are left alone."""
     recovered: list[RecoveredRun] = []
     for run in instance.get_runs(filters=dg.RunsFilter(statuses=list(IN_PROGRESS))):
-        reason = dead_run_reason(run)
+        reason = dead_run_reason(instance, run)
         if reason is None:
             continue
         instance.report_run_failed(run, message=f"Run {run.run_id} marked failed: {reason}")
         recovered.append(RecoveredRun(run.run_id, run.job_name, run.tags.get("dagster/partition"), reason))
     return recovered
-
-
-class MonitoredRunLauncher(DefaultRunLauncher):
-    """`DefaultRunLauncher` that can tell Dagster's run monitoring whether a run's worker lives."""
-
-    @property
-    def supports_check_run_worker_health(self) -> bool:
-        return True
-
-    def check_run_worker_health(self, run: dg.DagsterRun) -> CheckRunHealthResult:
-        reason = dead_run_reason(run)
-        if reason is None:
-            return CheckRunHealthResult(WorkerStatus.RUNNING)
-        return CheckRunHealthResult(WorkerStatus.FAILED, reason)

@@ -171,45 +171,56 @@ def test_a_catalogue_busy_past_the_timeout_is_exit_4(tmp_path: Path, corpus_dir:
     assert "still in use by process" in _one_error_line(traced) and "RAG_LOCK_TIMEOUT" in traced.stderr
 
 
-# -- killed runs: the monitoring daemon and `rag run` fail them, the queue moves -----------------
+# -- killed runs: the dead-run sensor and `rag run` fail them, the queue moves -------------------
 
 
-def test_the_instance_monitors_runs_with_a_health_checking_launcher(tmp_path: Path) -> None:
+def test_the_instance_monitors_runs_and_the_definitions_run_the_dead_run_sensor(tmp_path: Path) -> None:
     import dagster as dg
 
-    from rag_assets.run_health import MonitoredRunLauncher
+    from rag_assets.definitions import defs
 
     shutil.copy(REPO_ROOT / "dagster_home" / "dagster.yaml", tmp_path / "dagster.yaml")
     with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
-        assert instance.run_monitoring_enabled
-        assert isinstance(instance.run_launcher, MonitoredRunLauncher)
-        assert instance.run_launcher.supports_check_run_worker_health
+        assert instance.run_monitoring_enabled  # start and cancel timeouts: Dagster's own daemon
+        assert type(instance.run_launcher) is dg.DefaultRunLauncher
+    sensor = defs.get_sensor_def("dead_run_sensor")
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING and sensor.minimum_interval_seconds == 30
+
+
+def _dead_process() -> tuple[int, float]:
+    """(pid, start time) of a process that has exited."""
+    import psutil
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    started = psutil.Process(child.pid).create_time()
+    child.kill()
+    child.wait()
+    return child.pid, started
 
 
 def _dead_process_tags() -> dict[str, str]:
     """Tags as a `rag run` process writes them, for a process that has exited."""
     import socket
 
-    import psutil
-
     from rag_assets.run_health import HOST_TAG, PID_STARTED_TAG, PID_TAG
 
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    started = psutil.Process(child.pid).create_time()
-    child.kill()
-    child.wait()
-    return {PID_TAG: str(child.pid), PID_STARTED_TAG: f"{started:.2f}", HOST_TAG: socket.gethostname()}
+    pid, started = _dead_process()
+    return {PID_TAG: str(pid), PID_STARTED_TAG: f"{started:.2f}", HOST_TAG: socket.gethostname()}
 
 
-def test_the_monitoring_daemon_fails_a_run_whose_process_died(tmp_path: Path) -> None:
-    """Dagster's own run-monitoring step, with this project's launcher, fails the dead run and
-    leaves a live one alone, so `max_concurrent_runs: 1` frees its slot."""
+def test_the_dead_run_sensor_fails_runs_whose_process_died(tmp_path: Path) -> None:
+    """In-process runs (pid tags) and runs a local code server launched (worker pid in their first
+    engine event): the dead ones are failed, live ones and another machine's runs are left alone,
+    so `max_concurrent_runs: 1` frees its slot."""
+    import json
     import logging
+    import os
 
     import dagster as dg
-    from dagster._daemon.monitoring.run_monitoring import monitor_started_run
+    from dagster._core.events import EngineEventData  # test-only: a worker's pid event, as Dagster writes it
 
-    from rag_assets.run_health import process_tags
+    from rag_assets.automation import dead_run_sensor
+    from rag_assets.run_health import CODE_SERVER_TAG, process_tags
 
     shutil.copy(REPO_ROOT / "dagster_home" / "dagster.yaml", tmp_path / "dagster.yaml")
 
@@ -221,10 +232,22 @@ def test_the_monitoring_daemon_fails_a_run_whose_process_died(tmp_path: Path) ->
     def tiny_job() -> None:
         noop()
 
+    local = {CODE_SERVER_TAG: json.dumps({"host": "localhost", "port": 4266, "socket": None})}
+    remote = {CODE_SERVER_TAG: json.dumps({"host": "gpu-node-7", "port": 4266, "socket": None})}
+    dead_pid, _ = _dead_process()
     with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
-        dead = instance.create_run_for_job(tiny_job, tags=_dead_process_tags())
-        alive = instance.create_run_for_job(tiny_job, tags=process_tags())
-        for run in (dead, alive):
+        runs = {
+            "dead": (instance.create_run_for_job(tiny_job, tags=_dead_process_tags()), None),
+            "alive": (instance.create_run_for_job(tiny_job, tags=process_tags()), None),
+            "launched dead": (instance.create_run_for_job(tiny_job, tags=local), dead_pid),
+            "launched alive": (instance.create_run_for_job(tiny_job, tags=local), os.getpid()),
+            "remote": (instance.create_run_for_job(tiny_job, tags=remote), dead_pid),
+        }
+        for run, pid in runs.values():
+            if pid is not None:
+                instance.report_engine_event(
+                    f"Started process for run (pid: {pid}).", run, EngineEventData.in_process(pid)
+                )
             instance.handle_new_event(
                 dg.EventLogEntry(
                     error_info=None,
@@ -237,12 +260,16 @@ def test_the_monitoring_daemon_fails_a_run_whose_process_died(tmp_path: Path) ->
                     ),
                 )
             )
-        for run in (dead, alive):
-            record = instance.get_run_record_by_id(run.run_id)
-            assert record.dagster_run.status == dg.DagsterRunStatus.STARTED
-            monitor_started_run(instance, None, record, logging.getLogger("test"))
-        assert instance.get_run_by_id(dead.run_id).status == dg.DagsterRunStatus.FAILURE
-        assert instance.get_run_by_id(alive.run_id).status == dg.DagsterRunStatus.STARTED
+        result = dead_run_sensor(dg.build_sensor_context(instance=instance))
+        status = {name: instance.get_run_by_id(run.run_id).status for name, (run, _) in runs.items()}
+    assert status == {
+        "dead": dg.DagsterRunStatus.FAILURE,
+        "alive": dg.DagsterRunStatus.STARTED,
+        "launched dead": dg.DagsterRunStatus.FAILURE,
+        "launched alive": dg.DagsterRunStatus.STARTED,
+        "remote": dg.DagsterRunStatus.STARTED,
+    }
+    assert isinstance(result, dg.SkipReason) and result.skip_message == "2 dead run(s) marked failed"
 
 
 def _wait_for_started_run(home: Path, timeout_s: float = 300) -> str:
