@@ -54,9 +54,10 @@ class WarmModels:
                     quiet_model_loading()
                 if len(self._engines) >= 2:  # a newly published adapter replaces the old engine
                     self._engines.pop(next(iter(self._engines))).close()
-                from rag_assets.serving.streaming import LockedEngine
+                from rag_assets.serving.batching import BatchingEngine
 
-                self._engines[key] = LockedEngine(llm.engine(adapters=dict(adapters or {})))
+                # concurrent requests' generations run batched on the one model
+                self._engines[key] = BatchingEngine(llm.engine(adapters=dict(adapters or {})))
             return self._engines[key]
 
     def encoder_router(self, folder: Path) -> Any:

@@ -8,25 +8,17 @@ same greedy tokens, the same `Generation`.
 
 from __future__ import annotations
 
-import threading
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
 from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine, Regex
 
-# One generation at a time per model: torch modules are not safe to run from several threads.
-_MODEL_LOCKS: dict[int, threading.Lock] = {}
-_LOCKS_GUARD = threading.Lock()
-
-
-def model_lock(engine: Any) -> threading.Lock:
-    with _LOCKS_GUARD:
-        return _MODEL_LOCKS.setdefault(id(engine), threading.Lock())
-
 
 class StreamingReader(LLMEngine):
     def __init__(self, engine: LLMEngine, on_text: Callable[[str], None]) -> None:
-        self.engine = getattr(engine, "engine", engine)  # the model under a LockedEngine
+        self.shared = engine  # a BatchingEngine gives its model to the stream alone (`exclusive`)
+        self.engine = getattr(engine, "engine", engine)
         self.on_text = on_text
         self.model_id = engine.model_id
 
@@ -45,7 +37,7 @@ class StreamingReader(LLMEngine):
         model = getattr(self.engine, "model", None)
         tokenizer = getattr(self.engine, "tokenizer", None)
         if len(batch) != 1 or regex is not None or model is None or tokenizer is None or temperature > 0:
-            out = self.engine.generate(
+            out = self.shared.generate(
                 batch, adapter=adapter, max_new_tokens=max_new_tokens, temperature=temperature, regex=regex
             )
             for generation in out:
@@ -54,8 +46,6 @@ class StreamingReader(LLMEngine):
         return [self._stream(model, tokenizer, batch[0], adapter, max_new_tokens)]
 
     def _stream(self, model: Any, tokenizer: Any, chat: ChatMessages, adapter: str | None, max_new_tokens: int):
-        import contextlib
-
         import torch
         from transformers import TextStreamer
 
@@ -69,7 +59,8 @@ class StreamingReader(LLMEngine):
         prompt = tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
         encoded = tokenizer([prompt], return_tensors="pt", add_special_tokens=False).to(self.engine.device)
         adapters = getattr(self.engine, "adapters", [])
-        with model_lock(self.engine), torch.inference_mode():
+        exclusive = getattr(self.shared, "exclusive", contextlib.nullcontext)
+        with exclusive(), torch.inference_mode():
             if adapters and adapter is None:
                 context = model.disable_adapter()
             else:
@@ -88,29 +79,3 @@ class StreamingReader(LLMEngine):
         new = new[new != tokenizer.pad_token_id]
         text = tokenizer.decode(new, skip_special_tokens=True).strip()
         return Generation(text, int(encoded["input_ids"].shape[1]), len(new))
-
-
-class LockedEngine(LLMEngine):
-    """An engine shared by concurrent requests: one generation at a time on its model (each
-    call is already a batch over its questions' chats)."""
-
-    def __init__(self, engine: LLMEngine) -> None:
-        self.engine = engine
-        self.model_id = engine.model_id
-
-    def __getattr__(self, name: str) -> Any:  # model, tokenizer, device, adapters, batch_size ...
-        return getattr(self.engine, name)
-
-    def count_tokens(self, text: str) -> int:
-        return self.engine.count_tokens(text)
-
-    def generate(self, batch: list[ChatMessages], **kwargs: Any) -> list[Generation]:
-        with model_lock(self.engine):
-            return self.engine.generate(batch, **kwargs)
-
-    def score_continuations(self, chats: list[ChatMessages], continuations: list[list[str]], **kwargs: Any):
-        with model_lock(self.engine):
-            return self.engine.score_continuations(chats, continuations, **kwargs)
-
-    def close(self) -> None:
-        self.engine.close()
