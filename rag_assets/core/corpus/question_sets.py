@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 BUILTIN_PYTHON_REFERENCE_QUESTIONS = "builtin:python-reference-questions"
-_BUILTIN_FILE = Path(__file__).resolve().parent.parent / "data" / "python_reference_questions.jsonl"
+_BUILTIN_FILE = Path(__file__).resolve().parents[2] / "data" / "python_reference_questions.jsonl"
 SPLITS = ("train", "dev", "test")
 
 
