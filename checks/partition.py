@@ -2,6 +2,8 @@
 
 import dagster as dg
 
+from rag_assets.upstream import latest_materialization
+
 
 def checked_partition(context: dg.AssetCheckExecutionContext) -> str | None:
     """The run's partition; for a check run on its own (no partition), the partition of the checked
@@ -9,5 +11,5 @@ def checked_partition(context: dg.AssetCheckExecutionContext) -> str | None:
     if context.has_partition_key:
         return context.partition_key
     [spec] = context.check_specs
-    records = context.instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=spec.asset_key), limit=1).records
-    return records[0].partition_key if records else None
+    record = latest_materialization(context.instance, spec.asset_key)
+    return record.partition_key if record is not None else None

@@ -28,6 +28,7 @@ from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.deployment import CATALOGUE_POOL
 from rag_assets.metadata import markdown_table
 from rag_assets.settings import data_dir
+from rag_assets.upstream import latest_metadata
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
 
@@ -52,7 +53,7 @@ class NamespaceRouterConfig(dg.Config):
 @dg.asset(
     pool=CATALOGUE_POOL,
     deps=["passage_index", "questions", "synthetic_questions"],
-    group_name="retrieval",
+    group_name="index",
     kinds={"python", "lancedb"},
     description="The namespace router over every collection of the passage index (document centroids of the "
     "packaged embedder, margin calibrated on each collection's pseudo-queries), with namespace accuracy, share "
@@ -143,11 +144,11 @@ def namespace_router(
 
 def upstream_namespace_router(context: dg.AssetExecutionContext):
     """The namespace router of the latest `namespace_router` materialization, or (None, note)."""
-    found = context.instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=namespace_router.key), limit=1)
-    if not found.records:
+    metadata = latest_metadata(context.instance, namespace_router.key)
+    if metadata is None:
         return None, "namespace_router was never materialized"
-    path = found.records[0].asset_materialization.metadata.get("path")
+    path = metadata.get("path")
     try:
-        return load_namespace_router(Path(str(path.value if path else ""))), None
+        return load_namespace_router(Path(str(path if path is not None else ""))), None
     except FileNotFoundError as err:
         return None, f"the published namespace router is unusable: {err}"

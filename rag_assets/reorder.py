@@ -30,6 +30,7 @@ from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.settings import data_dir
+from rag_assets.upstream import latest_metadata
 from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource
 from resources.vectors import VectorStoreResource
@@ -61,7 +62,7 @@ class ReorderPolicyConfig(dg.Config):
     op_tags=GPU_STEP_TAGS,
     partitions_def=collection_partitions,
     deps=["passage_index", "questions"],
-    group_name="retrieval",
+    group_name="routing",
     kinds={"pytorch", "python"},
     description="R4's learned evidence placement (beginning / middle / end) for the collection: a linear "
     "position policy over passage features trained with REINFORCE on the train fold, rewarded by the frozen "
@@ -140,15 +141,13 @@ def reorder_policy(
 def upstream_reorder_policy(context: dg.AssetExecutionContext):
     """The policy `reorder_policy` published for this partition in its latest materialization, or
     (None, note)."""
-    found = context.instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=reorder_policy.key, asset_partitions=[context.partition_key]), limit=1
-    )
-    if not found.records:
+    metadata = latest_metadata(context.instance, reorder_policy.key, context.partition_key)
+    if metadata is None:
         return None, f"reorder_policy was never materialized for {context.partition_key}"
-    path = found.records[0].asset_materialization.metadata.get("path")
+    path = metadata.get("path")
     if path is None:
         return None, f"no reorder policy was trained for {context.partition_key}"
     try:
-        return load_position_policy(Path(str(path.value))), None
+        return load_position_policy(Path(str(path))), None
     except (FileNotFoundError, ValueError) as err:
         return None, f"the published reorder policy is unusable: {err}"

@@ -25,6 +25,7 @@ from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.settings import data_dir
+from rag_assets.upstream import latest_metadata
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
 
@@ -73,7 +74,7 @@ class RerankerTrainingConfig(dg.Config):
     op_tags=GPU_STEP_TAGS,
     partitions_def=collection_partitions,
     deps=["passage_index", "questions", "synthetic_questions"],
-    group_name="retrieval",
+    group_name="index",
     kinds={"pytorch", "lancedb"},
     description="A passage reranker fine-tuned from the packaged MiniLM (bi-encoder by default) on the collection's "
     "train (and synthetic) questions against hard hybrid negatives, fused with the first stage by a weight "
@@ -155,12 +156,9 @@ def passage_reranker(
 def upstream_reranker(context: dg.AssetExecutionContext) -> tuple[Path | None, str | None]:
     """The reranker folder `passage_reranker` published for this partition in its latest
     materialization (None when never trained or its folder is gone), and a note on why not."""
-    found = context.instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=passage_reranker.key, asset_partitions=[context.partition_key]), limit=1
-    )
-    if not found.records:
+    metadata = latest_metadata(context.instance, passage_reranker.key, context.partition_key)
+    if metadata is None:
         return None, f"passage_reranker was never materialized for {context.partition_key}"
-    metadata = {k: v.value for k, v in found.records[0].asset_materialization.metadata.items()}
     path = metadata.get("path")
     if not path:
         return None, f"no passage reranker was trained for {context.partition_key} ({metadata.get('reason', '?')})"
