@@ -91,8 +91,11 @@ def catalogue_connection(
 
 
 class _Rows:
-    def __init__(self, rows: list[tuple]) -> None:
+    """A finished query's rows and column description (what DuckDB's cursor offers after it)."""
+
+    def __init__(self, rows: list[tuple], description: list[tuple] | None) -> None:
         self._rows = rows
+        self.description = description
 
     def fetchall(self) -> list[tuple]:
         return self._rows
@@ -112,4 +115,5 @@ class ShortReads:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> _Rows:
         with catalogue_connection(self.path, read_only=True, on_wait=self.on_wait) as con:
-            return _Rows(con.execute(sql, list(params)).fetchall())
+            cursor = con.execute(sql, list(params))
+            return _Rows(cursor.fetchall(), cursor.description)
