@@ -17,28 +17,31 @@ from rag_assets.core.corpus.tree_building import document_tree
 
 DOCUMENTS = Path(__file__).resolve().parents[1] / "data" / "documents"
 
-# (x, top, size, text, bold) in points from the page's top-left corner
-Run = tuple[float, float, float, str, bool]
+# (x, top, size, text, font) in points from the page's top-left corner; font: False for
+# Helvetica, True for Helvetica-Bold, or "Courier" (monospaced)
+Run = tuple[float, float, float, str, bool | str]
+_FONTS = {False: 1, True: 2, "Courier": 3}
 
 
 def make_pdf(pages: list[list[Run]], width: float = 612, height: float = 792) -> bytes:
     """A PDF whose pages draw these text runs in Helvetica (bold: Helvetica-Bold), in this order;
     a page without runs draws a filled shape only (an image-only page). Written object by object
     (the PDF syntax is small), which makes a 1,000-page file in well under a second."""
-    fonts = "<< /F1 3 0 R /F2 4 0 R >>"
+    fonts = "<< /F1 3 0 R /F2 4 0 R /F3 5 0 R >>"
     objects = [
         "<< /Type /Catalog /Pages 2 0 R >>",
         "",  # the page tree, once the page numbers are known
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Courier /Encoding /WinAnsiEncoding >>",
     ]
     kids = []
     for runs in pages:
         ops = []
-        for x, top, size, text, bold in runs:
+        for x, top, size, text, font in runs:
             escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
             literal = "".join(c if ord(c) < 128 else f"\\{c.encode('cp1252')[0]:03o}" for c in escaped)
-            ops.append(f"BT /F{2 if bold else 1} {size} Tf {x} {height - top - size} Td ({literal}) Tj ET")
+            ops.append(f"BT /F{_FONTS[font]} {size} Tf {x} {height - top - size} Td ({literal}) Tj ET")
         stream = "\n".join(ops) or "0 0 1 rg 72 72 300 400 re f"
         objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
         objects.append(
@@ -249,3 +252,25 @@ def test_thousand_pages(tmp_path: Path) -> None:
     assert [n.text for n in headings] == [f"Chapter {n}" for n in range(1, 1001)]
     assert [n.page_start for n in headings] == list(range(1, 1001))
     assert tree.content_count == 1000 and not any(n.text == "Big Manual" for n in tree.nodes)
+
+
+def test_monospaced_code_keeps_indentation_blank_lines_and_runs_over_a_page(tmp_path: Path) -> None:
+    advance = 9 * 0.6  # Courier's glyphs are 0.6 em wide
+    page1 = [
+        (72, 60, 16, "Example", True),
+        (72, 90, 10, "Run this program:", False),
+        (72, 110, 9, "def double(x):", "Courier"),
+        (72 + 4 * advance, 121, 9, "return  2 * x", "Courier"),
+        (72, 143, 9, "print(double(21))", "Courier"),
+        (72, 700, 9, "for n in range(3):", "Courier"),
+    ]
+    page2 = [(72 + 4 * advance, 60, 9, "print(n)", "Courier"), (72, 90, 10, "It prints 42.", False)]
+    (tmp_path / "code.pdf").write_bytes(make_pdf([page1, page2]))
+    tree = tree_of(tmp_path / "code.pdf")
+    assert tree.title == "Example"
+    assert [(n.depth, n.block, n.text, n.pages) for n in tree.nodes[1:]] == [
+        (1, "paragraph", "Run this program:", "p. 1"),
+        (1, "code", "def double(x):\n    return  2 * x\n\nprint(double(21))", "p. 1"),
+        (1, "code", "for n in range(3):\n    print(n)", "pp. 1-2"),
+        (1, "paragraph", "It prints 42.", "p. 2"),
+    ]

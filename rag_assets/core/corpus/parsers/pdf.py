@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block, table_row
+from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block, normalise_code, table_row
 from rag_assets.core.corpus.parsers.errors import ParseError
 from rag_assets.core.corpus.parsers.pdf_extract import PDF_LAYOUT_VERSION
 from rag_assets.core.corpus.parsers.pdf_lines import (
@@ -48,11 +48,25 @@ class _Draft:
 
     def block(self) -> Block:
         pages = [line.page for line in self.lines]
+        if self.kind is BlockKind.CODE:
+            # monospaced: a line's indent is as many characters as fit between it and the block's left
+            left = min(line.x0 for line in self.lines)
+            rows: list[str] = []
+            for previous, ln in zip([None, *self.lines], self.lines, strict=False):
+                if previous is not None and previous.page == ln.page and ln.top - previous.bottom > 0.5 * ln.height:
+                    rows.append("")  # a blank line inside the code
+                rows.append(" " * round((ln.x0 - left) / max((ln.x1 - ln.x0) / len(ln.text), 0.1)) + ln.text)
+            return new_block(BlockKind.CODE, normalise_code("\n".join(rows)), 0, min(pages), max(pages))
         if self.kind is BlockKind.TABLE_ROW:
             row = table_row("\t".join(line.text for line in self.lines).split("\t"))
             return new_block(row.kind, row.text, 0, min(pages), max(pages))
-        text = " ".join(line.text.replace("\t", " ") for line in self.lines)
-        text = re.sub(r"(\w)- (\w)", r"\1\2", text) if self.kind is not BlockKind.HEADING else text
+        # a line ending in a hyphen joins the next without a space ("left-" + "hand"); the hyphen
+        # stays, since a compound word ends lines as often as a hyphenated one
+        text = ""
+        for line in self.lines:
+            part = line.text.replace("\t", " ")
+            text = f"{text}{part}" if text.endswith("-") and text[-2:-1].isalpha() else f"{text} {part}"
+        text = text.strip()
         if self.kind is BlockKind.LIST_ITEM:
             text = _BULLET.sub("", text, count=1) if text[:1] in "•◦▪●○■□‣⁃∙·*–—-" else text
         return new_block(self.kind, collapse_spaces(text), self.level, min(pages), max(pages))
@@ -157,7 +171,9 @@ def _drafts(
         for index, line in enumerate(lines):
             text = line.text.strip()
             margin, right_edge = margins[id(line)]
-            if headings and _is_heading_line(line, body):
+            if line.mono:
+                kind = BlockKind.CODE
+            elif headings and _is_heading_line(line, body):
                 kind = BlockKind.HEADING
             elif text.count("\t") >= 1:
                 kind = BlockKind.TABLE_ROW
@@ -166,6 +182,12 @@ def _drafts(
             else:
                 kind = BlockKind.PARAGRAPH
             current = drafts[-1] if drafts else None
+            if kind is BlockKind.CODE and current is not None and current.kind is kind:
+                last = current.lines[-1]
+                same_page = last.page == line.page and -0.5 * line.size < line.top - last.bottom < 1.8 * line.size
+                if same_page or line.page == last.page + 1:  # code runs on over a page break
+                    current.lines.append(line)
+                    continue
             if (
                 current is not None
                 and kind in (BlockKind.PARAGRAPH, BlockKind.HEADING)

@@ -3,8 +3,9 @@
 Extraction runs once, at ingestion, because PDF is binary and the catalogue stores text: the
 lines are kept as a compact JSON document (`PDF_LAYOUT_VERSION`), and `parsers.pdf` turns that
 into blocks. Keeping the font statistics in the stored JSON means heading inference can change
-without re-reading the PDFs. Each text run is `[x0, top, x1, bottom, size, bold, text]` in
-points from the page's top-left corner; a wide gap between characters starts a new run.
+without re-reading the PDFs. Each text run is `[x0, top, x1, bottom, size, bold, text, mono]`
+in points from the page's top-left corner; a wide gap between characters starts a new run,
+except in monospaced text (code), where it becomes the spaces that fill it.
 
 A PDF that cannot give text is refused here with the reason: damaged or truncated files,
 password-protected ones, and scanned pages without a text layer (there is no OCR offline).
@@ -22,7 +23,7 @@ import pypdfium2.raw as pdfium_c
 
 from rag_assets.core.corpus.parsers.errors import ParseError
 
-PDF_LAYOUT_VERSION = 2
+PDF_LAYOUT_VERSION = 3
 PDF_MAGIC = b"%PDF-"
 _EOF_MARKER = b"%%EOF"
 _EOF_WINDOW = 4096  # the marker must be near the end; a cut-off download lacks it
@@ -31,6 +32,8 @@ _CELL_GAP_EMS = 1.2
 _BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
 _BOLD_WEIGHT = 600
 _FONT_NAME_BUFFER = 256
+_FIXED_PITCH = 1  # PDF font descriptor flag: all glyphs have the same width
+_MONO_NAMES = ("mono", "courier", "consol", "menlo")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,25 +62,26 @@ def _is_bold(name: str, weight: int) -> bool:
 
 
 class _Fonts:
-    """Font name -> bold, cached per text object (all its characters share one font)."""
+    """(bold, monospaced) of a character's font, cached per text object (its characters share one font)."""
 
     def __init__(self, textpage: ctypes.c_void_p) -> None:
         self._textpage = textpage
-        self._bold: dict[int, bool] = {}
+        self._styles: dict[int, tuple[bool, bool]] = {}
         self._buffer = ctypes.create_string_buffer(_FONT_NAME_BUFFER)
         self._flags = ctypes.c_int()
 
-    def bold(self, index: int) -> bool:
+    def style(self, index: int) -> tuple[bool, bool]:
         obj = pdfium_c.FPDFText_GetTextObject(self._textpage, index)
         key = ctypes.cast(obj, ctypes.c_void_p).value or 0
-        known = self._bold.get(key)
+        known = self._styles.get(key)
         if known is None:
             size = pdfium_c.FPDFText_GetFontInfo(
                 self._textpage, index, self._buffer, _FONT_NAME_BUFFER, ctypes.byref(self._flags)
             )
             name = self._buffer.raw[: max(size - 1, 0)].decode("utf-8", "replace") if size else ""
-            known = _is_bold(name, pdfium_c.FPDFText_GetFontWeight(self._textpage, index))
-            self._bold[key] = known
+            mono = bool(self._flags.value & _FIXED_PITCH) or any(w in name.lower() for w in _MONO_NAMES)
+            known = (_is_bold(name, pdfium_c.FPDFText_GetFontWeight(self._textpage, index)), mono)
+            self._styles[key] = known
         return known
 
 
@@ -91,8 +95,23 @@ class _Segment:
         self.bold_chars = 0
         self.right: float | None = None
         self.size = 0.0
+        self.mono_chars = 0
 
-    def add(self, char: str, left: float, top: float, right: float, bottom: float, size: float, bold: bool) -> None:
+    @property
+    def mono(self) -> bool:
+        return self.mono_chars > 0 and self.mono_chars * 2 > sum(self.sizes.values())
+
+    def add(
+        self, char: str, left: float, top: float, right: float, bottom: float, size: float, bold: bool, mono: bool
+    ) -> None:
+        if mono and self.mono and self.right is not None:
+            # code keeps its spacing: a monospaced gap is as many spaces as glyphs would fill it
+            width = max(right - left, 0.1)
+            gap = round((left - self.right) / width)
+            if self.chars and self.chars[-1] == " ":
+                self.chars.pop()
+            self.chars.append(" " * max(gap, 0))
+        self.mono_chars += mono
         self.chars.append(char)
         self.right, self.size = right, size
         box = self.box
@@ -106,11 +125,11 @@ class _Segment:
             return None
         size = max(self.sizes, key=self.sizes.__getitem__)
         bold = self.bold_chars * 2 > sum(self.sizes.values())
-        return [*(round(v, 1) for v in self.box), size, bold, text]
+        return [*(round(v, 1) for v in self.box), size, bold, text, self.mono]
 
 
 def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:
-    """The page's text runs in PDFium's text order, each `[x0, top, x1, bottom, size, bold, text]`.
+    """The page's text runs in PDFium's text order, each `[x0, top, x1, bottom, size, bold, text, mono]`.
 
     A line is cut into separate runs where the next character is far to the right (a table
     cell, the other column of a two-column page) or back to the left: `parsers.pdf` decides
@@ -135,13 +154,16 @@ def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:
         for index in range(textpage.count_chars()):
             code = pdfium_c.FPDFText_GetUnicode(raw, index)
             char = chr(code) if 0 < code < 0x110000 else ""
-            if char in ("\n", "\x02"):
+            if char == "\x02":  # PDFium's mark for a hyphen that ends a line: keep it as one
+                segment.chars.append("-")
+                continue
+            if char == "\n":
                 segment = close()
                 continue
             if char == "\r":
                 continue
             if pdfium_c.FPDFText_IsGenerated(raw, index) == 1 or char.isspace():
-                if segment.chars and segment.chars[-1] != " ":
+                if segment.chars and segment.chars[-1] != " " and not segment.mono:
                     segment.chars.append(" ")
                 continue
             if not char.isprintable() or pdfium_c.FPDFText_HasUnicodeMapError(raw, index) == 1:
@@ -152,12 +174,13 @@ def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:
             pdfium_c.FPDFText_GetLooseCharBox(raw, index, rect)
             pdfium_c.FPDFText_GetMatrix(raw, index, matrix)
             size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * (math.hypot(matrix.c, matrix.d) or 1.0), 1)
+            bold, mono = fonts.style(index)
             if segment.right is not None:
                 gap = rect.left - segment.right
                 em = max(size, segment.size, 1.0)
-                if gap > _CELL_GAP_EMS * em or gap < -2 * em:
+                if (gap > _CELL_GAP_EMS * em and not (mono and segment.mono)) or gap < -2 * em:
                     segment = close()
-            segment.add(char, rect.left, height - rect.top, rect.right, height - rect.bottom, size, fonts.bold(index))
+            segment.add(char, rect.left, height - rect.top, rect.right, height - rect.bottom, size, bold, mono)
         close()
     finally:
         textpage.close()

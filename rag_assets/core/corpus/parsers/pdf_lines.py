@@ -20,7 +20,7 @@ _DIGITS = re.compile(r"\d+")
 
 @dataclass(slots=True)
 class Line:
-    """One text line: box in points, dominant font size, mostly-bold flag, 1-based page."""
+    """One text line: box in points, dominant font size, mostly-bold and monospaced flags, 1-based page."""
 
     x0: float
     top: float
@@ -30,6 +30,7 @@ class Line:
     bold: bool
     text: str
     page: int
+    mono: bool = False
 
     @property
     def height(self) -> float:
@@ -37,19 +38,20 @@ class Line:
 
 
 def page_lines(raw_lines: list[list[object]], page: int) -> list[Line]:
-    """Stored `[x0, top, x1, bottom, size, bold, text]` rows as Lines, duplicates dropped.
+    """Stored `[x0, top, x1, bottom, size, bold, text, mono]` rows as Lines, duplicates dropped.
 
     Some PDFs draw a text twice (a fake bold, a shadow): the same text in the same box is kept once.
     """
     lines: list[Line] = []
     seen: set[tuple[object, ...]] = set()
     for row in raw_lines:
-        x0, top, x1, bottom, size, bold, text = row
+        x0, top, x1, bottom, size, bold, text, mono = row
         key = (round(float(x0)), round(float(top)), text)  # type: ignore[arg-type]
         if key in seen:
             continue
         seen.add(key)
-        lines.append(Line(float(x0), float(top), float(x1), float(bottom), float(size), bool(bold), str(text), page))  # type: ignore[arg-type]
+        box = (float(x0), float(top), float(x1), float(bottom), float(size))  # type: ignore[arg-type]
+        lines.append(Line(*box, bool(bold), str(text), page, bool(mono)))
     return lines
 
 
@@ -74,18 +76,25 @@ def merge_fragments(lines: list[Line]) -> list[Line]:
     return merged
 
 
-def _margin_key(line: Line, height: float) -> tuple[str, int] | None:
-    """What a running header or footer repeats from page to page: its text (digits aside) and its
-    size; a heading near the top of a page that reads the same is not one (it is set larger)."""
+def _margin_key(line: Line, height: float) -> tuple[str, int, int] | None:
+    """What a running header or footer repeats from page to page: its text (digits aside), its
+    size and its place (in 4-point bands); a heading near the top of a page that reads the same
+    is not one (it is set larger), nor is a line of text that happens to open several pages."""
     if height <= 0 or _MARGIN * height < line.top < (1 - _MARGIN) * height:
         return None
-    return _DIGITS.sub("#", " ".join(line.text.casefold().split())), round(line.size)
+    return _DIGITS.sub("#", " ".join(line.text.casefold().split())), round(line.size), round(line.top / 4)
+
+
+def _repeats(counts: Counter[tuple[str, int, int]], key: tuple[str, int, int]) -> int:
+    """Pages with this margin line in this band or the next ones (positions vary by a point or so)."""
+    text, size, band = key
+    return counts[text, size, band - 1] + counts[key] + counts[text, size, band + 1]
 
 
 def drop_page_furniture(pages: list[list[Line]], heights: list[float]) -> list[list[Line]]:
     """Without running headers/footers (margin lines repeated across pages, digits ignored),
     bare page numbers in the margins, and vertical text (an arXiv stamp along the edge)."""
-    counts: Counter[tuple[str, int]] = Counter()
+    counts: Counter[tuple[str, int, int]] = Counter()
     for lines, height in zip(pages, heights, strict=True):
         counts.update({key for line in lines if (key := _margin_key(line, height))})
     repeated = max(2, int(_REPEAT_SHARE * len(pages) + 0.999))
@@ -95,7 +104,7 @@ def drop_page_furniture(pages: list[list[Line]], heights: list[float]) -> list[l
         for line in lines:
             key = _margin_key(line, height)
             if key is not None and (
-                (counts[key] >= repeated and len(pages) > 1) or _PAGE_NUMBER.match(line.text.strip())
+                (_repeats(counts, key) >= repeated and len(pages) > 1) or _PAGE_NUMBER.match(line.text.strip())
             ):
                 continue
             if line.height > 3 * max(line.x1 - line.x0, 1.0) and len(line.text) > 3:
@@ -158,9 +167,11 @@ def join_cells(lines: list[Line]) -> list[Line]:
 
 
 def body_size(pages: list[list[Line]]) -> float:
-    """The font size most characters are set in: the body text's, to which headings compare."""
+    """The font size most characters are set in: the body text's, to which headings compare
+    (code is set apart, often smaller, and in a manual may outweigh the prose)."""
     sizes: Counter[float] = Counter()
     for lines in pages:
         for line in lines:
-            sizes[round(line.size * 2) / 2] += len(line.text)
+            if not line.mono:
+                sizes[round(line.size * 2) / 2] += len(line.text)
     return sizes.most_common(1)[0][0] if sizes else 0.0

@@ -1,0 +1,238 @@
+"""How much of a document's heading tree survives the trip to PDF or Word and back.
+
+Pages whose headings are known are rendered to PDF with headless Chromium (once with the
+document outline Chromium can write from the headings, once without, so the layout inference
+is measured alone) and written as .docx with python-docx; each file is then read by this
+project's parsers and its heading tree compared with the source's (the HTML parser's tree of
+the same page):
+
+- heading precision / recall: recovered headings that are source headings (text matched in
+  order), and source headings recovered;
+- parent accuracy: matched headings whose parent heading is the matched source heading's parent;
+- content recall: source content nodes whose text appears in the recovered document's text
+  (what reading order, running headers and page breaks did to the body).
+
+Sources: (a) the conditionalqa gov.uk pages of ../shared/datasets (real HTML, h1-h3), when
+present; (b) topics of the built-in Python reference (text with underlined headings), written
+as HTML. Needs `chromium` on PATH.
+
+    .venv/bin/python benchmarks/document_structure.py [--datasets ../shared/datasets] [--topics 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import html
+import io
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import docx
+
+from rag_assets.core.corpus.blocks import Block, BlockKind
+from rag_assets.core.corpus.parsers import extract_binary, parse_blocks
+from rag_assets.core.corpus.tree import STRUCTURE, DocumentTree, build_tree
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+
+
+@dataclass(slots=True)
+class Scores:
+    documents: int = 0
+    source_headings: int = 0
+    recovered_headings: int = 0
+    matched: int = 0
+    parents_right: int = 0
+    source_contents: int = 0
+    contents_found: int = 0
+    pages: int = 0
+    seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+    def add(self, truth: DocumentTree, got: DocumentTree) -> None:
+        truth_heads, got_heads = _headings(truth), _headings(got)
+        matcher = difflib.SequenceMatcher(None, [h[0] for h in truth_heads], [h[0] for h in got_heads], autojunk=False)
+        pairs = [(block.a + k, block.b + k) for block in matcher.get_matching_blocks() for k in range(block.size)]
+        self.documents += 1
+        self.source_headings += len(truth_heads)
+        self.recovered_headings += len(got_heads)
+        self.matched += len(pairs)
+        self.parents_right += sum(truth_heads[a][1] == got_heads[b][1] for a, b in pairs)
+        text = _key(got.text)
+        contents = [_key(n.text) for n in truth.nodes if n.kind != STRUCTURE]
+        self.source_contents += len(contents)
+        self.contents_found += sum(c in text for c in contents)
+
+    def row(self, name: str) -> str:
+        precision = self.matched / max(self.recovered_headings, 1)
+        recall = self.matched / max(self.source_headings, 1)
+        parents = self.parents_right / max(self.matched, 1)
+        content = self.contents_found / max(self.source_contents, 1)
+        speed = f"{self.pages / self.seconds:.0f}" if self.pages and self.seconds else "-"
+        return (
+            f"| {name} | {self.documents} | {self.source_headings} | {precision:.3f} | {recall:.3f} | "
+            f"{parents:.3f} | {content:.3f} | {speed} | {len(self.failures)} |"
+        )
+
+
+def _key(text: str) -> str:
+    return " ".join(text.casefold().replace("’", "'").split()).rstrip(".:")
+
+
+def _headings(tree: DocumentTree) -> list[tuple[str, str]]:
+    """(heading, its parent heading or '' under the root) for every heading below the root."""
+    by_id = {n.node_id: n for n in tree.nodes}
+    out = []
+    for node in tree.nodes[1:]:
+        if node.kind == STRUCTURE:
+            parent = by_id[node.parent_id] if node.parent_id is not None else None
+            out.append((_key(node.text), _key(parent.text) if parent is not None and parent.node_id else ""))
+    return out
+
+
+def blocks_html(title: str, blocks: Iterable[Block]) -> str:
+    """A page of these blocks: headings as h1-h6, items as nested lists, rows as one table."""
+    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head><body>"]
+    depth = 0
+    in_table = False
+    for block in blocks:
+        text = html.escape(block.text)
+        if block.kind is not BlockKind.LIST_ITEM:
+            out.append("</ul>" * depth)
+            depth = 0
+        if block.kind is not BlockKind.TABLE_ROW and in_table:
+            out.append("</table>")
+            in_table = False
+        if block.kind is BlockKind.HEADING:
+            out.append(f"<h{min(block.level, 6)}>{text}</h{min(block.level, 6)}>")
+        elif block.kind is BlockKind.LIST_ITEM:
+            out.append("<ul>" * max(block.level - depth, 0) + "</ul>" * max(depth - block.level, 0))
+            depth = block.level
+            out.append(f"<li>{text}</li>")
+        elif block.kind is BlockKind.TABLE_ROW:
+            out.append("" if in_table else "<table>")
+            in_table = True
+            out.append("<tr>" + "".join(f"<td>{c}</td>" for c in text.split(" | ")) + "</tr>")
+        elif block.kind is BlockKind.CODE:
+            out.append(f"<pre>{text}</pre>")
+        else:
+            out.append(f"<p>{text}</p>")
+    out.append("</ul>" * depth + ("</table>" if in_table else "") + "</body></html>")
+    return "\n".join(out)
+
+
+def blocks_docx(blocks: Iterable[Block]) -> bytes:
+    """A .docx of these blocks with Word's own styles (Heading n, List Bullet n, a table per run)."""
+    document = docx.Document()
+    table = None
+    for block in blocks:
+        if block.kind is not BlockKind.TABLE_ROW:
+            table = None
+        if block.kind is BlockKind.HEADING:
+            document.add_heading(block.text, level=min(block.level, 9))
+        elif block.kind is BlockKind.LIST_ITEM:
+            level = min(block.level, 3)
+            document.add_paragraph(block.text, style="List Bullet" if level == 1 else f"List Bullet {level}")
+        elif block.kind is BlockKind.TABLE_ROW:
+            cells = block.text.split(" | ")
+            if table is None or len(table.columns) != len(cells):
+                table = document.add_table(rows=0, cols=len(cells))
+            row = table.add_row()
+            for cell, value in zip(row.cells, cells, strict=True):
+                cell.text = value
+        else:
+            document.add_paragraph(block.text)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def render_pdf(chromium: str, page: Path, out: Path, *, outline: bool) -> None:
+    flags = [*CHROMIUM_FLAGS, *(["--generate-pdf-document-outline"] if outline else [])]
+    subprocess.run(
+        [chromium, *flags, f"--print-to-pdf={out}", page.as_uri()],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def _sources(datasets: Path, topics: int) -> list[tuple[str, str, str]]:
+    """(set name, title, page HTML) of every source page."""
+    pages: list[tuple[str, str, str]] = []
+    conditionalqa = datasets / "conditionalqa" / "pages.jsonl"
+    if conditionalqa.is_file():
+        for line in conditionalqa.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            body = "\n".join(record["html_lines"])
+            title = html.escape(record["title"])
+            page = f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head><body>{body}</body></html>"
+            pages.append(("conditionalqa", record["title"], page))
+    else:
+        print(f"skipping conditionalqa: {conditionalqa} not found")
+    from pydoc_data.topics import topics as reference
+
+    chosen = 0
+    for key in sorted(reference):
+        blocks = parse_blocks("text", reference[key])
+        if sum(b.kind is BlockKind.HEADING for b in blocks) >= 3 and chosen < topics:
+            pages.append(("python-reference", key, blocks_html(key, blocks)))
+            chosen += 1
+    return pages
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
+    parser.add_argument("--topics", type=int, default=30, help="Python reference topics to include")
+    args = parser.parse_args()
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if chromium is None:
+        raise SystemExit("chromium not found on PATH (apt-get install -y chromium)")
+    results: dict[tuple[str, str], Scores] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for number, (source, title, page) in enumerate(_sources(args.datasets, args.topics)):
+            truth = build_tree(title, parse_blocks("html", page))
+            html_file = folder / f"{number}.html"
+            html_file.write_text(page, encoding="utf-8")
+            files: dict[str, bytes] = {}
+            for fmt, outline in (("pdf (outline)", True), ("pdf (layout only)", False)):
+                pdf = folder / f"{number}.pdf"
+                render_pdf(chromium, html_file, pdf, outline=outline)
+                files[fmt] = pdf.read_bytes()
+            files["docx"] = blocks_docx(parse_blocks("html", page))
+            for fmt, data in files.items():
+                scores = results.setdefault((source, fmt), Scores())
+                started = time.perf_counter()
+                try:
+                    kind = "docx" if fmt == "docx" else "pdf"
+                    layout, _ = extract_binary(kind, data)
+                    got = build_tree(title, parse_blocks(kind, layout))
+                except ValueError as err:
+                    scores.failures.append(f"{title}: {err}")
+                    continue
+                scores.seconds += time.perf_counter() - started
+                if kind == "pdf":
+                    scores.pages += len(json.loads(layout)["pages"])
+                scores.add(truth, got)
+    print(
+        "| source | format | documents | source headings | heading precision | heading recall | parent accuracy "
+        "| content recall | pages/s | failures |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for (source, fmt), scores in results.items():
+        print(scores.row(f"{source} | {fmt}"))
+        for failure in scores.failures[:3]:
+            print(f"  failed: {failure}")
+
+
+if __name__ == "__main__":
+    main()
