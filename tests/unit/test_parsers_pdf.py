@@ -274,3 +274,20 @@ def test_monospaced_code_keeps_indentation_blank_lines_and_runs_over_a_page(tmp_
         (1, "code", "for n in range(3):\n    print(n)", "pp. 1-2"),
         (1, "paragraph", "It prints 42.", "p. 2"),
     ]
+
+
+def _with_title(data: bytes, title: str) -> bytes:
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    writer.add_metadata({"/Title": title})
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def test_title_from_metadata_unless_it_is_a_file_name(tmp_path: Path) -> None:
+    page = [(72, 60, 20, "Overview", True), (72, 100, 10, "The pump moves water.", False)]
+    (tmp_path / "stated.pdf").write_bytes(_with_title(make_pdf([page]), "Pump Service Guide"))
+    (tmp_path / "named.pdf").write_bytes(_with_title(make_pdf([page]), "Microsoft Word - pump guide.docx"))
+    stated = tree_of(tmp_path / "stated.pdf")
+    assert stated.title == "Pump Service Guide" and outline(stated) == [(0, "Pump Service Guide"), (1, "Overview")]
+    assert tree_of(tmp_path / "named.pdf").title == "Overview"  # the printed title instead

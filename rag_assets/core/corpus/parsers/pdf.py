@@ -354,10 +354,17 @@ def parse_pdf(layout: str) -> list[Block]:
 
 
 def pdf_title(layout: str) -> str | None:
-    """The first page's largest heading text when no later page sets a heading as large (a
-    PDF's printed title), or None."""
+    """The title the PDF's metadata states (when it is not a file name), else the first page's
+    largest heading text when no later page sets a heading as large (its printed title), or None.
+
+    The stated title comes first: a page printed from HTML states its <title>, while its first
+    large heading may be a section ("Overview")."""
     data = _load(layout)
-    pages = _clean_pages(data)
+    stated = data.get("title")
+    return str(stated) if stated else _printed_title(_clean_pages(data))
+
+
+def _printed_title(pages: list[list[Line]]) -> str | None:
     if not pages or not pages[0]:
         return None
     body = body_size(pages)

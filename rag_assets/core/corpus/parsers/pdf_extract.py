@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import json
 import math
+import re
 from dataclasses import dataclass
 
 import pypdfium2 as pdfium
@@ -34,6 +35,7 @@ _BOLD_WEIGHT = 600
 _FONT_NAME_BUFFER = 256
 _FIXED_PITCH = 1  # PDF font descriptor flag: all glyphs have the same width
 _MONO_NAMES = ("mono", "courier", "consol", "menlo")
+_FILE_NAME = re.compile(r"\.(?:docx?|pdf|tex|dvi|indd|pptx?|xlsx?|odt|rtf|txt)$|^Microsoft \w+ - ", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +214,18 @@ def _outline(document: pdfium.PdfDocument) -> list[list[object]]:
     return entries
 
 
+def _metadata_title(document: pdfium.PdfDocument) -> str | None:
+    """The Title the PDF's metadata states, unless it is a file name ("report_v2", "Microsoft
+    Word - notes.docx"), as producers often write there."""
+    try:
+        title = " ".join(document.get_metadata_value("Title").split())
+    except pdfium.PdfiumError:
+        return None
+    if not title or " " not in title or _FILE_NAME.search(title):
+        return None
+    return title
+
+
 def extract_pdf(data: bytes) -> ExtractedPdf:
     """The positioned lines of every page; ParseError naming why when the PDF gives no text."""
     document = _open(data)
@@ -235,10 +249,11 @@ def extract_pdf(data: bytes) -> ExtractedPdf:
                 "(OCR is not available offline)"
             )
         outline = _outline(document)
+        title = _metadata_title(document)
     finally:
         document.close()
     layout = json.dumps(
-        {"pdf_layout": PDF_LAYOUT_VERSION, "outline": outline, "pages": pages},
+        {"pdf_layout": PDF_LAYOUT_VERSION, "title": title, "outline": outline, "pages": pages},
         ensure_ascii=False,
         separators=(",", ":"),
     )
