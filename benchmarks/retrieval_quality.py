@@ -104,7 +104,8 @@ def train_missing(
         publish_namespace_router,
         train_namespace_router,
     )
-    from rag_assets.core.index.reranking import latest_reranker, train_collection_reranker
+    from rag_assets.core.index.reranking.folders import latest_reranker
+    from rag_assets.core.index.reranking.recipe import train_collection_reranker
     from rag_assets.core.store.passage_table import load_passages
     from rag_assets.core.store.question_table import load_question_rows
 
@@ -168,7 +169,8 @@ def catalogue_run(
     import duckdb
 
     from rag_assets.core.index.namespace_routing import QueryNamespaces, latest_namespace_router, load_namespace_router
-    from rag_assets.core.index.reranking import is_gold_hit, is_gold_passage, latest_reranker, load_passage_reranker
+    from rag_assets.core.index.reranking.folders import latest_reranker, load_passage_reranker
+    from rag_assets.core.index.reranking.labels import is_gold_hit, is_gold_passage
     from rag_assets.core.store.question_table import load_question_rows
 
     embedder = Embedder(default_embedder_path(), progress=False)
@@ -245,7 +247,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.data_dir is not None:
         chosen = [] if args.sets == parser.get_default("sets") else args.sets.split(",")
-        from rag_assets.core.index.reranking import RerankerSettings
+        from rag_assets.core.index.reranking.training import RerankerSettings
 
         settings = RerankerSettings(
             model=args.reranker_model, max_steps=args.reranker_steps, batch_size=args.reranker_batch_size

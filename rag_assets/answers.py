@@ -38,7 +38,7 @@ from rag_assets.core.answering.types import GENERATION_KINDS, AnswerOutcome, Ret
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.engines.cache import CachingEngine
 from rag_assets.core.index.namespace_routing import QueryNamespaces
-from rag_assets.core.index.reranking import load_passage_reranker
+from rag_assets.core.index.reranking.folders import load_passage_reranker
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.lineage import AnswerRecord, answer_versions, build_record, index_version, store_answers, utc_now
 from rag_assets.core.routing.encoder_training import load_encoder_router

@@ -17,7 +17,9 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from rag_assets.core.index.reranking import RerankerSettings, is_passage_reranker, train_collection_reranker
+from rag_assets.core.index.reranking.folders import is_passage_reranker
+from rag_assets.core.index.reranking.recipe import train_collection_reranker
+from rag_assets.core.index.reranking.training import RerankerSettings
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.store.passage_table import load_passages
 from rag_assets.core.store.question_table import load_question_rows

@@ -72,7 +72,7 @@ class WarmModels:
         """`latest`: the newest trained passage reranker; else a folder (a passage reranker, or
         any local sentence-transformers cross-encoder)."""
         from rag_assets.core.errors import ConfigError
-        from rag_assets.core.index.reranking import is_passage_reranker, latest_reranker, load_passage_reranker
+        from rag_assets.core.index.reranking.folders import is_passage_reranker, latest_reranker, load_passage_reranker
         from rag_assets.core.index.retrieval import cross_encoder_reranker
         from rag_assets.settings import data_dir
 

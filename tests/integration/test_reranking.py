@@ -14,23 +14,12 @@ from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.corpus.tree import build_tree
 from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.index.passages import cut_passages
-from rag_assets.core.index.reranking import (
-    BiEncoderScorer,
-    PassageReranker,
-    RerankerSettings,
-    RerankGroup,
-    calibrate_fusion,
-    fuse,
-    held_out,
-    is_gold_hit,
-    is_gold_passage,
-    is_passage_reranker,
-    latest_reranker,
-    load_passage_reranker,
-    rerank_groups,
-    train_collection_reranker,
-    train_reranker,
-)
+from rag_assets.core.index.reranking.folders import is_passage_reranker, latest_reranker, load_passage_reranker
+from rag_assets.core.index.reranking.labels import RerankGroup, held_out, is_gold_hit, is_gold_passage, rerank_groups
+from rag_assets.core.index.reranking.lancedb_reranker import PassageReranker, fuse
+from rag_assets.core.index.reranking.recipe import train_collection_reranker
+from rag_assets.core.index.reranking.scorers import BiEncoderScorer
+from rag_assets.core.index.reranking.training import RerankerSettings, calibrate_fusion, train_reranker
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.index.vector_index import PassageIndex, search_text
 from tests.conftest import FixedScorer
@@ -246,10 +235,10 @@ def test_building_the_cross_encoder_from_the_bi_encoder_prints_no_load_report(
     levels are restored afterwards."""
     import logging
 
-    from rag_assets.core.index.reranking import _cross_encoder
+    from rag_assets.core.index.reranking.scorers import load_cross_encoder
 
     before = logging.getLogger("sentence_transformers").level
-    model = _cross_encoder(embedder.model_path, device="cpu", max_length=64, num_labels=1)
+    model = load_cross_encoder(embedder.model_path, device="cpu", max_length=64, num_labels=1)
     out, err = capfd.readouterr()
     assert model.model.classifier.out_features == 1
     assert "LOAD REPORT" not in out + err and "MISSING" not in out + err

@@ -36,7 +36,7 @@ from rag_assets.core.index.namespace_routing import (
     train_namespace_router,
 )
 from rag_assets.core.index.passages import cut_passages
-from rag_assets.core.index.reranking import PassageReranker
+from rag_assets.core.index.reranking.lancedb_reranker import PassageReranker
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.index.vector_index import PassageIndex
 from rag_assets.core.routing.scoring_router import HitNodesRouter

@@ -9,13 +9,8 @@ import pytest
 from rag_assets.core.corpus.blocks import heading, paragraph
 from rag_assets.core.corpus.tree import build_tree
 from rag_assets.core.engines.transformers_engine import TransformersEngine
-from rag_assets.core.routing.navigation import (
-    RetrievedDocument,
-    RoutingKnobs,
-    render_evidence,
-    route_documents,
-    router_regex,
-)
+from rag_assets.core.routing.navigation import RetrievedDocument, RoutingKnobs, route_documents, router_regex
+from rag_assets.core.routing.routed_evidence import render_evidence
 from rag_assets.core.routing.subtree import DocumentRouting
 
 
@@ -84,7 +79,7 @@ def test_each_round_is_one_batched_engine_call(engine: CountingEngine) -> None:
 
 
 def test_evidence_keeps_heading_paths_and_retrieval_order() -> None:
-    from rag_assets.core.routing.navigation import RoutedDocument
+    from rag_assets.core.routing.routed_evidence import RoutedDocument
 
     _, trees = docs()
     routed = [RoutedDocument("pond", [4, 2]), RoutedDocument("kettle", []), RoutedDocument("kettle", [4])]
@@ -99,7 +94,7 @@ def test_evidence_keeps_heading_paths_and_retrieval_order() -> None:
 
 
 def test_nodes_under_one_heading_path_share_one_heading_line() -> None:
-    from rag_assets.core.routing.navigation import RoutedDocument, fit_evidence, heading_words, node_words
+    from rag_assets.core.routing.routed_evidence import RoutedDocument, fit_evidence, heading_words, node_words
 
     tree = build_tree(
         "Kettle",

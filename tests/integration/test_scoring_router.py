@@ -30,15 +30,8 @@ from rag_assets.core.routing.encoder_training import (
     router_record,
     train_encoder,
 )
-from rag_assets.core.routing.navigation import (
-    RetrievedDocument,
-    RoutingKnobs,
-    fill_scores,
-    heading_words,
-    node_words,
-    render_evidence,
-    route_documents,
-)
+from rag_assets.core.routing.navigation import RetrievedDocument, RoutingKnobs, route_documents
+from rag_assets.core.routing.routed_evidence import fill_scores, heading_words, node_words, render_evidence
 from rag_assets.core.routing.scoring_router import (
     HitNodesRouter,
     OracleRouter,

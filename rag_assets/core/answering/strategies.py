@@ -55,13 +55,8 @@ from rag_assets.core.answering.types import (
 from rag_assets.core.corpus.tree import CONTENT, TreeNode
 from rag_assets.core.engines.base import BatchClock, LLMEngine
 from rag_assets.core.index.retrieval import SearchHit
-from rag_assets.core.routing.navigation import (
-    RetrievedDocument,
-    Router,
-    evidence_groups,
-    render_evidence,
-    route_documents,
-)
+from rag_assets.core.routing.navigation import RetrievedDocument, Router, route_documents
+from rag_assets.core.routing.routed_evidence import evidence_groups, render_evidence
 from rag_assets.core.routing.samples import documents_in_order
 
 

@@ -14,7 +14,8 @@ from rag_assets.core.answering.readers import reader_style
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.index.retrieval import SearchHit
-from rag_assets.core.routing.navigation import FILL_ORDERS, Router, RoutingKnobs
+from rag_assets.core.routing.navigation import Router, RoutingKnobs
+from rag_assets.core.routing.routed_evidence import FILL_ORDERS
 
 # contregen / disco: the generation-side strategies (core/generation)
 GENERATION_KINDS = ("contregen", "disco")

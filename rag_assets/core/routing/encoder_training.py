@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.quiet_loading import quiet_model_loading
 from rag_assets.core.routing.folders import ROUTER_MARKERS, router_folder_kind
-from rag_assets.core.routing.navigation import node_words
+from rag_assets.core.routing.routed_evidence import node_words
 from rag_assets.core.routing.scoring_router import ScoringRouter, content_context, heading_context
 from rag_assets.core.routing.subtree import DocumentRouting, SubtreeView
 from rag_assets.core.routing.teachers import Calibration, SimilarityScores, SimilarityThresholds, calibrate_thresholds

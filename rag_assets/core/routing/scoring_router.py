@@ -31,7 +31,8 @@ import numpy as np
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.corpus.tree import CONTENT, TreeNode
 from rag_assets.core.routing.action_format import REFUSAL, format_actions
-from rag_assets.core.routing.navigation import FILL_ORDERS, RouteRequest, RouterReply, RoutingKnobs
+from rag_assets.core.routing.navigation import RouteRequest, RouterReply, RoutingKnobs
+from rag_assets.core.routing.routed_evidence import FILL_ORDERS
 from rag_assets.core.routing.subtree import DocumentRouting
 from rag_assets.core.routing.teachers import (
     SimilarityScores,
