@@ -14,6 +14,7 @@ from rag_assets.core.evaluation.scoring import (
     answer_metrics,
     evidence_recall,
     headline_metrics,
+    metric_intervals,
     passage_hit,
     score_answer,
     score_answers,
@@ -134,3 +135,18 @@ def test_aggregation_means_percentiles_and_no_nan() -> None:
     assert grid["top_k"][1]["em"] == 0.0 and grid["top_k"][3]["em"] == 1.0
     assert all(math.isfinite(v) for s in results.values() for v in s.values())
     assert headline_metrics(results)[:3] == ["em", "f1", "yes_no_acc"]
+
+
+def test_batched_rows_have_no_p95_and_rates_have_intervals() -> None:
+    short = [Question(f"s{i}", "How hot for green tea?", answers=("80 C",)) for i in range(10)]
+    # one batch: every answer carries the batch mean, so a p95 would repeat the p50
+    rows = [Row(q.qid, "80 C" if i < 6 else "no", strategy="rag", seconds=0.4) for i, q in enumerate(short)]
+    rows.append(Row("s0", "80 C", grid="top_k", grid_value=1, seconds=0.4))
+    scored = score_answers(rows, {q.qid: q for q in short})
+    rag = aggregate(scored)["rag"]
+    assert rag["seconds_p50"] == 0.4 and "seconds_p95" not in rag and rag["em"] == 0.6
+    intervals = metric_intervals(scored)
+    assert list(intervals) == ["rag"]  # the grid rows are not part of the main comparison
+    low, high = intervals["rag"]["em"]
+    assert 0.2 <= low < 0.6 < high <= 0.95
+    assert intervals["rag"]["passage_hit"] == (0.0, 0.0)  # no evidence given: every question misses

@@ -64,7 +64,18 @@ def _data(run_id: str = "run-1") -> ReportData:
         results=RESULTS,
         scaling=SCALING,
         router_metrics=ROUTER,
-        versions={"assets": {"passage_index": {"data_version": "v3"}}, "adapter_id": "abc"},
+        versions={
+            "assets": {
+                "passage_index": {
+                    "materialized": True,
+                    "data_version": "v3",
+                    "run_id": "abcdefgh-1234",
+                    "timestamp": 0,
+                },
+                "reorder_policy": {"materialized": False},
+            },
+            "adapter_id": "abc",
+        },
         notes=["split 'test' has no questions: evaluated on 'dev'"],
         split="dev",
         questions=8,
@@ -102,9 +113,15 @@ def test_report_files_summary_and_html(tmp_path: Path) -> None:
         numbers = json.dumps(summary[section])
         assert "NaN" not in numbers and "Infinity" not in numbers
     markdown = files.markdown.read_text()
-    assert "| rdr2 | 0.500 | 0.550 | 0.625 | 120.5 | 2300 |" in markdown
-    assert "![Strategies](metrics.png)" in markdown
-    assert "| 2.000 | 3.100 | 8 |" in markdown  # engine calls and seconds as decimals, questions as a count
+    # counts (words, tokens, calls, questions) as whole numbers, rates and seconds as decimals
+    assert "| rdr2 | 0.500 | 0.550 | 0.625 | 120 | 2300 | 3 | 2.000 | 3.100 | 8 |" in markdown
+    assert "## Reader-based strategies: 8 dev questions" in markdown
+    assert "## Test-time scaling: top-k documents, 8 questions" in markdown  # every table titled with its count
+    # the versions as a table, not a JSON dump
+    assert "```json" not in markdown and "| adapter_id | abc |" in markdown
+    assert "| passage_index | v3 | abcdefgh | 1970-01-01 00:00:00 |" in markdown
+    assert "| reorder_policy | never materialized |" in markdown
+    assert "<pre>" not in html and "<td>passage_index</td><td>v3</td>" in html
 
 
 def test_latest_is_replaced_and_old_runs_stay(tmp_path: Path) -> None:
@@ -141,4 +158,31 @@ def test_headline_table_orders_key_metrics() -> None:
     assert table.splitlines()[0] == (
         "| strategy | EM (containment) | token F1 | passage hit | evidence words | router in tok | s/question p50 |"
     )
-    assert table.splitlines()[2].startswith("| no-retrieval | 0.100 | 0.200 | 0.000 | 0.000 |")
+    assert table.splitlines()[2].startswith("| no-retrieval | 0.100 | 0.200 | 0.000 | 0 | 0 | 0.200 |")
+
+
+def test_router_columns_undefined_for_scoring_routers_are_empty_with_a_footnote(tmp_path: Path) -> None:
+    router = {
+        **ROUTER,
+        "encoder": {"ans_f1": 0.4, "exp_pre": 0.2, "ref_acc": 0.9, "collapsed_rate": 0.0, "samples": 31.0},
+    }
+    data = _data()
+    data.router_metrics = router
+    markdown = write_report(data, tmp_path).markdown.read_text()
+    assert "| encoder | 0.400 | 0.200 | 0.900 | n/a¹ | 31 |" in markdown
+    assert "| adapter | 0.600 | 0.500 | 0.700 | 0.000 | 20 |" in markdown  # the LLM's collapse rate is real
+    assert "¹ undefined for a scoring router" in markdown
+    assert "## Router on the validation fold (20/31 subtrees)" in markdown
+
+
+def test_reader_rows_show_intervals_and_batched_rows_no_p95(tmp_path: Path) -> None:
+    data = _data()
+    data.results = {
+        "rag-hybrid": {"f1": 0.5, "seconds_p50": 0.9, "questions": 8.0},  # batched: no p95
+        "contregen": {"f1": 0.25, "seconds_p50": 3.0, "seconds_p95": 5.5, "questions": 2.0},
+    }
+    data.intervals = {"rag-hybrid": {"f1": (0.25, 0.75)}}
+    markdown = write_report(data, tmp_path).markdown.read_text()
+    assert "| rag-hybrid | 0.500 (0.250–0.750) | 0.900 | – | 8 |" in markdown
+    assert "| contregen | 0.250 | 3.000 | 5.500 | 2 |" in markdown
+    assert "p95 is left out (–) where a strategy reads its questions in one batch" in markdown

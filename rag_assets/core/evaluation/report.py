@@ -5,6 +5,10 @@ router metrics and the versions of everything upstream). Output is one folder, w
 temporary sibling and renamed into place, so a reader never sees a half-written report; a stable
 `latest/` copy next to it is swapped the same way.
 
+The first table is the evidence evaluation (every evaluation question, no reader, with intervals
+and paired differences) when there is one; the reader-based rows follow, labelled with their
+question counts and with intervals on their rates.
+
 Layout under `<reports root>/<collection>/`:
     <run_id>/report.md  report.html  summary.json  metrics.png  evidence.png  scaling.png  router.png
     latest/             the same files, of the newest report
@@ -22,13 +26,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_assets.core.evaluation.scoring import (
-    METRIC_ORDER,
-    RATE_METRICS,
-    headline_metrics,
-    primary_answer_metric,
-    primary_evidence_metric,
-)
+from rag_assets.core.evaluation.evidence import EvidenceSummary, evidence_footnote, evidence_table, evidence_title
+from rag_assets.core.evaluation.report_plots import plot_evidence, plot_metrics, plot_router, plot_scaling
+from rag_assets.core.evaluation.scoring import METRIC_ORDER, headline_metrics
 from rag_assets.core.tables import markdown_table
 
 ROUTER_METRICS = ("ans_f1", "exp_pre", "ref_acc", "collapsed_rate", "parse_failure_rate", "expelled_per_output")
@@ -66,6 +66,11 @@ class ReportData:
     split: str = ""
     questions: int = 0
     created_at: str = ""
+    # the reader-free evidence evaluation over every evaluation question (None: not materialized)
+    evidence: EvidenceSummary | None = None
+    evidence_split: str = ""
+    # strategy -> rate metric -> 95% bootstrap interval of the reader-based rows
+    intervals: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,20 +84,40 @@ class ReportFiles:
     headline_markdown: str  # the strategies x key metrics table
 
 
-COUNTS = frozenset({"questions", "samples"})  # shown as whole numbers whatever their size
+# Counts and means of counts: whole numbers (one decimal below 10 when not whole), never 0.000.
+COUNTS = frozenset(
+    {"questions", "samples", "evidence_words", "router_prompt_tokens", "router_output_tokens", "engine_calls"}
+)
+# Router metrics that only a generating router has (its output is parsed); a scoring router
+# (similarity, encoder) picks nodes by score, so for it they are undefined, not 0.
+GENERATED_OUTPUT_METRICS = frozenset({"collapsed_rate", "parse_failure_rate", "expelled_per_output"})
+SCORING_ROUTER_MODELS = frozenset({"similarity", "encoder"})
+UNDEFINED = "n/a¹"
 
 
 def _fmt(value: float, count: bool = False) -> str:
-    if float(value).is_integer() and (count or abs(value) >= 10):
-        return str(int(value))
+    if count:
+        return str(round(value)) if float(value).is_integer() or abs(value) >= 10 else f"{value:.1f}"
     return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
 
 
-def _table_rows(rows: Mapping[str, Metrics], metrics: Sequence[str]) -> list[list[str]]:
-    return [
-        [name, *(_fmt(values[m], m in COUNTS) if m in values else "–" for m in metrics)]
-        for name, values in rows.items()
-    ]
+def _table_rows(
+    rows: Mapping[str, Metrics],
+    metrics: Sequence[str],
+    intervals: Mapping[str, Mapping[str, tuple[float, float]]] | None = None,
+) -> list[list[str]]:
+    out = []
+    for name, values in rows.items():
+        cells = [name]
+        for m in metrics:
+            if m not in values:
+                cells.append("–")
+                continue
+            cell = _fmt(values[m], m in COUNTS)
+            low_high = (intervals or {}).get(name, {}).get(m)
+            cells.append(f"{cell} ({low_high[0]:.3f}–{low_high[1]:.3f})" if low_high else cell)
+        out.append(cells)
+    return out
 
 
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -112,155 +137,110 @@ def headline_table(results: Mapping[str, Metrics]) -> str:
     return markdown_table(["strategy", *(METRIC_LABELS.get(m, m) for m in metrics)], _table_rows(results, metrics))
 
 
-def _sections(data: ReportData) -> list[tuple[str, list[str], list[list[str]], str]]:
-    """(title, header, rows, plot name or '') for every table of the report."""
-    sections: list[tuple[str, list[str], list[list[str]], str]] = []
+Section = tuple[str, list[str], list[list[str]], str, str]  # title, header, rows, plot name, footnote
+
+
+def _sections(data: ReportData) -> list[Section]:
+    """(title, header, rows, plot name or '', footnote or '') for every table of the report."""
+    sections: list[Section] = []
+    if data.evidence is not None:
+        header, rows = evidence_table(data.evidence)
+        title = evidence_title(data.evidence, data.evidence_split or "evaluation")
+        sections.append((title, header, rows, "evidence", evidence_footnote(data.evidence)))
     metrics = _all_metrics(data.results)
+    timed = [s for s, v in data.results.items() if "seconds_p50" in v and "seconds_p95" not in v]
     sections.append(
         (
-            "Strategies",
+            f"Reader-based strategies: {data.questions} {data.split or 'evaluation'} questions "
+            "(the `questions` column: how many each row answered)",
             ["strategy", *(METRIC_LABELS.get(m, m) for m in metrics)],
-            _table_rows(data.results, metrics),
+            _table_rows(data.results, metrics, data.intervals),
             "metrics",
+            ("Rates with their 95% bootstrap interval over the row's questions. " if data.intervals else "")
+            + (
+                "s/question p95 is left out (–) where a strategy reads its questions in one batch: each "
+                "answer's seconds is then the batch mean, so p50 is that mean and a p95 would repeat it."
+                if timed
+                else ""
+            ),
         )
     )
-    sections.append(("Evidence: quality vs length", [], [], "evidence"))
+    if data.evidence is None:
+        sections.append(("Evidence: quality vs length (reader-based rows)", [], [], "evidence", ""))
     for grid, points in data.scaling.items():
         rows = {str(value): values for value, values in points.items()}
         grid_metrics = _all_metrics(rows)
+        counts = sorted({int(v["questions"]) for v in points.values() if "questions" in v})
         sections.append(
             (
-                f"Test-time scaling: {GRID_LABELS.get(grid, grid)}",
+                f"Test-time scaling: {GRID_LABELS.get(grid, grid)}, "
+                f"{'/'.join(map(str, counts)) or data.questions} questions",
                 [grid, *(METRIC_LABELS.get(m, m) for m in grid_metrics)],
                 _table_rows(rows, grid_metrics),
+                "",
                 "",
             )
         )
     if data.scaling:
-        sections.append(("Scaling curves", [], [], "scaling"))
+        sections.append(("Scaling curves", [], [], "scaling", ""))
     if data.router_metrics:
-        router = [m for m in ROUTER_METRICS if any(m in v for v in data.router_metrics.values())]
-        extra = [m for m in ("samples",) if any(m in v for v in data.router_metrics.values())]
-        sections.append(
-            (
-                "Router on the validation fold: each kind untrained vs trained "
-                "(base/adapter: the LLM; similarity/encoder: the sentence encoder)",
-                ["model", *router, *extra],
-                _table_rows(data.router_metrics, [*router, *extra]),
-                "router",
-            )
-        )
+        sections.append(_router_section(data.router_metrics))
     return sections
 
 
-# ----------------------------------------------------------------------------------------- plots
+def _router_section(router_metrics: Mapping[str, Metrics]) -> Section:
+    shown = [m for m in ROUTER_METRICS if any(m in v for v in router_metrics.values())]
+    extra = [m for m in ("samples",) if any(m in v for v in router_metrics.values())]
+    rows = _table_rows(router_metrics, [*shown, *extra])
+    undefined = False
+    for row, model in zip(rows, router_metrics):
+        if model in SCORING_ROUTER_MODELS:
+            for i, m in enumerate(shown, start=1):
+                if m in GENERATED_OUTPUT_METRICS:
+                    row[i], undefined = UNDEFINED, True
+    views = sorted({int(v["samples"]) for v in router_metrics.values() if "samples" in v})
+    footnote = (
+        "¹ undefined for a scoring router (similarity, encoder): it scores nodes instead of generating text, "
+        "so there is no output to collapse, fail to parse or expel."
+        if undefined
+        else ""
+    )
+    title = (
+        "Router on the validation fold"
+        + (f" ({'/'.join(map(str, views))} subtrees)" if views else "")
+        + ": each kind untrained vs trained (base/adapter: the LLM; similarity/encoder: the sentence encoder)"
+    )
+    return title, ["model", *shown, *extra], rows, "router", footnote
 
 
-def _pyplot():
-    import matplotlib
+def versions_rows(versions: Mapping) -> list[list[str]]:
+    """The versions as table rows: one per upstream asset (data version, run, time), then the
+    index, routers and models the answers name."""
+    from datetime import UTC, datetime
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def plot_metrics(results: Mapping[str, Metrics], path: Path) -> bool:
-    """Grouped bars: the [0, 1] metrics of every strategy."""
-    metrics = [m for m in RATE_METRICS if any(m in v for v in results.values())]
-    if not results or not metrics:
-        return False
-    plt = _pyplot()
-    strategies = list(results)
-    width = 0.8 / len(metrics)
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(strategies) + 2), 3.4), dpi=110)
-    for i, metric in enumerate(metrics):
-        xs = [s + (i - (len(metrics) - 1) / 2) * width for s in range(len(strategies))]
-        ax.bar(xs, [results[s].get(metric, 0.0) for s in strategies], width, label=METRIC_LABELS.get(metric, metric))
-    ax.set_xticks(range(len(strategies)), strategies, rotation=25, ha="right", fontsize=8)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("score")
-    ax.set_title("metrics per strategy", fontsize=10)
-    ax.legend(fontsize=7, ncols=min(4, len(metrics)), loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return True
-
-
-def plot_evidence(results: Mapping[str, Metrics], path: Path) -> bool:
-    """Evidence quality (recall, section hit or passage hit) against evidence length, per strategy."""
-    metric = primary_evidence_metric(m for v in results.values() for m in v)
-    points = {s: v for s, v in results.items() if metric and metric in v and "evidence_words" in v}
-    if not points:
-        return False
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(5.5, 3.4), dpi=110)
-    for strategy, values in points.items():
-        ax.scatter(values["evidence_words"], values[metric], s=36)
-        ax.annotate(
-            strategy, (values["evidence_words"], values[metric]), fontsize=7, xytext=(4, 3), textcoords="offset points"
+    rows: list[list[str]] = []
+    for asset, info in (versions.get("assets") or {}).items():
+        if not info.get("materialized"):
+            rows.append([asset, "never materialized", "", ""])
+            continue
+        when = (
+            datetime.fromtimestamp(info["timestamp"], UTC).strftime("%Y-%m-%d %H:%M:%S")
+            if info.get("timestamp") is not None
+            else ""
         )
-    ax.set_xlabel("evidence length (words)")
-    ax.set_ylabel(METRIC_LABELS.get(metric, metric))
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_title(f"{METRIC_LABELS.get(metric, metric)} vs evidence length", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return True
+        rows.append([asset, str(info.get("data_version") or "")[:16], str(info.get("run_id") or "")[:8], when])
+    for name, value in versions.items():
+        if name == "assets" or value in (None, "", [], {}):
+            continue
+        if isinstance(value, Mapping):
+            value = ", ".join(f"{k}={v}" for k, v in value.items())
+        elif isinstance(value, (list, tuple)):
+            value = ", ".join(str(v)[:8] for v in value)
+        rows.append([name, str(value), "", ""])
+    return rows
 
 
-def plot_scaling(scaling: Mapping[str, Mapping[int, Metrics]], path: Path) -> bool:
-    """One panel per grid: the primary answer and evidence metrics against the grid value."""
-    grids = [g for g, points in scaling.items() if points]
-    if not grids:
-        return False
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, len(grids), figsize=(4.6 * len(grids), 3.2), dpi=110, squeeze=False)
-    for ax, grid in zip(axes[0], grids):
-        points = scaling[grid]
-        xs = sorted(points)
-        present = {m for v in points.values() for m in v}
-        for metric in (primary_answer_metric(present), primary_evidence_metric(present)):
-            if metric:
-                ax.plot(
-                    xs, [points[x].get(metric, 0.0) for x in xs], marker="o", label=METRIC_LABELS.get(metric, metric)
-                )
-        ax.set_xticks(xs)
-        ax.set_xlabel(GRID_LABELS.get(grid, grid))
-        ax.set_ylim(-0.05, 1.05)
-        ax.set_title(f"rdr2 vs {GRID_LABELS.get(grid, grid)}", fontsize=10)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return True
-
-
-def plot_router(router_metrics: Mapping[str, Metrics], path: Path) -> bool:
-    """Bars: router quality of the base model and of the trained adapter."""
-    metrics = [m for m in ROUTER_METRICS if m != "expelled_per_output" and any(m in v for v in router_metrics.values())]
-    if not router_metrics or not metrics:
-        return False
-    plt = _pyplot()
-    models = list(router_metrics)
-    width = 0.8 / len(models)
-    fig, ax = plt.subplots(figsize=(6, 3.2), dpi=110)
-    for i, model in enumerate(models):
-        xs = [m + (i - (len(models) - 1) / 2) * width for m in range(len(metrics))]
-        ax.bar(xs, [router_metrics[model].get(m, 0.0) for m in metrics], width, label=model)
-    ax.set_xticks(range(len(metrics)), metrics, fontsize=8)
-    ax.set_ylim(0, 1.05)
-    ax.set_title("router: base vs adapter (held-out subtrees)", fontsize=10)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return True
-
-
-# ---------------------------------------------------------------------------------------- output
+VERSIONS_HEADER = ["asset / piece", "data version or id", "run", "materialized (UTC)"]
 
 
 def summary_dict(data: ReportData) -> dict:
@@ -277,6 +257,8 @@ def summary_dict(data: ReportData) -> dict:
             data.collection: {grid: {str(v): m for v, m in points.items()} for grid, points in data.scaling.items()}
         },
         "router_metrics": {data.collection: data.router_metrics},
+        "intervals": {data.collection: {s: {m: list(v) for m, v in ms.items()} for s, ms in data.intervals.items()}},
+        "evidence": {data.collection: data.evidence.as_dict() if data.evidence else {}},
         "versions": data.versions,
         "notes": data.notes,
     }
@@ -317,20 +299,24 @@ def render_markdown(data: ReportData, plots: Mapping[str, str]) -> str:
         lines.append(f"> {note}")
     if data.notes:
         lines.append("")
-    for title, header, rows, plot in _sections(data):
+    for title, header, rows, plot, footnote in _sections(data):
         lines += [f"## {title}", ""]
         if header:
             lines += [markdown_table(header, rows), ""]
+        if footnote:
+            lines += [footnote, ""]
         if plot in plots:
             lines += [f"![{title}]({plots[plot]})", ""]
-    lines += ["## Versions", "", "```json", json.dumps(data.versions, indent=1, sort_keys=True, default=str), "```", ""]
+    lines += ["## Versions", "", markdown_table(VERSIONS_HEADER, versions_rows(data.versions)), ""]
+    lines += ["(all of them, with each asset's metadata, in summary.json)", ""]
     return "\n".join(lines)
 
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
 th:first-child,td:first-child{text-align:left}thead{background:#f0f2f8}img{max-width:100%;border:1px solid #eee}
-pre{background:#f7f7f7;padding:1em;font-size:12px;overflow:auto}blockquote{color:#875;margin-left:0}"""
+pre{background:#f7f7f7;padding:1em;font-size:12px;overflow:auto}blockquote{color:#875;margin-left:0}
+.note{font-size:12px;color:#555}"""
 
 
 def render_html(data: ReportData, plots: Mapping[str, str]) -> str:
@@ -343,17 +329,16 @@ def render_html(data: ReportData, plots: Mapping[str, str]) -> str:
         f"<code>{html.escape(data.split)}</code> · {data.questions} questions</p>",
     ]
     parts += [f"<blockquote>{html.escape(note)}</blockquote>" for note in data.notes]
-    for title, header, rows, plot in _sections(data):
+    for title, header, rows, plot, footnote in _sections(data):
         parts.append(f"<h2>{html.escape(title)}</h2>")
         if header:
             parts.append(_html_table(header, rows))
+        if footnote:
+            parts.append(f"<p class='note'>{html.escape(footnote)}</p>")
         if plot in plots:
             parts.append(f"<img src='{html.escape(plots[plot])}' alt='{html.escape(title)}'>")
-    parts.append(
-        "<h2>Versions</h2><pre>"
-        + html.escape(json.dumps(data.versions, indent=1, sort_keys=True, default=str))
-        + "</pre></body></html>"
-    )
+    parts.append("<h2>Versions</h2>" + _html_table(VERSIONS_HEADER, versions_rows(data.versions)))
+    parts.append("<p class='note'>(all of them, with each asset's metadata, in summary.json)</p></body></html>")
     return "\n".join(parts)
 
 
@@ -378,13 +363,18 @@ def write_report(data: ReportData, reports_root: Path) -> ReportFiles:
     staging = Path(tempfile.mkdtemp(prefix=f".{folder_name}.", dir=base))
     try:
         plots: dict[str, str] = {}
-        for name, draw, arg in (
-            ("metrics", plot_metrics, data.results),
-            ("evidence", plot_evidence, data.results),
-            ("scaling", plot_scaling, data.scaling),
-            ("router", plot_router, data.router_metrics),
+        router_shown = [
+            m
+            for m in ROUTER_METRICS
+            if m != "expelled_per_output" and any(m in v for v in data.router_metrics.values())
+        ]
+        for name, draw in (
+            ("metrics", lambda path: plot_metrics(data.results, path, METRIC_LABELS)),
+            ("evidence", lambda path: plot_evidence(data.results, path, METRIC_LABELS, data.evidence)),
+            ("scaling", lambda path: plot_scaling(data.scaling, path, {**METRIC_LABELS, **GRID_LABELS})),
+            ("router", lambda path: plot_router(data.router_metrics, path, router_shown)),
         ):
-            if draw(arg, staging / f"{name}.png"):
+            if draw(staging / f"{name}.png"):
                 plots[name] = f"{name}.png"
         (staging / "report.md").write_text(render_markdown(data, plots), encoding="utf-8")
         (staging / "report.html").write_text(render_html(data, plots), encoding="utf-8")

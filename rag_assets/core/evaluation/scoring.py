@@ -19,7 +19,12 @@ evidence metrics (what the reader saw, independent of the reader)
 - `evidence_words`: length of the evidence in words;
 cost
 - `router_prompt_tokens`, `router_output_tokens`, `engine_calls` per question (means) and the
-  wall time per question, aggregated as `seconds_p50` / `seconds_p95`.
+  wall time per question, aggregated as `seconds_p50` and, where questions were timed one by one
+  (their seconds differ), `seconds_p95`: a strategy that reads its questions in one batch stores
+  the batch's mean for each, whose p95 would only repeat the p50.
+
+Every rate metric of the main comparison also has a 95% bootstrap interval over its questions
+(`metric_intervals`), since a reader-based row rests on a sample of questions.
 
 Questions without gold answers (not answerable) get no answer metrics but still evidence and cost
 metrics.
@@ -45,6 +50,7 @@ from rag_assets.core.answer_metrics import (
     yes_no_correct,
 )
 from rag_assets.core.corpus.question_sets import Question
+from rag_assets.core.routing.metrics import mean_interval
 
 LONG_ANSWER_WORDS = 16
 HEADING_SEPARATOR = " > "
@@ -195,7 +201,8 @@ def _summarise(scored: Sequence[ScoredAnswer]) -> dict[str, float]:
     seconds = values.get("seconds")
     if seconds:
         out["seconds_p50"] = float(np.percentile(seconds, 50))
-        out["seconds_p95"] = float(np.percentile(seconds, 95))
+        if max(seconds) - min(seconds) > 1e-9 * max(seconds):  # timed per question, not a batch mean
+            out["seconds_p95"] = float(np.percentile(seconds, 95))
     out["questions"] = float(len({s.qid for s in scored}))
     return {name: out[name] for name in (*METRIC_ORDER, "questions") if name in out}
 
@@ -208,6 +215,19 @@ def aggregate(scored: Iterable[ScoredAnswer]) -> dict[str, dict[str, float]]:
         if not s.grid:
             groups.setdefault(s.strategy, []).append(s)
     return {strategy: _summarise(rows) for strategy, rows in groups.items()}
+
+
+def metric_intervals(scored: Iterable[ScoredAnswer]) -> dict[str, dict[str, tuple[float, float]]]:
+    """strategy -> rate metric -> its mean's 95% bootstrap interval over the main-comparison
+    answers that have the metric (fixed seed: the same answers, the same interval)."""
+    values: dict[str, dict[str, list[float]]] = {}
+    for s in scored:
+        if s.grid:
+            continue
+        for name in RATE_METRICS:
+            if name in s.metrics and math.isfinite(s.metrics[name]):
+                values.setdefault(s.strategy, {}).setdefault(name, []).append(s.metrics[name])
+    return {strategy: {m: mean_interval(v) for m, v in metrics.items()} for strategy, metrics in values.items()}
 
 
 def aggregate_grid(scored: Iterable[ScoredAnswer]) -> dict[str, dict[int, dict[str, float]]]:
