@@ -95,10 +95,12 @@ def measure_evidence(
     retrieve: Retrieve,
     trees: Mapping[str, Sequence[TreeNode]],
     engine: object | None = None,
+    fills: Sequence[bool] = (True, False),
 ) -> list[EvidenceRow]:
     """`baseline`'s evidence for every question (its words are the budgets), then `routed` with
-    each router kind of `kinds`, budget filled and on its own choices. The first-stage search is
-    done once per query and shared, so a routed row's seconds are routing only."""
+    each router kind of `kinds`, budget filled and on its own choices (`fills`: which of the two).
+    The first-stage search is done once per query and shared, so a routed row's seconds are
+    routing only."""
     if routed.kind != "rdr2":
         raise ValueError(f"strategy {routed.name!r} does not route: its kind is {routed.kind!r}")
     queries = [q.query for q in questions]
@@ -124,7 +126,7 @@ def measure_evidence(
         for query in queries:
             retrieve(query, routed.retrieval_mode, max(routed.passages_per_query, routed.top_k))
     for kind in kinds:
-        for filled in (True, False):
+        for filled in fills:
             spec = dataclasses.replace(
                 routed,
                 name=routed_label(kind, filled),
