@@ -88,7 +88,7 @@ def _edges(name: str) -> set[str]:
     return out
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:  # noqa: C901 — Tarjan's algorithm as published
     """The strongly connected components with more than one module (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}

@@ -190,7 +190,7 @@ def render_tree(nodes: Sequence[TreeNode], indent: str = "  ") -> str:
     return "\n".join(render_line(node, indent) for node in nodes)
 
 
-def tree_problems(nodes: Sequence[TreeNode], text: str) -> list[str]:
+def tree_problems(nodes: Sequence[TreeNode], text: str) -> list[str]:  # noqa: C901 — one plain check per tree invariant
     """Every way these nodes fail to be a valid tree over `text` (empty list when valid).
 
     Used by the blocking asset checks and by the property tests, so the rules live here once.

@@ -72,6 +72,30 @@ def search(
         # weight 0 is exactly that search and a weight's gain is the model's, not the depth's.
         reranker = reranker.with_first_stage(k)
     text_query = " ".join(_QUERY_NOISE.sub(" ", query).split()) or query
+    builder = _query_builder(table, embedder, query, text_query, mode, reranker)
+    if where:
+        builder = builder.where(where, prefilter=True)
+    rows = builder.limit(limit).to_list()
+    hits = []
+    for rank, row in enumerate(rows[:k], start=1):
+        hits.append(
+            SearchHit(
+                rank=rank,
+                score=_row_score(row),
+                passage_id=row["passage_id"],
+                doc_id=row["doc_id"],
+                collection=row["collection"],
+                node_ids=tuple(row["node_ids"]),
+                spans=tuple(zip(row["span_starts"], row["span_ends"])),
+                heading_path=tuple(row["heading_path"]),
+                text=row["text"],
+            )
+        )
+    return hits
+
+
+def _query_builder(table, embedder: Embedder, query: str, text_query: str, mode: str, reranker):
+    """The LanceDB query of one search mode, reranked by `reranker` when given."""
     if mode == "dense":
         builder = table.search(embedder.encode_query(query), vector_column_name="vector").distance_type("cosine")
         if reranker is not None:
@@ -91,28 +115,13 @@ def search(
             .distance_type("cosine")
             .rerank(reranker if reranker is not None else RRFReranker())
         )
-    if where:
-        builder = builder.where(where, prefilter=True)
-    rows = builder.limit(limit).to_list()
-    hits = []
-    for rank, row in enumerate(rows[:k], start=1):
-        if "_relevance_score" in row:
-            score = float(row["_relevance_score"])
-        elif "_distance" in row:
-            score = 1.0 - float(row["_distance"])
-        else:
-            score = float(row.get("_score", 0.0))
-        hits.append(
-            SearchHit(
-                rank=rank,
-                score=score,
-                passage_id=row["passage_id"],
-                doc_id=row["doc_id"],
-                collection=row["collection"],
-                node_ids=tuple(row["node_ids"]),
-                spans=tuple(zip(row["span_starts"], row["span_ends"])),
-                heading_path=tuple(row["heading_path"]),
-                text=row["text"],
-            )
-        )
-    return hits
+    return builder
+
+
+def _row_score(row: dict) -> float:
+    """A result row's score: the reranker's relevance, else cosine similarity, else the BM25 score."""
+    if "_relevance_score" in row:
+        return float(row["_relevance_score"])
+    if "_distance" in row:
+        return 1.0 - float(row["_distance"])
+    return float(row.get("_score", 0.0))

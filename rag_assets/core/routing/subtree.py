@@ -52,7 +52,7 @@ class SubtreeView:
         view = self.fit(token_budget, count_tokens)
         return "\n".join(_line(view.nodes[i], view.content_words) for i in view.visible_ids)
 
-    def fit(self, token_budget: int | None, count_tokens: Callable[[str], int] = word_count) -> SubtreeView:
+    def fit(self, token_budget: int | None, count_tokens: Callable[[str], int] = word_count) -> SubtreeView:  # noqa: C901 — the four documented steps in order, each returning once the view fits
         """This view cut down until its rendering fits `token_budget`; the result names exactly
         the nodes its rendering shows, so the router's grammar and parser can offer those alone.
 

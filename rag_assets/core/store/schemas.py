@@ -152,10 +152,7 @@ def passage_index_schema(dimension: int) -> pa.Schema:
     """The LanceDB passage-index rows: the passage's fields plus the indexed text and its vector."""
     extra = {"search_text": pa.string(), "vector": pa.list_(pa.float32(), dimension)}
     return pa.schema(
-        [
-            (name, extra[name] if name in extra else PASSAGE_ARROW_SCHEMA.field(name).type)
-            for name in _INDEX_COLUMNS
-        ]
+        [(name, extra[name] if name in extra else PASSAGE_ARROW_SCHEMA.field(name).type) for name in _INDEX_COLUMNS]
     )
 
 

@@ -102,7 +102,7 @@ def _findings_block(children: Sequence[QueryNode]) -> str:
     return number_blocks([((c.query,), c.finding) for c in children if c.relevant])
 
 
-def run_contregen(
+def run_contregen(  # noqa: C901 — the method's stages in order (decompose, retrieve, summarise, synthesise, read), each one batched call
     questions: Sequence[str],
     spec: StrategySpec,
     *,

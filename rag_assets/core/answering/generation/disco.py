@@ -145,7 +145,7 @@ def render_evidence(state: QuestionState, structure: bool) -> str:
     return text
 
 
-def run_disco(
+def run_disco(  # noqa: C901 — the method's stages in order (discourse, graph, blueprint, read), each one batched call
     questions: Sequence[str],
     spec: StrategySpec,
     *,
