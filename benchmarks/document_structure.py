@@ -17,6 +17,9 @@ present; (b) topics of the built-in Python reference (text with underlined headi
 as HTML. Needs `chromium` on PATH.
 
     .venv/bin/python benchmarks/document_structure.py [--datasets ../shared/datasets] [--topics 30]
+
+`--write-pdfs DIR` only prints the conditionalqa pages to DIR/<doc_id>.pdf (with outline), for
+the end-to-end comparison: a collection of those PDFs beside the HTML one, same questions.
 """
 
 from __future__ import annotations
@@ -164,6 +167,25 @@ def render_pdf(chromium: str, page: Path, out: Path, *, outline: bool) -> None:
     )
 
 
+def _page_html(record: dict) -> str:
+    """A conditionalqa page record as an HTML page titled with its title."""
+    title = html.escape(record["title"])
+    body = "\n".join(record["html_lines"])
+    return f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head><body>{body}</body></html>"
+
+
+def write_pdfs(chromium: str, pages: Path, folder: Path) -> None:
+    """Every page of a pages.jsonl (doc_id, title, html_lines) printed to folder/<doc_id>.pdf."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for line in pages.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            page = Path(tmp) / f"{record['doc_id']}.html"
+            page.write_text(_page_html(record), encoding="utf-8")
+            render_pdf(chromium, page, folder / f"{record['doc_id']}.pdf", outline=True)
+    print(f"{len(list(folder.glob('*.pdf')))} PDFs in {folder}")
+
+
 def _sources(datasets: Path, topics: int) -> list[tuple[str, str, str]]:
     """(set name, title, page HTML) of every source page."""
     pages: list[tuple[str, str, str]] = []
@@ -171,10 +193,7 @@ def _sources(datasets: Path, topics: int) -> list[tuple[str, str, str]]:
     if conditionalqa.is_file():
         for line in conditionalqa.read_text(encoding="utf-8").splitlines():
             record = json.loads(line)
-            body = "\n".join(record["html_lines"])
-            title = html.escape(record["title"])
-            page = f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head><body>{body}</body></html>"
-            pages.append(("conditionalqa", record["title"], page))
+            pages.append(("conditionalqa", record["title"], _page_html(record)))
     else:
         print(f"skipping conditionalqa: {conditionalqa} not found")
     from pydoc_data.topics import topics as reference
@@ -192,10 +211,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
     parser.add_argument("--topics", type=int, default=30, help="Python reference topics to include")
+    parser.add_argument("--write-pdfs", type=Path, help="only print the conditionalqa pages to this folder")
     args = parser.parse_args()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     if chromium is None:
         raise SystemExit("chromium not found on PATH (apt-get install -y chromium)")
+    if args.write_pdfs:
+        write_pdfs(chromium, args.datasets / "conditionalqa" / "pages.jsonl", args.write_pdfs)
+        return
     results: dict[tuple[str, str], Scores] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

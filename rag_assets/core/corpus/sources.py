@@ -280,16 +280,7 @@ def iter_collection(
                     "(raise max_document_mb to accept it)"
                 )
             data = file.read_bytes()
-            binary = binary_format(file.name, data) if spec.format == AUTO else None
-            if binary or spec.format in BINARY_FORMATS:
-                fmt = binary or spec.format
-                text, plain = _extract(fmt, data)
-            else:
-                text = plain = decode_document(data)
-                fmt = spec.format if spec.format != AUTO else _detect(file, text)
-            too_long = None if fmt == "jsonl" else _too_many_words(plain, max_document_words)
-            if too_long:  # page files are capped record by record
-                raise DocumentRejected(too_long)
+            fmt, text = _read(spec.format, file, data, max_document_words)
         except DocumentRejected as err:
             yield Rejection(spec.name, uri, "ingest", str(err))
             continue
@@ -309,6 +300,22 @@ def iter_collection(
             size_bytes=len(data),
             text=text,
         )
+
+
+def _read(declared: str, file: Path, data: bytes, max_words: int) -> tuple[str, str]:
+    """(format, text) of a file's bytes: PDF and Word read into their layout text, the rest
+    decoded; DocumentRejected when it cannot be read or has too many words."""
+    binary = binary_format(file.name, data) if declared == AUTO else None
+    if binary or declared in BINARY_FORMATS:
+        fmt = binary or declared
+        text, plain = _extract(fmt, data)
+    else:
+        text = plain = decode_document(data)
+        fmt = declared if declared != AUTO else _detect(file, text)
+    too_long = None if fmt == "jsonl" else _too_many_words(plain, max_words)
+    if too_long:  # page files are capped record by record
+        raise DocumentRejected(too_long)
+    return fmt, text
 
 
 def _extract(fmt: str, data: bytes) -> tuple[str, str]:

@@ -120,6 +120,19 @@ class _Pages:
         return "".join(parts), first or self.page, last or self.page
 
 
+def _table_rows(table: Table, pages: _Pages) -> list[list[object]]:
+    """One stored row per table row: its cells' texts joined by ' | '."""
+    rows: list[list[object]] = []
+    for row in table.rows:
+        start = pages.page
+        cells = [collapse_spaces(" ".join(pages.text_of(p._p)[0] for p in cell.paragraphs)) for cell in row.cells]
+        # merged cells repeat: a cell spanning two columns is one value
+        deduped = [c for i, c in enumerate(cells) if c and (i == 0 or c != cells[i - 1])]
+        if deduped:
+            rows.append(["table_row", " | ".join(deduped), 0, start, pages.page])
+    return rows
+
+
 def extract_docx(data: bytes) -> ExtractedDocx:
     """The blocks of a .docx as stored JSON rows `[kind, text, level, page_start, page_end]`."""
     document = _open(data)
@@ -130,16 +143,7 @@ def extract_docx(data: bytes) -> ExtractedDocx:
     has_title_style = False
     for item in document.iter_inner_content():
         if isinstance(item, Table):
-            for row in item.rows:
-                cells: list[str] = []
-                start = pages.page
-                for cell in row.cells:
-                    texts = [pages.text_of(p._p)[0] for p in cell.paragraphs]
-                    cells.append(collapse_spaces(" ".join(texts)))
-                # merged cells repeat: a cell spanning two columns is one value
-                deduped = [c for i, c in enumerate(cells) if c and (i == 0 or c != cells[i - 1])]
-                if deduped:
-                    rows.append(["table_row", " | ".join(deduped), 0, start, pages.page])
+            rows.extend(_table_rows(item, pages))
             continue
         text, first, last = pages.text_of(item._p)
         text = collapse_spaces(text)

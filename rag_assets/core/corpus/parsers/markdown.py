@@ -209,7 +209,7 @@ def _walk_safely(node: Node, include_self: bool = True) -> Iterator[Node]:
     yield from _descendants(node)
 
 
-def _blocks(root: Node, walk: Callable[..., Iterable[Node]]) -> list[Block]:
+def _blocks(root: Node, walk: Callable[..., Iterable[Node]]) -> list[Block]:  # noqa: C901 — one branch per Markdown block node, on the hot path (no per-node method calls)
     """The blocks under a syntax tree's root; `walk` is `Node.walk` or its recursion-free twin.
 
     This is the hot path of tree building, so it minds Python's costs: every `Node` attribute

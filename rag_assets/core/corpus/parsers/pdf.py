@@ -163,31 +163,45 @@ def _page_margins(pages: list[list[Line]], widths: list[float]) -> dict[int, tup
     return margins
 
 
+def _line_kind(line: Line, body: float, headings: bool) -> BlockKind:
+    """What a line starts, judged alone: code, a heading (when headings come from layout), a
+    table row, a list item, else a paragraph."""
+    text = line.text.strip()
+    if line.mono:
+        return BlockKind.CODE
+    if headings and _is_heading_line(line, body):
+        return BlockKind.HEADING
+    if "\t" in text:
+        return BlockKind.TABLE_ROW
+    if _BULLET.match(text):
+        return BlockKind.LIST_ITEM
+    return BlockKind.PARAGRAPH
+
+
+def _code_continues(draft: _Draft, line: Line) -> bool:
+    """Code runs on over blank lines (up to one) and over a page break."""
+    last = draft.lines[-1]
+    same_page = last.page == line.page and -0.5 * line.size < line.top - last.bottom < 1.8 * line.size
+    return same_page or line.page == last.page + 1
+
+
 def _drafts(
     pages: list[list[Line]], margins: dict[int, tuple[float, float]], body: float, headings: bool
 ) -> list[_Draft]:
     drafts: list[_Draft] = []
     for lines in pages:
         for index, line in enumerate(lines):
-            text = line.text.strip()
             margin, right_edge = margins[id(line)]
-            if line.mono:
-                kind = BlockKind.CODE
-            elif headings and _is_heading_line(line, body):
-                kind = BlockKind.HEADING
-            elif text.count("\t") >= 1:
-                kind = BlockKind.TABLE_ROW
-            elif _BULLET.match(text):
-                kind = BlockKind.LIST_ITEM
-            else:
-                kind = BlockKind.PARAGRAPH
+            kind = _line_kind(line, body, headings)
             current = drafts[-1] if drafts else None
-            if kind is BlockKind.CODE and current is not None and current.kind is kind:
-                last = current.lines[-1]
-                same_page = last.page == line.page and -0.5 * line.size < line.top - last.bottom < 1.8 * line.size
-                if same_page or line.page == last.page + 1:  # code runs on over a page break
-                    current.lines.append(line)
-                    continue
+            if (
+                kind is BlockKind.CODE
+                and current is not None
+                and current.kind is kind
+                and _code_continues(current, line)
+            ):
+                current.lines.append(line)
+                continue
             if (
                 current is not None
                 and kind in (BlockKind.PARAGRAPH, BlockKind.HEADING)
@@ -267,8 +281,11 @@ def _key(text: str) -> str:
 
 
 def _apply_outline(pages: list[list[Line]], outline: list[list[object]]) -> list[list[Line | tuple[int, str]]]:
-    """Pages with each outline entry's title lines replaced by a (level, title) marker; an entry
-    whose title is not printed on its page is placed by its target position, else at the top."""
+    """Pages with each outline entry's title lines replaced by a (level, heading) marker; an entry
+    whose title is not printed on its page is placed by its target position, else at the top.
+
+    The printed lines nearest the entry's target position that spell its title (spaces aside)
+    are the heading, in their printed words: outlines drop the space where a title wrapped."""
     marked: list[list[Line | tuple[int, str]]] = [list(lines) for lines in pages]
     for level, title, page_index, top in outline:
         assert isinstance(page_index, int) and isinstance(top, float | int) and isinstance(title, str)
@@ -277,7 +294,11 @@ def _apply_outline(pages: list[list[Line]], outline: list[list[object]]) -> list
         items = marked[page_index]
         wanted = _key(title)
         placed = False
-        for start, item in enumerate(items):
+        starts = range(len(items))
+        if top >= 0:  # nearest the target first: the same words may also appear elsewhere on the page
+            starts = sorted(starts, key=lambda i: abs(items[i].top - top) if isinstance(items[i], Line) else 1e9)  # type: ignore[union-attr]
+        for start in starts:
+            item = items[start]
             if isinstance(item, tuple) or not wanted or not wanted.startswith(_key(item.text)[:1] or "\0"):
                 continue
             joined, end = "", start
@@ -285,7 +306,8 @@ def _apply_outline(pages: list[list[Line]], outline: list[list[object]]) -> list
                 joined += _key(items[end].text)  # type: ignore[union-attr]
                 end += 1
             if joined == wanted:
-                items[start:end] = [(int(level), title)]  # type: ignore[call-overload]
+                printed = " ".join(line.text for line in items[start:end])  # type: ignore[union-attr]
+                items[start:end] = [(int(level), printed)]  # type: ignore[call-overload]
                 placed = True
                 break
         if not placed:

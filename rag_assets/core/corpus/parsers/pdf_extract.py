@@ -130,7 +130,7 @@ class _Segment:
         return [*(round(v, 1) for v in self.box), size, bold, text, self.mono]
 
 
-def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:
+def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — one pass over the characters, one branch per kind of character
     """The page's text runs in PDFium's text order, each `[x0, top, x1, bottom, size, bold, text, mono]`.
 
     A line is cut into separate runs where the next character is far to the right (a table
