@@ -55,7 +55,8 @@ from rag_assets.namespaces import namespace_router, upstream_namespace_router
 from rag_assets.partitions import collection_partitions
 from rag_assets.reorder import reorder_policy, upstream_reorder_policy
 from rag_assets.reranker import passage_reranker, upstream_reranker
-from rag_assets.router import router_adapter, router_metrics, upstream_routers
+from rag_assets.router import router_adapter, upstream_routers
+from rag_assets.router_metrics import router_metrics
 from rag_assets.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
 from resources.embedder import EmbedderResource
 from resources.llm import LLMResource

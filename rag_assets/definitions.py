@@ -20,7 +20,8 @@ from rag_assets.namespaces import namespace_router
 from rag_assets.questions import questions
 from rag_assets.reorder import reorder_policy
 from rag_assets.reranker import passage_reranker
-from rag_assets.router import router_adapter, router_metrics
+from rag_assets.router import router_adapter
+from rag_assets.router_metrics import router_metrics
 from rag_assets.routing_data import routing_actions, routing_subtrees, synthetic_questions
 from rag_assets.side_tables import SIDE_TABLES
 from rag_assets.structure import document_trees

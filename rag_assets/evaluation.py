@@ -17,7 +17,7 @@ from rag_assets.core.store.routing_tables import load_router_metrics
 from rag_assets.core.store.schemas import ROUTER_METRIC_COLUMNS
 from rag_assets.metadata import markdown_table
 from rag_assets.partitions import collection_partitions
-from rag_assets.router import router_metrics
+from rag_assets.router_metrics import router_metrics
 from rag_assets.settings import reports_root
 from rag_assets.strategy_config import STRATEGIES
 

@@ -37,7 +37,7 @@ class QuestionsConfig(dg.Config):
 @dg.asset(
     pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
-    group_name="questions",
+    group_name="corpus",
     kinds={"python", "duckdb"},
     metadata=table_metadata("questions"),
     description="Questions about a collection with their gold labels (answers, evidence, gold "

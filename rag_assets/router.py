@@ -1,5 +1,4 @@
-"""`router_adapter`: the trained routers of a collection, and `router_metrics`: how well each kind
-routes the validation fold against its untrained counterpart.
+"""`router_adapter`: the trained routers of a collection (`router_metrics` scores them).
 
 Two router kinds learn from the same curated routing actions (train fold):
 - `encoder`: the packaged sentence encoder fine-tuned on (question, node in its heading context)
@@ -14,48 +13,41 @@ those (the ones this lineage produced), not whatever was trained last.
 """
 
 import dataclasses
+import re
+from collections.abc import Mapping
 from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
 
 import dagster as dg
-import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
 from rag_assets.core.evaluation.held_out_evidence import HeldOutEvidence, held_out_evidence
+from rag_assets.core.figures import figure, png_bytes, png_markdown
 from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.routing.action_format import routing_messages
-from rag_assets.core.routing.encoder_training import NODE_TEXTS, EncoderSettings, load_encoder_router, train_encoder
+from rag_assets.core.routing.encoder_training import NODE_TEXTS, EncoderSettings, train_encoder
 from rag_assets.core.routing.folders import router_folder_kind
 from rag_assets.core.routing.held_out_routing import (
     LabelledView,
     calibrate_similarity,
     load_routing_examples,
-    load_routing_samples,
-    route_samples,
-    route_samples_with,
-    score_routed,
 )
-from rag_assets.core.routing.likelihood_router import LikelihoodRouter, engine_can_score
-from rag_assets.core.routing.metrics import INTERVAL_LEVEL, RoutingScores
-from rag_assets.core.routing.navigation import RoutingKnobs
 from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
-from rag_assets.core.routing.scoring_router import ScoringRouter
 from rag_assets.core.routing.teachers import SimilarityThresholds
-from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.publication import index_pairing
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.router_registry import AdapterRecord, adapter_record, record_adapter
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
-from rag_assets.metadata import fenced, line_plot_markdown, markdown_table
+from rag_assets.metadata import PLOT_COLOUR, line_plot_markdown, markdown_table, report_side_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
 from resources.embedder import EmbedderResource
-from resources.llm import BaseModelResource, LLMResource
+from resources.llm import BaseModelResource
 from resources.vectors import VectorStoreResource
 
 
@@ -157,7 +149,7 @@ class RouterTrainingConfig(dg.Config):
     op_tags=GPU_STEP_TAGS,
     partitions_def=collection_partitions,
     deps=["routing_actions", "passage_index"],
-    group_name="router",
+    group_name="routing",
     kinds={"pytorch", "python"},
     description="The collection's trained routers: the encoder node scorer (fine-tuned MiniLM, thresholds "
     "calibrated on the validation fold) and the LLM LoRA adapter (peft SFT, loss on target tokens only), "
@@ -232,6 +224,10 @@ def router_adapter(
             held_out=held_out,
         )
         cal = result.calibration
+        # the F1 each chosen threshold reaches (none where no view has that gold action)
+        for action, f1 in (("answer", cal.answer_f1), ("expand", cal.expand_f1)):
+            if f1 is not None:
+                metadata[f"encoder_{action}_f1"] = round(f1, 4)
         with catalogue.get_connection() as con:
             records.append(
                 record_adapter(con, collection, result.adapter_id, str(result.folder), embedder.get().model_id)
@@ -247,19 +243,13 @@ def router_adapter(
                 "encoder_last_loss": round(result.losses[-1], 4),
                 "encoder_answer_threshold": cal.thresholds.answer,
                 "encoder_expand_threshold": cal.thresholds.expand,
+                "encoder_calibration_views": cal.labelled,
                 "encoder_calibration": dg.MetadataValue.md(
-                    markdown_table(
-                        [
-                            "action",
-                            "threshold",
-                            f"F1 on {result.calibrated_on} views (ANSWER: ANS-F1; EXPAND: whole decisions, "
-                            "refusals included)",
-                            "views",
-                        ],
-                        [
-                            ("ANSWER", cal.thresholds.answer, _maybe(cal.answer_f1), cal.labelled),
-                            ("EXPAND", cal.thresholds.expand, _maybe(cal.expand_f1), cal.labelled),
-                        ],
+                    calibration_curve_markdown(
+                        cal.details,
+                        {"ANSWER": cal.thresholds.answer, "EXPAND": cal.thresholds.expand},
+                        max_answers=cal.thresholds.max_answers,
+                        title=f"encoder router calibration ({cal.labelled} {result.calibrated_on} views)",
                     )
                 ),
                 "encoder_section_weight": result.section_weight,
@@ -337,6 +327,9 @@ def router_adapter(
                 ),
             }
         )
+    if records:  # the registry rows this step wrote: a materialization of the side table
+        with catalogue.get_connection() as con:
+            report_side_table(context, con, "router_adapters", routers=", ".join(r.adapter_id for r in records))
     version = "+".join(r.adapter_id for r in records) or "untrained"
     return dg.MaterializeResult(data_version=dg.DataVersion(version), metadata=metadata)
 
@@ -375,6 +368,33 @@ def _maybe(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+# calibration grid entries: "<answer|expand>_f1@<threshold>[/<ANSWER lines per view>]"
+_GRID_KEY = re.compile(r"^(answer|expand)_f1@(-?[\d.]+(?:e-?\d+)?)(?:/(\d+))?$")
+
+
+def calibration_curve_markdown(
+    details: Mapping[str, float], chosen: Mapping[str, float], *, max_answers: int, title: str
+) -> str:
+    """The calibration grid as a plot (F1 of each action's decisions against its threshold, ANSWER
+    at the chosen lines per view; a dashed line at each chosen threshold), as an inline PNG."""
+    curves: dict[str, list[tuple[float, float]]] = {"ANSWER": [], "EXPAND": []}
+    for key, f1 in details.items():
+        match = _GRID_KEY.match(key)
+        if match and (match.group(3) is None or int(match.group(3)) == max_answers):
+            curves[match.group(1).upper()].append((float(match.group(2)), float(f1)))
+    with figure(5, 2.6) as (fig, ax):
+        for (action, points), style in zip(curves.items(), ("-", ":")):
+            if points:
+                xs, ys = zip(*sorted(points))
+                ax.plot(xs, ys, style, color=PLOT_COLOUR, label=f"{action} (chosen {chosen[action]:g})")
+                ax.axvline(chosen[action], linestyle="--", color="grey", linewidth=0.8)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("threshold (cosine)", fontsize=9)
+        ax.set_ylabel("F1", fontsize=9)
+        ax.legend(fontsize=8)
+    return png_markdown(png_bytes(fig), title)
+
+
 def upstream_routers(
     context: dg.AssetExecutionContext, con
 ) -> tuple[dict[str, AdapterRecord], SimilarityThresholds, list[str]]:
@@ -404,177 +424,3 @@ def upstream_routers(
             continue
         routers[kind] = record
     return routers, thresholds, notes
-
-
-class RouterMetricsConfig(dg.Config):
-    max_samples: int = Field(
-        default=4,
-        ge=0,
-        description="Validation subtrees the LLM routers score (first by subtree id); keeps CPU runs short. "
-        "The encoder and similarity routers score every validation subtree.",
-    )
-    max_new_tokens: int = Field(default=48, ge=8, le=512, description="LLM router output tokens.")
-    constrained: bool = Field(
-        default=True,
-        description="Decode the LLM router under each view's action grammar, as RDR2 routes (expelled/collapsed "
-        "are then 0 by construction); False measures the free-running model as the paper's Table 4 does.",
-    )
-
-
-METRIC_COLUMNS = (
-    "samples",
-    "ans_f1",
-    "exp_pre",
-    "ref_acc",
-    "expelled_per_output",
-    "collapsed_rate",
-    "parse_failure_rate",
-)
-# model labels in router_metrics: the trained router of each kind, and its untrained counterpart
-MODEL_LABELS = {"base": "llm, untrained", "adapter": "llm, trained", "similarity": "encoder, untrained",
-                "encoder": "encoder, trained", "adapter-rank": "llm, trained, likelihood-ranked"}  # fmt: skip
-
-
-def _metrics_markdown(scores: dict[str, RoutingScores]) -> str:
-    header = [
-        "model",
-        "router",
-        "samples",
-        "ANS-F1",
-        f"ANS-F1 {INTERVAL_LEVEL:.0%} interval",
-        "ANS-F1 views (gold answers)",
-        "EXP-PRE",
-        "EXPAND lines",
-        "REF-ACC",
-        "gold refusals",
-        "expelled/output",
-        "collapsed",
-        "parse failures",
-    ]
-    return markdown_table(
-        header,
-        [
-            (
-                model,
-                MODEL_LABELS.get(model, model),
-                s.samples,
-                f"{s.ans_f1:.3f}",
-                s.ans_f1_interval,
-                f"{s.answer_views} ({s.gold_answer_views})",
-                f"{s.exp_pre:.3f}",
-                s.expand_lines,
-                f"{s.ref_acc:.3f}",
-                s.refusal_views,
-                *(f"{getattr(s, c):.3f}" for c in ("expelled_per_output", "collapsed_rate", "parse_failure_rate")),
-            )
-            for model, s in scores.items()
-        ],
-    )
-
-
-@dg.asset(
-    pool=CATALOGUE_POOL,
-    retry_policy=TRANSIENT_RETRY,
-    op_tags=GPU_STEP_TAGS,
-    partitions_def=collection_partitions,
-    deps=[router_adapter, "routing_actions"],
-    group_name="router",
-    kinds={"pytorch", "duckdb"},
-    description="Routing quality on the validation fold's subtrees against the teacher's labels "
-    "(ANS-F1, EXP-PRE, REF-ACC, expelled ids per output, collapsed and parse-failure rates) for each router "
-    "kind and its untrained counterpart: encoder vs similarity (every validation subtree), LLM adapter vs "
-    "base model (one batched engine call per model).",
-)
-def router_metrics(
-    context: dg.AssetExecutionContext,
-    config: RouterMetricsConfig,
-    catalogue: DuckDBResource,
-    embedder: EmbedderResource,
-    llm: LLMResource,
-) -> dg.MaterializeResult:
-    collection = context.partition_key
-    with catalogue.get_connection() as con:
-        pairs = load_routing_samples(con, collection, fold="validation")
-        routers, thresholds, notes = upstream_routers(context, con)
-        trees = {
-            d: n for d, (n, _) in load_trees(con, collection, doc_ids=sorted({s.doc_id for s, _ in pairs})).items()
-        }
-    for note in notes:
-        context.log.warning(f"{collection}: {note}")
-    samples, golds = [s for s, _ in pairs], [g for _, g in pairs]
-    if not samples:
-        context.log.warning(f"{collection}: no validation routing samples; nothing to score")
-    routed: dict[str, list] = {}
-    if samples:
-        routed["similarity"] = route_samples_with(
-            ScoringRouter(embedder.get(), thresholds, kind="similarity", contextual=False), samples, trees
-        )
-        if "encoder" in routers:
-            routed["encoder"] = route_samples_with(load_encoder_router(Path(routers["encoder"].path)), samples, trees)
-    llm_samples = samples[: max(config.max_samples, 0)]
-    adapter = routers.get("llm")
-    if adapter is not None and Path(adapter.base_model).resolve() != llm.model_path().resolve():
-        context.log.warning(
-            f"adapter {adapter.adapter_id} was trained on {adapter.base_model}, the llm resource "
-            f"serves {llm.model_path()}: the comparison assumes the same base model"
-        )
-    # The LLM is loaded only when it has something to route.
-    engine = llm.engine({adapter.adapter_id: Path(adapter.path)} if adapter else None) if llm_samples else None
-    if engine is not None:
-        routed["base"] = route_samples(
-            engine, llm_samples, trees, max_new_tokens=config.max_new_tokens, constrained=config.constrained
-        )
-        if adapter is not None:
-            routed["adapter"] = route_samples(
-                engine,
-                llm_samples,
-                trees,
-                adapter=adapter.adapter_id,
-                max_new_tokens=config.max_new_tokens,
-                constrained=config.constrained,
-            )
-            if engine_can_score(engine):  # the same adapter, its actions ranked by likelihood
-                routed["adapter-rank"] = route_samples_with(
-                    LikelihoodRouter(engine), llm_samples, trees, RoutingKnobs(adapter=adapter.adapter_id)
-                )
-    scores = {model: score_routed(out, golds[: len(out)]) for model, out in routed.items()}
-    table = pa.table(
-        {
-            "collection": [collection] * len(scores),
-            "model": list(scores),
-            **{
-                c: pa.array([getattr(s, c) for s in scores.values()], pa.int32() if c == "samples" else pa.float64())
-                for c in METRIC_COLUMNS
-            },
-        }
-    )
-    with catalogue.get_connection() as con:
-        replace_collection(con, collection, {"router_metrics": table})
-    metadata: dict[str, object] = {
-        "dagster/row_count": len(scores),
-        "samples": len(samples),
-        "llm_samples": len(llm_samples),
-        "adapter_id": adapter.adapter_id if adapter else "none",
-        "encoder_adapter_id": routers["encoder"].adapter_id if "encoder" in routers else "none",
-        "router_model": engine.model_id if engine else llm.model_path().name,
-        "decoding": "constrained to each view's action grammar" if config.constrained else "free",
-        "metrics": dg.MetadataValue.md(_metrics_markdown(scores)),
-        "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
-    }
-    for model, s in scores.items():
-        metadata.update(
-            {
-                f"{model}/ans_f1": s.ans_f1,
-                f"{model}/ans_f1_interval": s.ans_f1_interval,
-                f"{model}/ans_f1_views": s.answer_views,
-                f"{model}/exp_pre": s.exp_pre,
-                f"{model}/ref_acc": s.ref_acc,
-            }
-        )
-    if samples:
-        examples = [
-            f"**{samples[0].query}** (gold: answer {sorted(golds[0].answer_ids)}, expand {sorted(golds[0].expand_ids)})"
-        ]
-        examples += [f"{model}:\n" + fenced(out[0].output or "(empty)", max_lines=8) for model, out in routed.items()]
-        metadata["example"] = dg.MetadataValue.md("\n\n".join(examples))
-    return dg.MaterializeResult(metadata=metadata)

@@ -14,7 +14,7 @@ rejected_documents = dg.AssetSpec(
     "rejected_documents",
     deps=[source_documents, document_trees],
     partitions_def=collection_partitions,
-    group_name="corpus",
+    group_name="structure",  # written last by document_trees: drawn beside it, downstream of the corpus
     kinds={"duckdb"},
     description="Documents that could not be read (`source_documents`, stage `ingest`) or parsed "
     "(`document_trees`, stage `parse`), with the reason; each stage rewrites its own rows.",
@@ -36,7 +36,7 @@ router_adapters = dg.AssetSpec(
     "router_adapters",
     deps=[router_adapter],
     partitions_def=collection_partitions,
-    group_name="router",
+    group_name="routing",
     kinds={"duckdb"},
     description="The registry of trained routers (adapter id, folder, base model, time), one row per "
     "training, written by `router_adapter`; the folders themselves live under `{data dir}/adapters`.",

@@ -118,9 +118,10 @@ def test_the_webserver_shows_assets_groups_checks_and_metadata(materialized_home
 
     # every stage and side table, in its group
     groups = {name: node["groupName"] for name, node in nodes.items()}
-    assert groups["source_documents"] == "corpus" and groups["rejected_documents"] == "corpus"
+    assert groups["source_documents"] == "corpus" and groups["questions"] == "corpus"
     assert groups["document_trees"] == "structure" and groups["document_texts"] == "structure"
-    assert groups["passage_index"] == "index" and groups["router_adapter"] == "router"
+    assert groups["rejected_documents"] == "structure" and groups["synthetic_questions"] == "structure"
+    assert groups["passage_index"] == "index" and groups["router_adapter"] == "routing"
     assert groups["evaluation_report"] == "evaluation"
     # every stage is per collection; only the namespace router spans all of them
     assert all(node["isPartitioned"] for name, node in nodes.items() if name != "namespace_router")
