@@ -6,8 +6,9 @@ come from layout: a short line set larger than the body text, or bold at body si
 and its level is the rank of its style (larger first, bold before regular at one size), unless
 it is numbered ("3.2.1 Scope": level 3). Everything else is content: paragraphs (lines joined
 until a gap, a style change or an indent), list items (bullets or "1." / "a)" markers, nested by
-indentation), and table rows (lines with cell gaps). Running headers, footers and page numbers
-are dropped first, and two-column pages are read column by column.
+indentation), table rows (lines with cell gaps) and code (monospaced lines, indentation kept).
+Running headers, footers and page numbers are dropped first, and two-column pages are read
+column by column.
 """
 
 from __future__ import annotations
