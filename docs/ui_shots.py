@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.test_webserver import graphql, wait_for_code_location  # noqa: E402  (the same readiness probe)
+from tests.integration.test_webserver import graphql, wait_for_code_location  # noqa: E402  (the same readiness probe)
 
 MAX_BYTES = 300_000
 WINDOW = (1400, 860)
