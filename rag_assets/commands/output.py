@@ -12,6 +12,11 @@ from rich.markup import escape
 from rag_assets.commands.errors import console, errors
 
 
+def pages_note(item: dict) -> str:
+    """' (p. 12)' for a citation or traced source in a PDF or Word document, else ''."""
+    return f" ({escape(item['pages'])})" if item.get("pages") else ""
+
+
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=1, default=str) + "\n")
 
@@ -43,7 +48,7 @@ def print_answer(result: dict[str, Any], *, streamed: bool) -> None:
         console.print("[dim]citations:[/dim]")
         for cite in result["citations"]:
             console.print(
-                f"  [{cite['n']}] [green]{escape(' > '.join(cite['heading_path']))}[/green]: "
+                f"  [{cite['n']}] [green]{escape(' > '.join(cite['heading_path']))}[/green]{pages_note(cite)}: "
                 f"{escape(first_words(cite['text'], 12, mark_cut=True))} "
                 f"[dim]({escape(cite['doc_id'])} node {cite['node_id']})[/dim]",
                 highlight=False,
@@ -82,7 +87,7 @@ def print_trace(trace: dict[str, Any]) -> None:
         console.print(
             f"  [{i}] {escape(source['doc_id'])} ({escape(source['uri'] or 'document gone')}) node {source['node_id']} "
             f"chars {source['span'][0]}-{source['span'][1]} {state}\n      "
-            f"[green]{escape(source['heading_path'])}[/green]\n      {escape(text)}",
+            f"[green]{escape(source['heading_path'])}[/green]{pages_note(source)}\n      {escape(text)}",
             highlight=False,
         )
     if trace["structure"]:
@@ -135,7 +140,14 @@ def tree_outline(path: Any, format: str, as_json: bool) -> bool:
             continue
         if as_json:
             nodes = [
-                {"node_id": n.node_id, "parent_id": n.parent_id, "kind": n.kind, "depth": n.depth, "text": n.text}
+                {
+                    "node_id": n.node_id,
+                    "parent_id": n.parent_id,
+                    "kind": n.kind,
+                    "depth": n.depth,
+                    "text": n.text,
+                    "pages": n.pages,
+                }
                 for n in dst.nodes
             ]
             out.append({"doc_id": item.doc_id, "title": dst.title, "format": item.format, "nodes": nodes})

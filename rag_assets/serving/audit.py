@@ -29,6 +29,7 @@ def trace_dict(con: Any, answer_id: str) -> dict[str, Any]:
                 "node_id": s.node_id,
                 "heading_path": s.heading_path,
                 "span": [s.span_start, s.span_end],
+                "pages": s.pages,
                 "title": s.title,
                 "uri": s.uri,
                 "recorded_text": s.recorded_text,
@@ -76,6 +77,7 @@ def document_dict(con: Any, collection: str, doc_id: str) -> dict[str, Any]:
                 "text": n.text,
                 "heading_path": list(n.heading_path),
                 "span": [n.span_start, n.span_end],
+                "pages": n.pages,
             }
             for n in nodes
         ],

@@ -60,6 +60,7 @@ class AskResult:
                     "node_id": c.node_id,
                     "heading_path": list(c.heading_path),
                     "span": [c.span_start, c.span_end],
+                    "pages": c.pages,
                     "text": c.text,
                 }
                 for i, c in enumerate(self.outcome.citations, start=1)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import duckdb
 
+from rag_assets.commands.errors import console
+from rag_assets.commands.output import print_trace
 from rag_assets.core.answering.citations import node_citation
 from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
 from rag_assets.core.corpus.sources import CollectionSpec, ingest
@@ -15,6 +17,7 @@ from rag_assets.core.lineage import answer_versions, build_record, store_answers
 from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.document_tables import documents_table
 from rag_assets.core.store.tree_tables import load_trees, nodes_table, texts_table
+from rag_assets.serving.audit import document_dict, trace_dict
 from tests.unit.test_parsers_pdf import make_pdf
 
 OLD_NODES_LAYOUT = """
@@ -80,6 +83,18 @@ def test_pages_round_trip_into_citations_and_traces(tmp_path: Path) -> None:
     store_answers(con, [record])
     (source,) = trace_answer(con, record.answer_id).sources
     assert source.pages == "p. 2" and source.current_text == "Empty the lint filter after every load."
+    # what `rag trace` and the service show
+    trace = trace_dict(con, record.answer_id)
+    assert trace["sources"][0]["pages"] == "p. 2"
+    with console.capture() as captured:
+        print_trace(trace)
+    assert "Dryer Manual > Lint filter (p. 2)" in captured.get()
+    assert [n["pages"] for n in document_dict(con, "manuals", "manuals/dryer.pdf")["nodes"]] == [
+        "pp. 1-2",
+        "p. 1",
+        "p. 2",
+        "p. 2",
+    ]
 
 
 def test_catalogue_without_page_columns_stays_readable(tmp_path: Path) -> None:
