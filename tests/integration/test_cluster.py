@@ -18,6 +18,15 @@ from tests.conftest import REPO_ROOT
 
 EARLY = ["source_documents", "document_trees", "passages", "passage_index"]
 COLLECTIONS = ("alpha", "beta")
+EARLY_CHECKS = (  # the checks of the EARLY assets, each run in the cluster run of its partition
+    "source_documents_expectations",
+    "document_nodes_expectations",
+    "document_trees_are_valid",
+    "every_document_accounted_for",
+    "passages_are_exact",
+    "index_matches_catalogue",
+    "index_vectors_and_fts",
+)
 TABLES = {  # table -> its key (unique per row)
     "source_documents": ("collection", "doc_id"),
     "document_nodes": ("collection", "doc_id", "node_id"),
@@ -243,9 +252,9 @@ def test_the_celery_postgres_profile_runs_two_collections_on_two_workers(
     profile = cp.up(state, tmp_path / "data")  # no pool limit: the workers meet on the catalogue's file lock
     try:
         cp.start_workers(profile, 2, wait=False)
-        # without the asset checks: they read the whole catalogue, not their partition, so one collection's
-        # check can see the other collection half-way through its stages (partition-scoped checks fix that)
-        outcomes = cp.run_collections(profile, list(COLLECTIONS), select=EARLY, workers=2, checks=False)
+        # with the asset checks: each reads only its run's partition, so one collection's checks pass
+        # while the other collection is half-way through its stages on the other worker
+        outcomes = cp.run_collections(profile, list(COLLECTIONS), select=EARLY, workers=2)
         for outcome in outcomes:
             assert outcome.success, f"{outcome.collection}: {outcome.failed_steps}\n{outcome.output[-3000:]}"
         # the runs live in the Postgres instance, one per partition, with every step done by a worker
@@ -261,6 +270,11 @@ def test_the_celery_postgres_profile_runs_two_collections_on_two_workers(
                 run = instance.get_run_by_id(run_id)
                 assert run is not None and run.status == dg.DagsterRunStatus.SUCCESS
                 assert run.tags["dagster/partition"] == collection
+                checked = {
+                    record.dagster_event.event_specific_data.check_name: record.dagster_event.event_specific_data.passed
+                    for record in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+                }
+                assert checked == dict.fromkeys(EARLY_CHECKS, True), f"{collection}: {checked}"
                 for record in instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT):
                     data = record.dagster_event.engine_event_data if record.dagster_event else None
                     if data is not None and "Celery worker" in (data.metadata or {}):
