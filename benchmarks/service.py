@@ -9,7 +9,8 @@
 3. Ask throughput with 1, 4 and 8 concurrent clients (rag-hybrid); goal: >= 2.5x at 8.
 4. Cold CLI without a service: `rag --help` and `rag search --mode bm25` CPU seconds and peak
    RSS (resource.getrusage of the child), and a hybrid `rag search` as the in-process baseline;
-   goal: BM25 search <= 1.5 CPU-s and <= 300 MiB.
+   goal: BM25 search <= 1.5 CPU-s and <= 300 MiB. Then a hybrid search through the service
+   (RAG_SERVICE_URL): what a CLI call costs when a service runs.
 
     DAGSTER_HOME=/tmp/svc_home .venv/bin/python benchmarks/service.py [--searches 30] [--asks 5]
 """
@@ -134,15 +135,16 @@ def throughput(url: str, clients: int, asks: int, collection: str) -> float:
     return asks / (time.perf_counter() - t0)
 
 
-def cold_cli(*args: str) -> tuple[float, float, float]:
-    """(CPU seconds, peak RSS MiB, wall seconds) of one `rag ...` in a fresh process, no service."""
+def cold_cli(*args: str, service: str = "") -> tuple[float, float, float]:
+    """(CPU seconds, peak RSS MiB, wall seconds) of one `rag ...` in a fresh process (through the
+    service at `service`, else in process)."""
     probe = (
         "import resource, subprocess, sys, time; t = time.perf_counter(); "
         "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True); "
         "w = time.perf_counter() - t; r = resource.getrusage(resource.RUSAGE_CHILDREN); "
         "print(r.ru_utime + r.ru_stime, r.ru_maxrss / 1024, w)"
     )
-    env = {**os.environ, "RAG_SERVICE_URL": ""}
+    env = {**os.environ, "RAG_SERVICE_URL": service}
     rag = [sys.executable, "-m", "rag_assets.cli", *args]
     out = subprocess.run([sys.executable, "-c", probe, *rag], capture_output=True, text=True, env=env, check=True)
     cpu, rss, wall = (float(x) for x in out.stdout.split())
@@ -173,6 +175,9 @@ def main() -> None:
         print(f"{label:<44} {cpu:6.2f} CPU-s  {rss:6.0f} MiB peak  {wall:6.1f} s wall")
 
     def measured(url: str) -> None:
+        cpu, rss, wall = cold_cli("search", "with statement", "-c", args.collection, service=url)
+        label = "rag search (hybrid) via RAG_SERVICE_URL"
+        print(f"{label:<44} {cpu:6.2f} CPU-s  {rss:6.0f} MiB peak  {wall:6.1f} s wall")
         served, bare = search_latency(url, args.searches, args.collection)
         print(f"\n1. warm hybrid search, {args.searches} queries, k=5")
         print(line("service (HTTP, rag serve)", served))
