@@ -1,13 +1,22 @@
-"""Check guarding `evaluation_report`: every number of the collection's summary present and finite."""
+"""Checks guarding the evaluation: `evaluation_report`'s summary complete and finite, and
+`evidence_evaluation`'s rows covering every question within retrieve-and-read's words."""
 
 import json
 
 import dagster as dg
+from dagster_duckdb import DuckDBResource
 
 from checks.partition import checked_partition
+from rag_assets.core.evaluation.evidence import evidence_problems
 from rag_assets.core.evaluation.report import non_finite_numbers
+from rag_assets.core.store.evidence import load_evidence
 from rag_assets.metadata import markdown_table
 from rag_assets.settings import latest_summary_path
+from rag_assets.strategy_config import BUDGET_SOURCE
+
+
+def _problems_table(problems: list[str]) -> dg.MetadataValue:
+    return dg.MetadataValue.md(markdown_table(["problem"], [(p,) for p in problems[:30]]) if problems else "none")
 
 
 @dg.asset_check(
@@ -37,8 +46,37 @@ def evaluation_summary_is_complete(context: dg.AssetCheckExecutionContext) -> dg
             "collection": collection or "-",
             "summary": str(path) if path else "-",
             "problems": len(problems),
-            "details": dg.MetadataValue.md(
-                markdown_table(["problem"], [(p,) for p in problems[:30]]) if problems else "none"
-            ),
+            "details": _problems_table(problems),
+        },
+    )
+
+
+@dg.asset_check(
+    asset="evidence_evaluation",
+    description=f"Fails (ERROR) when the collection's evidence rows lack {BUDGET_SOURCE}, a strategy misses "
+    f"questions {BUDGET_SOURCE} has, a routed row gives a question more words than {BUDGET_SOURCE} did (the "
+    "budget cap broken), or a metric lies outside [0, 1].",
+)
+def evidence_covers_every_question(
+    context: dg.AssetCheckExecutionContext, catalogue: DuckDBResource
+) -> dg.AssetCheckResult:
+    collection = checked_partition(context)
+    rows = []
+    if collection:
+        with catalogue.get_connection() as con:
+            rows = load_evidence(con, collection)
+    # no rows: the collection has no evaluation questions (the asset says so), nothing to distrust
+    problems = evidence_problems(rows, BUDGET_SOURCE) if rows else []
+    if not collection:
+        problems = ["evidence_evaluation was never materialized"]
+    return dg.AssetCheckResult(
+        passed=not problems,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={
+            "collection": collection or "-",
+            "rows": len(rows),
+            "questions": len({r.qid for r in rows}),
+            "problems": len(problems),
+            "details": _problems_table(problems),
         },
     )

@@ -32,11 +32,12 @@ from pathlib import Path
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.core.answer_metrics import word_count
 from rag_assets.core.answering.strategies import run_strategy
 from rag_assets.core.answering.types import GENERATION_KINDS, AnswerOutcome, RetrievalExtras, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
+from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.engines.cache import CachingEngine
+from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.index.namespace_routing import QueryNamespaces
 from rag_assets.core.index.reranking.folders import load_passage_reranker
 from rag_assets.core.index.retrieval import search
@@ -45,8 +46,10 @@ from rag_assets.core.routing.encoder_training import load_encoder_router
 from rag_assets.core.routing.likelihood_router import LikelihoodRouter, engine_can_score
 from rag_assets.core.routing.navigation import Router
 from rag_assets.core.routing.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
+from rag_assets.core.routing.teachers import SimilarityThresholds
 from rag_assets.core.store.publication import index_pairing
 from rag_assets.core.store.question_table import load_question_rows
+from rag_assets.core.store.router_registry import AdapterRecord
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.generation import generation_metadata
@@ -57,13 +60,12 @@ from rag_assets.reorder import reorder_policy, upstream_reorder_policy
 from rag_assets.reranker import passage_reranker, upstream_reranker
 from rag_assets.router import router_adapter, upstream_routers
 from rag_assets.router_metrics import router_metrics
-from rag_assets.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
+from rag_assets.strategy_config import BUDGET_SOURCE, AnswersConfig, answer_style, strategy_specs
 from resources.embedder import EmbedderResource
 from resources.llm import LLMResource
 from resources.vectors import VectorStoreResource
 
 SOURCE = "evaluation"
-LONG_ANSWER_WORDS = 16
 
 
 def pick_questions(con, collection: str, split: str) -> tuple[list[Question], str, str | None]:
@@ -77,11 +79,174 @@ def pick_questions(con, collection: str, split: str) -> tuple[list[Question], st
     return [], split, f"collection {collection!r} has no questions: nothing to evaluate"
 
 
-def answer_style(config_style: str, questions: list[Question]) -> str:
-    if config_style != "auto":
-        return config_style
-    long = sum(1 for q in questions if q.answers and max(word_count(a) for a in q.answers) > LONG_ANSWER_WORDS)
-    return "long" if questions and long * 2 > len(questions) else "short"
+@dataclasses.dataclass(frozen=True)
+class TrainedPieces:
+    """What the rows that need a trained piece read: the routers `router_adapter` published, the
+    passage reranker, the namespace router and the reorder policy (None when missing)."""
+
+    published: dict[str, AdapterRecord]
+    similarity_thresholds: SimilarityThresholds
+    reranker_path: Path | None
+    namespaces: object | None
+    policy: object | None
+
+
+def runnable_strategies(
+    config: AnswersConfig, pieces: TrainedPieces, piece_notes: dict[str, str], notes: list[str]
+) -> list[str]:
+    """The configured strategies whose trained pieces exist (a note for each one skipped)."""
+    adapter = pieces.published.get("llm")
+    specs = strategy_specs(config, "short", adapter.adapter_id if adapter else None)
+    wanted = [name for name in specs if name in config.strategies]
+    # the rows that would route with the trained LLM adapter if there were one (rdr2-base never does)
+    probe = "<adapter>"
+    wants_adapter = [n for n, s in strategy_specs(config, "short", probe).items() if n in wanted and s.adapter == probe]
+    if adapter is None and wants_adapter:
+        notes.append("no trained LLM router adapter: LLM-routed rows route with the base model (as rdr2-base)")
+    for missing, needs, note in (
+        ("encoder" not in pieces.published, lambda s: s.router == "encoder", "no trained encoder router"),
+        (pieces.reranker_path is None, lambda s: s.rerank, piece_notes["reranker"]),
+        (pieces.namespaces is None, lambda s: s.route_namespaces, piece_notes["namespaces"]),
+        (pieces.policy is None, lambda s: s.reorder == "learned", piece_notes["policy"]),
+    ):
+        skipped = [n for n in wanted if missing and needs(specs[n])]
+        if skipped:
+            notes.append(f"{note}: {', '.join(skipped)} not run")
+            wanted = [n for n in wanted if n not in skipped]
+    if config.evidence_budget and BUDGET_SOURCE not in wanted:
+        notes.append(f"{BUDGET_SOURCE} not among the strategies: rdr2's evidence is not budgeted")
+    return wanted
+
+
+def evaluation_routers(
+    model: Embedder,
+    questions: list[Question],
+    thresholds: SimilarityThresholds,
+    published: dict[str, AdapterRecord],
+    engine: LLMEngine | None,
+) -> dict[str, Router]:
+    """Every non-generating router kind a strategy may name: the untrained similarity scorer, the
+    oracle ceiling (from `questions`' gold labels), the hit-nodes floor, the trained encoder when
+    published and, when `engine` can score continuations, the likelihood-ranked LLM."""
+    routers: dict[str, Router] = {
+        "similarity": ScoringRouter(model, thresholds, kind="similarity", contextual=False),
+        "oracle": OracleRouter(questions),
+        "hit-nodes": HitNodesRouter(),
+    }
+    if engine is not None and engine_can_score(engine):
+        routers["llm-rank"] = LikelihoodRouter(engine)
+    if "encoder" in published:
+        routers["encoder"] = load_encoder_router(Path(published["encoder"].path), device=model.device)
+    return routers
+
+
+Outcomes = dict[tuple[str, str, int], tuple[StrategySpec, list[AnswerOutcome]]]
+
+
+@dataclasses.dataclass
+class StrategyRuns:
+    """Runs strategies over the questions, each distinct setting once (rdr2 and rdr2-encoder, a
+    grid point equal to rdr2 share their answers), budgeted rows reading the budget source's words."""
+
+    config: AnswersConfig
+    queries: list[str]
+    run_strategy_kwargs: dict
+    log: object
+    outcomes: Outcomes = dataclasses.field(default_factory=dict)
+    timings: list[tuple[str, float]] = dataclasses.field(default_factory=list)
+    computed: dict[StrategySpec, list[AnswerOutcome]] = dataclasses.field(default_factory=dict)
+
+    def run(self, spec: StrategySpec, label_suffix: str = "") -> list[AnswerOutcome]:
+        key = dataclasses.replace(spec, name="")  # same settings, same answers: computed once
+        if key in self.computed:
+            return self.computed[key]
+        budgets = None
+        if spec.evidence_budget_from:
+            source = self.outcomes.get((spec.evidence_budget_from, "", -1))
+            budgets = [o.evidence_words for o in source[1]] if source else None
+        started = time.perf_counter()
+        asked = self.queries
+        if spec.kind in GENERATION_KINDS and self.config.generation_max_questions:
+            asked = asked[: self.config.generation_max_questions]  # the expensive rows: capped
+        result = run_strategy(asked, spec, evidence_budgets=budgets, **self.run_strategy_kwargs)
+        label = f"{spec.name} {label_suffix}".strip()
+        self.timings.append((label, time.perf_counter() - started))
+        self.log.info(f"{label}: {len(asked)} questions in {self.timings[-1][1]:.1f}s ({spec.knobs()})")
+        self.computed[key] = result
+        return result
+
+    def run_all(self, specs: dict[str, StrategySpec], main: StrategySpec) -> Outcomes:
+        """Every spec (the budget's source first, then back in config order) and the scaling grids."""
+        for name in sorted(specs, key=lambda n: n != BUDGET_SOURCE):
+            self.outcomes[(name, "", -1)] = (specs[name], self.run(specs[name]))
+        self.outcomes = {(name, "", -1): self.outcomes[(name, "", -1)] for name in specs}
+        for grid, values in (("expand_iterations", self.config.expand_grid), ("top_k", self.config.top_k_grid)):
+            for value in dict.fromkeys(values):
+                spec = dataclasses.replace(main, **{grid: value})
+                self.outcomes[("rdr2", grid, value)] = (spec, self.run(spec, f"@ {grid}={value}"))
+        return self.outcomes
+
+
+def answer_records(
+    con,
+    outcomes: Outcomes,
+    questions: list[Question],
+    *,
+    collection: str,
+    run_id: str,
+    index_info: dict | None,
+    engine: LLMEngine,
+    embedder_id: str,
+    router_ids: dict[str, str],
+    reranker_id: str | None,
+    policy_id: str | None,
+) -> list[AnswerRecord]:
+    """One lineage record per (strategy run, question): its versions (index, router, reader,
+    embedder, retrieval side) and the knobs it ran with."""
+    created = utc_now()
+    records: list[AnswerRecord] = []
+    for (_name, grid, value), (spec, results) in outcomes.items():
+        router_id = router_ids.get("encoder") if spec.router == "encoder" else spec.adapter
+        router_model = None
+        if spec.kind == "rdr2":
+            router_model = {
+                "llm": f"{engine.model_id}+{spec.adapter}" if spec.adapter else engine.model_id,
+                "llm-rank": f"{engine.model_id}+{spec.adapter} (ranked)" if spec.adapter else engine.model_id,
+                "encoder": router_id,
+                "similarity": embedder_id,
+            }.get(spec.router, spec.router)
+        for question, outcome in zip(questions, results):
+            versions = answer_versions(
+                con,
+                collection,
+                outcome,
+                index=index_info,
+                adapter_id=router_id,
+                router_model=router_model,
+                reader_model=engine.model_id,
+                embedder=embedder_id,
+            )
+            if outcome.retrieval:  # the query searched (and its rewrite), namespaces, order
+                versions["retrieval"] = outcome.retrieval
+                if spec.rerank and reranker_id is not None:
+                    versions["retrieval"]["reranker"] = reranker_id
+                if spec.reorder == "learned" and policy_id is not None:
+                    versions["retrieval"]["reorder_policy"] = policy_id
+            records.append(
+                build_record(
+                    outcome,
+                    spec,
+                    collection=collection,
+                    source=SOURCE,
+                    versions=versions,
+                    run_id=run_id,
+                    qid=question.qid,
+                    grid=grid,
+                    grid_value=value,
+                    created_at=created,
+                )
+            )
+    return records
 
 
 @dg.asset(
@@ -128,64 +293,35 @@ def answers(
         questions = questions[: config.max_questions]
     index = vectors.index(model).pin(pairing.publication.version if pairing.publication else None)
     notes = ([note] if note else []) + router_notes + ([] if pairing.consistent else [pairing.describe()])
-    adapter = published.get("llm")
-    specs_all = strategy_specs(config, "short", adapter.adapter_id if adapter else None)
-    wanted = [name for name in specs_all if name in config.strategies]
-    # the rows that would route with the trained LLM adapter if there were one (rdr2-base never does)
-    probe = "<adapter>"
-    wants_adapter = [n for n, s in strategy_specs(config, "short", probe).items() if n in wanted and s.adapter == probe]
-    if adapter is None and wants_adapter:
-        notes.append("no trained LLM router adapter: LLM-routed rows route with the base model (as rdr2-base)")
-    if "encoder" not in published and any(specs_all[n].router == "encoder" for n in wanted):
-        skipped = [n for n in wanted if specs_all[n].router == "encoder"]
-        notes.append(f"no trained encoder router: {', '.join(skipped)} not run")
-        wanted = [n for n in wanted if n not in skipped]
     reranker_path, note_reranker = upstream_reranker(context)
     namespaces, note_namespaces = upstream_namespace_router(context)
     policy, note_policy = upstream_reorder_policy(context)
-    for missing, needs, note in (
-        (reranker_path is None, lambda s: s.rerank, note_reranker),
-        (namespaces is None, lambda s: s.route_namespaces, note_namespaces),
-        (policy is None, lambda s: s.reorder == "learned", note_policy),
-    ):
-        skipped = [n for n in wanted if missing and needs(specs_all[n])]
-        if skipped:
-            notes.append(f"{note}: {', '.join(skipped)} not run")
-            wanted = [n for n in wanted if n not in skipped]
-    if config.evidence_budget and BUDGET_SOURCE not in wanted:
-        notes.append(f"{BUDGET_SOURCE} not among the strategies: rdr2's evidence is not budgeted")
+    pieces = TrainedPieces(published, similarity_thresholds, reranker_path, namespaces, policy)
+    piece_notes = {"reranker": note_reranker, "namespaces": note_namespaces, "policy": note_policy}
+    wanted = runnable_strategies(config, pieces, piece_notes, notes)
     for n in notes:
         context.log.warning(n)
 
+    adapter = published.get("llm")
     style = answer_style(config.answer_style, questions)
     all_specs = strategy_specs(config, style, adapter.adapter_id if adapter else None)
     specs = {name: all_specs[name] for name in wanted}
-    outcomes: dict[tuple[str, str, int], tuple[StrategySpec, list[AnswerOutcome]]] = {}
+    outcomes: Outcomes = {}
+    runs = None
     engine = None
-    timings: list[tuple[str, float]] = []
+    reranker = None
     router_ids = {kind: record.adapter_id for kind, record in published.items()}
     if questions:
         # Grid points repeat most prompts of the main rdr2 run (greedy: same output): replayed,
         # with their seconds charged back to each strategy (core/engines/cache.py).
         engine = CachingEngine(llm.engine({adapter.adapter_id: Path(adapter.path)} if adapter else None))
-        queries = [q.query for q in questions]
-        routers: dict[str, Router] = {
-            "similarity": ScoringRouter(model, similarity_thresholds, kind="similarity", contextual=False),
-            "oracle": OracleRouter(questions),
-            "hit-nodes": HitNodesRouter(),
-        }
-        if engine_can_score(engine):
-            routers["llm-rank"] = LikelihoodRouter(engine)
-        elif any(spec.router == "llm-rank" for spec in specs.values()):
-            ranked = [name for name, spec in specs.items() if spec.router == "llm-rank"]
+        routers = evaluation_routers(model, questions, similarity_thresholds, published, engine)
+        ranked = [name for name, spec in specs.items() if spec.router == "llm-rank" and "llm-rank" not in routers]
+        if ranked:
             notes.append(f"the {llm.backend} backend cannot score continuations: {', '.join(ranked)} not run")
             context.log.warning(notes[-1])
             specs = {name: spec for name, spec in specs.items() if name not in ranked}
-        if "encoder" in published:
-            routers["encoder"] = load_encoder_router(Path(published["encoder"].path), device=model.device)
-
         reranker = load_passage_reranker(reranker_path, device=model.device) if reranker_path else None
-        extras = RetrievalExtras(namespaces=QueryNamespaces(namespaces, model) if namespaces else None, policy=policy)
 
         def retrieve(query: str, mode: str, k: int, *, rerank: bool = False, collections: list[str] | None = None):
             # routed namespaces may name any collection of the index; otherwise this one
@@ -199,98 +335,29 @@ def answers(
                 reranker=reranker if rerank else None,
             )
 
-        computed: dict[StrategySpec, list[AnswerOutcome]] = {}
+        extras = RetrievalExtras(namespaces=QueryNamespaces(namespaces, model) if namespaces else None, policy=policy)
+        shared = {"retrieve": retrieve, "trees": trees, "engine": engine, "routers": routers, "extras": extras}
+        runs = StrategyRuns(config, [q.query for q in questions], shared, context.log)
+        outcomes = runs.run_all(specs, all_specs["rdr2"])
 
-        def run(spec: StrategySpec, label_suffix: str = "") -> list[AnswerOutcome]:
-            key = dataclasses.replace(spec, name="")  # same settings, same answers: computed once
-            if key in computed:
-                return computed[key]
-            budgets = None
-            if spec.evidence_budget_from:
-                source = outcomes.get((spec.evidence_budget_from, "", -1))
-                budgets = [o.evidence_words for o in source[1]] if source else None
-            t0 = time.perf_counter()
-            asked = queries
-            if spec.kind in GENERATION_KINDS and config.generation_max_questions:
-                asked = queries[: config.generation_max_questions]  # the expensive rows: capped
-            result = run_strategy(
-                asked,
-                spec,
-                retrieve=retrieve,
-                trees=trees,
-                engine=engine,
-                routers=routers,
-                evidence_budgets=budgets,
-                extras=extras,
-            )
-            label = f"{spec.name} {label_suffix}".strip()
-            timings.append((label, time.perf_counter() - t0))
-            context.log.info(f"{label}: {len(asked)} questions in {timings[-1][1]:.1f}s ({spec.knobs()})")
-            computed[key] = result
-            return result
-
-        # The budget's source runs first, so every budgeted row can read its words.
-        for name in sorted(specs, key=lambda n: n != BUDGET_SOURCE):
-            outcomes[(name, "", -1)] = (specs[name], run(specs[name]))
-        outcomes = {(name, "", -1): outcomes[(name, "", -1)] for name in specs}  # back in config order
-        main = all_specs["rdr2"]
-        for grid, values, field in (
-            ("expand_iterations", config.expand_grid, "expand_iterations"),
-            ("top_k", config.top_k_grid, "top_k"),
-        ):
-            for value in dict.fromkeys(values):
-                spec = dataclasses.replace(main, **{field: value})
-                outcomes[("rdr2", grid, value)] = (spec, run(spec, f"@ {grid}={value}"))
-
-    created = utc_now()
-    records: list[AnswerRecord] = []
     with catalogue.get_connection() as con:
         index_info = index_version(index, collection) if questions else None
-        for (_name, grid, value), (spec, results) in outcomes.items():
-            router_id = router_ids.get("encoder") if spec.router == "encoder" else spec.adapter
-            router_model = None
-            if spec.kind == "rdr2":
-                router_model = {
-                    "llm": f"{engine.model_id}+{spec.adapter}" if spec.adapter else engine.model_id,
-                    "llm-rank": f"{engine.model_id}+{spec.adapter} (ranked)" if spec.adapter else engine.model_id,
-                    "encoder": router_id,
-                    "similarity": model.model_id,
-                }.get(spec.router, spec.router)
-            for question, outcome in zip(questions, results):
-                versions = answer_versions(
-                    con,
-                    collection,
-                    outcome,
-                    index=index_info,
-                    adapter_id=router_id,
-                    router_model=router_model,
-                    reader_model=engine.model_id,
-                    embedder=model.model_id,
-                )
-                if outcome.retrieval:  # the query searched (and its rewrite), namespaces, order
-                    versions["retrieval"] = outcome.retrieval
-                    if spec.rerank and reranker is not None:
-                        versions["retrieval"]["reranker"] = reranker.reranker_id
-                    if spec.reorder == "learned" and policy is not None:
-                        versions["retrieval"]["reorder_policy"] = policy.policy_id
-                records.append(
-                    build_record(
-                        outcome,
-                        spec,
-                        collection=collection,
-                        source=SOURCE,
-                        versions=versions,
-                        run_id=context.run.run_id,
-                        qid=question.qid,
-                        grid=grid,
-                        grid_value=value,
-                        created_at=created,
-                    )
-                )
+        records = answer_records(
+            con,
+            outcomes,
+            questions,
+            collection=collection,
+            run_id=context.run.run_id,
+            index_info=index_info,
+            engine=engine,
+            embedder_id=model.model_id,
+            router_ids=router_ids,
+            reranker_id=reranker.reranker_id if reranker is not None else None,
+            policy_id=policy.policy_id if policy is not None else None,
+        )
         store_answers(con, records, replace=(collection, SOURCE))
 
     per_strategy = Counter(r.strategy if not r.grid else f"rdr2 @ {r.grid}={r.grid_value}" for r in records)
-    seconds = time.perf_counter() - started
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": len(records),
@@ -303,15 +370,8 @@ def answers(
             "encoder_adapter_id": router_ids.get("encoder", "none"),
             **retrieval_metadata(outcomes, collection),
             "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
-            "seconds": round(seconds, 1),
-            "generation_cache": (
-                f"{engine.hits} replayed, {engine.misses} generated ({engine.replayed_seconds:.0f} s replayed)"
-            )
-            if engine
-            else "unused",
-            "seconds_per_strategy": dg.MetadataValue.md(
-                markdown_table(["strategy run", "seconds"], [(k, round(v, 1)) for k, v in timings])
-            ),
+            "seconds": round(time.perf_counter() - started, 1),
+            **run_metadata(engine, runs.timings if runs else []),
             **generation_metadata(
                 config, {name: results for (name, grid, _), (_, results) in outcomes.items() if not grid}
             ),
@@ -324,6 +384,20 @@ def answers(
             ),
         }
     )
+
+
+def run_metadata(engine: CachingEngine | None, timings: list[tuple[str, float]]) -> dict[str, object]:
+    """How much generation the cache replayed, and each strategy run's seconds."""
+    return {
+        "generation_cache": (
+            f"{engine.hits} replayed, {engine.misses} generated ({engine.replayed_seconds:.0f} s replayed)"
+        )
+        if engine
+        else "unused",
+        "seconds_per_strategy": dg.MetadataValue.md(
+            markdown_table(["strategy run", "seconds"], [(k, round(v, 1)) for k, v in timings])
+        ),
+    }
 
 
 def retrieval_metadata(outcomes: dict, collection: str) -> dict[str, object]:

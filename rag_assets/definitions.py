@@ -15,6 +15,7 @@ from rag_assets.automation import dead_run_sensor, reindex_job, reindex_schedule
 from rag_assets.corpus import source_documents
 from rag_assets.deployment import executor_from_env
 from rag_assets.evaluation import evaluation_report
+from rag_assets.evidence import evidence_evaluation
 from rag_assets.index import passage_index, passages
 from rag_assets.namespaces import namespace_router
 from rag_assets.questions import questions
@@ -42,6 +43,7 @@ ALL_ASSETS = [
     namespace_router,
     reorder_policy,
     answers,
+    evidence_evaluation,
     evaluation_report,
 ]
 ALL_CHECKS = dg.load_asset_checks_from_modules(

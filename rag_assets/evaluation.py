@@ -7,19 +7,27 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.answers import answers
-from rag_assets.core.evaluation.report import ReportData, write_report
+from rag_assets.core.evaluation.evidence import evidence_table, summarise_evidence
+from rag_assets.core.evaluation.report import (
+    GENERATED_OUTPUT_METRICS,
+    SCORING_ROUTER_MODELS,
+    ReportData,
+    write_report,
+)
 from rag_assets.core.evaluation.retrieval_report import retrieval_notes
-from rag_assets.core.evaluation.scoring import aggregate, aggregate_grid, score_answers
+from rag_assets.core.evaluation.scoring import aggregate, aggregate_grid, metric_intervals, score_answers
 from rag_assets.core.figures import png_markdown
 from rag_assets.core.lineage import load_answers, utc_now
+from rag_assets.core.store.evidence import load_evidence
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.routing_tables import load_router_metrics
 from rag_assets.core.store.schemas import ROUTER_METRIC_COLUMNS
+from rag_assets.evidence import evidence_evaluation
 from rag_assets.metadata import markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.router_metrics import router_metrics
 from rag_assets.settings import reports_root
-from rag_assets.strategy_config import STRATEGIES
+from rag_assets.strategy_config import BUDGET_SOURCE, STRATEGIES
 
 SOURCE = "evaluation"
 _SCALAR = (int, float, str, bool)
@@ -96,12 +104,20 @@ def _router_rows(con, collection: str) -> tuple[dict[str, dict[str, float]], lis
     return out, notes
 
 
+def _metric(values: dict[str, float], name: str) -> str:
+    value = values.get(name)
+    if value is None:
+        return ""
+    return str(round(value)) if name == "samples" else f"{value:.3f}"
+
+
 @dg.asset(
     partitions_def=collection_partitions,
-    deps=[answers, router_metrics],
+    deps=[evidence_evaluation, answers, router_metrics],
     group_name="evaluation",
     kinds={"python", "html"},
-    description="Metrics of every strategy side by side (answer quality, evidence quality and length, "
+    description="The evidence evaluation first (every evaluation question, no reader, with intervals and "
+    "paired differences), then metrics of every strategy side by side (answer quality, evidence quality and length, "
     "router cost), test-time scaling curves and router base-vs-adapter, as Markdown, standalone HTML, "
     "PNG plots and summary.json (with the versions of every upstream asset) under "
     "`{data dir}/reports/{collection}/{run id}/` and `.../latest/`.",
@@ -112,6 +128,7 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         records = load_answers(con, collection, SOURCE)
         questions = {q.qid: q for q in load_question_rows(con, collection)}
         router, notes = _router_rows(con, collection)
+        evidence_rows = load_evidence(con, collection)
     scored = score_answers(records, questions)
     results, scaling = aggregate(scored), aggregate_grid(scored)
     # The strategies in the order the answers asset names them (baselines first, ablations last),
@@ -143,6 +160,10 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         "answers_run_ids": run_ids,
     }
     splits = sorted({questions[r.qid].split for r in records if r.qid in questions})
+    evidence = summarise_evidence(evidence_rows, BUDGET_SOURCE)
+    if evidence is None:
+        notes.append("no evidence evaluation: materialize `evidence_evaluation` for the table over every question")
+    evidence_splits = sorted({questions[r.qid].split for r in evidence_rows if r.qid in questions})
     data = ReportData(
         collection=collection,
         run_id=context.run.run_id,
@@ -154,6 +175,9 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         split="+".join(splits),
         questions=len({r.qid for r in records}),
         created_at=utc_now().isoformat(timespec="seconds") + "Z",
+        evidence=evidence,
+        evidence_split="+".join(evidence_splits),
+        intervals=metric_intervals(scored),
     )
     files = write_report(data, reports_root())
     context.log.info(f"evaluation report: {files.html}")
@@ -166,8 +190,12 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         "strategies": len(results),
         "answers": len(records),
         "questions": data.questions,
+        "evidence_questions": evidence.questions if evidence else 0,
         "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
     }
+    if evidence is not None:
+        header, rows = evidence_table(evidence)
+        metadata["evidence"] = dg.MetadataValue.md(markdown_table(header, rows))
     if "metrics" in files.plots:
         metadata["main_plot"] = dg.MetadataValue.path(str(files.plots["metrics"]))
         metadata["main_plot_image"] = dg.MetadataValue.md(png_markdown(files.plots["metrics"], "metrics per strategy"))
@@ -175,7 +203,16 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         metadata["router"] = dg.MetadataValue.md(
             markdown_table(
                 ["model", *ROUTER_METRIC_COLUMNS],
-                [(m, *(f"{v.get(k, float('nan')):.3f}" for k in ROUTER_METRIC_COLUMNS)) for m, v in router.items()],
+                [
+                    (
+                        m,
+                        *(
+                            "n/a" if m in SCORING_ROUTER_MODELS and k in GENERATED_OUTPUT_METRICS else _metric(v, k)
+                            for k in ROUTER_METRIC_COLUMNS
+                        ),
+                    )
+                    for m, v in router.items()
+                ],
             )
         )
     return dg.MaterializeResult(metadata=metadata)

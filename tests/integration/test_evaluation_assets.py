@@ -58,6 +58,7 @@ STAGES = (
     "namespace_router",
     "reorder_policy",
     "answers",
+    "evidence_evaluation",
     "evaluation_report",
 )
 # every strategy (rdr2-encoder is rdr2 under its own name), the defaults among them
@@ -198,7 +199,8 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
         "questions",
     }
     for strategy, metrics in results.items():
-        assert set(metrics) == expected, strategy
+        # p95 only where questions were timed one by one (a batch gives each its mean)
+        assert expected - {"seconds_p95"} <= set(metrics) <= expected, strategy
         assert all(isinstance(v, (int, float)) and math.isfinite(v) for v in metrics.values()), strategy
     assert results["no-retrieval"]["evidence_words"] == 0 and results["rdr2-llm"]["router_prompt_tokens"] > 0
     assert results["rdr2"]["router_prompt_tokens"] == 0  # the encoder router reads no prompt
@@ -215,6 +217,11 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
 
     checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
     assert checks["evaluation_summary_is_complete"].passed, checks["evaluation_summary_is_complete"].metadata
+    # the evidence evaluation (both test questions, no reader) is the report's first table
+    assert checks["evidence_covers_every_question"].passed
+    assert summary["evidence"]["tiny"]["questions"] == 2
+    markdown = (latest / "report.md").read_text()
+    assert markdown[markdown.index("## ") :].startswith("## Evidence without the reader: all 2 test questions")
 
     # 2. a split without questions: falls back to dev (empty too), then to all questions
     stages = ("answers", "evaluation_report")

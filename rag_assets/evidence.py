@@ -1,0 +1,166 @@
+"""`evidence_evaluation`: what each strategy would give the reader, on every evaluation question,
+without the reader (core/evaluation/evidence.py): rag-hybrid against RDR2 with each router kind,
+budget filled and on the router's own choices, with bootstrap intervals and paired differences.
+
+Seconds per question, not a reader pass per row: so it covers all dev + test questions (not the
+sample `answers` reads) and is the first table of `evaluation_report`."""
+
+import time
+from pathlib import Path
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+from pydantic import Field, field_validator
+
+from rag_assets.answers import evaluation_routers
+from rag_assets.core.evaluation.evidence import (
+    DEFAULT_KINDS,
+    EVIDENCE_KINDS,
+    LLM_KINDS,
+    evidence_footnote,
+    evidence_table,
+    evidence_title,
+    measure_evidence,
+    summarise_evidence,
+)
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.lineage import utc_now
+from rag_assets.core.store.evidence import store_evidence
+from rag_assets.core.store.publication import index_pairing
+from rag_assets.core.store.question_table import load_question_rows
+from rag_assets.core.store.tree_tables import load_trees
+from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
+from rag_assets.metadata import markdown_table
+from rag_assets.partitions import collection_partitions
+from rag_assets.router import router_adapter, upstream_routers
+from rag_assets.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
+from resources.embedder import EmbedderResource
+from resources.llm import LLMResource
+from resources.vectors import VectorStoreResource
+
+
+class EvidenceConfig(dg.Config):
+    split: str = Field(
+        default="dev,test",
+        description="Evaluation questions (every one of them; the train split is what the routers learnt on).",
+    )
+    max_questions: int = Field(default=0, ge=0, description="Questions evaluated at most (0 = every question).")
+    kinds: list[str] = Field(
+        default=list(DEFAULT_KINDS),
+        description="Router kinds measured. llm / llm-rank (the trained LLM adapter, generating or ranking its "
+        "actions) make one LLM call per view: about a second per view on a CPU, so they are asked for by name.",
+    )
+    # rdr2's and rag-hybrid's settings, as `answers` runs them (same names, same defaults)
+    rag_top_k: int = Field(default=AnswersConfig().rag_top_k, ge=1, le=100, description="Passages rag-hybrid gives.")
+    top_k: int = Field(default=AnswersConfig().top_k, ge=1, le=50, description="Documents rdr2 routes.")
+    passages_per_query: int = Field(default=AnswersConfig().passages_per_query, ge=1, le=200)
+    expand_iterations: int = Field(default=AnswersConfig().expand_iterations, ge=0, le=10)
+    token_budget: int = Field(default=AnswersConfig().token_budget, ge=64, le=32768)
+    router_max_new_tokens: int = Field(default=AnswersConfig().router_max_new_tokens, ge=8, le=512)
+
+    @field_validator("kinds")
+    @classmethod
+    def known_kinds(cls, kinds: list[str]) -> list[str]:
+        unknown = [k for k in kinds if k not in EVIDENCE_KINDS]
+        if unknown:
+            raise ValueError(f"evidence_evaluation kinds {unknown} unknown; expected some of {list(EVIDENCE_KINDS)}")
+        return kinds
+
+
+@dg.asset(
+    pool=CATALOGUE_POOL,
+    retry_policy=TRANSIENT_RETRY,
+    op_tags=GPU_STEP_TAGS,
+    partitions_def=collection_partitions,
+    deps=["passage_index", "questions", router_adapter],
+    group_name="evaluation",
+    kinds={"python", "duckdb"},
+    description="Evidence without the reader on every evaluation question: rag-hybrid against RDR2 with each "
+    "router kind (trained encoder, untrained similarity, hit-nodes floor, oracle ceiling), budget filled and on "
+    "the router's own choices; passage hit / evidence recall / section hit and words with 95% bootstrap "
+    "intervals and paired differences against rag-hybrid. One row per strategy and question in "
+    "`evidence_evaluation`, replaced per collection atomically.",
+)
+def evidence_evaluation(
+    context: dg.AssetExecutionContext,
+    config: EvidenceConfig,
+    catalogue: DuckDBResource,
+    embedder: EmbedderResource,
+    vectors: VectorStoreResource,
+    llm: LLMResource,
+) -> dg.MaterializeResult:
+    started = time.perf_counter()
+    collection = context.partition_key
+    model = embedder.get()
+    with catalogue.get_connection() as con:
+        pairing = index_pairing(con, collection)  # the LanceDB version published with these passages
+        questions = load_question_rows(con, collection, config.split)
+        published, thresholds, notes = upstream_routers(context, con)
+        trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
+    if config.max_questions:
+        questions = questions[: config.max_questions]
+    if not questions:
+        context.log.warning(f"collection {collection!r} has no {config.split!r} questions: nothing to evaluate")
+        with catalogue.get_connection() as con:
+            store_evidence(con, collection, [], run_id=context.run.run_id, created_at=utc_now())
+        return dg.MaterializeResult(metadata={"dagster/row_count": 0, "questions": 0, "split": config.split})
+    index = vectors.index(model).pin(pairing.publication.version if pairing.publication else None)
+    kinds = list(dict.fromkeys(config.kinds))
+    if "encoder" in kinds and "encoder" not in published:
+        notes.append("no trained encoder router: rdr2-encoder not measured")
+        kinds.remove("encoder")
+    adapter = published.get("llm")
+    engine = None
+    if any(k in LLM_KINDS for k in kinds):
+        if adapter is None:
+            notes.append("no trained LLM router adapter: the LLM kinds route with the base model")
+        engine = llm.engine({adapter.adapter_id: Path(adapter.path)} if adapter else None)
+    settings = AnswersConfig(
+        rag_top_k=config.rag_top_k,
+        top_k=config.top_k,
+        passages_per_query=config.passages_per_query,
+        expand_iterations=config.expand_iterations,
+        token_budget=config.token_budget,
+        router_max_new_tokens=config.router_max_new_tokens,
+    )
+    specs = strategy_specs(settings, "short", adapter.adapter_id if adapter else None)
+    routers = evaluation_routers(model, questions, thresholds, published, engine)
+    missing = [k for k in kinds if k not in routers and k != "llm"]
+    if missing:
+        notes.append(f"{llm.backend} backend cannot score continuations: {', '.join(missing)} not measured")
+        kinds = [k for k in kinds if k not in missing]
+    for note in notes:
+        context.log.warning(note)
+
+    def retrieve(query: str, mode: str, k: int, **_: object):
+        return search(index, model, query, mode=mode, k=k, collections=[collection])
+
+    rows = measure_evidence(
+        questions,
+        baseline=specs[BUDGET_SOURCE],
+        routed=specs["rdr2"],
+        kinds=kinds,
+        routers=routers,
+        retrieve=retrieve,
+        trees=trees,
+        engine=engine,
+    )
+    with catalogue.get_connection() as con:
+        store_evidence(con, collection, rows, run_id=context.run.run_id, created_at=utc_now())
+    summary = summarise_evidence(rows, BUDGET_SOURCE)
+    header, body = evidence_table(summary)
+    split = "+".join(sorted({q.split for q in questions}))
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(rows),
+            "questions": len(questions),
+            "split": split,
+            "kinds": ", ".join(kinds),
+            "evidence": dg.MetadataValue.md(
+                f"**{evidence_title(summary, split)}**\n\n{markdown_table(header, body)}\n\n{evidence_footnote(summary)}"
+            ),
+            "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
+            "seconds": round(time.perf_counter() - started, 1),
+            "seconds_per_question": round((time.perf_counter() - started) / len(questions), 3),
+        }
+    )
