@@ -2,7 +2,8 @@
 
 Pages whose headings are known are rendered to PDF with headless Chromium (once with the
 document outline Chromium can write from the headings, once without, so the layout inference
-is measured alone) and written as .docx with python-docx; each file is then read by this
+is measured alone, and once set in two columns without outline, so reading order is measured
+too) and written as .docx with python-docx; each file is then read by this
 project's parsers and its heading tree compared with the source's (the HTML parser's tree of
 the same page):
 
@@ -43,6 +44,7 @@ from rag_assets.core.corpus.blocks import Block, BlockKind
 from rag_assets.core.corpus.parsers import extract_binary, parse_blocks
 from rag_assets.core.corpus.tree import STRUCTURE, DocumentTree, build_tree
 
+TWO_COLUMNS = "column-count: 2; column-gap: 2em"  # the same page set in two columns: reading order
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
 
@@ -226,10 +228,17 @@ def main() -> None:
             truth = build_tree(title, parse_blocks("html", page))
             html_file = folder / f"{number}.html"
             html_file.write_text(page, encoding="utf-8")
+            columns_file = folder / f"{number}-columns.html"
+            columns_file.write_text(page.replace("<body>", f"<body style='{TWO_COLUMNS}'>", 1), encoding="utf-8")
             files: dict[str, bytes] = {}
-            for fmt, outline in (("pdf (outline)", True), ("pdf (layout only)", False)):
+            variants = (
+                ("pdf (outline)", html_file, True),
+                ("pdf (layout only)", html_file, False),
+                ("pdf (two columns, layout only)", columns_file, False),
+            )
+            for fmt, source_file, outline in variants:
                 pdf = folder / f"{number}.pdf"
-                render_pdf(chromium, html_file, pdf, outline=outline)
+                render_pdf(chromium, source_file, pdf, outline=outline)
                 files[fmt] = pdf.read_bytes()
             files["docx"] = blocks_docx(parse_blocks("html", page))
             for fmt, data in files.items():

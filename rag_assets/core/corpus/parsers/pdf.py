@@ -131,11 +131,16 @@ def _margins(lines: list[Line], width: float) -> list[tuple[float, float]]:
     sides: dict[bool, list[Line]] = {}
     for line in lines:
         sides.setdefault(two_columns and line.x0 >= middle, []).append(line)
-    edges = {
-        side: (Counter(round(ln.x0) for ln in group).most_common(1)[0][0], max(ln.x1 for ln in group))
-        for side, group in sides.items()
-    }
+    edges = {side: (_left_margin(group), max(ln.x1 for ln in group)) for side, group in sides.items()}
     return [edges[two_columns and line.x0 >= middle] for line in lines]
+
+
+def _left_margin(lines: list[Line]) -> float:
+    """The leftmost start shared by several lines (a tenth of them, at least two): on a page of
+    lists the commonest start is the items' indent, not the margin."""
+    starts = Counter(round(ln.x0) for ln in lines)
+    shared = [x for x, n in starts.items() if n >= max(2, len(lines) / 10)]
+    return min(shared) if shared else starts.most_common(1)[0][0]
 
 
 def _indented_item(lines: list[Line], index: int, margin: float, right_edge: float) -> bool:
