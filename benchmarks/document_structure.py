@@ -188,12 +188,12 @@ def write_pdfs(chromium: str, pages: Path, folder: Path) -> None:
     print(f"{len(list(folder.glob('*.pdf')))} PDFs in {folder}")
 
 
-def _sources(datasets: Path, topics: int) -> list[tuple[str, str, str]]:
+def _sources(datasets: Path, topics: int, max_pages: int | None = None) -> list[tuple[str, str, str]]:
     """(set name, title, page HTML) of every source page."""
     pages: list[tuple[str, str, str]] = []
     conditionalqa = datasets / "conditionalqa" / "pages.jsonl"
     if conditionalqa.is_file():
-        for line in conditionalqa.read_text(encoding="utf-8").splitlines():
+        for line in conditionalqa.read_text(encoding="utf-8").splitlines()[:max_pages]:
             record = json.loads(line)
             pages.append(("conditionalqa", record["title"], _page_html(record)))
     else:
@@ -213,6 +213,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
     parser.add_argument("--topics", type=int, default=30, help="Python reference topics to include")
+    parser.add_argument("--pages", type=int, help="only the first N conditionalqa pages")
     parser.add_argument("--write-pdfs", type=Path, help="only print the conditionalqa pages to this folder")
     args = parser.parse_args()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
@@ -224,7 +225,7 @@ def main() -> None:
     results: dict[tuple[str, str], Scores] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        for number, (source, title, page) in enumerate(_sources(args.datasets, args.topics)):
+        for number, (source, title, page) in enumerate(_sources(args.datasets, args.topics, args.pages)):
             truth = build_tree(title, parse_blocks("html", page))
             html_file = folder / f"{number}.html"
             html_file.write_text(page, encoding="utf-8")
