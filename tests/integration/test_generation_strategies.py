@@ -174,14 +174,17 @@ def test_disco_and_its_ablation_batch_each_stage_and_keep_units_at_their_spans(e
         assert calls[-1] == calls[-2] == count  # one blueprint and one reader call for all questions
     assert runs[1][1] == runs[2][1]  # the same stages, one call each, for one question or two
     _, _, outcomes = runs[2]
+    labelled = 0
     for outcome in outcomes:
         structure = outcome.structure
         assert len(structure["chunks"]) == 2 and _spans_exact(structure, texts) > 2
         for chunk in structure["chunks"]:
             assert chunk["status"] in ("parsed", "fallback", "single-unit")
-            for unit in chunk["units"]:
-                if unit["relation"] is not None:
-                    assert unit["relation"] in DISCOURSE_RELATIONS and 1 <= unit["parent"] < unit["unit"]
+            related = [unit for unit in chunk["units"] if unit["relation"] is not None]
+            # a parsed discourse tree relates at least one unit; a fallback or a one-unit chunk none
+            assert bool(related) == (chunk["status"] == "parsed")
+            assert all(u["relation"] in DISCOURSE_RELATIONS and 1 <= u["parent"] < u["unit"] for u in related)
+            labelled += len(related)
         assert [(e["from"], e["to"]) for e in structure["graph"]] == [(1, 2)]
         assert all(e["relation"] in (*RHETORICAL_RELATIONS, None) for e in structure["graph"])
         steps = structure["blueprint"]["steps"]
@@ -189,6 +192,7 @@ def test_disco_and_its_ablation_batch_each_stage_and_keep_units_at_their_spans(e
         assert all(1 <= s["passage"] <= 2 for s in steps)
         assert outcome.evidence.startswith("[1] ") and "\n\nPlan:\n- [" in outcome.evidence
         assert len(outcome.passage_ids) == 2 and outcome.citations and outcome.engine_calls == len(structure["stages"])
+    assert labelled  # under the grammar the real model labels discourse relations
     lines = structure_lines(outcomes[0].structure)
     assert lines[0].startswith("disco (stages") and any("blueprint [" in line for line in lines)
 
@@ -220,6 +224,7 @@ def test_malformed_output_at_every_stage_is_counted_and_falls_back_visibly(garbl
     [disco] = run_strategy(QUESTIONS[:1], DISCO, retrieve=retrieve, trees=trees, engine=garbling)
     counts = disco.structure["counts"]
     multi = [c for c in disco.structure["chunks"] if len(c["units"]) >= 2]
+    assert multi  # the garbled discourse stage had a multi-unit chunk to fail on
     assert all(c["status"] == "fallback" for c in multi) and counts["discourse_fallbacks"] == len(multi)
     assert counts["graph_invalid"] == 1 and disco.structure["graph"][0]["relation"] is None
     assert counts["blueprint_fallbacks"] == 1 and disco.structure["blueprint"]["status"] == "fallback"
