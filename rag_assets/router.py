@@ -28,7 +28,7 @@ from rag_assets.core.figures import figure, png_bytes, png_markdown
 from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.routing.action_format import routing_messages
-from rag_assets.core.routing.encoder_training import NODE_TEXTS, EncoderSettings, train_encoder
+from rag_assets.core.routing.encoder_training import NODE_TEXTS, EncoderSettings, EncoderTrainingResult, train_encoder
 from rag_assets.core.routing.folders import router_folder_kind
 from rag_assets.core.routing.held_out_routing import (
     LabelledView,
@@ -223,75 +223,12 @@ def router_adapter(
             extra_record={"collection": collection, "similarity_thresholds": asdict(similarity)},
             held_out=held_out,
         )
-        cal = result.calibration
-        # the F1 each chosen threshold reaches (none where no view has that gold action)
-        for action, f1 in (("answer", cal.answer_f1), ("expand", cal.expand_f1)):
-            if f1 is not None:
-                metadata[f"encoder_{action}_f1"] = round(f1, 4)
         with catalogue.get_connection() as con:
             records.append(
                 record_adapter(con, collection, result.adapter_id, str(result.folder), embedder.get().model_id)
             )
-        metadata.update(
-            {
-                "encoder_adapter_id": result.adapter_id,
-                "encoder_path": str(result.folder),
-                "encoder_pairs": result.pairs,
-                "encoder_steps": result.steps,
-                "encoder_seconds_per_step": round(result.seconds_per_step, 3),
-                "encoder_first_loss": round(result.losses[0], 4),
-                "encoder_last_loss": round(result.losses[-1], 4),
-                "encoder_answer_threshold": cal.thresholds.answer,
-                "encoder_expand_threshold": cal.thresholds.expand,
-                "encoder_calibration_views": cal.labelled,
-                "encoder_calibration": dg.MetadataValue.md(
-                    calibration_curve_markdown(
-                        cal.details,
-                        {"ANSWER": cal.thresholds.answer, "EXPAND": cal.thresholds.expand},
-                        max_answers=cal.thresholds.max_answers,
-                        title=f"encoder router calibration ({cal.labelled} {result.calibrated_on} views)",
-                    )
-                ),
-                "encoder_section_weight": result.section_weight,
-                "encoder_section_chosen_by": result.section_chosen_by,
-                "encoder_fill_order": result.fill_order,
-                "encoder_node_text": result.node_text,
-                "encoder_section_weights": dg.MetadataValue.md(
-                    markdown_table(
-                        [
-                            "section weight",
-                            "node text",
-                            "budget fill order",
-                            f"gold ANSWER nodes kept in {'/'.join(map(str, settings.section_budgets))} words "
-                            f"({result.calibrated_on} views)",
-                            f"routed evidence ({held_out.metric}, {len(held_out.questions)} validation questions)"
-                            if held_out
-                            else "routed evidence (no held-out questions)",
-                            f"ANS-F1 ({result.calibrated_on} views, calibrated)",
-                            "chosen",
-                        ],
-                        [
-                            (
-                                t.weight,
-                                t.node_text,
-                                t.fill_order,
-                                t.budget_recall,
-                                _maybe(t.routed_evidence),
-                                _maybe(t.answer_f1),
-                                "yes"
-                                if (t.weight, t.fill_order, t.node_text)
-                                == (result.section_weight, result.fill_order, result.node_text)
-                                else "",
-                            )
-                            for t in result.section_weights
-                        ],
-                    )
-                ),
-                "encoder_loss_curve": dg.MetadataValue.md(
-                    line_plot_markdown(result.losses, title="encoder router loss", xlabel="step", ylabel="loss")
-                ),
-            }
-        )
+        metadata.update(encoder_metadata(result, settings, held_out))
+
     if RouterKind.llm in config.kinds:
         examples = [TrainingExample(routing_messages(e.query, e.rendered), e.target) for e in train]
         settings = LoraSettings(
@@ -332,6 +269,80 @@ def router_adapter(
             report_side_table(context, con, "router_adapters", routers=", ".join(r.adapter_id for r in records))
     version = "+".join(r.adapter_id for r in records) or "untrained"
     return dg.MaterializeResult(data_version=dg.DataVersion(version), metadata=metadata)
+
+
+def encoder_metadata(
+    result: EncoderTrainingResult, settings: EncoderSettings, held_out: HeldOutEvidence | None
+) -> dict[str, object]:
+    """The encoder router's training, in the UI: ids, losses, the calibration curve and every section
+    weight tried."""
+    metadata: dict[str, object] = {}
+    cal = result.calibration
+    # the F1 each chosen threshold reaches (none where no view has that gold action)
+    for action, f1 in (("answer", cal.answer_f1), ("expand", cal.expand_f1)):
+        if f1 is not None:
+            metadata[f"encoder_{action}_f1"] = round(f1, 4)
+    metadata.update(
+        {
+            "encoder_adapter_id": result.adapter_id,
+            "encoder_path": str(result.folder),
+            "encoder_pairs": result.pairs,
+            "encoder_steps": result.steps,
+            "encoder_seconds_per_step": round(result.seconds_per_step, 3),
+            "encoder_first_loss": round(result.losses[0], 4),
+            "encoder_last_loss": round(result.losses[-1], 4),
+            "encoder_answer_threshold": cal.thresholds.answer,
+            "encoder_expand_threshold": cal.thresholds.expand,
+            "encoder_calibration_views": cal.labelled,
+            "encoder_calibration": dg.MetadataValue.md(
+                calibration_curve_markdown(
+                    cal.details,
+                    {"ANSWER": cal.thresholds.answer, "EXPAND": cal.thresholds.expand},
+                    max_answers=cal.thresholds.max_answers,
+                    title=f"encoder router calibration ({cal.labelled} {result.calibrated_on} views)",
+                )
+            ),
+            "encoder_section_weight": result.section_weight,
+            "encoder_section_chosen_by": result.section_chosen_by,
+            "encoder_fill_order": result.fill_order,
+            "encoder_node_text": result.node_text,
+            "encoder_section_weights": dg.MetadataValue.md(
+                markdown_table(
+                    [
+                        "section weight",
+                        "node text",
+                        "budget fill order",
+                        f"gold ANSWER nodes kept in {'/'.join(map(str, settings.section_budgets))} words "
+                        f"({result.calibrated_on} views)",
+                        f"routed evidence ({held_out.metric}, {len(held_out.questions)} validation questions)"
+                        if held_out
+                        else "routed evidence (no held-out questions)",
+                        f"ANS-F1 ({result.calibrated_on} views, calibrated)",
+                        "chosen",
+                    ],
+                    [
+                        (
+                            t.weight,
+                            t.node_text,
+                            t.fill_order,
+                            t.budget_recall,
+                            _maybe(t.routed_evidence),
+                            _maybe(t.answer_f1),
+                            "yes"
+                            if (t.weight, t.fill_order, t.node_text)
+                            == (result.section_weight, result.fill_order, result.node_text)
+                            else "",
+                        )
+                        for t in result.section_weights
+                    ],
+                )
+            ),
+            "encoder_loss_curve": dg.MetadataValue.md(
+                line_plot_markdown(result.losses, title="encoder router loss", xlabel="step", ylabel="loss")
+            ),
+        }
+    )
+    return metadata
 
 
 def validation_evidence(

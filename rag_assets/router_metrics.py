@@ -2,6 +2,7 @@
 counterpart (encoder vs similarity on every validation subtree, LLM adapter vs base model on a
 few), scored against the teacher's labels with the routers `router_adapter` published."""
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -9,8 +10,11 @@ import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
+from rag_assets.core.corpus.tree import TreeNode
+from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.routing.encoder_training import load_encoder_router
 from rag_assets.core.routing.held_out_routing import (
+    RoutedSample,
     load_routing_samples,
     route_samples,
     route_samples_with,
@@ -19,8 +23,10 @@ from rag_assets.core.routing.held_out_routing import (
 from rag_assets.core.routing.likelihood_router import LikelihoodRouter, engine_can_score
 from rag_assets.core.routing.metrics import INTERVAL_LEVEL, RoutingScores
 from rag_assets.core.routing.navigation import RoutingKnobs
+from rag_assets.core.routing.samples import RoutingSample
 from rag_assets.core.routing.scoring_router import ScoringRouter
 from rag_assets.core.store.collections import replace_collection
+from rag_assets.core.store.router_registry import AdapterRecord
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import fenced, markdown_table, table_metadata
@@ -96,6 +102,26 @@ def _metrics_markdown(scores: dict[str, RoutingScores]) -> str:
     )
 
 
+def route_with_llm(
+    engine: LLMEngine,
+    adapter: AdapterRecord | None,
+    samples: Sequence[RoutingSample],
+    trees: dict[str, Sequence[TreeNode]],
+    config: RouterMetricsConfig,
+) -> dict[str, list[RoutedSample]]:
+    """The base model's routing of `samples` and, with a trained adapter, the adapter's (generated,
+    and ranked by likelihood where the engine can score)."""
+    options = {"max_new_tokens": config.max_new_tokens, "constrained": config.constrained}
+    routed = {"base": route_samples(engine, samples, trees, **options)}
+    if adapter is not None:
+        routed["adapter"] = route_samples(engine, samples, trees, adapter=adapter.adapter_id, **options)
+        if engine_can_score(engine):  # the same adapter, its actions ranked by likelihood
+            routed["adapter-rank"] = route_samples_with(
+                LikelihoodRouter(engine), samples, trees, RoutingKnobs(adapter=adapter.adapter_id)
+            )
+    return routed
+
+
 @dg.asset(
     pool=CATALOGUE_POOL,
     retry_policy=TRANSIENT_RETRY,
@@ -146,22 +172,7 @@ def router_metrics(
     # The LLM is loaded only when it has something to route.
     engine = llm.engine({adapter.adapter_id: Path(adapter.path)} if adapter else None) if llm_samples else None
     if engine is not None:
-        routed["base"] = route_samples(
-            engine, llm_samples, trees, max_new_tokens=config.max_new_tokens, constrained=config.constrained
-        )
-        if adapter is not None:
-            routed["adapter"] = route_samples(
-                engine,
-                llm_samples,
-                trees,
-                adapter=adapter.adapter_id,
-                max_new_tokens=config.max_new_tokens,
-                constrained=config.constrained,
-            )
-            if engine_can_score(engine):  # the same adapter, its actions ranked by likelihood
-                routed["adapter-rank"] = route_samples_with(
-                    LikelihoodRouter(engine), llm_samples, trees, RoutingKnobs(adapter=adapter.adapter_id)
-                )
+        routed |= route_with_llm(engine, adapter, llm_samples, trees, config)
     scores = {model: score_routed(out, golds[: len(out)]) for model, out in routed.items()}
     table = pa.table(
         {
