@@ -116,11 +116,13 @@ def test_contregen_one_call_per_level_for_all_questions_and_a_traceable_tree(eng
         assert counts["decomposition_fallbacks"] == sum(1 for n in _nodes(tree) if n["status"] == "fallback")
         for node in _nodes(tree):
             assert (node["status"] == "decomposed") == bool(node["children"])
-            if not node["children"]:  # every leaf retrieved its own passage, with exact source spans
-                assert len(node["passages"]) == 1 and node["passages"][0]["citations"]
+        leaves = [node for node in _nodes(tree) if not node["children"]]
+        assert leaves  # every leaf retrieved its own passage, with exact source spans
+        assert all(len(leaf["passages"]) == 1 and leaf["passages"][0]["citations"] for leaf in leaves)
         assert _spans_exact(outcome.structure, texts) >= 1
         assert outcome.engine_calls == len(outcome.structure["stages"]) and outcome.router_prompt_tokens > 0
-        for cite in outcome.citations:  # the reader's citations: leaves whose findings reached the root
+        assert outcome.citations  # the reader's citations: leaves whose findings reached the root
+        for cite in outcome.citations:
             assert texts[cite.doc_id][cite.span_start : cite.span_end] == cite.text
         json.dumps(outcome.structure)
 
