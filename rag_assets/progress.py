@@ -88,6 +88,31 @@ def progress_line(entry, state: ProgressState) -> str | None:
     return None
 
 
+class _RunFollower:
+    """Reads the progress lines of the run tagged with `token`, from where the last read stopped."""
+
+    def __init__(self, instance: dg.DagsterInstance, token: str, state: ProgressState, say: Callable[[str], None]):
+        self.instance, self.token, self.state, self.say = instance, token, state, say
+        self.cursor: str | None = None
+        self.run_id: str | None = None
+
+    def drain(self) -> None:
+        if self.run_id is None:
+            runs = self.instance.get_runs(filters=dg.RunsFilter(tags={PROGRESS_TAG: self.token}), limit=1)
+            if not runs:
+                return
+            self.run_id = runs[0].run_id
+        while True:
+            connection = self.instance.get_records_for_run(self.run_id, cursor=self.cursor, limit=500)
+            for record in connection.records:
+                line = progress_line(record.event_log_entry, self.state)
+                if line is not None:
+                    self.say(line)
+            self.cursor = connection.cursor
+            if not connection.has_more:
+                return
+
+
 @contextmanager
 def run_progress(instance: dg.DagsterInstance, say: Callable[[str], None]) -> Iterator[dict[str, str]]:
     """Yields the tags to give the run; while the block runs, each of its progress lines is passed
@@ -95,24 +120,8 @@ def run_progress(instance: dg.DagsterInstance, say: Callable[[str], None]) -> It
     token = uuid.uuid4().hex
     state = ProgressState()
     stop = threading.Event()
-    cursor: list[str | None] = [None]
-    run_id: list[str | None] = [None]
-
-    def drain() -> None:
-        if run_id[0] is None:
-            runs = instance.get_runs(filters=dg.RunsFilter(tags={PROGRESS_TAG: token}), limit=1)
-            if not runs:
-                return
-            run_id[0] = runs[0].run_id
-        while True:
-            connection = instance.get_records_for_run(run_id[0], cursor=cursor[0], limit=500)
-            for record in connection.records:
-                line = progress_line(record.event_log_entry, state)
-                if line is not None:
-                    say(line)
-            cursor[0] = connection.cursor
-            if not connection.has_more:
-                return
+    follower = _RunFollower(instance, token, state, say)
+    drain = follower.drain
 
     def poll() -> None:
         while not stop.wait(POLL_SECONDS):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -111,7 +112,14 @@ def _collection_entry(path: Path, number: int, entry: object) -> CollectionSpec:
     fmt = str(entry.get("format") or AUTO)
     if fmt not in KNOWN_FORMATS:
         raise fail(f"unknown format {fmt!r}; expected one of {', '.join(KNOWN_FORMATS)}")
-    where = _resolve(path, _expand(where, fail, "path"))
+    where = _source_path(path, where, fail)
+    questions = _questions_path(path, entry.get("questions"), fail)
+    return CollectionSpec(name=name, path=where, format=fmt, questions=questions)
+
+
+def _source_path(collections: Path, raw: str, fail: Callable[[str], CollectionsFileError]) -> str:
+    """The entry's documents: a built-in source, a glob that matches a file, or an existing path."""
+    where = _resolve(collections, _expand(raw, fail, "path"))
     if where.startswith("builtin:"):
         if where not in BUILTIN_SOURCES:
             raise fail(f"unknown built-in source {where!r}; expected one of {', '.join(BUILTIN_SOURCES)}")
@@ -120,17 +128,22 @@ def _collection_entry(path: Path, number: int, entry: object) -> CollectionSpec:
             raise fail(f"path {where} matches no file")
     elif not Path(where).exists():
         raise fail(f"path {where} does not exist")
-    questions = entry.get("questions")
-    if questions is not None:
-        if not isinstance(questions, str) or not questions.strip():
-            raise fail("'questions' must be a JSONL file or builtin:python-reference-questions")
-        questions = _resolve(path, _expand(questions, fail, "questions"))
-        if questions.startswith("builtin:"):
-            if questions not in BUILTIN_QUESTIONS:
-                raise fail(f"unknown built-in question set {questions!r}; expected {', '.join(BUILTIN_QUESTIONS)}")
-        elif not Path(questions).is_file():
-            raise fail(f"questions file {questions} does not exist")
-    return CollectionSpec(name=name, path=where, format=fmt, questions=questions)
+    return where
+
+
+def _questions_path(collections: Path, raw: object, fail: Callable[[str], CollectionsFileError]) -> str | None:
+    """The entry's optional question set: a built-in set or an existing JSONL file."""
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not raw.strip():
+        raise fail("'questions' must be a JSONL file or builtin:python-reference-questions")
+    questions = _resolve(collections, _expand(raw, fail, "questions"))
+    if questions.startswith("builtin:"):
+        if questions not in BUILTIN_QUESTIONS:
+            raise fail(f"unknown built-in question set {questions!r}; expected {', '.join(BUILTIN_QUESTIONS)}")
+    elif not Path(questions).is_file():
+        raise fail(f"questions file {questions} does not exist")
+    return questions
 
 
 def _expand(value: str, fail, key: str) -> str:
