@@ -49,7 +49,7 @@ BAD_COLLECTIONS = {
     "no path": ("collections:\n  - name: a\n", "'path' must be"),
     "missing path": ("collections:\n  - name: a\n    path: ./nowhere\n", "does not exist"),
     "glob matching nothing": ("collections:\n  - name: a\n    path: ./*.nothing\n", "matches no file"),
-    "unknown format": ("collections:\n  - name: a\n    path: .\n    format: pdf\n", "unknown format 'pdf'"),
+    "unknown format": ("collections:\n  - name: a\n    path: .\n    format: rtf\n", "unknown format 'rtf'"),
     "typo in a key": ("collections:\n  - name: a\n    path: .\n    fromat: html\n", "unknown key(s) fromat"),
     "unset variable": ("collections:\n  - name: a\n    path: ${RAG_NO_SUCH_VAR}/x\n", "RAG_NO_SUCH_VAR"),
     "missing questions": ("collections:\n  - name: a\n    path: .\n    questions: q.jsonl\n", "questions file"),
