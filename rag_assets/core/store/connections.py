@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -25,6 +26,10 @@ from rag_assets.core.errors import CatalogueBusy, ConfigError
 LOCK_TIMEOUT_ENV = "RAG_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT_S = 120.0
 _RETRY_EVERY_S = 0.5
+# DuckDB refuses, within one process, a read-write connection to a file another thread has open
+# read-only (and the reverse): the service's threads take turns per file (each holds it briefly)
+_IN_PROCESS: dict[str, threading.RLock] = {}
+_IN_PROCESS_GUARD = threading.Lock()
 _HOLDER = re.compile(r"held in (?P<program>\S+) \(PID (?P<pid>\d+)\)")
 
 
@@ -63,6 +68,16 @@ def catalogue_connection(
     if read_only and not path.exists():
         raise ConfigError(f"no catalogue at {path} yet: run `rag run` (or `rag index`) first")
     timeout_s = lock_timeout_s() if timeout_s is None else timeout_s
+    with _IN_PROCESS_GUARD:
+        turn = _IN_PROCESS.setdefault(str(path.resolve()), threading.RLock())
+    with turn, _connect(path, read_only, timeout_s, on_wait) as con:
+        yield con
+
+
+@contextmanager
+def _connect(
+    path: Path, read_only: bool, timeout_s: float, on_wait: Callable[[str], None] | None
+) -> Iterator[duckdb.DuckDBPyConnection]:
     deadline = time.monotonic() + timeout_s
     told = False
     while True:
