@@ -14,4 +14,3 @@ def test_readme_commands_match_makefile_and_ci() -> None:
     assert re.search(r"^run: install$", makefile, re.M) and re.search(r"^test: install$", makefile, re.M)
     ci = (REPO_ROOT / ".ci" / "run").read_text()
     assert re.search(r"^make test$", ci, re.M)
-
