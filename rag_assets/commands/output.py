@@ -146,7 +146,8 @@ def tree_outline(path: Any, format: str, as_json: bool) -> bool:
                     "kind": n.kind,
                     "depth": n.depth,
                     "text": n.text,
-                    "pages": n.pages,
+                    # only paged formats (PDF, Word) have pages; other nodes stay as they were
+                    **({"pages": n.pages} if n.pages else {}),
                 }
                 for n in dst.nodes
             ]
