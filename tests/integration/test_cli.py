@@ -153,3 +153,21 @@ def test_a_failed_run_names_its_failed_step(tmp_path: Path, corpus_dir: Path) ->
     assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
     assert "step passage_index failed:" in printed and "internal error" not in printed
     assert "1 of 1 collection run(s) failed: tiny" in printed
+
+
+def test_tree_json_gives_pages_for_a_pdf_only() -> None:
+    """A real PDF (haystack's sample, tests/data/documents) carries the page of every node; the
+    Markdown tree above carries none."""
+    pdf = Path(__file__).resolve().parents[1] / "data" / "documents" / "sample_pdf_1.pdf"
+    result = runner.invoke(app, ["tree", str(pdf), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["nodes"][0]["pages"] == "pp. 1-4"  # the title spans the whole document
+    assert doc["nodes"][1] == {
+        "node_id": 1,
+        "parent_id": 0,
+        "kind": "structure",
+        "depth": 1,
+        "text": "History and standardization",
+        "pages": "p. 1",
+    }
