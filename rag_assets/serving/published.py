@@ -135,6 +135,17 @@ class LanceTables:
             )
         return self._db.open_table(self.table_name)
 
+    def known_collections(self, wanted: list[str] | None) -> list[str] | None:
+        """`wanted` checked against the newest index version's rows (None: every collection), for
+        searches made while the catalogue is busy; an unknown name is a ConfigError."""
+        if not wanted:
+            return None
+        table = self._open()
+        unknown = [name for name in wanted if not table.count_rows(f"collection = '{name.replace(chr(39), '')}'")]
+        if unknown:
+            raise ConfigError(f"unknown collection {', '.join(map(repr, unknown))}: the passage index has no such rows")
+        return list(wanted)
+
     def at(self, version: int | None) -> _Pinned:
         """The table as of `version` (None: the newest, opened afresh)."""
         with self._lock:

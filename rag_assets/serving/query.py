@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag_assets.core.errors import ConfigError
+from rag_assets.core.errors import CatalogueBusy, ConfigError
 from rag_assets.serving.models import WarmModels
 from rag_assets.serving.published import (
     LanceTables,
@@ -113,11 +113,16 @@ class QueryService:
             raise ConfigError("the query is empty")
         if collections == ["all"]:
             collections = self.models.routed_collections(query)
-        with read_catalogue(self.on_wait) as con:
-            names = check_collections(con, collections)
-            pairs = [published(con, name) for name in names]
-        # one collection: its published version; several: the newest (each has its own version)
-        version = pairs[0].version if len(pairs) == 1 else None
+        try:
+            with read_catalogue(self.on_wait) as con:
+                names = check_collections(con, collections)
+                pairs = [published(con, name) for name in names]
+            # one collection: its published version; several: the newest (each has its own version)
+            version = pairs[0].version if len(pairs) == 1 else None
+        except CatalogueBusy:
+            # a writer holds the catalogue (a run's write): a search needs only the index, so it
+            # searches the newest version and checks the names there instead of waiting
+            names, pairs, version = self.tables.known_collections(collections), [], None
         needs_model = mode != "bm25" or reranker is not None
         embedder = self.models.embedder() if needs_model else None
         rerank = self.models.reranker(reranker) if reranker else None

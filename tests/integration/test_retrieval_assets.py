@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -149,6 +150,8 @@ def test_retrieval_side_assets_and_rows(project: dict) -> None:
     # `rag search --collection all` is routed by the published namespace router (each query searches
     # only its own collection, though both are in the index) and reranked by the latest trained
     # reranker, in one LanceDB query
+    # the CLI reads the published pair from the catalogue in the data folder
+    shutil.copy(project["db"], Path(os.environ["RAG_DATA_DIR"]) / "catalogue.duckdb")
     env = {**os.environ, "RAG_LANCEDB_URI": str(project["resources"]["vectors"].uri)}
     for query, collection in [("green tea water temperature", "tiny"), ("pruning roses in spring", "garden")]:
         result = CliRunner().invoke(

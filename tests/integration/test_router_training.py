@@ -75,6 +75,9 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
         bos_token_id=vocab["</s>"],
     )
     folder = tmp_path_factory.mktemp("tiny-llama")
+    import torch
+
+    torch.manual_seed(0)  # the same initial weights whatever ran before in this process
     LlamaForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
