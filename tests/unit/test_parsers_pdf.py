@@ -117,6 +117,71 @@ def test_real_pdf_running_header_footer_dropped_and_paragraphs_cross_pages() -> 
     assert by_text(tree, "Navigation Within the text").pages == "p. 4"
 
 
+def test_real_rendered_page_lines_broken_early_are_list_items() -> None:
+    # A gov.uk page printed by Chromium: its list items are HTML <li> lines without their <ul>, so
+    # they print one under another with no bullet, no indent and no gap, like a paragraph's lines;
+    # each ends with room left for the next word, which a wrapped line never does.
+    tree = tree_of(DOCUMENTS / "govuk_employment_contracts.pdf")
+
+    def under(start: str) -> list[tuple[str, str]]:
+        parent = by_text(tree, start)
+        return [(n.block, n.text) for n in tree.nodes if n.parent_id == parent.node_id]
+
+    assert under("All employees have an employment contract") == [
+        ("list_item", "employment conditions"),
+        ("list_item", "rights"),
+        ("list_item", "responsibilities"),
+        ("list_item", "duties"),
+    ]
+    assert by_text(tree, "These are called the ‘terms’").parent_id == by_text(tree, "Overview").node_id
+    assert under("Contract terms could be:")[:5] == [
+        ("list_item", "in a written contract, or similar document like a written statement of employment"),
+        ("list_item", "verbally agreed"),
+        ("list_item", "in an employee handbook or on a company notice board"),
+        ("list_item", "in an offer letter from the employer"),
+        (
+            "list_item",
+            "required by law (for example, an employer must pay employees at least the National Minimum Wage)",
+        ),
+    ]
+    assert under("If an employee or worker has a problem receiving their written statement") == [
+        ("list_item", "Try to solve the problem with their employer informally."),
+        (
+            "list_item",
+            "If this does not work, take out a grievance against their employer (employers can also get advice "
+            "about handling grievances).",
+        ),
+        ("list_item", "Take a case to an employment tribunal as a last resort."),
+    ]
+    # a paragraph's wrapped lines still join: each ends where the next word no longer fits
+    assert by_text(tree, "Employees and employers must stick").text.endswith(
+        "(usually by agreement between the employee and employer)."
+    )
+
+
+def test_line_opening_with_a_dash_under_a_full_line_continues_it(tmp_path: Path) -> None:
+    page = [
+        (72, 60, 18, "Benefits", True),
+        (72, 100, 10, "You could get extra Pension Credit, Housing Benefit or Council Tax Reduction if you get", False),
+        (72, 114, 10, "- check with the office dealing with your benefit.", False),
+        (72, 140, 10, "Bring these with you:", False),
+        (72, 154, 10, "- your passport", False),
+        (72, 168, 10, "- a recent bill", False),
+    ]
+    (tmp_path / "benefits.pdf").write_bytes(make_pdf([page]))
+    tree = tree_of(tmp_path / "benefits.pdf")
+    assert [(n.block, n.text) for n in tree.nodes if n.kind == "content"] == [
+        (
+            "paragraph",
+            "You could get extra Pension Credit, Housing Benefit or Council Tax Reduction if you get - check with "
+            "the office dealing with your benefit.",
+        ),
+        ("paragraph", "Bring these with you:"),
+        ("list_item", "your passport"),
+        ("list_item", "a recent bill"),
+    ]
+
+
 def test_real_scanned_pdf_is_rejected_with_the_reason() -> None:
     documents, rejections = read(DOCUMENTS / "non_text_searchable.pdf")
     assert documents == []

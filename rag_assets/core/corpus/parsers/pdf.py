@@ -5,8 +5,11 @@ among the lines of its page and becomes a heading of the entry's level. Without 
 come from layout: a short line set larger than the body text, or bold at body size, is a heading,
 and its level is the rank of its style (larger first, bold before regular at one size), unless
 it is numbered ("3.2.1 Scope": level 3). Everything else is content: paragraphs (lines joined
-until a gap, a style change or an indent), list items (bullets or "1." / "a)" markers, nested by
-indentation), table rows (lines with cell gaps) and code (monospaced lines, indentation kept).
+until a gap, a style change, an indent or a line that ends with room left for the next word: a
+wrapped line ends only where that word no longer fits), list items (bullets or "1." / "a)"
+markers, nested by indentation, and lines set one under another that each end early: a list
+drawn without markers), table rows (lines with cell gaps) and code (monospaced lines,
+indentation kept).
 Running headers, footers and page numbers are dropped first, and two-column pages are read
 column by column.
 """
@@ -25,12 +28,14 @@ from rag_assets.core.corpus.parsers.pdf_extract import PDF_LAYOUT_VERSION
 from rag_assets.core.corpus.parsers.pdf_lines import (
     Line,
     body_size,
+    broken_early,
     drop_page_furniture,
     join_cells,
     merge_fragments,
     page_lines,
     reading_order,
 )
+from rag_assets.core.corpus.parsers.pdf_outline import place_outline
 
 _HEADING_SCALE = 1.15  # a line this much larger than the body text may be a heading
 _MAX_HEADING_WORDS = 18
@@ -38,7 +43,6 @@ _BULLET = re.compile(r"^(?:[•◦▪●○■□‣⁃∙·*–—-]|\(?(?:\d{1
 _NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,5})\.?\s+\S")
 # A sentence end, maybe followed by closing quotes/brackets and reference marks ("work."[4]).
 _SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*(?:\[[^\]]{1,12}\])*$")
-_KEY = re.compile(r"[\W_]+")
 
 
 @dataclass(slots=True)
@@ -46,6 +50,7 @@ class _Draft:
     kind: BlockKind
     lines: list[Line] = field(default_factory=list)
     level: int = 0
+    after_break: bool = False  # a paragraph set right under the previous one, which broke early
 
     def block(self) -> Block:
         pages = [line.page for line in self.lines]
@@ -106,6 +111,8 @@ def _continues(draft: _Draft, line: Line, right_edge: float) -> bool:
     last = draft.lines[-1]
     if abs(line.size - last.size) > 0.6 or (line.bold != last.bold and draft.kind is not BlockKind.LIST_ITEM):
         return False
+    if draft.kind is not BlockKind.HEADING and broken_early(last, line, right_edge):
+        return False
     if line.page != last.page:
         # A paragraph runs on over a page break when its last line does not end a sentence.
         return draft.kind is BlockKind.PARAGRAPH and not _SENTENCE_END.search(last.text)
@@ -124,15 +131,24 @@ def _continues(draft: _Draft, line: Line, right_edge: float) -> bool:
 
 
 def _margins(lines: list[Line], width: float) -> list[tuple[float, float]]:
-    """(left margin, right edge) of each line's column: the commonest start and the furthest end
-    of the lines on its half of the page (one column pages: the whole page)."""
+    """(left margin, right edge) of each line's column: the commonest start, and the furthest end
+    of its text lines, on its half of the page (one column pages: the whole page)."""
     middle = width / 2
     two_columns = sum(ln.x1 <= middle for ln in lines) > 2 and sum(ln.x0 >= middle for ln in lines) > 2
     sides: dict[bool, list[Line]] = {}
     for line in lines:
         sides.setdefault(two_columns and line.x0 >= middle, []).append(line)
-    edges = {side: (_left_margin(group), max(ln.x1 for ln in group)) for side, group in sides.items()}
+    edges = {side: (_left_margin(group), _right_edge(group)) for side, group in sides.items()}
     return [edges[two_columns and line.x0 >= middle] for line in lines]
+
+
+def _right_edge(lines: list[Line]) -> float:
+    """Where the column's text lines end: the furthest end among lines not set larger than its
+    commonest size (a title may span both columns) and not monospaced (code printed from a web
+    page may overflow its box), unless there are no such lines."""
+    common = Counter(round(ln.size) for ln in lines).most_common(1)[0][0]
+    text = [ln.x1 for ln in lines if not ln.mono and ln.size < common * _HEADING_SCALE]
+    return max(text or [ln.x1 for ln in lines])
 
 
 def _left_margin(lines: list[Line]) -> float:
@@ -208,6 +224,8 @@ def _drafts(
             ):
                 current.lines.append(line)
                 continue
+            if kind is BlockKind.LIST_ITEM and current is not None and _dash_wrapped(current, line, right_edge):
+                kind = BlockKind.PARAGRAPH
             if (
                 current is not None
                 and kind in (BlockKind.PARAGRAPH, BlockKind.HEADING)
@@ -218,8 +236,55 @@ def _drafts(
                 continue
             if kind is BlockKind.PARAGRAPH and _indented_item(lines, index, margin, right_edge):
                 kind = BlockKind.LIST_ITEM
-            drafts.append(_Draft(kind, [line]))
+            after_break = current is not None and kind is current.kind is BlockKind.PARAGRAPH
+            drafts.append(_Draft(kind, [line], after_break=after_break and _set_under(current, line, right_edge)))
     return drafts
+
+
+def _dash_wrapped(draft: _Draft, line: Line, right_edge: float) -> bool:
+    """A line opening with a dash under a full line that ends no sentence, at that line's start,
+    is the rest of its sentence (" - check with the office") wrapped there, not a dash list's item."""
+    last = draft.lines[-1]
+    return (
+        line.text[:1] in "–—-"
+        and last.text[:1] not in "–—-"
+        and draft.kind in (BlockKind.PARAGRAPH, BlockKind.LIST_ITEM)
+        and abs(line.x0 - last.x0) < 1.0
+        and not _SENTENCE_END.search(last.text)
+        and _continues(draft, line, right_edge)
+    )
+
+
+def _set_under(draft: _Draft, line: Line, right_edge: float) -> bool:
+    """`line` sits right under `draft`'s last line (line spacing, same start and style) and that
+    line broke early: the two are lines of one list, not two paragraphs (those are set apart)."""
+    last = draft.lines[-1]
+    return (
+        last.page == line.page
+        and 0 <= line.top - last.bottom < 0.7 * line.size
+        and abs(line.x0 - last.x0) < 1.0
+        and abs(line.size - last.size) <= 0.6
+        and line.bold == last.bold
+        and broken_early(last, line, right_edge)
+    )
+
+
+def _unmarked_lists(drafts: list[_Draft]) -> None:
+    """Paragraphs set one under another, each ending where the text broke its line, are the items
+    of a list drawn without markers or indent (HTML list items printed without their list) when
+    at least two of them are single lines: a short line over a paragraph is a lead line, and a
+    line ending in a colon introduces the list rather than being one of its items."""
+    runs: list[list[_Draft]] = [[]]
+    for draft in drafts:
+        member = draft.kind is BlockKind.PARAGRAPH and not draft.lines[-1].text.endswith(":")
+        if member and draft.after_break and runs[-1]:
+            runs[-1].append(draft)
+        else:
+            runs.append([draft] if member else [])
+    for run in runs:
+        if len(run) >= 2 and sum(len(d.lines) == 1 for d in run) >= 2:
+            for item in run:
+                item.kind = BlockKind.LIST_ITEM
 
 
 def _heading_levels(drafts: list[_Draft]) -> None:
@@ -282,55 +347,12 @@ def _list_levels(drafts: list[_Draft]) -> None:
         run = []
 
 
-def _key(text: str) -> str:
-    return _KEY.sub("", text.casefold())
-
-
-def _apply_outline(pages: list[list[Line]], outline: list[list[object]]) -> list[list[Line | tuple[int, str]]]:
-    """Pages with each outline entry's title lines replaced by a (level, heading) marker; an entry
-    whose title is not printed on its page is placed by its target position, else at the top.
-
-    The printed lines nearest the entry's target position that spell its title (spaces aside)
-    are the heading, in their printed words: outlines drop the space where a title wrapped."""
-    marked: list[list[Line | tuple[int, str]]] = [list(lines) for lines in pages]
-    for level, title, page_index, top in outline:
-        assert isinstance(page_index, int) and isinstance(top, float | int) and isinstance(title, str)
-        if not 0 <= page_index < len(marked):
-            continue
-        items = marked[page_index]
-        wanted = _key(title)
-        placed = False
-        starts = range(len(items))
-        if top >= 0:  # nearest the target first: the same words may also appear elsewhere on the page
-            starts = sorted(starts, key=lambda i: abs(items[i].top - top) if isinstance(items[i], Line) else 1e9)  # type: ignore[union-attr]
-        for start in starts:
-            item = items[start]
-            if isinstance(item, tuple) or not wanted or not wanted.startswith(_key(item.text)[:1] or "\0"):
-                continue
-            joined, end = "", start
-            while end < len(items) and isinstance(items[end], Line) and len(joined) < len(wanted):
-                joined += _key(items[end].text)  # type: ignore[union-attr]
-                end += 1
-            if joined == wanted:
-                printed = " ".join(line.text for line in items[start:end])  # type: ignore[union-attr]
-                items[start:end] = [(int(level), printed)]  # type: ignore[call-overload]
-                placed = True
-                break
-        if not placed:
-            at = next(
-                (i for i, it in enumerate(items) if isinstance(it, Line) and top >= 0 and it.top >= top - 2),
-                0 if top < 0 else len(items),
-            )
-            items.insert(at, (int(level), title))
-    return marked
-
-
 def _outline_blocks(
     pages: list[list[Line]], widths: list[float], outline: list[list[object]], body: float
 ) -> list[Block]:
     blocks: list[Block] = []
     margins = _page_margins(pages, widths)
-    for number, items in enumerate(_apply_outline(pages, outline), start=1):
+    for number, items in enumerate(place_outline(pages, outline), start=1):
         lines: list[Line] = []
         for item in [*items, None]:
             if isinstance(item, Line):
@@ -338,6 +360,7 @@ def _outline_blocks(
                 continue
             if lines:
                 drafts = _drafts([lines], margins, body, headings=False)
+                _unmarked_lists(drafts)
                 _list_levels(drafts)
                 blocks.extend(d.block() for d in drafts)
                 lines = []
@@ -376,6 +399,7 @@ def parse_pdf(layout: str) -> list[Block]:
         return _outline_blocks(pages, widths, outline, body)
     drafts = _drafts(pages, _page_margins(pages, widths), body, headings=True)
     _heading_levels(drafts)
+    _unmarked_lists(drafts)
     _promote_lead_lines(drafts, body)
     _list_levels(drafts)
     return [draft.block() for draft in drafts]

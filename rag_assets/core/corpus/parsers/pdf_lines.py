@@ -175,3 +175,16 @@ def body_size(pages: list[list[Line]]) -> float:
             if not line.mono:
                 sizes[round(line.size * 2) / 2] += len(line.text)
     return sizes.most_common(1)[0][0] if sizes else 0.0
+
+
+def broken_early(last: Line, line: Line, right_edge: float) -> bool:
+    """Whether `last` ended with room left for `line`'s first word before its column's right
+    edge: the text broke the line there (a list drawn without markers, an address), since a
+    wrapped line ends only where the next word no longer fits. The word's width is estimated
+    from `line`'s mean character width, with a space before it and half an em for the estimate's error
+    (a word of wide letters)."""
+    words = line.text.split(maxsplit=1)
+    if not words or not line.text:
+        return False
+    char_width = (line.x1 - line.x0) / len(line.text)
+    return last.x1 + (len(words[0]) + 1) * char_width + 0.5 * line.size < right_edge

@@ -1,0 +1,53 @@
+"""A PDF's outline (bookmarks) placed among its pages' lines: each entry's printed title lines
+become one heading marker, so the headings are the ones the document names, in its own words."""
+
+from __future__ import annotations
+
+import re
+
+from rag_assets.core.corpus.parsers.pdf_lines import Line
+
+_KEY = re.compile(r"[\W_]+")
+
+
+def _key(text: str) -> str:
+    return _KEY.sub("", text.casefold())
+
+
+def place_outline(pages: list[list[Line]], outline: list[list[object]]) -> list[list[Line | tuple[int, str]]]:
+    """Pages with each outline entry's title lines replaced by a (level, heading) marker; an entry
+    whose title is not printed on its page is placed by its target position, else at the top.
+
+    The printed lines nearest the entry's target position that spell its title (spaces aside)
+    are the heading, in their printed words: outlines drop the space where a title wrapped."""
+    marked: list[list[Line | tuple[int, str]]] = [list(lines) for lines in pages]
+    for level, title, page_index, top in outline:
+        assert isinstance(page_index, int) and isinstance(top, float | int) and isinstance(title, str)
+        if not 0 <= page_index < len(marked):
+            continue
+        items = marked[page_index]
+        wanted = _key(title)
+        placed = False
+        starts = range(len(items))
+        if top >= 0:  # nearest the target first: the same words may also appear elsewhere on the page
+            starts = sorted(starts, key=lambda i: abs(items[i].top - top) if isinstance(items[i], Line) else 1e9)  # type: ignore[union-attr]
+        for start in starts:
+            item = items[start]
+            if isinstance(item, tuple) or not wanted or not wanted.startswith(_key(item.text)[:1] or "\0"):
+                continue
+            joined, end = "", start
+            while end < len(items) and isinstance(items[end], Line) and len(joined) < len(wanted):
+                joined += _key(items[end].text)  # type: ignore[union-attr]
+                end += 1
+            if joined == wanted:
+                printed = " ".join(line.text for line in items[start:end])  # type: ignore[union-attr]
+                items[start:end] = [(int(level), printed)]  # type: ignore[call-overload]
+                placed = True
+                break
+        if not placed:
+            at = next(
+                (i for i, it in enumerate(items) if isinstance(it, Line) and top >= 0 and it.top >= top - 2),
+                0 if top < 0 else len(items),
+            )
+            items.insert(at, (int(level), title))
+    return marked
