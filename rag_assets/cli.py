@@ -200,6 +200,10 @@ def search(
     else:
         from rag_assets.serving.query import hit_dict
 
+        if mode == "bm25" and not reranker:
+            from rag_assets.core.index.full_text import load_lance
+
+            load_lance(without_pandas=True)  # this process ends after printing: it needs no DataFrame
         results, pairs = _local().search(query, collections=collection or None, mode=mode, k=k, reranker=reranker)
         hits = [hit_dict(h) for h in results]
         found = {"published": [p.to_dict() for p in pairs]}

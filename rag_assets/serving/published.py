@@ -124,6 +124,11 @@ class LanceTables:
         self._tables: dict[int, Any] = {}
         self._lock = threading.Lock()
 
+    @property
+    def dataset_uri(self) -> str:
+        """The Lance dataset LanceDB keeps the table in (what pylance opens)."""
+        return f"{self.uri.rstrip('/')}/{self.table_name}.lance"
+
     def _open(self) -> Any:
         import lancedb
 
@@ -138,10 +143,18 @@ class LanceTables:
     def known_collections(self, wanted: list[str] | None) -> list[str] | None:
         """`wanted` checked against the newest index version's rows (None: every collection), for
         searches made while the catalogue is busy; an unknown name is a ConfigError."""
+        from rag_assets.core.index.full_text import load_lance
+        from rag_assets.core.index.retrieval import collection_filter
+
         if not wanted:
             return None
-        table = self._open()
-        unknown = [name for name in wanted if not table.count_rows(f"collection = '{name.replace(chr(39), '')}'")]
+        try:
+            dataset = load_lance().dataset(self.dataset_uri)
+        except (FileNotFoundError, ValueError) as error:
+            raise FileNotFoundError(
+                f"no passage index table {self.table_name!r} in {self.uri}: materialize `passage_index` first (`rag run`)"
+            ) from error
+        unknown = [name for name in wanted if not dataset.count_rows(filter=collection_filter([name]))]
         if unknown:
             raise ConfigError(f"unknown collection {', '.join(map(repr, unknown))}: the passage index has no such rows")
         return list(wanted)

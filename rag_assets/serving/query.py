@@ -123,8 +123,15 @@ class QueryService:
             # a writer holds the catalogue (a run's write): a search needs only the index, so it
             # searches the newest version and checks the names there instead of waiting
             names, pairs, version = self.tables.known_collections(collections), [], None
-        needs_model = mode != "bm25" or reranker is not None
-        embedder = self.models.embedder() if needs_model else None
+        if mode == "bm25" and reranker is None:
+            # no model and no lancedb: the light path a cold CLI search takes
+            from rag_assets.core.index.full_text import full_text_search
+
+            found = full_text_search(
+                self.tables.dataset_uri, query, k=k, collections=collections and names, version=version
+            )
+            return found, pairs
+        embedder = self.models.embedder() if mode != "bm25" else None
         rerank = self.models.reranker(reranker) if reranker else None
         hits = search(
             self.tables.at(version), embedder, query, mode=mode, k=k, collections=collections and names, reranker=rerank

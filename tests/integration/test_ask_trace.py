@@ -137,7 +137,7 @@ def test_cli_mistakes_are_one_line_and_bm25_search_loads_no_model(materialized: 
     probe = (
         "import sys, json; from typer.testing import CliRunner; from rag_assets.cli import app; "
         "r = CliRunner().invoke(app, ['search', 'green tea', '--mode', 'bm25', '-k', '1', '--json']); "
-        "print(json.dumps([r.exit_code, r.stdout, [m for m in ('torch', 'sentence_transformers') if m in sys.modules]]))"
+        "print(json.dumps([r.exit_code, r.stdout, [m for m in ('torch', 'sentence_transformers', 'lancedb', 'pandas') if m in sys.modules]]))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
     code, out, loaded = json.loads(done.stdout.strip().splitlines()[-1])

@@ -11,6 +11,7 @@ import pytest
 from rag_assets.core.corpus.blocks import heading, paragraph
 from rag_assets.core.corpus.tree import build_tree
 from rag_assets.core.index.embedding import Embedder
+from rag_assets.core.index.full_text import full_text_search
 from rag_assets.core.index.passages import cut_passages
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.index.vector_index import PassageIndex
@@ -65,6 +66,32 @@ def test_build_and_search_in_every_mode(tmp_path: Path, embedder: CountingEmbedd
     assert {h.collection for h in everywhere} == {"c", "elsewhere"}
     with pytest.raises(ValueError, match="unknown search mode"):
         search(index, embedder, "x", mode="fuzzy")
+
+
+def test_pylance_full_text_search_gives_lancedbs_bm25_rows_and_scores(
+    tmp_path: Path, embedder: CountingEmbedder
+) -> None:
+    docs = dict(DOCS, teapot=[heading("Tea", 1), paragraph("Warm the teapot with water from the kettle first.")])
+    index = PassageIndex(tmp_path / "lance", embedder)
+    first = index.sync(_passages(docs), "c", tag="first").version
+    index.sync(_passages({"other": [paragraph("The kettle of another collection.")]}), "elsewhere")
+    dataset = str(tmp_path / "lance" / "passages.lance")
+    for collections in (["c"], None):
+        light = full_text_search(dataset, "the kettle's water?", k=3, collections=collections)
+        full = search(index, embedder, "the kettle's water?", mode="bm25", k=3, collections=collections)
+        assert [(h.passage_id, round(h.score, 5), h.node_ids, h.spans, h.heading_path) for h in light] == [
+            (h.passage_id, round(h.score, 5), h.node_ids, h.spans, h.heading_path) for h in full
+        ]
+    everywhere = full_text_search(dataset, "kettle", k=5)
+    assert {(h.collection, h.doc_id) for h in everywhere} == {
+        ("c", "c/kettle"),
+        ("c", "c/teapot"),
+        ("elsewhere", "c/other"),
+    }
+    # an older version does not know the rows added after it
+    assert {h.collection for h in full_text_search(dataset, "kettle", k=5, version=first)} == {"c"}
+    with pytest.raises(FileNotFoundError, match="materialize `passage_index` first"):
+        full_text_search(str(tmp_path / "nothing.lance"), "kettle")
 
 
 def test_reindex_embeds_exactly_the_new_and_changed_passages(tmp_path: Path, embedder: CountingEmbedder) -> None:

@@ -31,12 +31,6 @@ class SearchHit:
     text: str
 
 
-def _filter(collections: list[str] | None) -> str | None:
-    if not collections:
-        return None
-    return "collection IN (" + ", ".join(sql_string(c) for c in collections) + ")"
-
-
 def cross_encoder_reranker(model_path: str | Path):
     """A LanceDB reranker running a local sentence-transformers CrossEncoder folder."""
     from lancedb.rerankers import CrossEncoderReranker
@@ -64,34 +58,47 @@ def search(
     if not query.strip():
         raise ValueError("empty query")
     table = index.table
-    where = _filter(collections)
+    where = collection_filter(collections)
     limit = max(k, candidates or (4 * k if reranker else k))
     if reranker is not None and hasattr(reranker, "with_first_stage"):
         # Fetched deeper than k for the reranker to choose from, but its first stage must be the
         # hybrid search a user gets without it (only each list's top k fused), so that fusion
         # weight 0 is exactly that search and a weight's gain is the model's, not the depth's.
         reranker = reranker.with_first_stage(k)
-    text_query = " ".join(_QUERY_NOISE.sub(" ", query).split()) or query
+    text_query = full_text_query(query)
     builder = _query_builder(table, embedder, query, text_query, mode, reranker)
     if where:
         builder = builder.where(where, prefilter=True)
     rows = builder.limit(limit).to_list()
-    hits = []
-    for rank, row in enumerate(rows[:k], start=1):
-        hits.append(
-            SearchHit(
-                rank=rank,
-                score=_row_score(row),
-                passage_id=row["passage_id"],
-                doc_id=row["doc_id"],
-                collection=row["collection"],
-                node_ids=tuple(row["node_ids"]),
-                spans=tuple(zip(row["span_starts"], row["span_ends"])),
-                heading_path=tuple(row["heading_path"]),
-                text=row["text"],
-            )
-        )
-    return hits
+    return [hit_from_row(rank, row) for rank, row in enumerate(rows[:k], start=1)]
+
+
+def hit_from_row(rank: int, row: dict) -> SearchHit:
+    """One index row (as LanceDB or pylance return it) as the `rank`-th hit."""
+    return SearchHit(
+        rank=rank,
+        score=_row_score(row),
+        passage_id=row["passage_id"],
+        doc_id=row["doc_id"],
+        collection=row["collection"],
+        node_ids=tuple(row["node_ids"]),
+        spans=tuple(zip(row["span_starts"], row["span_ends"])),
+        heading_path=tuple(row["heading_path"]),
+        text=row["text"],
+    )
+
+
+def full_text_query(query: str) -> str:
+    """`query` as the full-text index is asked it: punctuation dropped (the query parser would read
+    it as operators; questions are plain text)."""
+    return " ".join(_QUERY_NOISE.sub(" ", query).split()) or query
+
+
+def collection_filter(collections: list[str] | None) -> str | None:
+    """The SQL filter keeping rows of `collections` (None: no filter)."""
+    if not collections:
+        return None
+    return "collection IN (" + ", ".join(sql_string(c) for c in collections) + ")"
 
 
 def _query_builder(table, embedder: Embedder, query: str, text_query: str, mode: str, reranker):
