@@ -11,7 +11,9 @@ the same page):
   order), and source headings recovered;
 - parent accuracy: matched headings whose parent heading is the matched source heading's parent;
 - content recall: source content nodes whose text appears in the recovered document's text
-  (what reading order, running headers and page breaks did to the body).
+  (what reading order, running headers and page breaks did to the body);
+- content nodes: source content nodes recovered as one node of the same text (what the
+  segmentation into paragraphs, list items and rows kept: retrieval cites nodes).
 
 Sources: (a) the conditionalqa gov.uk pages of ../shared/datasets (real HTML, h1-h3), when
 present; (b) topics of the built-in Python reference (text with underlined headings), written
@@ -19,8 +21,17 @@ as HTML. Needs `chromium` on PATH.
 
     .venv/bin/python benchmarks/document_structure.py [--datasets ../shared/datasets] [--topics 30]
 
-`--write-pdfs DIR` only prints the conditionalqa pages to DIR/<doc_id>.pdf (with outline), for
-the end-to-end comparison: a collection of those PDFs beside the HTML one, same questions.
+`--write-pdfs DIR` only prints the conditionalqa pages to DIR/<doc_id>.pdf (with outline).
+
+`--end-to-end DIR` is the end-to-end comparison: the conditionalqa collection built from its HTML
+pages and from those pages printed to PDF (into DIR/pdfs), with the same questions, each run by
+`evidence_evaluation.py` in its own DAGSTER_HOME under DIR (both at once), with the run config's
+settings (`--config`, default run.datasets.yaml), a small encoder router (12 steps, 60 synthetic
+questions) and the encoder router kind only; then one table: rag-hybrid's and rdr2's evidence
+recall and passage hit from HTML and from PDF, their paired difference and whether it lies within
+0.03. Most of an hour on two CPU cores; `--no-run` prints the table from DIR's catalogues.
+
+    .venv/bin/python benchmarks/document_structure.py --end-to-end /tmp/e2e2
 """
 
 from __future__ import annotations
@@ -43,6 +54,7 @@ import docx
 from rag_assets.core.corpus.blocks import Block, BlockKind
 from rag_assets.core.corpus.parsers import extract_binary, parse_blocks
 from rag_assets.core.corpus.tree import STRUCTURE, DocumentTree, build_tree
+from rag_assets.settings import PROJECT_ROOT
 
 TWO_COLUMNS = "column-count: 2; column-gap: 2em"  # the same page set in two columns: reading order
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
@@ -57,6 +69,7 @@ class Scores:
     parents_right: int = 0
     source_contents: int = 0
     contents_found: int = 0
+    contents_whole: int = 0
     pages: int = 0
     seconds: float = 0.0
     failures: list[str] = field(default_factory=list)
@@ -74,16 +87,19 @@ class Scores:
         contents = [_key(n.text) for n in truth.nodes if n.kind != STRUCTURE]
         self.source_contents += len(contents)
         self.contents_found += sum(c in text for c in contents)
+        nodes = {_key(n.text) for n in got.nodes if n.kind != STRUCTURE}
+        self.contents_whole += sum(c in nodes for c in contents)
 
     def row(self, name: str) -> str:
         precision = self.matched / max(self.recovered_headings, 1)
         recall = self.matched / max(self.source_headings, 1)
         parents = self.parents_right / max(self.matched, 1)
         content = self.contents_found / max(self.source_contents, 1)
+        whole = self.contents_whole / max(self.source_contents, 1)
         speed = f"{self.pages / self.seconds:.0f}" if self.pages and self.seconds else "-"
         return (
             f"| {name} | {self.documents} | {self.source_headings} | {precision:.3f} | {recall:.3f} | "
-            f"{parents:.3f} | {content:.3f} | {speed} | {len(self.failures)} |"
+            f"{parents:.3f} | {content:.3f} | {whole:.3f} | {speed} | {len(self.failures)} |"
         )
 
 
@@ -209,23 +225,116 @@ def _sources(datasets: Path, topics: int, max_pages: int | None = None) -> list[
     return pages
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
-    parser.add_argument("--topics", type=int, default=30, help="Python reference topics to include")
-    parser.add_argument("--pages", type=int, help="only the first N conditionalqa pages")
-    parser.add_argument("--write-pdfs", type=Path, help="only print the conditionalqa pages to this folder")
-    args = parser.parse_args()
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-    if chromium is None:
-        raise SystemExit("chromium not found on PATH (apt-get install -y chromium)")
-    if args.write_pdfs:
-        write_pdfs(chromium, args.datasets / "conditionalqa" / "pages.jsonl", args.write_pdfs)
-        return
+# The end-to-end comparison: (collection, its entry's path and format), same questions.
+E2E_COLLECTIONS = (("conditionalqa", "html"), ("conditionalqa_pdf", "pdf"))
+E2E_STRATEGIES = ("rag-hybrid", "rdr2-encoder")
+E2E_METRICS = (("evidence_recall", "evidence recall"), ("passage_hit", "passage hit"))
+E2E_TOLERANCE = 0.03
+# A small encoder router: what the comparison needs is the same training on both collections.
+E2E_OPS = {
+    "router_adapter": {"config": {"kinds": ["encoder"], "encoder_max_steps": 12}},
+    "synthetic_questions": {"config": {"count": 60}},
+    "evidence_evaluation": {"config": {"kinds": ["encoder"]}},
+}
+
+
+def _e2e_home(folder: Path, collection: str) -> Path:
+    return folder / f"home-{collection}"
+
+
+def run_end_to_end(chromium: str, conditionalqa: Path, folder: Path, config: Path) -> None:
+    """Print the pages to PDF, write the two collections and the run config into `folder`, and run
+    `evidence_evaluation.py` for each collection in its own DAGSTER_HOME (both at once)."""
+    import os
+    import sys
+
+    import yaml
+
+    folder = folder.resolve()
+    write_pdfs(chromium, conditionalqa / "pages.jsonl", folder / "pdfs")
+    questions = str((conditionalqa / "questions_dev.jsonl").resolve())
+    paths = {"html": str((conditionalqa / "pages.jsonl").resolve()), "pdf": str(folder / "pdfs")}
+    entries = [
+        {"name": name, "path": paths[fmt], "format": fmt, "questions": questions} for name, fmt in E2E_COLLECTIONS
+    ]
+    (folder / "collections.yaml").write_text(yaml.safe_dump({"collections": entries}, sort_keys=False))
+    ops = (yaml.safe_load(config.read_text()) or {}).get("ops", {})
+    for name, settings in E2E_OPS.items():
+        ops.setdefault(name, {}).setdefault("config", {}).update(settings["config"])
+    (folder / "run.yaml").write_text(yaml.safe_dump({"ops": ops}, sort_keys=False))
+    script = Path(__file__).resolve().parent / "evidence_evaluation.py"
+    running: list[tuple[str, subprocess.Popen, Path]] = []
+    for name, _ in E2E_COLLECTIONS:
+        home = _e2e_home(folder, name)
+        (home / "data").mkdir(parents=True, exist_ok=True)
+        env = {
+            **os.environ,
+            "DAGSTER_HOME": str(home),
+            "RAG_DATA_DIR": str(home / "data"),
+            "RAG_COLLECTIONS": str(folder / "collections.yaml"),
+        }
+        command = [sys.executable, str(script), "-c", name, "--config", str(folder / "run.yaml")]
+        log = folder / f"{name}.log"
+        with log.open("w") as out:
+            running.append((name, subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT), log))
+        print(f"{name}: evidence evaluation running, log {log}", flush=True)
+    started = time.perf_counter()
+    for name, process, log in running:
+        if process.wait() != 0:
+            raise SystemExit(f"{name}: evidence_evaluation.py failed (exit {process.returncode}); see {log}")
+        print(f"{name}: done after {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def print_end_to_end(folder: Path) -> None:
+    """The comparison table from the two collections' stored evidence rows."""
+    import duckdb
+
+    from rag_assets.core.evaluation.evidence import estimate
+    from rag_assets.core.store.evidence import load_evidence
+
+    rows = {}
+    for name, fmt in E2E_COLLECTIONS:
+        catalogue = _e2e_home(folder, name) / "data" / "catalogue.duckdb"
+        if not catalogue.is_file():
+            raise SystemExit(f"{catalogue} not found: run --end-to-end {folder} without --no-run first")
+        with duckdb.connect(str(catalogue), read_only=True) as con:
+            rows[fmt] = {(r.strategy, r.qid): r.metrics for r in load_evidence(con, name)}
+    questions = {qid for _, qid in rows["html"]} & {qid for _, qid in rows["pdf"]}
+    print(
+        f"\nEnd to end: conditionalqa built from its HTML pages and from the same pages printed to PDF, "
+        f"the same {len(questions)} evaluation questions, evidence without the reader; Δ: PDF − HTML, paired over questions "
+        "(95% bootstrap interval)\n"
+    )
+    print(f"| strategy | metric | questions | HTML | PDF | Δ (95% CI) | within {E2E_TOLERANCE} |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    for strategy in E2E_STRATEGIES:
+        for metric, label in E2E_METRICS:
+            pairs = [
+                (html_m[metric], pdf_m[metric])
+                for qid in sorted(questions)
+                if (html_m := rows["html"].get((strategy, qid))) is not None
+                and (pdf_m := rows["pdf"].get((strategy, qid))) is not None
+                and metric in html_m
+                and metric in pdf_m
+            ]
+            if not pairs:
+                continue
+            html_mean = sum(h for h, _ in pairs) / len(pairs)
+            pdf_mean = sum(p for _, p in pairs) / len(pairs)
+            delta = estimate([p - h for h, p in pairs])
+            within = "yes" if abs(delta.mean) <= E2E_TOLERANCE else "no"
+            print(
+                f"| {strategy} | {label} | {len(pairs)} | {html_mean:.3f} | {pdf_mean:.3f} | "
+                f"{delta.text(signed=True)} | {within} |"
+            )
+
+
+def measure_structure(chromium: str, datasets: Path, topics: int, pages: int | None) -> None:
+    """Print every source page in each variant, read it back and print the table of scores."""
     results: dict[tuple[str, str], Scores] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        for number, (source, title, page) in enumerate(_sources(args.datasets, args.topics, args.pages)):
+        for number, (source, title, page) in enumerate(_sources(datasets, topics, pages)):
             truth = build_tree(title, parse_blocks("html", page))
             html_file = folder / f"{number}.html"
             html_file.write_text(page, encoding="utf-8")
@@ -258,13 +367,39 @@ def main() -> None:
                 scores.add(truth, got)
     print(
         "| source | format | documents | source headings | heading precision | heading recall | parent accuracy "
-        "| content recall | pages/s | failures |"
+        "| content recall | content nodes | pages/s | failures |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (source, fmt), scores in results.items():
         print(scores.row(f"{source} | {fmt}"))
         for failure in scores.failures[:3]:
             print(f"  failed: {failure}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
+    parser.add_argument("--topics", type=int, default=30, help="Python reference topics to include")
+    parser.add_argument("--pages", type=int, help="only the first N conditionalqa pages")
+    parser.add_argument("--write-pdfs", type=Path, help="only print the conditionalqa pages to this folder")
+    parser.add_argument("--end-to-end", type=Path, help="work folder of the HTML vs PDF evidence comparison")
+    parser.add_argument("--config", type=Path, default=PROJECT_ROOT / "run.datasets.yaml", help="its run config")
+    parser.add_argument("--no-run", action="store_true", help="print the comparison from the folder's catalogues")
+    args = parser.parse_args()
+    if args.end_to_end and args.no_run:
+        print_end_to_end(args.end_to_end)
+        return
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if chromium is None:
+        raise SystemExit("chromium not found on PATH (apt-get install -y chromium)")
+    if args.write_pdfs:
+        write_pdfs(chromium, args.datasets / "conditionalqa" / "pages.jsonl", args.write_pdfs)
+        return
+    if args.end_to_end:
+        run_end_to_end(chromium, args.datasets / "conditionalqa", args.end_to_end, args.config)
+        print_end_to_end(args.end_to_end)
+        return
+    measure_structure(chromium, args.datasets, args.topics, args.pages)
 
 
 if __name__ == "__main__":
