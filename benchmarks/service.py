@@ -12,7 +12,7 @@
    goal: BM25 search <= 1.5 CPU-s and <= 300 MiB. Then a hybrid search through the service
    (RAG_SERVICE_URL): what a CLI call costs when a service runs.
 
-    DAGSTER_HOME=/tmp/svc_home .venv/bin/python benchmarks/service.py [--searches 30] [--asks 5]
+    DAGSTER_HOME=/tmp/svc_home .venv/bin/python benchmarks/service.py [--searches 30] [--asks 5] [--parts search]
 """
 
 from __future__ import annotations
@@ -151,12 +151,56 @@ def cold_cli(*args: str, service: str = "") -> tuple[float, float, float]:
     return cpu, rss, wall
 
 
+def cold_cli_part(collection: str) -> None:
+    print("\n4. cold CLI, no service (fresh process each)")
+    for label, cli_args in (
+        ("rag --help", ["--help"]),
+        ("rag search --mode bm25", ["search", "with statement", "--mode", "bm25", "-c", collection]),
+        ("rag search (hybrid, in-process baseline)", ["search", "with statement", "-c", collection]),
+    ):
+        cpu, rss, wall = cold_cli(*cli_args)
+        print(f"{label:<44} {cpu:6.2f} CPU-s  {rss:6.0f} MiB peak  {wall:6.1f} s wall")
+
+
+def through_service_part(url: str, collection: str) -> None:
+    cpu, rss, wall = cold_cli("search", "with statement", "-c", collection, service=url)
+    label = "rag search (hybrid) via RAG_SERVICE_URL"
+    print(f"{label:<44} {cpu:6.2f} CPU-s  {rss:6.0f} MiB peak  {wall:6.1f} s wall")
+
+
+def search_part(url: str, searches: int, collection: str) -> None:
+    served, bare = search_latency(url, searches, collection)
+    print(f"\n1. warm hybrid search, {searches} queries, k=5")
+    print(line("service (HTTP, rag serve)", served))
+    print(line("LanceDB hybrid query (+ query embedding)", bare))
+    print(f"{'ratio service / LanceDB (p50)':<44} {pct(served, 0.5) / pct(bare, 0.5):.2f}x")
+
+
+def ask_part(url: str, asks: int, collection: str) -> None:
+    print(f"\n2. warm ask, {asks} questions each")
+    for strategy in ("rag-hybrid", "rdr2"):
+        served, bare = ask_latency(url, strategy, asks, collection)
+        print(line(f"{strategy}: service", served, "s", 1.0))
+        print(line(f"{strategy}: reader's bare generation", bare, "s", 1.0))
+        print(f"{strategy + ': ratio (p50)':<44} {pct(served, 0.5) / pct(bare, 0.5):.2f}x")
+
+
+def throughput_part(url: str, collection: str) -> None:
+    print("\n3. ask throughput (rag-hybrid)")
+    single = None
+    for clients in (1, 4, 8):
+        rate = throughput(url, clients, max(clients * 2, 4), collection)
+        single = single or rate
+        print(f"{clients} client(s){'':<34} {rate:6.3f} asks/s  {rate / single:5.2f}x one client's")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--searches", type=int, default=30)
     parser.add_argument("--asks", type=int, default=5)
     parser.add_argument("--collection", default="python-reference")
     parser.add_argument("--url", default="", help="A running service (default: start one here).")
+    parser.add_argument("--parts", default="cli,search,ask,throughput", help="measurements to make, e.g. cli,search")
     args = parser.parse_args()
     from served_project import running_service
 
@@ -164,37 +208,19 @@ def main() -> None:
 
     env = {"RAG_DATA_DIR": str(data_dir()), "DAGSTER_HOME": os.environ.get("DAGSTER_HOME", ""), "RAG_SERVICE_URL": ""}
     print(f"project: {data_dir()}; collection {args.collection}; {os.cpu_count()} CPU cores")
-
-    print("\n4. cold CLI, no service (fresh process each)")
-    for label, cli_args in (
-        ("rag --help", ["--help"]),
-        ("rag search --mode bm25", ["search", "with statement", "--mode", "bm25", "-c", args.collection]),
-        ("rag search (hybrid, in-process baseline)", ["search", "with statement", "-c", args.collection]),
-    ):
-        cpu, rss, wall = cold_cli(*cli_args)
-        print(f"{label:<44} {cpu:6.2f} CPU-s  {rss:6.0f} MiB peak  {wall:6.1f} s wall")
+    parts = set(args.parts.split(","))
+    if "cli" in parts:
+        cold_cli_part(args.collection)
 
     def measured(url: str) -> None:
-        cpu, rss, wall = cold_cli("search", "with statement", "-c", args.collection, service=url)
-        label = "rag search (hybrid) via RAG_SERVICE_URL"
-        print(f"{label:<44} {cpu:6.2f} CPU-s  {rss:6.0f} MiB peak  {wall:6.1f} s wall")
-        served, bare = search_latency(url, args.searches, args.collection)
-        print(f"\n1. warm hybrid search, {args.searches} queries, k=5")
-        print(line("service (HTTP, rag serve)", served))
-        print(line("LanceDB hybrid query (+ query embedding)", bare))
-        print(f"{'ratio service / LanceDB (p50)':<44} {pct(served, 0.5) / pct(bare, 0.5):.2f}x")
-        print(f"\n2. warm ask, {args.asks} questions each")
-        for strategy in ("rag-hybrid", "rdr2"):
-            served, bare = ask_latency(url, strategy, args.asks, args.collection)
-            print(line(f"{strategy}: service", served, "s", 1.0))
-            print(line(f"{strategy}: reader's bare generation", bare, "s", 1.0))
-            print(f"{strategy + ': ratio (p50)':<44} {pct(served, 0.5) / pct(bare, 0.5):.2f}x")
-        print("\n3. ask throughput (rag-hybrid)")
-        single = None
-        for clients in (1, 4, 8):
-            rate = throughput(url, clients, max(clients * 2, 4), args.collection)
-            single = single or rate
-            print(f"{clients} client(s){'':<34} {rate:6.3f} asks/s  {rate / single:5.2f}x one client's")
+        if "cli" in parts:
+            through_service_part(url, args.collection)
+        if "search" in parts:
+            search_part(url, args.searches, args.collection)
+        if "ask" in parts:
+            ask_part(url, args.asks, args.collection)
+        if "throughput" in parts:
+            throughput_part(url, args.collection)
 
     if args.url:
         measured(args.url)
