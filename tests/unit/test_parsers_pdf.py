@@ -182,6 +182,31 @@ def test_line_opening_with_a_dash_under_a_full_line_continues_it(tmp_path: Path)
     ]
 
 
+def test_short_line_right_above_a_paragraph_is_not_a_heading(tmp_path: Path) -> None:
+    # a list drawn without markers whose first item is one word and whose second wraps: the word
+    # is set right under nothing and right above its neighbour, at line spacing, so it is neither
+    # the start of that paragraph (it ended with room for the next word) nor a heading over it
+    page = [
+        (72, 60, 10, "They will be given an honorary award if they are not:", False),
+        (72, 86, 10, "British", False),
+        (72, 98, 10, "a national of a country where the Queen is Head of State, as the rules for the award set", False),
+        (72, 110, 10, "out in full.", False),
+        (72, 136, 10, "There is a different process for gallantry awards.", False),
+    ]
+    (tmp_path / "awards.pdf").write_bytes(make_pdf([page]))
+    tree = tree_of(tmp_path / "awards.pdf")
+    assert [(n.kind, n.block, n.text) for n in tree.nodes[1:]] == [
+        ("content", "paragraph", "They will be given an honorary award if they are not:"),
+        ("content", "paragraph", "British"),
+        (
+            "content",
+            "paragraph",
+            "a national of a country where the Queen is Head of State, as the rules for the award set out in full.",
+        ),
+        ("content", "paragraph", "There is a different process for gallantry awards."),
+    ]
+
+
 def test_real_scanned_pdf_is_rejected_with_the_reason() -> None:
     documents, rejections = read(DOCUMENTS / "non_text_searchable.pdf")
     assert documents == []

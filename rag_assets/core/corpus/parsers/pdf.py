@@ -310,7 +310,8 @@ def _heading_levels(drafts: list[_Draft]) -> None:
 
 def _promote_lead_lines(drafts: list[_Draft], body: float) -> None:
     """A lone short line at body size that opens a paragraph below it ("History and
-    standardization" above its text) is a heading one level below the styled ones."""
+    standardization" above its text) is a heading one level below the styled ones, unless the
+    paragraph is set right under it (a list's lines, the first one short, not a heading)."""
     lowest = max((d.level for d in drafts if d.kind is BlockKind.HEADING), default=0)
     for draft, following in pairwise(drafts):
         line = draft.lines[0]
@@ -319,6 +320,7 @@ def _promote_lead_lines(drafts: list[_Draft], body: float) -> None:
             draft.kind is BlockKind.PARAGRAPH
             and len(draft.lines) == 1
             and following.kind is BlockKind.PARAGRAPH
+            and not following.after_break
             and len(following.lines) >= 2
             and following.lines[0].page == line.page
             and abs(line.size - body) < 0.6
