@@ -1,7 +1,9 @@
-"""Screenshots of the Dagster UI for the README: the asset lineage graph and the evaluation
-report's asset page, taken by headless Chromium from a real `dagster-webserver` on 127.0.0.1.
+"""Screenshots for the README: the asset lineage graph and the evaluation report's asset page,
+taken by headless Chromium from a real `dagster-webserver` on 127.0.0.1, and the service's audit
+page after a question asked through it (`rag serve`, driven by Playwright as the browser test
+drives it; the answer is stored with source `service`).
 
-    python docs/ui_shots.py [--home DAGSTER_HOME] [--out docs]
+    python docs/ui_shots.py [--home DAGSTER_HOME] [--out docs] [--no-audit]
 
 The webserver reads the instance in `--home` (default: $DAGSTER_HOME, else the project's
 dagster_home), so materialize first (`make run`) for pictures with content. Each PNG is written
@@ -97,11 +99,47 @@ def screenshot(chromium: str, url: str, target: Path, wait_ms: int) -> None:
     print(f"{target} ({size // 1000} kB) <- {url}")
 
 
+def audit_shot(chromium: str, home: Path, target: Path, question: str) -> None:
+    """The audit page: `question` asked with rdr2 through the page, its first citation opened."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.integration.served_project import running_service
+
+    data = Path(os.environ.get("RAG_DATA_DIR") or home / "data")
+    with running_service({"DAGSTER_HOME": str(home), "RAG_DATA_DIR": str(data)}) as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"], headless=True)
+        try:
+            page = browser.new_page(viewport={"width": WINDOW[0], "height": WINDOW[1]})
+            page.goto(url)
+            expect(page.locator("#status")).to_have_text("ready", timeout=300_000)
+            page.fill("#question", question)
+            page.click("#ask-button")
+            citation = page.locator("#citations a.citation").first
+            citation.wait_for(timeout=900_000)
+            citation.click()
+            page.locator("#doc-tree mark.cited-span").first.wait_for(timeout=60_000)
+            page.evaluate("window.scrollTo(0, 0)")  # the question, the answer and the versions on top
+            with tempfile.TemporaryDirectory() as tmp:
+                shot = Path(tmp) / "shot.jpg"  # a page of text: as PNG it is over the size limit
+                page.screenshot(path=str(shot), type="jpeg", quality=60)
+                size = shot.stat().st_size
+                if size > MAX_BYTES:
+                    raise SystemExit(f"error: {target.name} is {size} bytes, over the {MAX_BYTES} limit")
+                partial = target.with_suffix(".jpg.partial")
+                shutil.copyfile(shot, partial)
+                partial.replace(target)
+        finally:
+            browser.close()
+    print(f"{target} ({size // 1000} kB) <- {url}, asked {question!r}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, default=Path(os.environ.get("DAGSTER_HOME") or ROOT / "dagster_home"))
     parser.add_argument("--out", type=Path, default=ROOT / "docs")
     parser.add_argument("--wait-ms", type=int, default=20_000, help="virtual time the page gets to render")
+    parser.add_argument("--no-audit", action="store_true", help="skip the service's audit page")
+    parser.add_argument("--question", default="What does the with statement do?", help="asked for the audit page")
     args = parser.parse_args()
     chromium = find_chromium()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -129,6 +167,8 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=60)
+    if not args.no_audit:
+        audit_shot(chromium, args.home.resolve(), args.out / "ui-audit.jpg", args.question)
 
 
 if __name__ == "__main__":
