@@ -225,8 +225,9 @@ def _sources(datasets: Path, topics: int, max_pages: int | None = None) -> list[
     return pages
 
 
-# The end-to-end comparison: (collection, its entry's path and format), same questions.
-E2E_COLLECTIONS = (("conditionalqa", "html"), ("conditionalqa_pdf", "pdf"))
+# The end-to-end comparison's collections, same questions: (name, source, format in the
+# collections file): the page records (one HTML document per line), and their printed PDFs.
+E2E_COLLECTIONS = (("conditionalqa", "html", "jsonl"), ("conditionalqa_pdf", "pdf", "pdf"))
 E2E_STRATEGIES = ("rag-hybrid", "rdr2-encoder")
 E2E_METRICS = (("evidence_recall", "evidence recall"), ("passage_hit", "passage hit"))
 E2E_TOLERANCE = 0.03
@@ -255,7 +256,8 @@ def run_end_to_end(chromium: str, conditionalqa: Path, folder: Path, config: Pat
     questions = str((conditionalqa / "questions_dev.jsonl").resolve())
     paths = {"html": str((conditionalqa / "pages.jsonl").resolve()), "pdf": str(folder / "pdfs")}
     entries = [
-        {"name": name, "path": paths[fmt], "format": fmt, "questions": questions} for name, fmt in E2E_COLLECTIONS
+        {"name": name, "path": paths[source], "format": fmt, "questions": questions}
+        for name, source, fmt in E2E_COLLECTIONS
     ]
     (folder / "collections.yaml").write_text(yaml.safe_dump({"collections": entries}, sort_keys=False))
     ops = (yaml.safe_load(config.read_text()) or {}).get("ops", {})
@@ -264,7 +266,7 @@ def run_end_to_end(chromium: str, conditionalqa: Path, folder: Path, config: Pat
     (folder / "run.yaml").write_text(yaml.safe_dump({"ops": ops}, sort_keys=False))
     script = Path(__file__).resolve().parent / "evidence_evaluation.py"
     running: list[tuple[str, subprocess.Popen, Path]] = []
-    for name, _ in E2E_COLLECTIONS:
+    for name, _, _ in E2E_COLLECTIONS:
         home = _e2e_home(folder, name)
         (home / "data").mkdir(parents=True, exist_ok=True)
         env = {
@@ -293,17 +295,20 @@ def print_end_to_end(folder: Path) -> None:
     from rag_assets.core.store.evidence import load_evidence
 
     rows = {}
-    for name, fmt in E2E_COLLECTIONS:
+    documents = {}
+    for name, source, _ in E2E_COLLECTIONS:
         catalogue = _e2e_home(folder, name) / "data" / "catalogue.duckdb"
         if not catalogue.is_file():
             raise SystemExit(f"{catalogue} not found: run --end-to-end {folder} without --no-run first")
         with duckdb.connect(str(catalogue), read_only=True) as con:
-            rows[fmt] = {(r.strategy, r.qid): r.metrics for r in load_evidence(con, name)}
+            rows[source] = {(r.strategy, r.qid): r.metrics for r in load_evidence(con, name)}
+            query = "SELECT count(*) FROM source_documents WHERE collection = ?"
+            documents[source] = con.execute(query, [name]).fetchone()[0]
     questions = {qid for _, qid in rows["html"]} & {qid for _, qid in rows["pdf"]}
     print(
         f"\nEnd to end: conditionalqa built from its HTML pages and from the same pages printed to PDF, "
-        f"the same {len(questions)} evaluation questions, evidence without the reader; Δ: PDF − HTML, paired over questions "
-        "(95% bootstrap interval)\n"
+        f"the same {len(questions)} evaluation questions ({documents['html']} HTML and {documents['pdf']} PDF documents), "
+        "evidence without the reader; Δ: PDF − HTML, paired over questions (95% bootstrap interval)\n"
     )
     print(f"| strategy | metric | questions | HTML | PDF | Δ (95% CI) | within {E2E_TOLERANCE} |")
     print("|---|---|---:|---:|---:|---:|---|")
