@@ -98,13 +98,69 @@ def check_collections(con: Any, wanted: list[str] | None) -> list[str]:
     name (a typo, a path such as ../../x) is a ConfigError naming the known ones."""
     from rag_assets.core.store.answers import tree_collections
 
-    known = tree_collections(con)
+    return checked_names(tree_collections(con), wanted)
+
+
+def checked_names(known: list[str], wanted: list[str] | None) -> list[str]:
+    """`wanted` (None: all of `known`), each one of `known` or a ConfigError naming them."""
     if not known:
         raise ConfigError("the catalogue holds no document trees yet: run `rag run` (or `rag index`) first")
     unknown = [name for name in wanted or [] if name not in known]
     if unknown:
         raise ConfigError(f"unknown collection {', '.join(map(repr, unknown))}: the catalogue has {', '.join(known)}")
     return list(wanted) if wanted else known
+
+
+def catalogue_stamp(path: Path) -> tuple[tuple[int, int, int] | None, ...]:
+    """What changes whenever a transaction commits to the DuckDB catalogue: the identity, size and
+    modification time of its file and of its write-ahead log (a commit appends to the log, a
+    checkpoint rewrites the file and drops the log)."""
+    stamp = []
+    for file in (path, path.with_name(path.name + ".wal")):
+        try:
+            info = file.stat()
+        except FileNotFoundError:
+            stamp.append(None)
+            continue
+        stamp.append((info.st_ino, info.st_size, info.st_mtime_ns))
+    return tuple(stamp)
+
+
+class PublishedPairs:
+    """Every collection's published pair, read again only when the catalogue changed.
+
+    A search is a few milliseconds of LanceDB; opening the catalogue and reading the publication
+    costs more than that. So a request compares the catalogue's stamp (file and log size and
+    mtime, one stat each) with the one the pairs were read under, and reads again only when a
+    write committed since: a newly published index is still served from the next request on.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stamp: tuple | None = None
+        self._known: list[str] | None = None
+        self._pairs: dict[str, Published] = {}
+
+    def get(
+        self, wanted: list[str] | None, on_wait: Callable[[str], None] | None = None
+    ) -> tuple[list[str], list[Published]]:
+        """(`wanted` checked, their published pairs); None: every collection."""
+        from rag_assets.core.store.answers import tree_collections
+
+        stamp = catalogue_stamp(catalogue_path())
+        with self._lock:
+            if stamp != self._stamp:
+                self._stamp, self._known, self._pairs = stamp, None, {}
+            if self._known is None or any(name not in self._pairs for name in wanted or self._known):
+                # stamped before this read: a commit landing during it shows as a change next time
+                with read_catalogue(on_wait) as con:
+                    if self._known is None:
+                        self._known = tree_collections(con)
+                    for name in checked_names(self._known, wanted):
+                        if name not in self._pairs:
+                            self._pairs[name] = published(con, name)
+            names = checked_names(self._known, wanted)
+            return names, [self._pairs[name] for name in names]
 
 
 class _Pinned:

@@ -19,6 +19,7 @@ from rag_assets.serving.models import WarmModels
 from rag_assets.serving.published import (
     LanceTables,
     Published,
+    PublishedPairs,
     catalogue_path,
     check_collections,
     published,
@@ -88,6 +89,7 @@ class QueryService:
     def __init__(self, models: WarmModels | None = None, *, on_wait: Note | None = None) -> None:
         self.models = models or WarmModels()
         self.tables = LanceTables()
+        self.publications = PublishedPairs()
         self.on_wait = on_wait
 
     def collections(self) -> list[str]:
@@ -114,9 +116,7 @@ class QueryService:
         if collections == ["all"]:
             collections = self.models.routed_collections(query)
         try:
-            with read_catalogue(self.on_wait) as con:
-                names = check_collections(con, collections)
-                pairs = [published(con, name) for name in names]
+            names, pairs = self.publications.get(collections, self.on_wait)
             # one collection: its published version; several: the newest (each has its own version)
             version = pairs[0].version if len(pairs) == 1 else None
         except CatalogueBusy:
