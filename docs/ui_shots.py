@@ -90,13 +90,19 @@ def screenshot(chromium: str, url: str, target: Path, wait_ms: int) -> None:
         )
         if not shot.is_file():
             raise SystemExit(f"error: Chromium wrote no screenshot of {url}")
-        size = shot.stat().st_size
-        if size > MAX_BYTES:
-            raise SystemExit(f"error: {target.name} is {size} bytes, over the {MAX_BYTES} limit")
-        partial = target.with_suffix(".png.partial")
-        shutil.copyfile(shot, partial)
-        partial.replace(target)
+        size = publish(shot, target)
     print(f"{target} ({size // 1000} kB) <- {url}")
+
+
+def publish(shot: Path, target: Path) -> int:
+    """`shot` copied to `target` atomically, after checking it is under the size limit; its size."""
+    size = shot.stat().st_size
+    if size > MAX_BYTES:
+        raise SystemExit(f"error: {target.name} is {size} bytes, over the {MAX_BYTES} limit")
+    partial = target.with_name(target.name + ".partial")
+    shutil.copyfile(shot, partial)
+    partial.replace(target)
+    return size
 
 
 def audit_shot(chromium: str, home: Path, target: Path, question: str) -> None:
@@ -122,12 +128,7 @@ def audit_shot(chromium: str, home: Path, target: Path, question: str) -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 shot = Path(tmp) / "shot.jpg"  # a page of text: as PNG it is over the size limit
                 page.screenshot(path=str(shot), type="jpeg", quality=60)
-                size = shot.stat().st_size
-                if size > MAX_BYTES:
-                    raise SystemExit(f"error: {target.name} is {size} bytes, over the {MAX_BYTES} limit")
-                partial = target.with_suffix(".jpg.partial")
-                shutil.copyfile(shot, partial)
-                partial.replace(target)
+                size = publish(shot, target)
         finally:
             browser.close()
     print(f"{target} ({size // 1000} kB) <- {url}, asked {question!r}")
