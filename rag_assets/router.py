@@ -306,6 +306,7 @@ def encoder_metadata(
             "encoder_section_chosen_by": result.section_chosen_by,
             "encoder_fill_order": result.fill_order,
             "encoder_node_text": result.node_text,
+            "encoder_own_choices": str(result.own_choices.chosen) if result.own_choices else "threshold",
             "encoder_section_weights": dg.MetadataValue.md(
                 markdown_table(
                     [

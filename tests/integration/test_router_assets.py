@@ -152,6 +152,8 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
     # weight is chosen by their routed evidence.
     assert adapter["encoder_section_chosen_by"].startswith("routed passage_hit of 3 held-out questions")
     assert "routed evidence (passage_hit, 3 validation questions)" in adapter["encoder_section_weights"]
+    # ... and so is the rule of its own choices (a margin under each question's best node)
+    assert adapter["encoder_own_choices"].startswith("OwnChoices(margin=")
     # The collection's rows were replaced: one row per model; the LLM rows on the same samples.
     assert [r[:2] for r in rows] == [
         ("adapter", min(3, validation)),

@@ -236,7 +236,8 @@ def evidence_footnote(summary: EvidenceSummary) -> str:
     return (
         f"rdr2-<kind>: routed evidence cut to the words {summary.baseline} gave the same question, unused words "
         "filled with the router's best-scored unselected nodes; rdr2-<kind> own: the same cap, no fill (the "
-        "router's own answer choices). Intervals: 95% percentile bootstrap over questions (fixed seed); Δ: the "
+        "router's own answer choices; the trained encoder's: every node within the margin it calibrated of the "
+        "question's best node, when it has one). Intervals: 95% percentile bootstrap over questions (fixed seed); Δ: the "
         f"paired per-question difference against {summary.baseline}. s/question: batch seconds per question "
         "(routing only for rdr2 rows: the first-stage search is shared)."
     )

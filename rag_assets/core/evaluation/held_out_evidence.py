@@ -36,7 +36,7 @@ def evidence_metrics(gathered: GatheredEvidence, question: Question) -> dict[str
 class HeldOutEvidence:
     """Held-out questions, the words retrieve-and-read gave each (the budget a routed row is cut
     to) and how to route them; `score(router)` is the mean of `metric` over the questions that
-    have it."""
+    have it, `baseline` retrieve-and-read's."""
 
     questions: Sequence[Question]
     budgets: Sequence[int]
@@ -44,6 +44,7 @@ class HeldOutEvidence:
     routed: StrategySpec
     retrieve: Retrieve
     trees: Mapping[str, Sequence[TreeNode]]
+    baseline: float = 0.0
 
     def __post_init__(self) -> None:
         if len(self.budgets) != len(self.questions):
@@ -53,7 +54,23 @@ class HeldOutEvidence:
 
     def score(self, router: Router, fill_order: str | None = None) -> float:
         """`router`'s mean evidence metric; `fill_order`: the budget fill's order (None: the spec's)."""
-        routed = self.routed if fill_order is None else replace(self.routed, fill_order=fill_order)
+        return self.measure(router, fill_order=fill_order)[0]
+
+    def own_choices(self, router: Router) -> tuple[float, float]:
+        """`router`'s mean evidence metric on its own choices (no budget fill, still cut to each
+        question's budget) and their words as a share of the budgets'."""
+        return self.measure(router, fill_budget=False)
+
+    def measure(
+        self, router: Router, *, fill_budget: bool | None = None, fill_order: str | None = None
+    ) -> tuple[float, float]:
+        """`router`'s mean evidence metric and its words as a share of the budgets' (`fill_budget`,
+        `fill_order`: None = the spec's)."""
+        routed = self.routed
+        if fill_budget is not None:
+            routed = replace(routed, fill_budget=fill_budget)
+        if fill_order is not None:
+            routed = replace(routed, fill_order=fill_order)
         gathered = gather_evidence(
             [q.query for q in self.questions],
             routed,
@@ -64,7 +81,8 @@ class HeldOutEvidence:
         )
         figures = [evidence_metrics(g, q).get(self.metric) for g, q in zip(gathered, self.questions)]
         figures = [f for f in figures if f is not None]
-        return sum(figures) / len(figures) if figures else 0.0
+        share = sum(g.words for g in gathered) / max(sum(self.budgets), 1)
+        return (sum(figures) / len(figures) if figures else 0.0), share
 
 
 def remembered(retrieve: Retrieve) -> Retrieve:
@@ -95,8 +113,10 @@ def held_out_evidence(
         return None
     retrieve = remembered(retrieve)  # every weight judged routes the same questions: search once
     gathered = gather_evidence([q.query for q in questions], baseline, retrieve=retrieve, trees=trees)
-    present = {name for g, q in zip(gathered, questions) for name in evidence_metrics(g, q) if name != "words"}
-    metric = primary_evidence_metric(present)
+    figures = [evidence_metrics(g, q) for g, q in zip(gathered, questions)]
+    metric = primary_evidence_metric({name for f in figures for name in f if name != "words"})
     if metric is None:
         return None
-    return HeldOutEvidence(questions, [g.words for g in gathered], metric, routed, retrieve, trees)
+    values = [f[metric] for f in figures if metric in f]
+    baseline = sum(values) / len(values)
+    return HeldOutEvidence(questions, [g.words for g in gathered], metric, routed, retrieve, trees, baseline)

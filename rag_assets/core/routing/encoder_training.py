@@ -5,28 +5,29 @@ labelled view: the question is the anchor; each gold ANSWER node (in its heading
 gold EXPAND heading (its path and a glimpse of its content) is a positive; the view's other
 candidates (visible content and collapsed headings the teacher did not pick) are its hard
 negatives. The loss is sentence-transformers' `MultipleNegativesRankingLoss` (in-batch negatives
-plus the hard ones), through `core/training/contrastive.py`, the recipe the bi-encoder passage reranker
-shares. A bi-encoder rather than a cross-encoder: it starts from a model that already
+plus the hard ones), through `core/training/contrastive.py`, the recipe the bi-encoder passage
+reranker shares. A bi-encoder rather than a cross-encoder: it starts from a model that already
 ranks well (the untrained encoder is the similarity router, so the gain from training is measured
 against it), node and heading embeddings are cached across questions and rounds, and it trains in
 minutes on two CPU cores.
 
 After training, the section weight (`scoring_router.section_smoothed`) is chosen on the validation
-fold from `EncoderSettings.section_weights`, together with how the router reads a content node
+fold from `EncoderSettings.section_weights`, with how the router reads a content node
 (`NODE_TEXTS`: after its heading path, or bare, the latter only where it is no worse on both the
 routed evidence and the validation ANS-F1): with held-out questions (`HeldOutEvidence`: the
 validation fold's real questions, retrieved and routed as the evaluation does, at the words
 retrieve-and-read gave each), by the routed evidence itself, thresholds calibrated for each
-weight, jointly with the order in which the evidence budget's unused words are filled
-(`routing.fill_scores`: by router score, or by the reciprocal rank fusion of router score and
-retrieval rank); without them (no index at hand, as in unit tests), by how many of each
-question's gold ANSWER nodes its best-scored nodes keep within a few word budgets
-(`budget_recall`), the fill by router score. Ties go to the smaller weight, then to fusion.
-Then the answer and expand thresholds are calibrated with that weight (the answer threshold by ANS-F1, the expand threshold by the F1 of each view's whole decision, refusals
-included, against the teacher labels; the train fold stands in when no validation views exist).
+weight, jointly with the budget fill's order (`routing.fill_scores`: router score, or its
+reciprocal rank fusion with retrieval rank); without them (no index at hand, as in unit tests),
+by the gold ANSWER nodes its best-scored nodes keep within a few word budgets (`budget_recall`),
+the fill by router score. Ties go to the smaller weight, then to fusion. Then the answer and
+expand thresholds are calibrated with that weight (the answer threshold by ANS-F1, the expand
+threshold by the F1 of each view's whole decision, refusals included, against the teacher labels;
+the train fold stands in when no validation views exist), and with held-out questions the rule
+of the router's own choices (`routing.own_choices`: a margin under the question's best node).
 The model, its thresholds and its training curve are published atomically as one folder named by
 the digest of its files and calibration (`router.json` records kind, thresholds, calibration,
-losses).
+own-choice rule, losses).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING
 from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.quiet_loading import quiet_model_loading
 from rag_assets.core.routing.folders import ROUTER_MARKERS, router_folder_kind
+from rag_assets.core.routing.own_choices import OwnChoiceCalibration, choose_own_choices, own_choices_from_record
 from rag_assets.core.routing.routed_evidence import node_words
 from rag_assets.core.routing.scoring_router import ScoringRouter, content_context, heading_context
 from rag_assets.core.routing.subtree import DocumentRouting, SubtreeView
@@ -124,6 +126,7 @@ class EncoderTrainingResult:
     section_chosen_by: str = ""  # what the weight was chosen by, in words
     fill_order: str = "router"  # the evidence budget fill's order chosen with the weight
     node_text: str = NODE_TEXTS[0]  # how the router reads content nodes, chosen with the weight
+    own_choices: OwnChoiceCalibration | None = None  # the own-choice rule's choice (held-out questions only)
     details: dict = field(default_factory=dict)
 
 
@@ -344,12 +347,8 @@ def train_encoder(
     router = ScoringRouter(Embedder.wrap(model, "encoder-in-training"), SimilarityThresholds(), kind="encoder")
     calibrated_on = "validation" if validation else "train"
     choice = choose_scoring_settings(router, validation or train, settings, held_out)
-    section_weight, fill_order, trials, node_text = (
-        choice.section_weight,
-        choice.fill_order,
-        choice.trials,
-        choice.node_text,
-    )
+    section_weight, fill_order, node_text = choice.section_weight, choice.fill_order, choice.node_text
+    trials = choice.trials
     chosen_by = (
         f"routed {held_out.metric} of {len(held_out.questions)} held-out questions at retrieve-and-read's words"
         if held_out is not None and trials
@@ -357,6 +356,7 @@ def train_encoder(
     )
     router = router.with_section_weight(section_weight, fill_order=fill_order, contextual=node_text == "heading_path")
     calibration = calibrate(router, validation or train, settings)
+    own = choose_own_choices(router.with_section_weight(section_weight, calibration.thresholds), held_out)
 
     def write(staging: Path) -> dict:
         with quiet_model_loading():  # no "Writing model shards" bar in a run's log
@@ -372,6 +372,7 @@ def train_encoder(
             "fill_order": fill_order,
             "node_text": node_text,
             "calibrated_on": calibrated_on,
+            "own_choices": own.record() if own else None,
             "calibration": {
                 "labelled": calibration.labelled,
                 "answer_f1": calibration.answer_f1,
@@ -397,6 +398,7 @@ def train_encoder(
             "section_weight": section_weight,
             "fill_order": fill_order,
             "node_text": node_text,
+            "own_choices": own.record() if own else None,
         },
     )
     return EncoderTrainingResult(
@@ -414,6 +416,7 @@ def train_encoder(
         section_chosen_by=chosen_by,
         fill_order=fill_order,
         node_text=node_text,
+        own_choices=own,
     )
 
 
@@ -427,8 +430,8 @@ def router_record(folder: Path) -> dict:
 
 def load_encoder_router(folder: Path, *, device: str = "cpu") -> ScoringRouter:
     """The trained encoder router published in `folder`, with its calibrated thresholds, section
-    weight, budget fill order and node text (0, "router" and "heading_path" for folders published
-    before they were chosen)."""
+    weight, budget fill order, node text and own-choice rule (0, "router", "heading_path" and the
+    threshold for folders published before they were chosen)."""
     folder = Path(folder)
     if not is_encoder_router(folder):
         raise FileNotFoundError(f"{folder} holds no encoder router ({ROUTER_RECORD} with kind 'encoder')")
@@ -443,4 +446,5 @@ def load_encoder_router(folder: Path, *, device: str = "cpu") -> ScoringRouter:
         section_weight=float(record.get("section_weight", 0.0)),
         fill_order=record.get("fill_order", "router"),
         contextual=record.get("node_text", NODE_TEXTS[0]) == "heading_path",
+        own_choices=own_choices_from_record(record),
     )

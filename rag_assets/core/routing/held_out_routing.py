@@ -140,9 +140,11 @@ def route_samples_with(
     if not samples:
         return []
     requests = []
+    memos: dict[str, dict] = {}  # one per question: its views are routed together, as in rdr2
     for sample in samples:
         state, view = restore(sample, trees[sample.doc_id])
-        requests.append(RouteRequest(0, sample.query, state, view, (), final_round=False))
+        memo = memos.setdefault(sample.qid, {})
+        requests.append(RouteRequest(0, sample.query, state, view, (), final_round=False, question_memo=memo))
     replies = router.route(requests, knobs or RoutingKnobs())
     return [
         RoutedSample(sample, parse_router_output(reply.text, request.view), reply.text)

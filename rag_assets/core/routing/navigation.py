@@ -174,6 +174,9 @@ class RouteRequest:
     view: SubtreeView  # already fitted to the token budget
     hit_node_ids: tuple[int, ...]
     final_round: bool
+    # shared by every request of the question, across rounds: what a router keeps of the question
+    # between views (the encoder's own choices: the best node score so far)
+    question_memo: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +266,7 @@ def route_documents(  # noqa: C901 — the routing rounds with their ablation kn
         (q, i, states[q][i].light(doc.hit_node_ids)) for q, docs in enumerate(retrieved) for i, doc in enumerate(docs)
     ]
     calls: list[int] = []
+    memos: list[dict] = [{} for _ in questions]
     rounds = [0] * len(questions)
     rounds_allowed = 1 + (max(knobs.expand_iterations, 0) if knobs.expands else 0)
     # A router that reads each node on its own (the scorers, the bounds) has no context window:
@@ -279,7 +283,7 @@ def route_documents(  # noqa: C901 — the routing rounds with their ablation kn
             break
         final = _round == rounds_allowed - 1
         requests = [
-            RouteRequest(q, questions[q], states[q][i], view, tuple(retrieved[q][i].hit_node_ids), final)
+            RouteRequest(q, questions[q], states[q][i], view, tuple(retrieved[q][i].hit_node_ids), final, memos[q])
             for q, i, view in pending
         ]
         replies = router.route(requests, knobs)

@@ -15,7 +15,9 @@ ablations and router metrics are the same for every kind.
   `section_weight` smooths each content node's score with the best score among the shown nodes of
   its own section (`section_smoothed`): the trained router's weight is chosen on the validation
   fold and recorded with it, as is `fill_order`, the order in which an evidence budget's unused
-  words are filled (`routing.fill_scores`).
+  words are filled (`routing.fill_scores`). With `own_choices` (`routing.own_choices`, chosen on
+  held-out questions at a word target) the trained router answers every shown node within a
+  margin of its question's best node instead of the threshold's few.
 - `OracleRouter`: the oracle teacher's actions on the same views (needs the questions' gold
   labels): the ceiling any router can reach with our retrieval and subtrees.
 - `HitNodesRouter`: ANSWER exactly the content nodes of the retrieved passages, never EXPAND, never
@@ -32,6 +34,7 @@ from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.corpus.tree import CONTENT, TreeNode
 from rag_assets.core.routing.action_format import REFUSAL, format_actions
 from rag_assets.core.routing.navigation import RouteRequest, RouterReply, RoutingKnobs
+from rag_assets.core.routing.own_choices import OwnChoices, margin_answers
 from rag_assets.core.routing.routed_evidence import FILL_ORDERS
 from rag_assets.core.routing.subtree import DocumentRouting
 from rag_assets.core.routing.teachers import (
@@ -43,6 +46,7 @@ from rag_assets.core.routing.teachers import (
 )
 from rag_assets.core.text import first_words, word_count
 
+OWN_BEST = "encoder_own_best"  # the question memo's key: its best own-choice score so far
 CONTEXT_WORDS = 96  # words of a node's text in its scored context (MiniLM reads 256 word pieces)
 PATH_SEPARATOR = " > "
 
@@ -101,6 +105,7 @@ class ScoringRouter:
         section_weight: float = 0.0,
         fill_order: str = "router",
         count_tokens: Callable[[str], int] = word_count,
+        own_choices: OwnChoices | None = None,
     ) -> None:
         if section_weight < 0:
             raise ValueError(f"section_weight must be >= 0, got {section_weight}")
@@ -112,6 +117,7 @@ class ScoringRouter:
         self.contextual = contextual
         self.section_weight = section_weight
         self.fill_order = fill_order  # the evidence budget fill's order it was calibrated with
+        self.own_choices = own_choices  # None: ANSWER by the calibrated threshold
         self._count_tokens = count_tokens
         self._vectors: dict[str, np.ndarray] = {}
 
@@ -140,9 +146,9 @@ class ScoringRouter:
         for text, vector in zip(missing, vectors / np.where(norms == 0, 1, norms)):
             self._vectors[text] = vector
 
-    def score(self, query_and_nodes: Sequence[tuple[str, DocumentRouting, Sequence[int], Sequence[int]]]):
-        """SimilarityScores for each (query, state, visible content ids, collapsed heading ids): ONE
-        encoder call for every text not embedded before."""
+    def _cosines(self, query_and_nodes: Sequence[tuple[str, DocumentRouting, Sequence[int], Sequence[int]]]):
+        """(content node -> cosine, heading -> cosine) for each (query, state, visible content ids,
+        collapsed heading ids): ONE encoder call for every text not embedded before."""
         plans = []
         for query, state, content_ids, heading_ids in query_and_nodes:
             content = list(content_ids)
@@ -150,16 +156,23 @@ class ScoringRouter:
             plans.append((query, content, self._texts(state, content), headings, self._texts(state, headings)))
         self._embed([t for query, _, ct, _, ht in plans for t in (query, *ct, *ht)])
         out = []
-        for (query, content, ctexts, headings, htexts), (_, state, _, _) in zip(plans, query_and_nodes):
+        for query, content, ctexts, headings, htexts in plans:
             q = self._vectors[query]
-            answer = {n: float(q @ self._vectors[t]) for n, t in zip(content, ctexts)}
             out.append(
-                SimilarityScores(
-                    section_smoothed(answer, state.section, self.section_weight),
+                (
+                    {n: float(q @ self._vectors[t]) for n, t in zip(content, ctexts)},
                     {h: float(q @ self._vectors[t]) for h, t in zip(headings, htexts)},
                 )
             )
         return out
+
+    def score(self, query_and_nodes: Sequence[tuple[str, DocumentRouting, Sequence[int], Sequence[int]]]):
+        """SimilarityScores for each (query, state, visible content ids, collapsed heading ids): ONE
+        encoder call for every text not embedded before."""
+        return [
+            SimilarityScores(section_smoothed(answer, state.section, self.section_weight), expand)
+            for (answer, expand), (_, state, _, _) in zip(self._cosines(query_and_nodes), query_and_nodes)
+        ]
 
     def with_section_weight(
         self,
@@ -169,7 +182,7 @@ class ScoringRouter:
         contextual: bool | None = None,
     ) -> ScoringRouter:
         """The same encoder (and its embedding cache) with another section weight (and thresholds,
-        budget fill order, node text)."""
+        budget fill order, node text); the same own-choice rule."""
         twin = ScoringRouter(
             self.encoder,
             thresholds or self.thresholds,
@@ -178,39 +191,72 @@ class ScoringRouter:
             section_weight=weight,
             fill_order=fill_order or self.fill_order,
             count_tokens=self._count_tokens,
+            own_choices=self.own_choices,
         )
         twin._vectors = self._vectors
         return twin
 
+    def with_own_choices(self, own_choices: OwnChoices | None) -> ScoringRouter:
+        """The same router (and embedding cache) answering by `own_choices` (None: the threshold)."""
+        twin = self.with_section_weight(self.section_weight)
+        twin.own_choices = own_choices
+        return twin
+
     def decide(
-        self, state: DocumentRouting, scores: SimilarityScores, *, allow_expand: bool, allow_refuse: bool
+        self,
+        state: DocumentRouting,
+        scores: SimilarityScores,
+        *,
+        allow_expand: bool,
+        allow_refuse: bool,
+        answers: list[int] | None = None,
     ) -> tuple[list[int], list[int]]:
+        """ANSWER (`answers` if given, else the best above the threshold) and EXPAND ids."""
         t = self.thresholds
-        answers = pick_best(scores.answer, t.answer, t.max_answers)
+        answers = pick_best(scores.answer, t.answer, t.max_answers) if answers is None else answers
         expands = pick_best(scores.expand, t.expand, t.max_expands) if allow_expand else []
         if not answers and not expands and not allow_refuse and scores.answer:
             answers = pick_best(scores.answer, float("-inf"), 1)  # "no refuse": the best shown node
         return answers, expands
 
     def route(self, requests: Sequence[RouteRequest], knobs: RoutingKnobs) -> list[RouterReply]:
-        scored = self.score(
-            [
-                (r.query, r.state, sorted(r.view.visible_content_ids), sorted(r.view.collapsed_heading_ids))
-                for r in requests
-            ]
-        )
+        queries = [
+            (r.query, r.state, sorted(r.view.visible_content_ids), sorted(r.view.collapsed_heading_ids))
+            for r in requests
+        ]
+        cosines = self._cosines(queries)
+        own = self._own_answers(requests, [answer for answer, _ in cosines])
         replies = []
-        for request, scores in zip(requests, scored):
+        for k, (request, (answer, expand)) in enumerate(zip(requests, cosines)):
+            scores = SimilarityScores(section_smoothed(answer, request.state.section, self.section_weight), expand)
             answers, expands = self.decide(
                 request.state,
                 scores,
                 allow_expand=knobs.expands and not request.final_round,
                 allow_refuse=knobs.allow_refuse,
+                answers=own[k] if own is not None else None,
             )
             nodes = request.state.nodes
             text = format_actions([(n, nodes[n].text) for n in answers], [(h, nodes[h].text) for h in expands])
             replies.append(RouterReply(text, scores={n: scores.answer[n] for n in answers}, candidates=scores.answer))
         return replies
+
+    def _own_answers(self, requests: Sequence[RouteRequest], cosines: Sequence[dict[int, float]]):
+        """Per request, the nodes `own_choices` answers (None without the rule): within the margin
+        of the best smoothed score its question reached so far (this round's views and earlier
+        rounds', kept in the question's memo)."""
+        if self.own_choices is None:
+            return None
+        weight, margin = self.own_choices.section_weight, self.own_choices.margin
+        smoothed = [section_smoothed(c, r.state.section, weight) for r, c in zip(requests, cosines)]
+        for request, scores in zip(requests, smoothed):
+            if scores:
+                best = max(scores.values())
+                request.question_memo[OWN_BEST] = max(request.question_memo.get(OWN_BEST, best), best)
+        return [
+            margin_answers(scores, r.question_memo[OWN_BEST], margin) if scores else []
+            for r, scores in zip(requests, smoothed)
+        ]
 
 
 class OracleRouter:

@@ -1,0 +1,256 @@
+"""The trained encoder router's own choices (no budget fill) against rag-hybrid, from a
+materialized catalogue (nothing is trained or written).
+
+    DAGSTER_HOME=/tmp/h RAG_DATA_DIR=/tmp/h/data RAG_COLLECTIONS=collections.datasets.yaml \\
+        .venv/bin/python benchmarks/router_own_choices.py -c conditionalqa
+
+The own-choice rule (`core/routing/own_choices.py`: answer every shown node within a margin of
+the question's best node) is chosen as training chooses it, on the validation fold's real
+questions at `--word-target` of rag-hybrid's words (`choose_own_choices`; a router trained since
+the rule exists has it in router.json, and the one recorded there is used), then the dev + test
+questions are measured: the router with the rule (budget filled and own choices) against the
+same router answering by its calibrated threshold, in the evidence table with intervals and
+paired differences against rag-hybrid.
+
+`--ideas` also measures the other selection policies tried, each family's setting chosen on the
+validation questions (the fewest words reaching rag-hybrid's metric within the word target, else
+the best metric there) and measured on dev + test: the threshold and answers per view chosen on
+evidence (`t..+k..`), whole sections (`+sec`: an answered node brings its section's shown
+content), no refusal (`+fb`: a document with nothing answered expands its best heading, or in the
+last round answers its best node), the best-scored nodes up to W words (`@W`), and the budget
+fill at a share of rag-hybrid's words (`fill@share`: the ranking's ceiling at that length, not an
+own choice).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from rag_assets.core.routing.action_format import format_actions
+from rag_assets.core.routing.navigation import RouteRequest, RouterReply, RoutingKnobs
+from rag_assets.core.routing.own_choices import OwnChoiceTrial, pick_own_choices
+from rag_assets.core.routing.scoring_router import ScoringRouter
+from rag_assets.core.routing.teachers import pick_best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-c", "--collection", required=True)
+    parser.add_argument("--word-target", type=float, default=0.6, help="own choices' share of rag-hybrid's words")
+    parser.add_argument("--ideas", action="store_true", help="also measure the other selection policies tried")
+    args = parser.parse_args()
+    run(args.collection, args.word_target, args.ideas)
+
+
+def run(collection: str, target: float, ideas: bool) -> None:
+    from rag_assets.core.evaluation.evidence import evidence_table, measure_evidence, summarise_evidence
+    from rag_assets.core.evaluation.held_out_evidence import held_out_evidence, remembered
+    from rag_assets.core.index.retrieval import search
+    from rag_assets.core.routing.encoder_training import load_encoder_router
+    from rag_assets.core.routing.held_out_routing import load_routing_examples
+    from rag_assets.core.routing.own_choices import choose_own_choices
+    from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
+    from rag_assets.core.store.publication import index_pairing
+    from rag_assets.core.store.question_table import load_question_rows
+    from rag_assets.core.store.router_registry import latest_router
+    from rag_assets.core.store.tree_tables import load_trees
+    from rag_assets.core.tables import markdown_table
+    from rag_assets.strategy_config import AnswersConfig, strategy_specs
+    from resources.project import project_resources
+
+    resources = project_resources(progress=False)
+    embedder = resources["embedder"].get()
+    with resources["catalogue"].get_connection() as con:
+        record = latest_router(con, collection, "encoder")
+        if record is None:
+            raise SystemExit(f"{collection}: no trained encoder router in this catalogue")
+        validation_qids = {
+            v.qid
+            for v in load_routing_examples(con, collection, fold="validation")
+            if not v.qid.startswith(SYNTHETIC_QID_PREFIX)
+        }
+        validation = [q for q in load_question_rows(con, collection) if q.qid in validation_qids]
+        evaluation = load_question_rows(con, collection, "dev,test")
+        trees = {d: nodes for d, (nodes, _) in load_trees(con, collection).items()}
+        publication = index_pairing(con, collection).publication
+    if validation_qids & {q.qid for q in evaluation}:
+        raise SystemExit("validation questions among the evaluation questions: not held out")
+    index = resources["vectors"].index(embedder).pin(publication.version if publication else None)
+
+    def plain_search(query: str, mode: str, k: int, **_: object):
+        return search(index, embedder, query, mode=mode, k=k, collections=[collection])
+
+    retrieve = remembered(plain_search)  # every router and policy routes the same searches
+    specs = strategy_specs(AnswersConfig(), "short", None)
+    baseline = specs["rag-hybrid"]
+    routed = dataclasses.replace(specs["rdr2"], router="encoder", evidence_budget_from=None)
+    trained = load_encoder_router(Path(record.path), device=embedder.device)
+    threshold = trained.with_own_choices(None)
+    held_out = held_out_evidence(validation, baseline=baseline, routed=routed, retrieve=retrieve, trees=trees)
+    if held_out is None:
+        raise SystemExit(f"{collection}: no validation question with a gold label")
+    print(f"{collection}: {len(validation)} validation questions, {len(evaluation)} dev+test; encoder "
+          f"{record.adapter_id} (answer >= {trained.thresholds.answer}, max {trained.thresholds.max_answers}, "
+          f"section weight {trained.section_weight}, fill {trained.fill_order}); validation rag-hybrid "
+          f"{held_out.metric} {held_out.baseline:.3f}", flush=True)  # fmt: skip
+    own_rule = trained.own_choices
+    if own_rule is None:
+        calibration = choose_own_choices(threshold, held_out, word_target=target)
+        for t in calibration.trials:
+            print(f"  validation own choices weight {t.section_weight:g} margin {t.margin:g}: "
+                  f"{held_out.metric} {t.evidence:.3f} at {t.words_share:.0%}", flush=True)  # fmt: skip
+        own_rule = calibration.chosen
+    print(f"own-choice rule: {own_rule} ({'router.json' if trained.own_choices else 'chosen here'})", flush=True)
+
+    rows = []
+    for label, router in (("encoder", threshold.with_own_choices(own_rule)), ("encoder-threshold", threshold)):
+        measured = measure_evidence(
+            evaluation,
+            baseline=baseline,
+            routed=routed,
+            kinds=["encoder"],
+            routers={"encoder": router},
+            retrieve=retrieve,
+            trees=trees,
+        )
+        rows += [
+            dataclasses.replace(r, strategy=r.strategy.replace("rdr2-encoder", f"rdr2-{label}"))
+            for r in measured
+            if r.router or not rows  # rag-hybrid's rows once
+        ]
+    summary = summarise_evidence(rows)
+    header, body = evidence_table(summary)
+    print(f"\n{collection}: {len(evaluation)} dev+test questions; rdr2-encoder: own-choice rule {own_rule}; "
+          f"rdr2-encoder-threshold: the calibrated threshold\n\n{markdown_table(header, body)}", flush=True)  # fmt: skip
+    if ideas:
+        measure_ideas(held_out, threshold, evaluation, baseline, routed, retrieve, trees, target)
+
+
+def measure_ideas(held_out, trained: ScoringRouter, evaluation, baseline, routed, retrieve, trees, target) -> None:
+    """Each idea family's setting chosen on `held_out`'s questions, measured on `evaluation`."""
+    from rag_assets.core.answering.strategies import gather_evidence
+    from rag_assets.core.evaluation.evidence import evidence_table, summarise_evidence
+    from rag_assets.core.evaluation.held_out_evidence import HeldOutEvidence
+    from rag_assets.core.tables import markdown_table
+
+    candidates = idea_candidates(trained)
+
+    def judge(questions, budgets, router, fill: bool, cap) -> HeldOutEvidence:
+        cut = [cap(b) if cap else b for b in budgets]
+        spec = dataclasses.replace(routed, fill_budget=fill)
+        return HeldOutEvidence(questions, cut, held_out.metric, spec, retrieve, trees, held_out.baseline)
+
+    tried: dict[str, list[tuple[OwnChoiceTrial, str, object, bool, object]]] = {}
+    budget_total = sum(held_out.budgets)
+    for family, label, router, fill, cap in candidates:
+        setting = judge(held_out.questions, held_out.budgets, router, fill, cap)
+        value, share = setting.measure(router)
+        share = share * sum(setting.budgets) / budget_total  # of rag-hybrid's words, not of the cap
+        print(f"  validation {family:9s} {label:18s} {held_out.metric} {value:.3f} at {share:.0%}", flush=True)
+        tried.setdefault(family, []).append((OwnChoiceTrial(0.0, 0.0, value, share), label, router, fill, cap))
+
+    base = gather_evidence([q.query for q in evaluation], baseline, retrieve=retrieve, trees=trees)
+    budgets = [g.words for g in base]
+    rows = [_row("rag-hybrid", "", g, q) for g, q in zip(base, evaluation)]
+    for family, options in tried.items():
+        best = pick_own_choices([o[0] for o in options], held_out.baseline, target)
+        if best is None:
+            print(f"  {family}: no setting within {target:.0%} of rag-hybrid's words on validation")
+            continue
+        _, label, router, fill, cap = next(o for o in options if o[0] is best)
+        print(f"  {family}: chosen {label} ({held_out.metric} {best.evidence:.3f} at {best.words_share:.0%})")
+        cut = [cap(b) if cap else b for b in budgets]
+        spec = dataclasses.replace(routed, fill_budget=fill)
+        gathered = gather_evidence(
+            [q.query for q in evaluation], spec, retrieve=retrieve, trees=trees, routers={"encoder": router},
+            evidence_budgets=cut,
+        )  # fmt: skip
+        rows += [_row(f"rdr2-encoder {label}", "encoder", g, q) for g, q in zip(gathered, evaluation)]
+    header, body = evidence_table(summarise_evidence(rows))
+    print(f"\nideas, {len(evaluation)} dev+test questions\n\n{markdown_table(header, body)}")
+
+
+def idea_candidates(trained: ScoringRouter) -> list[tuple[str, str, object, bool, Callable[[int], int] | None]]:
+    """(family, label, router, budget fill, word cap of rag-hybrid's words) for every idea tried."""
+    candidates: list[tuple[str, str, object, bool, Callable[[int], int] | None]] = []
+    for answer in (0.7, 0.6, 0.5, 0.4, 0.3, 0.2):
+        for count in (3, 5, 8, 12):
+            candidates.append(("threshold", f"t{answer:g}+k{count}", PolicyRouter(trained, answer, count), False, None))
+    for answer in (0.7, 0.6, 0.5, 0.4):
+        for count in (1, 2, 3):
+            for fallback in (False, True):
+                label = f"t{answer:g}+k{count}+sec" + ("+fb" if fallback else "")
+                router = PolicyRouter(trained, answer, count, sections=True, fallback=fallback)
+                candidates.append(("section", label, router, False, None))
+    for answer in (0.7, 0.6, 0.5):
+        candidates.append(
+            ("fallback", f"t{answer:g}+k3+fb", PolicyRouter(trained, answer, 3, fallback=True), False, None)
+        )
+    for words in (100, 150, 200, 250):
+        router = PolicyRouter(trained, -1.0, 50, fallback=True)
+        candidates.append(("words", f"all@{words}", router, False, lambda b, w=words: min(b, w)))
+    for share in (0.3, 0.45, 0.6):
+        candidates.append(("fill", f"fill@{share:g}", trained, True, lambda b, s=share: int(b * s)))
+
+    return candidates
+
+
+def _row(name: str, router: str, gathered, question):
+    from rag_assets.core.evaluation.evidence import EvidenceRow
+    from rag_assets.core.evaluation.held_out_evidence import evidence_metrics
+
+    figures = evidence_metrics(gathered, question)
+    words = int(figures.pop("words"))
+    return EvidenceRow(name, router, False, question.qid, figures, words, 0.0)
+
+
+class PolicyRouter:
+    """The trained encoder answering by another policy (for `--ideas`): threshold `answer`, at
+    most `count` per view; `sections`: an answered node brings its section's shown content;
+    `fallback`: a document with nothing answered or expanded expands its best heading (or, in
+    the last round, answers its best node)."""
+
+    fits_views = False
+
+    def __init__(
+        self, base: ScoringRouter, answer: float, count: int, *, sections: bool = False, fallback: bool = False
+    ) -> None:
+        self.base, self.answer, self.count, self.sections, self.fallback = base, answer, count, sections, fallback
+        self.kind, self.fill_order = base.kind, base.fill_order
+
+    def count_tokens(self, text: str) -> int:
+        return self.base.count_tokens(text)
+
+    def route(self, requests: Sequence[RouteRequest], knobs: RoutingKnobs) -> list[RouterReply]:
+        queries = [
+            (r.query, r.state, sorted(r.view.visible_content_ids), sorted(r.view.collapsed_heading_ids))
+            for r in requests
+        ]
+        t = self.base.thresholds
+        replies = []
+        for request, scores in zip(requests, self.base.score(queries)):
+            expanding = knobs.expands and not request.final_round
+            answers = pick_best(scores.answer, self.answer, self.count)
+            expands = pick_best(scores.expand, t.expand, t.max_expands) if expanding else []
+            if self.fallback and not answers and not expands:
+                if expanding and scores.expand:
+                    expands = pick_best(scores.expand, float("-inf"), 1)
+                elif scores.answer:
+                    answers = pick_best(scores.answer, float("-inf"), 1)
+            if self.sections and answers:
+                section = request.state.section
+                headings = {section.get(n) for n in answers}
+                answers = sorted(
+                    {*answers, *(n for n in request.view.visible_content_ids if section.get(n) in headings)}
+                )
+            nodes = request.state.nodes
+            text = format_actions([(n, nodes[n].text) for n in answers], [(h, nodes[h].text) for h in expands])
+            replies.append(RouterReply(text, scores={n: scores.answer[n] for n in answers}, candidates=scores.answer))
+        return replies
+
+
+if __name__ == "__main__":
+    main()
