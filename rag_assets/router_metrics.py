@@ -161,7 +161,12 @@ def router_metrics(
             ScoringRouter(embedder.get(), thresholds, kind="similarity", contextual=False), samples, trees
         )
         if "encoder" in routers:
-            routed["encoder"] = route_samples_with(load_encoder_router(Path(routers["encoder"].path)), samples, trees)
+            # scored per view against the teacher's per-view labels: the encoder's per-view rule
+            # (the thresholds calibrated for ANS-F1), not its own-choice rule, which answers by a
+            # margin under the question's best node across documents and is chosen for evidence
+            # at a word target (measured by `evidence_evaluation`)
+            encoder = load_encoder_router(Path(routers["encoder"].path)).with_own_choices(None)
+            routed["encoder"] = route_samples_with(encoder, samples, trees)
     llm_samples = samples[: max(config.max_samples, 0)]
     adapter = routers.get("llm")
     if adapter is not None and Path(adapter.base_model).resolve() != llm.model_path().resolve():

@@ -11,14 +11,9 @@ import pytest
 from rag_assets.core.answering.types import StrategySpec
 from rag_assets.core.corpus.blocks import heading, paragraph
 from rag_assets.core.corpus.question_sets import Question
-from rag_assets.core.corpus.sources import CollectionSpec, SourceDocument, iter_collection
 from rag_assets.core.corpus.tree import build_tree
-from rag_assets.core.corpus.tree_building import document_tree
 from rag_assets.core.evaluation.held_out_evidence import held_out_evidence
 from rag_assets.core.index.embedding import Embedder
-from rag_assets.core.index.passages import cut_passages
-from rag_assets.core.index.retrieval import search
-from rag_assets.core.index.vector_index import PassageIndex
 from rag_assets.core.routing.encoder_training import (
     EncoderSettings,
     RoutingExample,
@@ -31,7 +26,7 @@ from rag_assets.core.routing.own_choices import OwnChoices, choose_own_choices
 from rag_assets.core.routing.scoring_router import ScoringRouter
 from rag_assets.core.routing.subtree import DocumentRouting
 from rag_assets.core.routing.teachers import SimilarityThresholds
-from tests.conftest import write_corpus
+from tests.integration.tiny_index import indexed_tiny_corpus
 
 QUERY = "How do I descale the kettle with vinegar?"
 QUESTIONS = [
@@ -50,16 +45,7 @@ def embedder() -> Embedder:
 
 @pytest.fixture(scope="module")
 def held_out(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder):
-    folder = write_corpus(tmp_path_factory.mktemp("corpus"))
-    docs = [d for d in iter_collection(CollectionSpec("tiny", str(folder))) if isinstance(d, SourceDocument)]
-    trees = {d.doc_id: document_tree(d) for d in docs}
-    index = PassageIndex(tmp_path_factory.mktemp("lance"), embedder)
-    index.sync([p for d in docs for p in cut_passages(d.doc_id, trees[d.doc_id].nodes, trees[d.doc_id].text)], "tiny")
-
-    def retrieve(query: str, mode: str, k: int, **_: object):
-        return search(index, embedder, query, mode=mode, k=k, collections=["tiny"])
-
-    nodes = {doc_id: tree.nodes for doc_id, tree in trees.items()}
+    retrieve, nodes = indexed_tiny_corpus(tmp_path_factory.mktemp("corpus"), tmp_path_factory.mktemp("lance"), embedder)
     return held_out_evidence(QUESTIONS, baseline=HYBRID, routed=ROUTED, retrieve=retrieve, trees=nodes)
 
 
