@@ -1,8 +1,8 @@
 """`rag serve`: the query service (FastAPI + uvicorn) and the audit web page it serves.
 
-Models load once (at start-up with --preload); every request reads the published index pair
-again on a short read-only catalogue connection and says which pair it used, so a newly
-published index is served from the next request on. Questions in flight are bounded: one more
+Models load once (at start-up with --preload); every request uses the published index pair
+(read again on a short read-only catalogue connection whenever the catalogue changed) and says
+which pair it used, so a newly published index is served from the next request on. Questions in flight are bounded: one more
 is refused with 503 and the reason, never queued without bound. The OpenAPI schema is at
 /openapi.json (and browsable at /docs).
 """

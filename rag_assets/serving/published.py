@@ -1,9 +1,10 @@
 """What a reader uses: the catalogue's published index rows, read on a short read-only connection,
 and the LanceDB table at the published version, opened once per version.
 
-Every request reads the publication again (one short read), so a newly published index (a
-scheduled re-index, a sensor run) is used from the next request on, without a restart; the
-catalogue file is never held between reads, so a running materialization never waits on us.
+A request reads the publication again whenever the catalogue changed since the last read (a
+search checks the file's stamp; an ask reads it afresh), so a newly published index (a scheduled
+re-index, a sensor run) is used from the next request on, without a restart; the catalogue file
+is never held between reads, so a running materialization never waits on us.
 """
 
 from __future__ import annotations

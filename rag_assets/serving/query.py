@@ -3,7 +3,7 @@ place. The CLI makes a `QueryService` per command (it loads only what the query 
 service keeps one warm for its whole life; both give the same results and store the same lineage.
 
 The catalogue is only opened for short reads (and one short write per answer); LanceDB is read at
-the version published with the catalogue's passages, re-read on every request.
+the version published with the catalogue's passages, re-read whenever the catalogue changed.
 """
 
 from __future__ import annotations
