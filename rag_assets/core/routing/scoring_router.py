@@ -170,9 +170,13 @@ class ScoringRouter:
         """SimilarityScores for each (query, state, visible content ids, collapsed heading ids): ONE
         encoder call for every text not embedded before."""
         return [
-            SimilarityScores(section_smoothed(answer, state.section, self.section_weight), expand)
+            self._similarity(answer, expand, state)
             for (answer, expand), (_, state, _, _) in zip(self._cosines(query_and_nodes), query_and_nodes)
         ]
+
+    def _similarity(self, answer: dict[int, float], expand: dict[int, float], state: DocumentRouting):
+        """The scores a decision reads: content cosines smoothed by the router's section weight."""
+        return SimilarityScores(section_smoothed(answer, state.section, self.section_weight), expand)
 
     def with_section_weight(
         self,
@@ -228,7 +232,7 @@ class ScoringRouter:
         own = self._own_answers(requests, [answer for answer, _ in cosines])
         replies = []
         for k, (request, (answer, expand)) in enumerate(zip(requests, cosines)):
-            scores = SimilarityScores(section_smoothed(answer, request.state.section, self.section_weight), expand)
+            scores = self._similarity(answer, expand, request.state)
             answers, expands = self.decide(
                 request.state,
                 scores,
