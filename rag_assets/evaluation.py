@@ -16,6 +16,7 @@ from rag_assets.core.evaluation.report import (
 )
 from rag_assets.core.evaluation.retrieval_report import retrieval_notes
 from rag_assets.core.evaluation.scoring import aggregate, aggregate_grid, metric_intervals, score_answers
+from rag_assets.core.evaluation.seed_systems import compare_seed_systems
 from rag_assets.core.figures import png_markdown
 from rag_assets.core.lineage import load_answers, utc_now
 from rag_assets.core.store.evidence import load_evidence
@@ -178,6 +179,7 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         evidence=evidence,
         evidence_split="+".join(evidence_splits),
         intervals=metric_intervals(scored),
+        seed_systems=compare_seed_systems(records, scored),
     )
     files = write_report(data, reports_root())
     context.log.info(f"evaluation report: {files.html}")

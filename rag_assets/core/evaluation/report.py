@@ -29,6 +29,7 @@ from pathlib import Path
 from rag_assets.core.evaluation.evidence import EvidenceSummary, evidence_footnote, evidence_table, evidence_title
 from rag_assets.core.evaluation.report_plots import plot_evidence, plot_metrics, plot_router, plot_scaling
 from rag_assets.core.evaluation.scoring import METRIC_ORDER, headline_metrics
+from rag_assets.core.evaluation.seed_systems import SeedComparison, seed_section
 from rag_assets.core.tables import markdown_table
 
 ROUTER_METRICS = ("ans_f1", "exp_pre", "ref_acc", "collapsed_rate", "parse_failure_rate", "expelled_per_output")
@@ -71,6 +72,8 @@ class ReportData:
     evidence_split: str = ""
     # strategy -> rate metric -> 95% bootstrap interval of the reader-based rows
     intervals: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    # each seed system against its base, paired on the questions both answered
+    seed_systems: list[SeedComparison] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +168,7 @@ def _sections(data: ReportData) -> list[Section]:
             ),
         )
     )
+    sections += seed_section(data.seed_systems)
     if data.evidence is None:
         sections.append(("Evidence: quality vs length (reader-based rows)", [], [], "evidence", ""))
     for grid, points in data.scaling.items():
@@ -272,6 +276,7 @@ def non_finite_numbers(summary: Mapping) -> list[str]:
     def walk(value: object, where: str) -> None:
         if isinstance(value, Mapping):
             if not value:
+        "seed_systems": {data.collection: [c.as_dict() for c in data.seed_systems]},
                 bad.append(f"{where} (empty)")
             for key, item in value.items():
                 walk(item, f"{where}.{key}")
