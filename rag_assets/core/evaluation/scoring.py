@@ -219,9 +219,11 @@ def aggregate(scored: Iterable[ScoredAnswer]) -> dict[str, dict[str, float]]:
 
 def metric_intervals(scored: Iterable[ScoredAnswer]) -> dict[str, dict[str, tuple[float, float]]]:
     """strategy -> rate metric -> its mean's 95% bootstrap interval over the main-comparison
-    answers that have the metric (fixed seed: the same answers, the same interval)."""
+    answers that have the metric (fixed seed: the same answers, the same interval). Answers are
+    taken in question order, so two strategies with the same per-question values get the same
+    interval whatever order the catalogue returned them in."""
     values: dict[str, dict[str, list[float]]] = {}
-    for s in scored:
+    for s in sorted(scored, key=lambda s: s.qid):
         if s.grid:
             continue
         for name in RATE_METRICS:
