@@ -106,13 +106,22 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
     "router_metrics": {
         "collection": COLLECTION,
         "model": "encoder, similarity (untrained encoder), adapter, adapter-rank or base (untrained LLM).",
-        "samples": "Validation views scored.",
+        "samples": "Views scored (the LLM kinds: the first max_samples of them).",
         "ans_f1": "Mean per-view F1 of the ANSWERed nodes, over views where the gold or the router answers.",
         "exp_pre": "Precision of the EXPAND lines.",
         "ref_acc": "Share of the gold refusals the router refused (garbage is not a refusal).",
         "expelled_per_output": "Invalid action lines per output (ignored by the parser).",
         "collapsed_rate": "Share of outputs with no usable line and no refusal.",
         "parse_failure_rate": "Share of outputs with an expelled line or collapsed.",
+        "questions": "Questions the scored views come from (0: written before it was recorded).",
+        "dev_test": "True: the views of every dev + test question, oracle-labelled; false: the routing "
+        "validation fold, teacher-labelled (no dev/test questions, or an older catalogue).",
+        "ans_f1_low": "ANS-F1's 95% bootstrap interval, lower end (questions resampled).",
+        "ans_f1_high": "ANS-F1's 95% bootstrap interval, upper end (questions resampled).",
+        "exp_pre_low": "EXP-PRE's 95% bootstrap interval, lower end (questions resampled).",
+        "exp_pre_high": "EXP-PRE's 95% bootstrap interval, upper end (questions resampled).",
+        "ref_acc_low": "REF-ACC's 95% bootstrap interval, lower end (questions resampled).",
+        "ref_acc_high": "REF-ACC's 95% bootstrap interval, upper end (questions resampled).",
     },
     "answers": {
         "collection": COLLECTION,

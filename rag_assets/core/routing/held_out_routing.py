@@ -70,7 +70,8 @@ def route_samples(
 
 
 def score_routed(routed: Sequence[RoutedSample], golds: Sequence[RoutingGold]) -> RoutingScores:
-    """ANS-F1, EXP-PRE, REF-ACC, expelled, collapsed and parse-failure rates of routed samples."""
+    """ANS-F1, EXP-PRE, REF-ACC, expelled, collapsed and parse-failure rates of routed samples,
+    the intervals resampling their questions (a question's views succeed or fail together)."""
     predictions = [
         RoutingPrediction(
             frozenset(r.decision.answer_ids),
@@ -81,7 +82,7 @@ def score_routed(routed: Sequence[RoutedSample], golds: Sequence[RoutingGold]) -
         )
         for r in routed
     ]
-    return score_routing(predictions, golds)
+    return score_routing(predictions, golds, [r.sample.qid for r in routed])
 
 
 def load_routing_samples(

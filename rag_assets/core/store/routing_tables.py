@@ -7,20 +7,33 @@ from collections.abc import Sequence
 
 import duckdb
 
-from rag_assets.core.store.schemas import ROUTER_METRIC_COLUMNS, table_columns
+from rag_assets.core.store.schemas import ROUTER_INTERVAL_COLUMNS, ROUTER_METRIC_COLUMNS, table_columns
 from rag_assets.core.store.transactions import table_exists
 
 
 def load_router_metrics(con: duckdb.DuckDBPyConnection, collection: str) -> dict[str, dict[str, float]]:
-    """model -> {"samples": n, <metric>: value} of one collection (models in descending name order)."""
+    """model -> {"samples": n, "questions": q, "dev_test": 0 or 1, <metric>: value, <metric>_low /
+    _high: its interval} of one collection (models in descending name order). Values a catalogue
+    written before they were recorded lacks (no column, or NULL) are left out."""
     if not table_exists(con, "router_metrics"):
         return {}
-    columns = ("samples", *ROUTER_METRIC_COLUMNS)
+    present = {
+        name
+        for (name,) in con.execute(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_name = 'router_metrics' AND table_schema = current_schema()"
+        ).fetchall()
+    }
+    wanted = ("samples", "questions", "dev_test", *ROUTER_METRIC_COLUMNS, *ROUTER_INTERVAL_COLUMNS)
+    columns = [c for c in wanted if c in present]
     rows = con.execute(
         f"SELECT model, {', '.join(columns)} FROM router_metrics WHERE collection = ? ORDER BY model DESC",
         [collection],
     ).fetchall()
-    return {model: dict(zip(columns, values)) for model, *values in rows}
+    return {
+        model: {c: int(v) if c == "dev_test" else v for c, v in zip(columns, values) if v is not None}
+        for model, *values in rows
+    }
 
 
 def teacher_failures(con: duckdb.DuckDBPyConnection, collection: str) -> list[tuple[str, int, int]]:

@@ -49,7 +49,9 @@ SCHEMA: dict[str, str] = {
         collection VARCHAR NOT NULL, model VARCHAR NOT NULL, samples INTEGER NOT NULL,
         ans_f1 DOUBLE NOT NULL, exp_pre DOUBLE NOT NULL, ref_acc DOUBLE NOT NULL,
         expelled_per_output DOUBLE NOT NULL, collapsed_rate DOUBLE NOT NULL,
-        parse_failure_rate DOUBLE NOT NULL""",
+        parse_failure_rate DOUBLE NOT NULL, questions INTEGER DEFAULT 0, dev_test BOOLEAN DEFAULT false,
+        ans_f1_low DOUBLE, ans_f1_high DOUBLE, exp_pre_low DOUBLE, exp_pre_high DOUBLE,
+        ref_acc_low DOUBLE, ref_acc_high DOUBLE""",
     "answers": """
         collection VARCHAR NOT NULL, answer_id VARCHAR NOT NULL, source VARCHAR NOT NULL,
         run_id VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL, qid VARCHAR NOT NULL,
@@ -84,9 +86,15 @@ def table_columns(table: str) -> list[tuple[str, str, bool]]:
     return columns
 
 
-# The per-model routing-quality columns of `router_metrics` (after `samples`), in table order.
+# The per-model routing-quality columns of `router_metrics` (after `samples`), in table order, and
+# the bootstrap interval bounds of three of them (`<rate>_low`, `<rate>_high`).
+ROUTER_INTERVAL_COLUMNS: tuple[str, ...] = tuple(
+    name for name, kind, _ in table_columns("router_metrics") if kind == "DOUBLE" and name.endswith(("_low", "_high"))
+)
 ROUTER_METRIC_COLUMNS: tuple[str, ...] = tuple(
-    name for name, kind, _ in table_columns("router_metrics") if kind == "DOUBLE"
+    name
+    for name, kind, _ in table_columns("router_metrics")
+    if kind == "DOUBLE" and name not in ROUTER_INTERVAL_COLUMNS
 )
 
 _STR_LIST = pa.list_(pa.string())
@@ -114,6 +122,12 @@ NODE_ARROW_SCHEMA = pa.schema(
 # to such a catalogue (with their default) so it stays readable and writable.
 ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
     "document_nodes": ("page_start INTEGER DEFAULT 0", "page_end INTEGER DEFAULT 0"),
+    # how many questions the views come from, whether they are the dev + test views, the intervals
+    "router_metrics": (
+        "questions INTEGER DEFAULT 0",
+        "dev_test BOOLEAN DEFAULT false",
+        *(f"{name} DOUBLE" for name in ROUTER_INTERVAL_COLUMNS),
+    ),
 }
 
 # The passage: the catalogue's `passages` rows; the LanceDB index rows add `search_text` and `vector`.
