@@ -1,8 +1,13 @@
-"""`router_metrics`: how well each router kind routes the validation fold against its untrained
-counterpart (encoder vs similarity on every validation subtree, LLM adapter vs base model on a
-few), scored against the teacher's labels with the routers `router_adapter` published."""
+"""`router_metrics`: how well each router kind routes the views of every evaluation question (all
+dev + test questions: no router trained on them) against its untrained counterpart (encoder vs
+similarity on every view, LLM adapter vs base model on the first few), scored against the
+gold-derived oracle's labels (core/routing/evaluation_views.py) with the routers `router_adapter`
+published, with 95% bootstrap intervals over questions. A collection without dev/test questions
+is scored on the routing validation fold against its teacher's labels, as the title says."""
 
-from collections.abc import Sequence
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -12,7 +17,17 @@ from pydantic import Field
 
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.engines.base import LLMEngine
+from rag_assets.core.index.embedding import Embedder
+from rag_assets.core.index.retrieval import search
 from rag_assets.core.routing.encoder_training import load_encoder_router
+from rag_assets.core.routing.evaluation_views import (
+    EVALUATION_SPLITS,
+    ViewKnobs,
+    evaluation_views,
+    resolve_knobs,
+    trained_evaluation_splits,
+    views_title,
+)
 from rag_assets.core.routing.held_out_routing import (
     RoutedSample,
     load_routing_samples,
@@ -21,27 +36,34 @@ from rag_assets.core.routing.held_out_routing import (
     score_routed,
 )
 from rag_assets.core.routing.likelihood_router import LikelihoodRouter, engine_can_score
-from rag_assets.core.routing.metrics import INTERVAL_LEVEL, RoutingScores
+from rag_assets.core.routing.metrics import INTERVAL_LEVEL, INTERVAL_RATES, RoutingGold, RoutingScores
 from rag_assets.core.routing.navigation import RoutingKnobs
 from rag_assets.core.routing.samples import RoutingSample
 from rag_assets.core.routing.scoring_router import ScoringRouter
 from rag_assets.core.store.collections import replace_collection
+from rag_assets.core.store.publication import load_publication
+from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.router_registry import AdapterRecord
+from rag_assets.core.store.schemas import ROUTER_INTERVAL_COLUMNS
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import fenced, markdown_table, table_metadata
 from rag_assets.partitions import collection_partitions
 from rag_assets.router import router_adapter, upstream_routers
+from rag_assets.routing_data import RoutingDataConfig, routing_subtrees
 from resources.embedder import EmbedderResource
-from resources.llm import LLMResource
+from resources.llm import BaseModelResource, LLMResource
+from resources.vectors import VectorStoreResource
+
+INTERVAL_UNIT = "questions (the views of one question are resampled together: they succeed or fail together)"
 
 
 class RouterMetricsConfig(dg.Config):
     max_samples: int = Field(
         default=4,
         ge=0,
-        description="Validation subtrees the LLM routers score (first by subtree id); keeps CPU runs short. "
-        "The encoder and similarity routers score every validation subtree.",
+        description="Views the LLM routers score (the first by subtree id, a content hash: spread over the "
+        "questions); keeps CPU runs short. The encoder and similarity routers score every view.",
     )
     max_new_tokens: int = Field(default=48, ge=8, le=512, description="LLM router output tokens.")
     constrained: bool = Field(
@@ -49,6 +71,15 @@ class RouterMetricsConfig(dg.Config):
         description="Decode the LLM router under each view's action grammar, as RDR2 routes (expelled/collapsed "
         "are then 0 by construction); False measures the free-running model as the paper's Table 4 does.",
     )
+    # How the dev + test views are built; unset: as routing_subtrees built the training views.
+    top_docs: int | None = Field(default=None, ge=1, le=50, description="Retrieved documents per question.")
+    passages_per_query: int | None = Field(
+        default=None, ge=1, le=500, description="First-stage passages retrieved per question."
+    )
+    expansion_views: int | None = Field(
+        default=None, ge=0, le=10, description="Expansion views per retrieved document."
+    )
+    token_budget: int | None = Field(default=None, ge=64, le=32768, description="Router input per view, in tokens.")
 
 
 METRIC_COLUMNS = (
@@ -66,16 +97,20 @@ MODEL_LABELS = {"base": "llm, untrained", "adapter": "llm, trained", "similarity
 
 
 def _metrics_markdown(scores: dict[str, RoutingScores]) -> str:
+    interval = f"{INTERVAL_LEVEL:.0%} interval"
     header = [
         "model",
         "router",
-        "samples",
+        "views",
+        "questions",
         "ANS-F1",
-        f"ANS-F1 {INTERVAL_LEVEL:.0%} interval",
+        f"ANS-F1 {interval}",
         "ANS-F1 views (gold answers)",
         "EXP-PRE",
+        f"EXP-PRE {interval}",
         "EXPAND lines",
         "REF-ACC",
+        f"REF-ACC {interval}",
         "gold refusals",
         "expelled/output",
         "collapsed",
@@ -88,18 +123,46 @@ def _metrics_markdown(scores: dict[str, RoutingScores]) -> str:
                 model,
                 MODEL_LABELS.get(model, model),
                 s.samples,
+                s.questions,
                 f"{s.ans_f1:.3f}",
-                s.ans_f1_interval,
+                s.interval("ans_f1"),
                 f"{s.answer_views} ({s.gold_answer_views})",
                 f"{s.exp_pre:.3f}",
+                s.interval("exp_pre"),
                 s.expand_lines,
                 f"{s.ref_acc:.3f}",
+                s.interval("ref_acc"),
                 s.refusal_views,
                 *(f"{getattr(s, c):.3f}" for c in ("expelled_per_output", "collapsed_rate", "parse_failure_rate")),
             )
             for model, s in scores.items()
         ],
     )
+
+
+def _routing_subtrees_record(context: dg.AssetExecutionContext) -> Mapping[str, object]:
+    """The metadata of this partition's latest routing_subtrees materialization ({} when none)."""
+    found = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=routing_subtrees.key, asset_partitions=[context.partition_key]), limit=1
+    )
+    if not found.records:
+        return {}
+    return {k: v.value for k, v in (found.records[0].asset_materialization.metadata or {}).items()}
+
+
+def _view_settings(config: RouterMetricsConfig, recorded: Mapping[str, object]) -> tuple[ViewKnobs, str, str]:
+    """(the knobs the dev + test views are built with, the split the routers' training views came
+    from, where the knobs came from): config, else routing_subtrees' latest materialization, else
+    RoutingDataConfig's defaults."""
+    defaults = RoutingDataConfig()
+    names = ViewKnobs.__dataclass_fields__
+    knobs, sources = resolve_knobs(
+        {name: getattr(config, name) for name in names},
+        {name: value for name, value in recorded.items() if name in names and isinstance(value, int)},
+        {name: getattr(defaults, name) for name in names},
+    )
+    source = ", ".join(f"{name}={getattr(knobs, name)} ({sources[name]})" for name in names)
+    return knobs, str(recorded.get("split") or defaults.split), source
 
 
 def route_with_llm(
@@ -122,49 +185,105 @@ def route_with_llm(
     return routed
 
 
+def _scored_views(
+    context: dg.AssetExecutionContext,
+    config: RouterMetricsConfig,
+    catalogue: DuckDBResource,
+    model: Embedder,
+    vectors: VectorStoreResource,
+    base_model: BaseModelResource,
+) -> tuple[list[tuple[RoutingSample, RoutingGold]], dict[str, list[TreeNode]], dict[str, str], bool, list[str]]:
+    """(views with their gold, doc id -> tree nodes, qid -> split, whether they are the dev + test
+    views, notes): every dev + test question's views with the oracle's labels, or, when the
+    collection has none (or the routers trained on them), the routing validation fold with its
+    teacher's labels."""
+    collection = context.partition_key
+    knobs, training_split, source = _view_settings(config, _routing_subtrees_record(context))
+    trained_on = trained_evaluation_splits(training_split)
+    notes: list[str] = []
+    with catalogue.get_connection() as con:
+        questions = [] if trained_on else load_question_rows(con, collection, ",".join(EVALUATION_SPLITS))
+        if questions:
+            trees = {d: n for d, (n, _) in load_trees(con, collection).items()}
+            publication = load_publication(con, collection)  # the LanceDB version of these passages
+        else:
+            fold = load_routing_samples(con, collection, fold="validation")
+            trees = {
+                d: n for d, (n, _) in load_trees(con, collection, doc_ids=sorted({s.doc_id for s, _ in fold})).items()
+            }
+    if trained_on:
+        notes.append(
+            f"the routers trained on {'+'.join(trained_on)} (routing_subtrees split {training_split!r}): scored on "
+            "the validation fold instead, against the teacher's labels"
+        )
+    elif not questions:
+        notes.append("no dev/test questions: scored on the validation fold, against the teacher's labels")
+    if not questions:
+        return fold, trees, {s.qid: "train (validation fold)" for s, _ in fold}, False, notes
+    index = vectors.index(model).pin(publication.version if publication else None)
+    built = evaluation_views(
+        questions,
+        lambda query, k: search(index, model, query, k=k, collections=[collection]),
+        trees,
+        knobs,
+        base_model.token_counter(),
+    )
+    notes.append(f"views built as routing_subtrees builds them: {source}")
+    if built.without_gold:
+        notes.append(
+            f"{len(built.without_gold)} dev/test questions without gold (answers, evidence or section) left out: "
+            + ", ".join(built.without_gold[:5])
+        )
+    return built.views, trees, built.split_of, True, notes
+
+
 @dg.asset(
     pool=CATALOGUE_POOL,
     retry_policy=TRANSIENT_RETRY,
     op_tags=GPU_STEP_TAGS,
     partitions_def=collection_partitions,
-    deps=[router_adapter, "routing_actions"],
+    deps=[router_adapter, "routing_actions", "passage_index", "questions"],
     group_name="routing",
     kinds={"pytorch", "duckdb"},
     metadata=table_metadata("router_metrics"),
-    description="Routing quality on the validation fold's subtrees against the teacher's labels "
-    "(ANS-F1, EXP-PRE, REF-ACC, expelled ids per output, collapsed and parse-failure rates) for each router "
-    "kind and its untrained counterpart: encoder vs similarity (every validation subtree), LLM adapter vs "
-    "base model (one batched engine call per model).",
+    description="Routing quality on the views of every dev + test question (no router trained on them), "
+    "built as routing_subtrees builds the training views and labelled by the gold-derived oracle: ANS-F1, "
+    "EXP-PRE and REF-ACC with 95% bootstrap intervals over questions, expelled ids per output, collapsed and "
+    "parse-failure rates, for each router kind and its untrained counterpart: encoder vs similarity (every "
+    "view), LLM adapter vs base model (the first max_samples views, one batched engine call per model). "
+    "Without dev/test questions: the routing validation fold against its teacher's labels.",
 )
 def router_metrics(
     context: dg.AssetExecutionContext,
     config: RouterMetricsConfig,
     catalogue: DuckDBResource,
     embedder: EmbedderResource,
+    vectors: VectorStoreResource,
+    base_model: BaseModelResource,
     llm: LLMResource,
 ) -> dg.MaterializeResult:
+    started = time.perf_counter()
     collection = context.partition_key
+    model = embedder.get()  # searches the passages for the views, and is the similarity router
+    pairs, trees, split_of, dev_test, notes = _scored_views(context, config, catalogue, model, vectors, base_model)
     with catalogue.get_connection() as con:
-        pairs = load_routing_samples(con, collection, fold="validation")
-        routers, thresholds, notes = upstream_routers(context, con)
-        trees = {
-            d: n for d, (n, _) in load_trees(con, collection, doc_ids=sorted({s.doc_id for s, _ in pairs})).items()
-        }
+        routers, thresholds, router_notes = upstream_routers(context, con)
+    notes = router_notes + notes
     for note in notes:
         context.log.warning(f"{collection}: {note}")
     samples, golds = [s for s, _ in pairs], [g for _, g in pairs]
     if not samples:
-        context.log.warning(f"{collection}: no validation routing samples; nothing to score")
+        context.log.warning(f"{collection}: no routing views; nothing to score")
     routed: dict[str, list] = {}
     if samples:
         routed["similarity"] = route_samples_with(
-            ScoringRouter(embedder.get(), thresholds, kind="similarity", contextual=False), samples, trees
+            ScoringRouter(model, thresholds, kind="similarity", contextual=False), samples, trees
         )
         if "encoder" in routers:
-            # scored per view against the teacher's per-view labels: the encoder's per-view rule
-            # (the thresholds calibrated for ANS-F1), not its own-choice rule, which answers by a
-            # margin under the question's best node across documents and is chosen for evidence
-            # at a word target (measured by `evidence_evaluation`)
+            # scored per view against the per-view labels: the encoder's per-view rule (the
+            # thresholds calibrated for ANS-F1), not its own-choice rule, which answers by a margin
+            # under the question's best node across documents and is chosen for evidence at a
+            # word target (measured by `evidence_evaluation`)
             encoder = load_encoder_router(Path(routers["encoder"].path)).with_own_choices(None)
             routed["encoder"] = route_samples_with(encoder, samples, trees)
     llm_samples = samples[: max(config.max_samples, 0)]
@@ -183,39 +302,50 @@ def router_metrics(
         {
             "collection": [collection] * len(scores),
             "model": list(scores),
+            "questions": pa.array([s.questions for s in scores.values()], pa.int32()),
+            "dev_test": pa.array([dev_test] * len(scores), pa.bool_()),
             **{
                 c: pa.array([getattr(s, c) for s in scores.values()], pa.int32() if c == "samples" else pa.float64())
-                for c in METRIC_COLUMNS
+                for c in (*METRIC_COLUMNS, *ROUTER_INTERVAL_COLUMNS)
             },
         }
     )
     with catalogue.get_connection() as con:
         replace_collection(con, collection, {"router_metrics": table})
+    title = views_title(len(samples), len(split_of), dev_test, len(llm_samples) if engine else None)
+    by_split = Counter(split_of[s.qid] for s in samples)
     metadata: dict[str, object] = {
         "dagster/row_count": len(scores),
+        "views_from": "dev+test questions, oracle labels" if dev_test else "validation fold, teacher labels",
         "samples": len(samples),
+        "questions": len(split_of),
         "llm_samples": len(llm_samples),
+        "questions_by_split": dg.MetadataValue.md(
+            markdown_table(
+                ["split", "questions", "views"],
+                [(split, sum(v == split for v in split_of.values()), n) for split, n in sorted(by_split.items())],
+            )
+        ),
+        "interval_unit": INTERVAL_UNIT,
         "adapter_id": adapter.adapter_id if adapter else "none",
         "encoder_adapter_id": routers["encoder"].adapter_id if "encoder" in routers else "none",
         "router_model": engine.model_id if engine else llm.model_path().name,
         "decoding": "constrained to each view's action grammar" if config.constrained else "free",
-        "metrics": dg.MetadataValue.md(_metrics_markdown(scores)),
+        "metrics": dg.MetadataValue.md(
+            f"**{title}**, {INTERVAL_LEVEL:.0%} bootstrap intervals over {INTERVAL_UNIT}\n\n"
+            + _metrics_markdown(scores)
+        ),
         "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
     }
     for model, s in scores.items():
-        metadata.update(
-            {
-                f"{model}/ans_f1": s.ans_f1,
-                f"{model}/ans_f1_interval": s.ans_f1_interval,
-                f"{model}/ans_f1_views": s.answer_views,
-                f"{model}/exp_pre": s.exp_pre,
-                f"{model}/ref_acc": s.ref_acc,
-            }
-        )
+        metadata |= {f"{model}/{rate}": getattr(s, rate) for rate in INTERVAL_RATES}
+        metadata |= {f"{model}/{rate}_interval": s.interval(rate) for rate in INTERVAL_RATES}
+        metadata[f"{model}/ans_f1_views"] = s.answer_views
     if samples:
         examples = [
             f"**{samples[0].query}** (gold: answer {sorted(golds[0].answer_ids)}, expand {sorted(golds[0].expand_ids)})"
         ]
         examples += [f"{model}:\n" + fenced(out[0].output or "(empty)", max_lines=8) for model, out in routed.items()]
         metadata["example"] = dg.MetadataValue.md("\n\n".join(examples))
+    metadata["seconds"] = round(time.perf_counter() - started, 1)
     return dg.MaterializeResult(metadata=metadata)

@@ -14,6 +14,7 @@ from rag_assets.core.corpus.synthetic_questions import SYNTHETIC_KINDS
 from rag_assets.core.corpus.synthetic_questions import synthetic_questions as make_synthetic_questions
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.routing.curation import curate
+from rag_assets.core.routing.evaluation_views import ViewKnobs
 from rag_assets.core.routing.samples import (
     SYNTHETIC_QID_PREFIX,
     RoutingSample,
@@ -190,6 +191,9 @@ def routing_subtrees(
             "questions": len(questions),
             "questions_labelled": labelled,
             "questions_synthetic": len(questions) - labelled,
+            # how the views were built: router_metrics builds its evaluation views the same way
+            "split": config.split,
+            **{knob: getattr(config, knob) for knob in ViewKnobs.__dataclass_fields__},
             "views": dg.MetadataValue.md(counter_table("view", Counter(s.view.split(":")[0] for s in samples))),
             "sample": dg.MetadataValue.md(
                 f"**{samples[0].query}**\n\n" + fenced(samples[0].rendered) if samples else "none"

@@ -172,7 +172,25 @@ def test_router_columns_undefined_for_scoring_routers_are_empty_with_a_footnote(
     assert "| encoder | 0.400 | 0.200 | 0.900 | n/a¹ | 31 |" in markdown
     assert "| adapter | 0.600 | 0.500 | 0.700 | 0.000 | 20 |" in markdown  # the LLM's collapse rate is real
     assert "¹ undefined for a scoring router" in markdown
-    assert "## Router on the validation fold (20/31 subtrees)" in markdown
+    # rows of an older catalogue (no question count): the validation fold they were scored on
+    assert "## Router on the validation fold (31 views); the LLM kinds on the first 20: each kind" in markdown
+
+
+def test_router_section_on_dev_test_views_shows_intervals_over_questions(tmp_path: Path) -> None:
+    interval = {"ans_f1_low": 0.41, "ans_f1_high": 0.83, "exp_pre_low": 0.0, "exp_pre_high": 0.5}
+    interval |= {"ref_acc_low": 0.75, "ref_acc_high": 1.0}
+    data = _data()
+    data.router_metrics = {
+        "encoder": {"ans_f1": 0.631, "exp_pre": 0.25, "ref_acc": 0.917, "samples": 114.0, "questions": 19.0}
+        | {"dev_test": 1.0, **interval},
+        "base": {"ans_f1": 0.5, "exp_pre": 0.0, "ref_acc": 0.0, "samples": 4.0, "questions": 4.0, "dev_test": 1.0},
+    }
+    markdown = write_report(data, tmp_path).markdown.read_text()
+    assert "## Router on all 114 dev+test views (19 questions); the LLM kinds on the first 4: each kind" in markdown
+    assert "| model | ans_f1 | exp_pre | ref_acc | samples | questions |" in markdown
+    assert "| encoder | 0.631 (0.410–0.830) | 0.250 (0.000–0.500) | 0.917 (0.750–1.000) | 114 | 19 |" in markdown
+    assert "| base | 0.500 | 0.000 | 0.000 | 4 | 4 |" in markdown  # no interval stored: none shown
+    assert "95% bootstrap interval over questions" in markdown and "Gold: the oracle's labels" in markdown
 
 
 def test_reader_rows_show_intervals_and_batched_rows_no_p95(tmp_path: Path) -> None:

@@ -193,28 +193,41 @@ def _sections(data: ReportData) -> list[Section]:
 
 
 def _router_section(router_metrics: Mapping[str, Metrics]) -> Section:
+    from rag_assets.core.routing.evaluation_views import views_title
+    from rag_assets.core.routing.metrics import INTERVAL_LEVEL, INTERVAL_RATES
+
     shown = [m for m in ROUTER_METRICS if any(m in v for v in router_metrics.values())]
-    extra = [m for m in ("samples",) if any(m in v for v in router_metrics.values())]
-    rows = _table_rows(router_metrics, [*shown, *extra])
+    extra = [m for m in ("samples", "questions") if any(v.get(m) for v in router_metrics.values())]
+    intervals = {
+        model: {r: (v[f"{r}_low"], v[f"{r}_high"]) for r in INTERVAL_RATES if f"{r}_low" in v and f"{r}_high" in v}
+        for model, v in router_metrics.items()
+    }
+    rows = _table_rows(router_metrics, [*shown, *extra], intervals)
     undefined = False
     for row, model in zip(rows, router_metrics):
         if model in SCORING_ROUTER_MODELS:
             for i, m in enumerate(shown, start=1):
                 if m in GENERATED_OUTPUT_METRICS:
                     row[i], undefined = UNDEFINED, True
-    views = sorted({int(v["samples"]) for v in router_metrics.values() if "samples" in v})
-    footnote = (
-        "¹ undefined for a scoring router (similarity, encoder): it scores nodes instead of generating text, "
-        "so there is no output to collapse, fail to parse or expel."
-        if undefined
-        else ""
-    )
-    title = (
-        "Router on the validation fold"
-        + (f" ({'/'.join(map(str, views))} subtrees)" if views else "")
-        + ": each kind untrained vs trained (base/adapter: the LLM; similarity/encoder: the sentence encoder)"
-    )
-    return title, ["model", *shown, *extra], rows, "router", footnote
+    views = [int(v["samples"]) for v in router_metrics.values() if "samples" in v]
+    questions = max((int(v.get("questions", 0)) for v in router_metrics.values()), default=0)
+    dev_test = any(v.get("dev_test") for v in router_metrics.values())
+    notes = []
+    if any(intervals.values()):
+        notes.append(
+            f"ANS-F1, EXP-PRE and REF-ACC with their {INTERVAL_LEVEL:.0%} bootstrap interval over questions "
+            "(the views of one question are resampled together)."
+        )
+    if dev_test:
+        notes.append("Gold: the oracle's labels from each question's gold; no router trained on these questions.")
+    if undefined:
+        notes.append(
+            "¹ undefined for a scoring router (similarity, encoder): it scores nodes instead of generating text, "
+            "so there is no output to collapse, fail to parse or expel."
+        )
+    kinds = "each kind untrained vs trained (base/adapter: the LLM; similarity/encoder: the sentence encoder)"
+    title = f"{views_title(max(views), questions, dev_test, min(views)) if views else 'Router'}: {kinds}"
+    return title, ["model", *shown, *extra], rows, "router", " ".join(notes)
 
 
 def versions_rows(versions: Mapping) -> list[list[str]]:
@@ -263,6 +276,7 @@ def summary_dict(data: ReportData) -> dict:
         "router_metrics": {data.collection: data.router_metrics},
         "intervals": {data.collection: {s: {m: list(v) for m, v in ms.items()} for s, ms in data.intervals.items()}},
         "evidence": {data.collection: data.evidence.as_dict() if data.evidence else {}},
+        "seed_systems": {data.collection: [c.as_dict() for c in data.seed_systems]},
         "versions": data.versions,
         "notes": data.notes,
     }
@@ -276,7 +290,6 @@ def non_finite_numbers(summary: Mapping) -> list[str]:
     def walk(value: object, where: str) -> None:
         if isinstance(value, Mapping):
             if not value:
-        "seed_systems": {data.collection: [c.as_dict() for c in data.seed_systems]},
                 bad.append(f"{where} (empty)")
             for key, item in value.items():
                 walk(item, f"{where}.{key}")
