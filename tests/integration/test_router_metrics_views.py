@@ -11,6 +11,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from rag_assets.core.index.retrieval import search
+from rag_assets.core.routing.evaluation_views import ViewKnobs, evaluation_views
+from rag_assets.core.store.question_table import load_question_rows
+from rag_assets.core.store.tree_tables import load_trees
 from tests.conftest import tiny_project
 from tests.integration.test_router_assets import _materialize, _meta
 
@@ -73,6 +77,22 @@ def test_router_metrics_scores_every_dev_test_question_with_intervals_then_falls
     assert 3 <= metrics["samples"] <= 3 * 2 * 2  # questions x top_docs x (initial + 1 expansion)
     assert "ice" in metrics["notes"] and "without gold" in metrics["notes"]
     assert "top_docs=2 (routing_subtrees)" in metrics["notes"]  # built as the training views were
+    # ... by the same code: the train questions' views, built the way router_metrics builds its
+    # views, are exactly the views routing_subtrees stored
+    with duckdb.connect(str(project["db"])) as con:
+        stored_ids = {sid for (sid,) in con.execute("SELECT subtree_id FROM routing_subtrees").fetchall()}
+        questions = load_question_rows(con, "tiny", "train")
+        trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, "tiny").items()}
+    model = project["resources"]["embedder"].get()
+    index = project["resources"]["vectors"].index(model)
+    rebuilt = evaluation_views(
+        questions,
+        lambda query, k: search(index, model, query, k=k, collections=["tiny"]),
+        trees,
+        ViewKnobs(top_docs=2, passages_per_query=10, expansion_views=1, token_budget=512),
+        project["resources"]["base_model"].token_counter(),
+    )
+    assert {s.subtree_id for s, _ in rebuilt.views} == stored_ids
     assert f"Router on all {metrics['samples']} dev+test views (3 questions)" in metrics["metrics"]
     assert "EXP-PRE 95% interval" in metrics["metrics"] and "REF-ACC 95% interval" in metrics["metrics"]
     assert metrics["interval_unit"].startswith("questions")
