@@ -59,10 +59,10 @@ def views_title(views: int, questions: int, dev_test: bool, llm_views: int | Non
     questions)", or the validation fold's when the collection has no dev/test questions."""
     if dev_test:
         title = f"Router on all {views} dev+test views ({questions} questions)"
-    else:
-        title = f"Router on the validation fold ({views} views" + (
-            f" of {questions} train questions)" if questions else ")"
-        )
+    elif questions:
+        title = f"Router on the validation fold ({views} views of {questions} train questions)"
+    else:  # rows written before the question count was recorded
+        title = f"Router on the validation fold ({views} views)"
     if llm_views is not None and llm_views < views:
         title += f"; the LLM kinds on the first {llm_views}"
     return title
@@ -80,7 +80,7 @@ class EvaluationViews:
 
 
 def split_names(split: str) -> list[str]:
-    """ "train, dev" -> ["train", "dev"] (the comma-joined split lists the configs take)."""
+    """The names in a comma-joined split list, as the configs take them: "train, dev" -> train, dev."""
     return [s.strip() for s in split.split(",") if s.strip()]
 
 
