@@ -122,6 +122,13 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "exp_pre_high": "EXP-PRE's 95% bootstrap interval, upper end (questions resampled).",
         "ref_acc_low": "REF-ACC's 95% bootstrap interval, lower end (questions resampled).",
         "ref_acc_high": "REF-ACC's 95% bootstrap interval, upper end (questions resampled).",
+        "answer_views": "Views ANS-F1 averages over (a gold or a predicted ANSWER; 0: ANS-F1 undefined; "
+        "empty: written before it was recorded).",
+        "gold_answer_views": "Views with a gold ANSWER (empty: written before it was recorded).",
+        "refusal_views": "Gold refusals REF-ACC rests on (0: REF-ACC undefined; empty: written before it was "
+        "recorded).",
+        "expand_lines": "EXPAND lines the router wrote, EXP-PRE's denominator (0: EXP-PRE undefined; empty: "
+        "written before it was recorded).",
     },
     "answers": {
         "collection": COLLECTION,

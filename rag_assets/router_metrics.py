@@ -44,7 +44,7 @@ from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.publication import load_publication
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.router_registry import AdapterRecord
-from rag_assets.core.store.schemas import ROUTER_INTERVAL_COLUMNS
+from rag_assets.core.store.schemas import ROUTER_COUNT_COLUMNS, ROUTER_INTERVAL_COLUMNS
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import fenced, markdown_table, table_metadata
@@ -308,6 +308,8 @@ def router_metrics(
                 c: pa.array([getattr(s, c) for s in scores.values()], pa.int32() if c == "samples" else pa.float64())
                 for c in (*METRIC_COLUMNS, *ROUTER_INTERVAL_COLUMNS)
             },
+            # what each rate rests on: a rate over none (no EXPAND line, no gold refusal) is undefined
+            **{c: pa.array([getattr(s, c) for s in scores.values()], pa.int32()) for c in ROUTER_COUNT_COLUMNS},
         }
     )
     with catalogue.get_connection() as con:

@@ -6,7 +6,15 @@ import json
 import math
 from pathlib import Path
 
-from rag_assets.core.evaluation.report import ReportData, headline_table, non_finite_numbers, write_report
+from rag_assets.core.evaluation.report import (
+    ReportData,
+    headline_table,
+    non_finite_numbers,
+    render_markdown,
+    undefined_router_metrics,
+    write_report,
+)
+from rag_assets.core.evaluation.report_plots import router_bars
 
 RESULTS = {
     "no-retrieval": {
@@ -204,3 +212,47 @@ def test_reader_rows_show_intervals_and_batched_rows_no_p95(tmp_path: Path) -> N
     assert "| rag-hybrid | 0.500 (0.250–0.750) | 0.900 | – | 8 |" in markdown
     assert "| contregen | 0.250 | 3.000 | 5.500 | 2 |" in markdown
     assert "p95 is left out (–) where a strategy reads its questions in one batch" in markdown
+
+
+def test_a_router_rate_over_nothing_is_left_empty_with_a_footnote() -> None:
+    data = _data()
+    data.router_metrics = {
+        # the encoder never expanded: EXP-PRE has no line to be precise about, so no value (not 0.000)
+        "encoder": {"ans_f1": 0.62, "exp_pre": 0.0, "ref_acc": 0.9, "samples": 40.0, "questions": 10.0}
+        | {"exp_pre_low": 0.0, "exp_pre_high": 0.0, "answer_views": 30.0, "expand_lines": 0.0, "refusal_views": 6.0},
+        # the adapter wrote 5 EXPAND lines, none right: its 0.000 is a real precision
+        "adapter": {"ans_f1": 0.5, "exp_pre": 0.0, "ref_acc": 0.0, "samples": 4.0, "questions": 4.0}
+        | {"answer_views": 4.0, "expand_lines": 5.0, "refusal_views": 0.0},
+    }
+    markdown = render_markdown(data, {})
+    assert "| encoder | 0.620 | –² | 0.900 | 40 | 10 |" in markdown
+    assert "| adapter | 0.500 | 0.000 | –² | 4 | 4 |" in markdown
+    assert (
+        "² undefined, left empty: EXP-PRE of encoder (the model wrote no EXPAND line, so its precision is "
+        "undefined); REF-ACC of adapter (its views have no gold refusal, so there is no refusal to get right)."
+    ) in markdown
+    assert "0.000 (0.000–0.000)" not in markdown
+    # the plot draws no bar for them either (metric positions 0, 1, 2; encoder left of adapter)
+    metrics = ["ans_f1", "exp_pre", "ref_acc"]
+    bars = router_bars(data.router_metrics, metrics, undefined_router_metrics(data.router_metrics))
+    assert bars == {"encoder": ([-0.2, 1.8], [0.62, 0.9]), "adapter": ([0.2, 1.2], [0.5, 0.0])}
+
+
+def test_router_rates_of_an_older_catalogue_without_counts_are_shown(tmp_path: Path) -> None:
+    import duckdb
+
+    from rag_assets.core.store.routing_tables import load_router_metrics
+
+    with duckdb.connect(str(tmp_path / "c.duckdb")) as con:
+        # the layout before the counts were recorded: EXP-PRE 0.0 may be undefined or a real 0, unknown
+        con.execute(
+            "CREATE TABLE router_metrics (collection VARCHAR NOT NULL, model VARCHAR NOT NULL, samples INTEGER NOT "
+            "NULL, ans_f1 DOUBLE NOT NULL, exp_pre DOUBLE NOT NULL, ref_acc DOUBLE NOT NULL, expelled_per_output "
+            "DOUBLE NOT NULL, collapsed_rate DOUBLE NOT NULL, parse_failure_rate DOUBLE NOT NULL)"
+        )
+        con.execute("INSERT INTO router_metrics VALUES ('tiny', 'encoder', 28, 0.6, 0.0, 0.9, 0, 0, 0)")
+        data = _data()
+        data.router_metrics = load_router_metrics(con, "tiny")
+    markdown = render_markdown(data, {})
+    assert "| encoder | 0.600 | 0.000 | 0.900 | n/a¹ | n/a¹ | n/a¹ | 28 |" in markdown
+    assert "–²" not in markdown and "² undefined" not in markdown

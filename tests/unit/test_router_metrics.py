@@ -246,7 +246,10 @@ def test_router_metrics_table_of_an_older_catalogue_stays_readable(tmp_path) -> 
         new |= {name: [value] for name, value in old.items() if name != "samples"}
         new |= {"ans_f1_low": [0.4], "ans_f1_high": [0.8], "exp_pre_low": [0.0], "exp_pre_high": [0.0]}
         new |= {"ref_acc_low": [0.75], "ref_acc_high": [1.0]}
+        counts = {"answer_views": 90, "gold_answer_views": 80, "refusal_views": 24, "expand_lines": 0}
+        new |= {name: pa.array([value], pa.int32()) for name, value in counts.items()}
         replace_collection(con, "new", {"router_metrics": pa.table(new)})  # adds the new columns
+        # the old row's counts are unknown (NULL), not 0: left out, so no rate of it reads as undefined
         assert load_router_metrics(con, "old") == {"encoder": {**old, "questions": 0, "dev_test": 0}}
         assert load_router_metrics(con, "new") == {
             "encoder": {
@@ -256,5 +259,6 @@ def test_router_metrics_table_of_an_older_catalogue_stays_readable(tmp_path) -> 
                 "dev_test": 1,
                 **{"ans_f1_low": 0.4, "ans_f1_high": 0.8, "exp_pre_low": 0.0, "exp_pre_high": 0.0},
                 **{"ref_acc_low": 0.75, "ref_acc_high": 1.0},
+                **counts,
             }
         }

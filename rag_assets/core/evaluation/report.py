@@ -30,6 +30,8 @@ from rag_assets.core.evaluation.evidence import EvidenceSummary, evidence_footno
 from rag_assets.core.evaluation.report_plots import plot_evidence, plot_metrics, plot_router, plot_scaling
 from rag_assets.core.evaluation.scoring import METRIC_ORDER, headline_metrics
 from rag_assets.core.evaluation.seed_systems import SeedComparison, seed_section
+from rag_assets.core.routing.evaluation_views import views_title
+from rag_assets.core.routing.metrics import INTERVAL_LEVEL, INTERVAL_RATES, RATE_COUNTS
 from rag_assets.core.tables import markdown_table
 
 ROUTER_METRICS = ("ans_f1", "exp_pre", "ref_acc", "collapsed_rate", "parse_failure_rate", "expelled_per_output")
@@ -96,6 +98,14 @@ COUNTS = frozenset(
 GENERATED_OUTPUT_METRICS = frozenset({"collapsed_rate", "parse_failure_rate", "expelled_per_output"})
 SCORING_ROUTER_MODELS = frozenset({"similarity", "encoder"})
 UNDEFINED = "n/a¹"
+# A rate over nothing (its count 0): left empty, and the footnote says why.
+EMPTY_RATE = "–²"
+RATE_LABELS = {"ans_f1": "ANS-F1", "exp_pre": "EXP-PRE", "ref_acc": "REF-ACC"}
+EMPTY_RATE_REASONS = {
+    "ans_f1": "on none of its views did the gold or the model answer, so there is no F1 to average",
+    "exp_pre": "the model wrote no EXPAND line, so its precision is undefined",
+    "ref_acc": "its views have no gold refusal, so there is no refusal to get right",
+}
 
 
 def _fmt(value: float, count: bool = False) -> str:
@@ -192,10 +202,18 @@ def _sections(data: ReportData) -> list[Section]:
     return sections
 
 
-def _router_section(router_metrics: Mapping[str, Metrics]) -> Section:
-    from rag_assets.core.routing.evaluation_views import views_title
-    from rag_assets.core.routing.metrics import INTERVAL_LEVEL, INTERVAL_RATES
+def undefined_router_metrics(router_metrics: Mapping[str, Metrics]) -> dict[str, set[str]]:
+    """model -> the metrics it has no value for: a scoring router's generated-output metrics, and a
+    rate whose count is 0 (no EXPAND line: no EXP-PRE). A count an older catalogue did not record
+    is unknown, so its rate is taken as defined."""
+    return {
+        model: {m for m in GENERATED_OUTPUT_METRICS if model in SCORING_ROUTER_MODELS}
+        | {rate for rate, count in RATE_COUNTS.items() if count in values and not values[count]}
+        for model, values in router_metrics.items()
+    }
 
+
+def _router_section(router_metrics: Mapping[str, Metrics]) -> Section:
     shown = [m for m in ROUTER_METRICS if any(m in v for v in router_metrics.values())]
     extra = [m for m in ("samples", "questions") if any(v.get(m) for v in router_metrics.values())]
     intervals = {
@@ -203,12 +221,16 @@ def _router_section(router_metrics: Mapping[str, Metrics]) -> Section:
         for model, v in router_metrics.items()
     }
     rows = _table_rows(router_metrics, [*shown, *extra], intervals)
-    undefined = False
+    undefined = undefined_router_metrics(router_metrics)
+    empty: dict[str, list[str]] = {}  # rate -> the models it is undefined for
+    not_generated = False
     for row, model in zip(rows, router_metrics):
-        if model in SCORING_ROUTER_MODELS:
-            for i, m in enumerate(shown, start=1):
-                if m in GENERATED_OUTPUT_METRICS:
-                    row[i], undefined = UNDEFINED, True
+        for i, m in enumerate(shown, start=1):
+            if m in undefined[model] and m in GENERATED_OUTPUT_METRICS:
+                row[i], not_generated = UNDEFINED, True
+            elif m in undefined[model]:
+                row[i] = EMPTY_RATE
+                empty.setdefault(m, []).append(model)
     views = [int(v["samples"]) for v in router_metrics.values() if "samples" in v]
     questions = max((int(v.get("questions", 0)) for v in router_metrics.values()), default=0)
     dev_test = any(v.get("dev_test") for v in router_metrics.values())
@@ -220,11 +242,14 @@ def _router_section(router_metrics: Mapping[str, Metrics]) -> Section:
         )
     if dev_test:
         notes.append("Gold: the oracle's labels from each question's gold; no router trained on these questions.")
-    if undefined:
+    if not_generated:
         notes.append(
             "¹ undefined for a scoring router (similarity, encoder): it scores nodes instead of generating text, "
             "so there is no output to collapse, fail to parse or expel."
         )
+    if empty:
+        rates = [f"{RATE_LABELS[r]} of {', '.join(empty[r])} ({EMPTY_RATE_REASONS[r]})" for r in shown if r in empty]
+        notes.append(f"² undefined, left empty: {'; '.join(rates)}.")
     kinds = "each kind untrained vs trained (base/adapter: the LLM; similarity/encoder: the sentence encoder)"
     title = f"{views_title(max(views), questions, dev_test, min(views)) if views else 'Router'}: {kinds}"
     return title, ["model", *shown, *extra], rows, "router", " ".join(notes)
@@ -381,16 +406,15 @@ def write_report(data: ReportData, reports_root: Path) -> ReportFiles:
     staging = Path(tempfile.mkdtemp(prefix=f".{folder_name}.", dir=base))
     try:
         plots: dict[str, str] = {}
+        router = data.router_metrics
         router_shown = [
-            m
-            for m in ROUTER_METRICS
-            if m != "expelled_per_output" and any(m in v for v in data.router_metrics.values())
+            m for m in ROUTER_METRICS if m != "expelled_per_output" and any(m in v for v in router.values())
         ]
         for name, draw in (
             ("metrics", lambda path: plot_metrics(data.results, path, METRIC_LABELS)),
             ("evidence", lambda path: plot_evidence(data.results, path, METRIC_LABELS, data.evidence)),
             ("scaling", lambda path: plot_scaling(data.scaling, path, {**METRIC_LABELS, **GRID_LABELS})),
-            ("router", lambda path: plot_router(data.router_metrics, path, router_shown)),
+            ("router", lambda path: plot_router(router, path, router_shown, undefined_router_metrics(router))),
         ):
             if draw(staging / f"{name}.png"):
                 plots[name] = f"{name}.png"

@@ -119,20 +119,35 @@ def plot_scaling(scaling: Mapping[str, Mapping[int, Metrics]], path: Path, label
     return True
 
 
-def plot_router(router_metrics: Mapping[str, Metrics], path: Path, metrics: list[str]) -> bool:
-    """Bars: router quality of each router model on the validation fold (`metrics` those shown)."""
+def router_bars(
+    router_metrics: Mapping[str, Metrics], metrics: list[str], undefined: Mapping[str, set[str]]
+) -> dict[str, tuple[list[float], list[float]]]:
+    """model -> (bar positions, heights): one bar group per metric, one bar per model in it; a
+    metric undefined for a model (`undefined`: model -> metrics) gets no bar rather than a 0."""
+    width = 0.8 / len(router_metrics)
+    bars = {}
+    for i, (model, values) in enumerate(router_metrics.items()):
+        offset = (i - (len(router_metrics) - 1) / 2) * width
+        drawn = [j for j, m in enumerate(metrics) if m not in undefined.get(model, set())]
+        bars[model] = ([j + offset for j in drawn], [values.get(metrics[j], 0.0) for j in drawn])
+    return bars
+
+
+def plot_router(
+    router_metrics: Mapping[str, Metrics], path: Path, metrics: list[str], undefined: Mapping[str, set[str]]
+) -> bool:
+    """Bars: router quality of each router model (`metrics` those shown; no bar where a metric is
+    undefined for a model, as the report's table leaves that cell empty)."""
     if not router_metrics or not metrics:
         return False
     plt = _pyplot()
-    models = list(router_metrics)
-    width = 0.8 / len(models)
+    width = 0.8 / len(router_metrics)
     fig, ax = plt.subplots(figsize=(6.5, 3.2), dpi=110)
-    for i, model in enumerate(models):
-        xs = [m + (i - (len(models) - 1) / 2) * width for m in range(len(metrics))]
-        ax.bar(xs, [router_metrics[model].get(m, 0.0) for m in metrics], width, label=model)
+    for model, (xs, heights) in router_bars(router_metrics, metrics, undefined).items():
+        ax.bar(xs, heights, width, label=model)
     ax.set_xticks(range(len(metrics)), metrics, fontsize=8)
     ax.set_ylim(0, 1.05)
-    ax.set_title("router metrics per model (validation subtrees)", fontsize=10)
+    ax.set_title("router metrics per model (no bar: undefined for that model)", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     _save(fig, path)
     return True

@@ -25,6 +25,9 @@ INTERVAL_RESAMPLES = 2000
 INTERVAL_LEVEL = 0.95
 # The rates that carry an interval (RoutingScores.<rate>_low / <rate>_high).
 INTERVAL_RATES = ("ans_f1", "exp_pre", "ref_acc")
+# The count each of those rates is a ratio over (RoutingScores.<count>): over a count of 0 a rate is
+# undefined (scored 0.0 to stay finite), e.g. EXP-PRE of a router that never wrote an EXPAND line.
+RATE_COUNTS = {"ans_f1": "answer_views", "exp_pre": "expand_lines", "ref_acc": "refusal_views"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,14 +7,20 @@ from collections.abc import Sequence
 
 import duckdb
 
-from rag_assets.core.store.schemas import ROUTER_INTERVAL_COLUMNS, ROUTER_METRIC_COLUMNS, table_columns
+from rag_assets.core.store.schemas import (
+    ROUTER_COUNT_COLUMNS,
+    ROUTER_INTERVAL_COLUMNS,
+    ROUTER_METRIC_COLUMNS,
+    table_columns,
+)
 from rag_assets.core.store.transactions import table_exists
 
 
 def load_router_metrics(con: duckdb.DuckDBPyConnection, collection: str) -> dict[str, dict[str, float]]:
     """model -> {"samples": n, "questions": q, "dev_test": 0 or 1, <metric>: value, <metric>_low /
-    _high: its interval} of one collection (models in descending name order). Values a catalogue
-    written before they were recorded lacks (no column, or NULL) are left out."""
+    _high: its interval, <count>: what the rates rest on (answer_views, expand_lines, ...)} of one
+    collection (models in descending name order). Values a catalogue written before they were
+    recorded lacks (no column, or NULL) are left out: unknown, not 0."""
     if not table_exists(con, "router_metrics"):
         return {}
     present = {
@@ -24,7 +30,14 @@ def load_router_metrics(con: duckdb.DuckDBPyConnection, collection: str) -> dict
             "WHERE table_name = 'router_metrics' AND table_schema = current_schema()"
         ).fetchall()
     }
-    wanted = ("samples", "questions", "dev_test", *ROUTER_METRIC_COLUMNS, *ROUTER_INTERVAL_COLUMNS)
+    wanted = (
+        "samples",
+        "questions",
+        "dev_test",
+        *ROUTER_METRIC_COLUMNS,
+        *ROUTER_INTERVAL_COLUMNS,
+        *ROUTER_COUNT_COLUMNS,
+    )
     columns = [c for c in wanted if c in present]
     rows = con.execute(
         f"SELECT model, {', '.join(columns)} FROM router_metrics WHERE collection = ? ORDER BY model DESC",

@@ -51,7 +51,8 @@ SCHEMA: dict[str, str] = {
         expelled_per_output DOUBLE NOT NULL, collapsed_rate DOUBLE NOT NULL,
         parse_failure_rate DOUBLE NOT NULL, questions INTEGER DEFAULT 0, dev_test BOOLEAN DEFAULT false,
         ans_f1_low DOUBLE, ans_f1_high DOUBLE, exp_pre_low DOUBLE, exp_pre_high DOUBLE,
-        ref_acc_low DOUBLE, ref_acc_high DOUBLE""",
+        ref_acc_low DOUBLE, ref_acc_high DOUBLE, answer_views INTEGER, gold_answer_views INTEGER,
+        refusal_views INTEGER, expand_lines INTEGER""",
     "answers": """
         collection VARCHAR NOT NULL, answer_id VARCHAR NOT NULL, source VARCHAR NOT NULL,
         run_id VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL, qid VARCHAR NOT NULL,
@@ -96,6 +97,9 @@ ROUTER_METRIC_COLUMNS: tuple[str, ...] = tuple(
     for name, kind, _ in table_columns("router_metrics")
     if kind == "DOUBLE" and name not in ROUTER_INTERVAL_COLUMNS
 )
+# What the rates rest on (RoutingScores' fields of the same names); NULL: written before they were
+# recorded, so unknown (not 0).
+ROUTER_COUNT_COLUMNS: tuple[str, ...] = ("answer_views", "gold_answer_views", "refusal_views", "expand_lines")
 
 _STR_LIST = pa.list_(pa.string())
 _INT_LIST = pa.list_(pa.int32())
@@ -122,11 +126,13 @@ NODE_ARROW_SCHEMA = pa.schema(
 # to such a catalogue (with their default) so it stays readable and writable.
 ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
     "document_nodes": ("page_start INTEGER DEFAULT 0", "page_end INTEGER DEFAULT 0"),
-    # how many questions the views come from, whether they are the dev + test views, the intervals
+    # how many questions the views come from, whether they are the dev + test views, the intervals,
+    # what the rates rest on (no default: NULL on older rows, read as unknown)
     "router_metrics": (
         "questions INTEGER DEFAULT 0",
         "dev_test BOOLEAN DEFAULT false",
         *(f"{name} DOUBLE" for name in ROUTER_INTERVAL_COLUMNS),
+        *(f"{name} INTEGER" for name in ROUTER_COUNT_COLUMNS),
     ),
 }
 
