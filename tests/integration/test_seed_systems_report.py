@@ -18,26 +18,11 @@ from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.question_table import questions_table
 from rag_assets.evaluation import evaluation_report
 from rag_assets.partitions import register_collections
+from tests.answer_outcomes import answer_outcome
 
 
 def _outcome(question: str, answer: str, evidence: str) -> AnswerOutcome:
-    return AnswerOutcome(
-        question=question,
-        answer=answer,
-        evidence=evidence,
-        evidence_words=len(evidence.split()),
-        citations=[],
-        passage_ids=[],
-        retrieved_doc_ids=[],
-        router_prompt_tokens=0,
-        router_output_tokens=0,
-        reader_prompt_tokens=50,
-        reader_output_tokens=5,
-        engine_calls=1,
-        seconds=0.5,
-        expelled=0,
-        refused_docs=0,
-    )
+    return answer_outcome(question, answer, evidence, reader_prompt_tokens=50, reader_output_tokens=5, seconds=0.5)
 
 
 def test_report_judges_seed_systems_against_their_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

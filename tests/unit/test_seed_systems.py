@@ -9,31 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
+from rag_assets.core.answering.types import StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.evaluation.report import ReportData, write_report
 from rag_assets.core.evaluation.scoring import ScoredAnswer, score_answers
 from rag_assets.core.evaluation.seed_systems import compare_seed_systems, seed_section
 from rag_assets.core.store.lineage import AnswerRecord, build_record
+from tests.answer_outcomes import answer_outcome
 
 
 def _record(strategy: str, qid: str, answer: str, evidence: str, order: list[int] | None = None) -> AnswerRecord:
-    outcome = AnswerOutcome(
-        question=f"question {qid}",
-        answer=answer,
-        evidence=evidence,
-        evidence_words=len(evidence.split()),
-        citations=[],
-        passage_ids=[],
-        retrieved_doc_ids=[],
-        router_prompt_tokens=0,
-        router_output_tokens=0,
-        reader_prompt_tokens=10,
-        reader_output_tokens=2,
-        engine_calls=1,
-        seconds=0.1,
-        expelled=0,
-        refused_docs=0,
+    outcome = answer_outcome(
+        f"question {qid}", answer, evidence, reader_prompt_tokens=10, reader_output_tokens=2, seconds=0.1
     )
     versions = {"retrieval": {"order": order}} if order is not None else {}
     spec = StrategySpec(strategy, "rag")

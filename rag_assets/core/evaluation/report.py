@@ -26,7 +26,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_assets.core.evaluation.evidence import EvidenceSummary, evidence_footnote, evidence_table, evidence_title
+from rag_assets.core.evaluation.evidence import (
+    METRIC_HEADERS,
+    EvidenceSummary,
+    evidence_footnote,
+    evidence_table,
+    evidence_title,
+)
 from rag_assets.core.evaluation.report_plots import plot_evidence, plot_metrics, plot_router, plot_scaling
 from rag_assets.core.evaluation.scoring import METRIC_ORDER, headline_metrics
 from rag_assets.core.evaluation.seed_systems import SeedComparison, seed_section
@@ -40,9 +46,7 @@ METRIC_LABELS = {
     "f1": "token F1",
     "yes_no_acc": "yes/no acc",
     "rouge_l": "ROUGE-L",
-    "passage_hit": "passage hit",
-    "evidence_recall": "evidence recall",
-    "section_hit": "section hit",
+    **METRIC_HEADERS,
     "evidence_words": "evidence words",
     "router_prompt_tokens": "router in tok",
     "router_output_tokens": "router out tok",

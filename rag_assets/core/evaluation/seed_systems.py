@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rag_assets.core.evaluation.evidence import Estimate, estimate
+from rag_assets.core.evaluation.evidence import METRIC_HEADERS, Estimate, estimate
 from rag_assets.core.evaluation.scoring import ScoredAnswer
 
 # seed system -> the strategy it changes (the rows the `answers` asset builds them from)
@@ -39,14 +39,7 @@ REORDERING_SYSTEMS = frozenset({"rag-hybrid+r4", "rdr2+r4"})
 # the metrics compared, in column order: the answer's, then the evidence's (whichever the set's
 # gold labels allow: short answers, long answers, evidence lines, manual sections)
 PAIRED_METRICS = ("em", "f1", "rouge_l", "passage_hit", "evidence_recall", "section_hit")
-LABELS = {
-    "em": "EM",
-    "f1": "token F1",
-    "rouge_l": "ROUGE-L",
-    "passage_hit": "passage hit",
-    "evidence_recall": "evidence recall",
-    "section_hit": "section hit",
-}
+LABELS = {"em": "EM", "f1": "token F1", "rouge_l": "ROUGE-L", **METRIC_HEADERS}
 
 
 class AnswerRow(Protocol):
