@@ -108,7 +108,8 @@ class RouterTrainingConfig(dg.Config):
         description="Encoder router: how it may read a content node, tried with each section weight: after its "
         "heading path, or bare (where every node of a document shares a short path, the path can drown the "
         "words that tell nodes apart). The first is kept unless another is no worse on both the held-out routed "
-        "evidence and the validation ANS-F1, and better on one. [heading_path] forces the path.",
+        "evidence and the validation ANS-F1, and better on one by more than one held-out question or one "
+        "labelled view can move it. [heading_path] forces the path.",
     )
     encoder_held_out_evidence: bool = Field(
         default=True,

@@ -332,6 +332,7 @@ def test_section_weight_is_chosen_where_gold_answers_cluster_in_sections(embedde
 
         def __init__(self, figures: dict[tuple, float]) -> None:
             self.figures = figures  # (weight, order) or (weight, order, node text) -> figure
+            self.questions = ["q"] * 20  # a figure's step is 1/20: the gains below are larger
             self.seen: list[tuple[float, SimilarityThresholds]] = []
 
         def score(self, candidate: ScoringRouter, fill_order: str | None = None) -> float:
@@ -442,6 +443,18 @@ def test_bare_node_text_replaces_the_heading_path_only_when_no_worse_on_both_fig
     # the built-in corpus's case: the same evidence, a better ANS-F1: bare
     same_evidence = [trial(0.0, "bare", 0.6, 0.63)]
     assert chosen_trial([*path, *same_evidence], NODE_TEXTS) == same_evidence[0]
+    # with the steps one question (of 10) and one view (of 22) can move the means by:
+    # nq_wiki's second case, the same evidence and an ANS-F1 gain of one view's fraction, stays
+    steps = {"evidence_step": 1 / 10, "answer_f1_step": 1 / 22}
+    tie = [trial(0.0, "heading_path", 0.7, 0.2778), trial(0.0, "bare", 0.7, 0.2857)]
+    assert chosen_trial(tie, NODE_TEXTS, **steps) == tie[0]
+    assert chosen_trial(tie, NODE_TEXTS) == tie[1]  # without the steps any gain counted
+    # one question more is within the evidence step too; two questions more are not
+    assert chosen_trial([*tie, trial(1.0, "bare", 0.8, 0.2857)], NODE_TEXTS, **steps) == tie[0]
+    assert chosen_trial([*tie, trial(1.0, "bare", 0.9, 0.2857)], NODE_TEXTS, **steps).routed_evidence == 0.9
+    # the built-in corpus's gain (0.631 against 0.463 on 28 views) is far beyond one view's
+    wide = [trial(0.0, "heading_path", 0.6, 0.463), trial(0.0, "bare", 0.6, 0.631)]
+    assert chosen_trial(wide, NODE_TEXTS, evidence_step=1 / 10, answer_f1_step=1 / 28) == wide[1]
     # better on both; equal on both keeps the first
     assert chosen_trial([*path, trial(1.0, "bare", 0.7, 0.4)], NODE_TEXTS).node_text == "bare"
     assert chosen_trial([*path, trial(0.0, "bare", 0.6, 0.35)], NODE_TEXTS) == path[0]
