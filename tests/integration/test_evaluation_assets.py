@@ -18,6 +18,7 @@ from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
 from rag_assets.partitions import register_collections
 from rag_assets.strategy_config import DEFAULT_STRATEGIES
 from rag_assets.strategy_config import STRATEGIES as ALL_STRATEGIES
+from tests.answer_outcomes import answer_outcome
 from tests.conftest import tiny_project
 
 QUESTIONS = [
@@ -276,14 +277,13 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
 
 
 def _outcome(question: str, answer: str, evidence: str, doc: str = "tiny/kettle.md"):
-    from rag_assets.core.answering.types import AnswerOutcome, Citation
+    from rag_assets.core.answering.types import Citation
 
     cites = [Citation(doc, 5, ("Kettle manual", "Boiling"), evidence, 0, len(evidence))] if evidence else []
-    return AnswerOutcome(
-        question=question,
-        answer=answer,
-        evidence=evidence,
-        evidence_words=len(evidence.split()),
+    return answer_outcome(
+        question,
+        answer,
+        evidence,
         citations=cites,
         passage_ids=["p1"] if evidence else [],
         retrieved_doc_ids=[doc] if evidence else [],
@@ -293,8 +293,6 @@ def _outcome(question: str, answer: str, evidence: str, doc: str = "tiny/kettle.
         reader_output_tokens=5,
         engine_calls=2,
         seconds=0.5,
-        expelled=0,
-        refused_docs=0,
     )
 
 

@@ -25,6 +25,7 @@ from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.document_tables import documents_table
 from rag_assets.core.store.schemas import SCHEMA
 from rag_assets.core.store.tree_tables import nodes_table, texts_table
+from tests.answer_outcomes import answer_outcome
 from tests.conftest import write_corpus
 
 
@@ -54,11 +55,10 @@ def _outcome(trees, question: str = "How hot for green tea?") -> AnswerOutcome:
     nodes = trees["tiny/kettle.md"].nodes
     cited = [n for n in nodes if n.text.startswith("green tea")]
     citations = [Citation("tiny/kettle.md", n.node_id, n.heading_path, n.text, n.span_start, n.span_end) for n in cited]
-    return AnswerOutcome(
-        question=question,
-        answer="80 C",
-        evidence="[1] Kettle manual > Boiling\n| green tea | 80 C |",
-        evidence_words=9,
+    return answer_outcome(
+        question,
+        "80 C",
+        "[1] Kettle manual > Boiling\n| green tea | 80 C |",
         citations=citations,
         passage_ids=["p1"],
         retrieved_doc_ids=["tiny/kettle.md", "tiny/pond.html"],

@@ -10,7 +10,7 @@ import duckdb
 from rag_assets.commands.errors import console
 from rag_assets.commands.output import print_trace
 from rag_assets.core.answering.citations import node_citation
-from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
+from rag_assets.core.answering.types import StrategySpec
 from rag_assets.core.corpus.sources import CollectionSpec, ingest
 from rag_assets.core.corpus.tree_building import document_tree
 from rag_assets.core.lineage import answer_versions, build_record, store_answers, trace_answer
@@ -18,6 +18,7 @@ from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.document_tables import documents_table
 from rag_assets.core.store.tree_tables import load_trees, nodes_table, texts_table
 from rag_assets.serving.audit import document_dict, trace_dict
+from tests.answer_outcomes import answer_outcome
 from tests.unit.test_parsers_pdf import make_pdf
 
 OLD_NODES_LAYOUT = """
@@ -59,22 +60,14 @@ def test_pages_round_trip_into_citations_and_traces(tmp_path: Path) -> None:
     ]
     citation = node_citation("manuals/dryer.pdf", nodes[3])
     assert citation.pages == "p. 2" and citation.heading_path == ("Dryer Manual", "Lint filter")
-    outcome = AnswerOutcome(
-        question="When do I empty the lint filter?",
-        answer="After every load.",
-        evidence=citation.text,
-        evidence_words=7,
+    outcome = answer_outcome(
+        "When do I empty the lint filter?",
+        "After every load.",
+        citation.text,
         citations=[citation],
         passage_ids=["p1"],
         retrieved_doc_ids=["manuals/dryer.pdf"],
-        router_prompt_tokens=0,
-        router_output_tokens=0,
-        reader_prompt_tokens=0,
-        reader_output_tokens=0,
-        engine_calls=1,
         seconds=0.1,
-        expelled=0,
-        refused_docs=0,
     )
     versions = answer_versions(
         con, "manuals", outcome, index={}, adapter_id=None, router_model=None, reader_model="r", embedder="e"
