@@ -19,7 +19,13 @@ evidence (`t..+k..`), whole sections (`+sec`: an answered node brings its sectio
 content), no refusal (`+fb`: a document with nothing answered expands its best heading, or in the
 last round answers its best node), the best-scored nodes up to W words (`@W`), and the budget
 fill at a share of rag-hybrid's words (`fill@share`: the ranking's ceiling at that length, not an
-own choice).
+own choice), and the own-choice rule on content nodes scored by the collection's trained passage
+reranker (`rr<mix>`: `mix` of the reranker's cosine of (question, node in its heading context),
+the rest the encoder's). The reranker trains on the train questions the validation questions are
+drawn from, so the validation figures of that family flatter it; read its dev + test row.
+
+`--misses` prints, for each dev + test question the own choices miss, the question's best node
+score and each node holding a gold answer: whether a view showed it, and its score.
 """
 
 from __future__ import annotations
@@ -41,11 +47,12 @@ def main() -> None:
     parser.add_argument("-c", "--collection", required=True)
     parser.add_argument("--word-target", type=float, default=0.6, help="own choices' share of rag-hybrid's words")
     parser.add_argument("--ideas", action="store_true", help="also measure the other selection policies tried")
+    parser.add_argument("--misses", action="store_true", help="show where the own choices miss a gold answer")
     args = parser.parse_args()
-    run(args.collection, args.word_target, args.ideas)
+    run(args.collection, args.word_target, args.ideas, args.misses)
 
 
-def run(collection: str, target: float, ideas: bool) -> None:
+def run(collection: str, target: float, ideas: bool, misses: bool = False) -> None:
     from rag_assets.core.evaluation.evidence import evidence_table, measure_evidence, summarise_evidence
     from rag_assets.core.evaluation.held_out_evidence import held_out_evidence, remembered
     from rag_assets.core.index.retrieval import search
@@ -125,18 +132,27 @@ def run(collection: str, target: float, ideas: bool) -> None:
     header, body = evidence_table(summary)
     print(f"\n{collection}: {len(evaluation)} dev+test questions; rdr2-encoder: own-choice rule {own_rule}; "
           f"rdr2-encoder-threshold: the calibrated threshold\n\n{markdown_table(header, body)}", flush=True)  # fmt: skip
+    if misses:
+        show_misses(threshold.with_own_choices(own_rule), evaluation, routed, retrieve, trees)
     if ideas:
-        measure_ideas(held_out, threshold, evaluation, baseline, routed, retrieve, trees, target)
+        from rag_assets.core.index.reranking.folders import latest_reranker, load_passage_reranker
+        from rag_assets.reranker import rerankers_dir
+
+        folder = latest_reranker(rerankers_dir(), collection)
+        reranker = load_passage_reranker(folder, device=embedder.device) if folder else None
+        measure_ideas(held_out, threshold, evaluation, baseline, routed, retrieve, trees, target, reranker)
 
 
-def measure_ideas(held_out, trained: ScoringRouter, evaluation, baseline, routed, retrieve, trees, target) -> None:
+def measure_ideas(
+    held_out, trained: ScoringRouter, evaluation, baseline, routed, retrieve, trees, target, reranker=None
+) -> None:
     """Each idea family's setting chosen on `held_out`'s questions, measured on `evaluation`."""
     from rag_assets.core.answering.strategies import gather_evidence
     from rag_assets.core.evaluation.evidence import evidence_table, summarise_evidence
     from rag_assets.core.evaluation.held_out_evidence import HeldOutEvidence
     from rag_assets.core.tables import markdown_table
 
-    candidates = idea_candidates(trained)
+    candidates = idea_candidates(trained, reranker)
 
     def judge(questions, budgets, router, fill: bool, cap) -> HeldOutEvidence:
         cut = [cap(b) if cap else b for b in budgets]
@@ -173,8 +189,11 @@ def measure_ideas(held_out, trained: ScoringRouter, evaluation, baseline, routed
     print(f"\nideas, {len(evaluation)} dev+test questions\n\n{markdown_table(header, body)}")
 
 
-def idea_candidates(trained: ScoringRouter) -> list[tuple[str, str, object, bool, Callable[[int], int] | None]]:
-    """(family, label, router, budget fill, word cap of rag-hybrid's words) for every idea tried."""
+def idea_candidates(
+    trained: ScoringRouter, reranker=None
+) -> list[tuple[str, str, object, bool, Callable[[int], int] | None]]:
+    """(family, label, router, budget fill, word cap of rag-hybrid's words) for every idea tried
+    (the `rr` family only with a trained `reranker`)."""
     candidates: list[tuple[str, str, object, bool, Callable[[int], int] | None]] = []
     for answer in (0.7, 0.6, 0.5, 0.4, 0.3, 0.2):
         for count in (3, 5, 8, 12):
@@ -194,8 +213,95 @@ def idea_candidates(trained: ScoringRouter) -> list[tuple[str, str, object, bool
         candidates.append(("words", f"all@{words}", router, False, lambda b, w=words: min(b, w)))
     for share in (0.3, 0.45, 0.6):
         candidates.append(("fill", f"fill@{share:g}", trained, True, lambda b, s=share: int(b * s)))
-
+    if reranker is not None:
+        candidates += reranker_candidates(trained, reranker)
     return candidates
+
+
+def reranker_candidates(trained: ScoringRouter, reranker) -> list[tuple[str, str, object, bool, None]]:
+    """The own-choice rule's grid on content nodes scored by the trained passage reranker."""
+    from rag_assets.core.routing.own_choices import MARGINS, SECTION_WEIGHTS, OwnChoices
+
+    candidates: list[tuple[str, str, object, bool, None]] = []
+    for mix in (1.0, 0.5):
+        for weight in sorted({trained.section_weight, *SECTION_WEIGHTS}):
+            for margin in MARGINS:
+                router = RerankerScoredRouter(trained, reranker.scorer, mix, OwnChoices(margin, weight))
+                candidates.append((f"rr{mix:g}", f"rr{mix:g}+w{weight:g}+m{margin:g}", router, False, None))
+    return candidates
+
+
+def show_misses(router: ScoringRouter, evaluation, routed, retrieve, trees) -> None:
+    """Each question whose own choices (no fill, uncut) hold no gold answer string: the best node
+    score of each of its views and every node holding a gold answer, shown or not, with its score."""
+    from rag_assets.core.answering.strategies import gather_evidence
+    from rag_assets.core.evaluation.scoring import passage_hit
+
+    spec = dataclasses.replace(routed, fill_budget=False)
+    print("\nown choices' misses (gold: a node holding a gold answer string)")
+    for question in evaluation:
+        if passage_hit("", question.answers) is None:
+            continue  # long or yes/no answers: no node holds them as a string
+        spy = ViewRecorder(router)
+        (gathered,) = gather_evidence(
+            [question.query], spec, retrieve=retrieve, trees=trees, routers={"encoder": spy}, evidence_budgets=[10**6]
+        )  # fmt: skip
+        if passage_hit(gathered.evidence, question.answers):
+            continue
+        print(f"{question.qid} {question.query!r} answers {list(question.answers)}: {gathered.words} words")
+        for request, reply in spy.seen:
+            nodes = request.state.nodes
+            shown = reply.candidates or {}
+            best = max(shown.values(), default=float("nan"))
+            print(f"  view of {request.state.doc_id} (round {'last' if request.final_round else 'first'}): "
+                  f"{len(shown)} nodes scored, best {best:.3f}, answered {sorted(reply.scores)}")  # fmt: skip
+            for n, node in enumerate(nodes):
+                if node.kind == "content" and passage_hit(node.text, question.answers):
+                    score = f"{shown[n]:.3f}" if n in shown else "not shown"
+                    print(f"    gold node {n} ({score}): {node.text[:70]!r}")
+
+
+class ViewRecorder:
+    """A router that records every view it was given and its reply (for `--misses`)."""
+
+    fits_views = False
+
+    def __init__(self, router: ScoringRouter) -> None:
+        self.router, self.kind, self.fill_order = router, router.kind, router.fill_order
+        self.seen: list[tuple[RouteRequest, RouterReply]] = []
+
+    def count_tokens(self, text: str) -> int:
+        return self.router.count_tokens(text)
+
+    def route(self, requests: Sequence[RouteRequest], knobs: RoutingKnobs) -> list[RouterReply]:
+        replies = self.router.route(requests, knobs)
+        self.seen += list(zip(requests, replies))
+        return replies
+
+
+class RerankerScoredRouter(ScoringRouter):
+    """The trained encoder router with each shown content node scored by a trained passage
+    reranker's scorer (for `--ideas`): `mix` times its score plus `1 - mix` times the encoder's;
+    collapsed headings keep the encoder's score, the decisions are the base router's."""
+
+    def __init__(self, base: ScoringRouter, scorer, mix: float, own_choices=None) -> None:
+        super().__init__(
+            base.encoder, base.thresholds, kind=base.kind, contextual=base.contextual,
+            section_weight=base.section_weight, fill_order=base.fill_order, count_tokens=base.count_tokens,
+            own_choices=own_choices,
+        )  # fmt: skip
+        self._vectors = base._vectors  # the encoder's embedding cache is shared
+        self.base, self.scorer, self.mix = base, scorer, mix
+
+    def _cosines(self, query_and_nodes):
+        from rag_assets.core.routing.scoring_router import content_context
+
+        mixed = []
+        for (query, state, _, _), (content, headings) in zip(query_and_nodes, super()._cosines(query_and_nodes)):
+            ids = list(content)
+            scores = self.scorer.scores(query, [content_context(state.nodes, n) for n in ids]) if ids else []
+            mixed.append(({n: self.mix * s + (1 - self.mix) * content[n] for n, s in zip(ids, scores)}, headings))
+        return mixed
 
 
 def _row(name: str, router: str, gathered, question):
