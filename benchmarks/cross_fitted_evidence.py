@@ -65,15 +65,10 @@ def run(collection: str, folds: int, config: Path | None) -> None:
     )
     from rag_assets.core.evaluation.held_out_evidence import held_out_evidence, remembered
     from rag_assets.core.index.retrieval import search
-    from rag_assets.core.routing.encoder_training import (
-        EncoderSettings,
-        RoutingExample,
-        load_encoder_router,
-        train_encoder,
-    )
+    from rag_assets.core.routing.encoder_training import load_encoder_router, train_encoder
     from rag_assets.core.routing.evaluation_views import ViewKnobs, evaluation_views
     from rag_assets.core.routing.held_out_routing import load_routing_examples
-    from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX, restore
+    from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX, RoutingExample, restore
     from rag_assets.core.routing.scoring_router import OracleRouter
     from rag_assets.core.store.publication import index_pairing
     from rag_assets.core.store.question_table import load_question_rows
@@ -86,19 +81,7 @@ def run(collection: str, folds: int, config: Path | None) -> None:
 
     ops = (yaml.safe_load(config.read_text()) or {}).get("ops", {}) if config else {}
     data_config = RoutingDataConfig(**(ops.get("routing_subtrees", {}).get("config") or {}))
-    router_config = RouterTrainingConfig(**(ops.get("router_adapter", {}).get("config") or {}))
-    settings = EncoderSettings(
-        epochs=router_config.encoder_epochs,
-        max_steps=router_config.encoder_max_steps,
-        batch_size=router_config.encoder_batch_size,
-        learning_rate=router_config.encoder_learning_rate,
-        negatives=router_config.encoder_negatives,
-        max_seq_length=router_config.encoder_max_seq_length,
-        section_weights=tuple(router_config.encoder_section_weights),
-        node_texts=tuple(str(t) for t in router_config.encoder_node_texts),
-        max_answers=router_config.max_answers,
-        max_expands=router_config.max_expands,
-    )
+    settings = RouterTrainingConfig(**(ops.get("router_adapter", {}).get("config") or {})).encoder_settings()
     knobs = ViewKnobs(
         data_config.top_docs, data_config.passages_per_query, data_config.expansion_views, data_config.token_budget
     )

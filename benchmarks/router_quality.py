@@ -220,7 +220,7 @@ def main() -> None:  # noqa: C901 — a benchmark script's argument handling and
 
 def parse_variants(text: str) -> list[tuple[str, dict]]:
     """`--encoder-variants "max_steps=30; epochs=2,negatives=3"` -> [(label, EncoderSettings overrides)]."""
-    from rag_assets.core.routing.encoder_training import EncoderSettings
+    from rag_assets.core.routing.encoder_settings import EncoderSettings
 
     known = {f.name: f.type for f in dataclasses.fields(EncoderSettings)}
     out = []
@@ -289,7 +289,7 @@ def encoder_comparison(
     """Encoder routers trained with different settings and data (`variants`: label, EncoderSettings
     overrides, with the synthetic corpus-made questions or not), all calibrated on the validation
     fold and measured the same way (`train_and_measure`)."""
-    from rag_assets.core.routing.encoder_training import EncoderSettings
+    from rag_assets.core.routing.encoder_settings import EncoderSettings
 
     validation = load_routing_examples(con, collection, fold="validation")
     # The held-out judge `router_adapter` chooses the section weight and fill order with: the
@@ -325,7 +325,8 @@ def speed(con, collection: str, trees, embedder: Embedder, found: dict[str, Path
     import tempfile
 
     from rag_assets.core.routing.action_format import routing_messages
-    from rag_assets.core.routing.encoder_training import EncoderSettings, train_encoder
+    from rag_assets.core.routing.encoder_settings import EncoderSettings
+    from rag_assets.core.routing.encoder_training import train_encoder
     from rag_assets.core.routing.held_out_routing import route_samples
     from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
     from resources.llm import BaseModelResource, LLMResource

@@ -28,7 +28,8 @@ from rag_assets.core.figures import figure, png_bytes, png_markdown
 from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.routing.action_format import routing_messages
-from rag_assets.core.routing.encoder_training import NODE_TEXTS, EncoderSettings, EncoderTrainingResult, train_encoder
+from rag_assets.core.routing.encoder_settings import EncoderSettings
+from rag_assets.core.routing.encoder_training import EncoderTrainingResult, train_encoder
 from rag_assets.core.routing.folders import router_folder_kind
 from rag_assets.core.routing.held_out_routing import (
     LabelledView,
@@ -36,6 +37,7 @@ from rag_assets.core.routing.held_out_routing import (
     load_routing_examples,
 )
 from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
+from rag_assets.core.routing.scoring_settings import NODE_TEXTS
 from rag_assets.core.routing.teachers import SimilarityThresholds
 from rag_assets.core.store.publication import index_pairing
 from rag_assets.core.store.question_table import load_question_rows
@@ -143,6 +145,21 @@ class RouterTrainingConfig(dg.Config):
     batch_size: int = Field(default=4, ge=1, le=256, description="LLM: examples per step.")
     max_length: int = Field(default=1024, ge=128, le=32768, description="LLM: tokens per example (prompt + target).")
 
+    def encoder_settings(self) -> EncoderSettings:
+        """The encoder router's settings these keys give (`encoder_training.train_encoder`)."""
+        return EncoderSettings(
+            epochs=self.encoder_epochs,
+            max_steps=self.encoder_max_steps,
+            batch_size=self.encoder_batch_size,
+            learning_rate=self.encoder_learning_rate,
+            negatives=self.encoder_negatives,
+            max_seq_length=self.encoder_max_seq_length,
+            section_weights=tuple(self.encoder_section_weights),
+            node_texts=tuple(str(t) for t in self.encoder_node_texts),
+            max_answers=self.max_answers,
+            max_expands=self.max_expands,
+        )
+
 
 @dg.asset(
     pool=CATALOGUE_POOL,
@@ -201,18 +218,7 @@ def router_adapter(
         }
     )
     if RouterKind.encoder in config.kinds:
-        settings = EncoderSettings(
-            epochs=config.encoder_epochs,
-            max_steps=config.encoder_max_steps,
-            batch_size=config.encoder_batch_size,
-            learning_rate=config.encoder_learning_rate,
-            negatives=config.encoder_negatives,
-            max_seq_length=config.encoder_max_seq_length,
-            section_weights=tuple(config.encoder_section_weights),
-            node_texts=tuple(str(t) for t in config.encoder_node_texts),
-            max_answers=config.max_answers,
-            max_expands=config.max_expands,
-        )
+        settings = config.encoder_settings()
         result = train_encoder(
             embedder.get().model_path,
             [e.example for e in train],

@@ -14,15 +14,11 @@ from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.corpus.tree import build_tree
 from rag_assets.core.evaluation.held_out_evidence import held_out_evidence
 from rag_assets.core.index.embedding import Embedder
-from rag_assets.core.routing.encoder_training import (
-    EncoderSettings,
-    RoutingExample,
-    load_encoder_router,
-    router_record,
-    train_encoder,
-)
+from rag_assets.core.routing.encoder_settings import EncoderSettings
+from rag_assets.core.routing.encoder_training import load_encoder_router, router_record, train_encoder
 from rag_assets.core.routing.navigation import RetrievedDocument, RoutingKnobs, route_documents
 from rag_assets.core.routing.own_choices import OwnChoices, choose_own_choices
+from rag_assets.core.routing.samples import RoutingExample
 from rag_assets.core.routing.scoring_router import ScoringRouter
 from rag_assets.core.routing.subtree import DocumentRouting
 from rag_assets.core.routing.teachers import SimilarityThresholds

@@ -13,17 +13,8 @@ from rag_assets.core.corpus.blocks import heading, paragraph
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.corpus.tree import CONTENT, build_tree
 from rag_assets.core.index.embedding import Embedder
+from rag_assets.core.routing.encoder_settings import EncoderSettings
 from rag_assets.core.routing.encoder_training import (
-    CHOSEN_FILL_ORDERS,
-    NODE_TEXTS,
-    EncoderSettings,
-    RoutingExample,
-    ScoringChoice,
-    SectionWeightTrial,
-    budget_recall,
-    calibrate,
-    choose_scoring_settings,
-    chosen_trial,
     encoder_pairs,
     is_encoder_router,
     load_encoder_router,
@@ -32,6 +23,7 @@ from rag_assets.core.routing.encoder_training import (
 )
 from rag_assets.core.routing.navigation import RetrievedDocument, RoutingKnobs, route_documents
 from rag_assets.core.routing.routed_evidence import fill_scores, heading_words, node_words, render_evidence
+from rag_assets.core.routing.samples import RoutingExample
 from rag_assets.core.routing.scoring_router import (
     HitNodesRouter,
     OracleRouter,
@@ -39,6 +31,16 @@ from rag_assets.core.routing.scoring_router import (
     content_context,
     heading_context,
     section_smoothed,
+)
+from rag_assets.core.routing.scoring_settings import (
+    CHOSEN_FILL_ORDERS,
+    NODE_TEXTS,
+    ScoringChoice,
+    SectionWeightTrial,
+    budget_recall,
+    calibrate,
+    choose_scoring_settings,
+    chosen_trial,
 )
 from rag_assets.core.routing.subtree import DocumentRouting, SubtreeView
 from rag_assets.core.routing.teachers import SimilarityScores, SimilarityThresholds

@@ -16,10 +16,15 @@ from rag_assets.core.routing.action_format import (
     routing_messages,
     view_action_regex,
 )
-from rag_assets.core.routing.encoder_training import RoutingExample
 from rag_assets.core.routing.metrics import RoutingGold, RoutingPrediction, RoutingScores, score_routing
 from rag_assets.core.routing.navigation import Router, RouteRequest, RoutingKnobs
-from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX, RoutingSample, restore, sample_from_row
+from rag_assets.core.routing.samples import (
+    SYNTHETIC_QID_PREFIX,
+    RoutingExample,
+    RoutingSample,
+    restore,
+    sample_from_row,
+)
 from rag_assets.core.routing.teachers import (
     SimilarityThresholds,
     TeacherTask,

@@ -110,3 +110,14 @@ def routing_fold(qid: str, validation_fraction: float) -> str:
 def sample_from_row(row: Sequence) -> RoutingSample:
     """A RoutingSample from a `routing_subtrees` row (its fields in order; id lists as tuples)."""
     return RoutingSample(*(tuple(v) if isinstance(v, list) else v for v in row))
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingExample:
+    """One labelled view: the router's input and the teacher's actions on it."""
+
+    query: str
+    state: DocumentRouting
+    view: SubtreeView
+    answer_ids: frozenset[int]
+    expand_ids: frozenset[int]
