@@ -150,6 +150,9 @@ def run(collection: str, folds: int, config: Path | None) -> None:
                 trees=trees,
             )
             rows += measured
+            if result.own_choices and result.own_choices.chosen:
+                rows += best_within_rows(result.own_choices, router, held, baseline, routed, retrieve, trees)
+                rows += finer_grid_rows(router, held_out, held, baseline, routed, retrieve, trees)
             print(f"fold {fold + 1}/{folds}: trained on {len(training)} questions ({result.steps} steps), settings "
                   f"chosen on {len(choosing)} (section weight {router.section_weight}, node text "
                   f"{'heading path' if router.contextual else 'bare'}, fill {router.fill_order}, own choices "
@@ -160,6 +163,48 @@ def run(collection: str, folds: int, config: Path | None) -> None:
     header, body = evidence_table(summary)
     print(f"\n{collection}: {summary.questions} questions, each measured by a router trained without it "
           f"({folds} folds)\n\n{markdown_table(header, body)}\n\n{evidence_footnote(summary)}")  # fmt: skip
+
+
+def best_within_rows(calibration, router, held, baseline, routed, retrieve, trees) -> list:
+    """The own choices of `router` by the rule that keeps, of the trials within the word target,
+    the best evidence (then the fewest words) instead of the fewest words reaching
+    retrieve-and-read's: as the row `rdr2-encoder own, best within`."""
+    from rag_assets.core.evaluation.evidence import measure_evidence
+    from rag_assets.core.routing.own_choices import OwnChoices
+
+    within = [t for t in calibration.trials if t.words_share <= calibration.word_target]
+    if not within:
+        return []
+    best = min(within, key=lambda t: (-t.evidence, t.words_share, t.section_weight, t.margin))
+    alternative = router.with_own_choices(OwnChoices(best.margin, best.section_weight))
+    print(f"  best within {calibration.word_target:.0%}: {alternative.own_choices} "
+          f"({calibration.metric} {best.evidence:.3f} at {best.words_share:.0%} on the choosing questions)")  # fmt: skip
+    measured = measure_evidence(
+        held, baseline=baseline, routed=routed, kinds=["encoder"], routers={"encoder": alternative},
+        retrieve=retrieve, trees=trees,
+    )  # fmt: skip
+    return [dataclasses.replace(r, strategy="rdr2-encoder best-within") for r in measured if r.router and not r.filled]
+
+
+FINER_MARGINS = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.1)
+
+
+def finer_grid_rows(router, held_out, held, baseline, routed, retrieve, trees) -> list:
+    """The own choices of `router` by the pipeline's rule chosen on a finer margin grid
+    (`FINER_MARGINS`) on the same choosing questions: as the row `rdr2-encoder finer-grid`."""
+    from rag_assets.core.evaluation.evidence import measure_evidence
+    from rag_assets.core.routing.own_choices import choose_own_choices
+
+    calibration = choose_own_choices(router.with_own_choices(None), held_out, margins=FINER_MARGINS)
+    if calibration is None or calibration.chosen is None:
+        return []
+    alternative = router.with_own_choices(calibration.chosen)
+    print(f"  finer grid: {calibration.chosen}")
+    measured = measure_evidence(
+        held, baseline=baseline, routed=routed, kinds=["encoder"], routers={"encoder": alternative},
+        retrieve=retrieve, trees=trees,
+    )  # fmt: skip
+    return [dataclasses.replace(r, strategy="rdr2-encoder finer-grid") for r in measured if r.router and not r.filled]
 
 
 if __name__ == "__main__":

@@ -31,11 +31,8 @@ from rag_assets.core.routing.action_format import routing_messages
 from rag_assets.core.routing.encoder_settings import EncoderSettings
 from rag_assets.core.routing.encoder_training import EncoderTrainingResult, train_encoder
 from rag_assets.core.routing.folders import router_folder_kind
-from rag_assets.core.routing.held_out_routing import (
-    LabelledView,
-    calibrate_similarity,
-    load_routing_examples,
-)
+from rag_assets.core.routing.held_out_routing import LabelledView, calibrate_similarity, load_routing_examples
+from rag_assets.core.routing.negative_mining import NEGATIVE_SOURCES
 from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
 from rag_assets.core.routing.scoring_settings import NODE_TEXTS
 from rag_assets.core.routing.teachers import SimilarityThresholds
@@ -65,6 +62,7 @@ ADAPTER_KEYS = {"encoder": "encoder_adapter_id", "llm": "adapter_id"}
 
 # How the encoder router may read a content node (launchpad choices), from the one list core keeps.
 NodeText = StrEnum("NodeText", {text: text for text in NODE_TEXTS})
+NegativeSource = StrEnum("NegativeSource", {source: source for source in NEGATIVE_SOURCES})
 
 
 class RouterTrainingConfig(dg.Config):
@@ -94,6 +92,11 @@ class RouterTrainingConfig(dg.Config):
     encoder_learning_rate: float = Field(default=3e-5, gt=0, le=1e-2, description="Encoder: AdamW learning rate.")
     encoder_negatives: int = Field(
         default=1, ge=0, le=16, description="Encoder: hard negatives per pair, from the view."
+    )
+    encoder_negative_source: NegativeSource = Field(
+        default=NegativeSource.view,
+        description="Encoder: where the hard negatives are drawn from: the view's other nodes at random (`view`), or "
+        "the untrained encoder's best-ranked of them (`base_encoder`; measured worse on nq_wiki, docs/results.md).",
     )
     encoder_max_seq_length: int = Field(
         default=128, ge=16, le=512, description="Encoder: word pieces read per text (question or node in context)."
@@ -153,6 +156,7 @@ class RouterTrainingConfig(dg.Config):
             batch_size=self.encoder_batch_size,
             learning_rate=self.encoder_learning_rate,
             negatives=self.encoder_negatives,
+            negative_source=str(self.encoder_negative_source),
             max_seq_length=self.encoder_max_seq_length,
             section_weights=tuple(self.encoder_section_weights),
             node_texts=tuple(str(t) for t in self.encoder_node_texts),

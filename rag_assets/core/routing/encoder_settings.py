@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rag_assets.core.routing.negative_mining import NEGATIVE_SOURCES
+
 
 @dataclass(slots=True)
 class EncoderSettings:
@@ -13,6 +15,9 @@ class EncoderSettings:
     batch_size: int = 16
     learning_rate: float = 3e-5
     negatives: int = 1  # hard negatives per pair (from the same view; others drawn from other views)
+    # Where they are drawn from (`negative_mining.NEGATIVE_SOURCES`): the view's other candidates at
+    # random, or the untrained encoder's best of them.
+    negative_source: str = "view"
     warmup_fraction: float = 0.1
     max_seq_length: int = 128
     max_answers: int = 4  # at inference: ANSWER lines per view
@@ -27,3 +32,7 @@ class EncoderSettings:
     # than one held-out question or one labelled view can move it (`chosen_trial`).
     node_texts: tuple[str, ...] = ("heading_path", "bare")
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.negative_source not in NEGATIVE_SOURCES:
+            raise ValueError(f"negative_source must be one of {NEGATIVE_SOURCES}, got {self.negative_source!r}")

@@ -43,6 +43,7 @@ from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.quiet_loading import quiet_model_loading
 from rag_assets.core.routing.encoder_settings import EncoderSettings
 from rag_assets.core.routing.folders import ROUTER_MARKERS, router_folder_kind
+from rag_assets.core.routing.negative_mining import MINED_POOL, base_encoder_rankings
 from rag_assets.core.routing.own_choices import OwnChoiceCalibration, choose_own_choices, own_choices_from_record
 from rag_assets.core.routing.samples import RoutingExample
 from rag_assets.core.routing.scoring_router import ScoringRouter, content_context, heading_context
@@ -96,30 +97,53 @@ def candidate_texts(example: RoutingExample) -> dict[int, str]:
     return out
 
 
-def encoder_pairs(examples: Sequence[RoutingExample], *, negatives: int = 2, seed: int = 0) -> list[ContrastivePair]:
-    """(question, positive, hard negatives) for every gold action of every view (see module doc)."""
+def encoder_pairs(
+    examples: Sequence[RoutingExample],
+    *,
+    negatives: int = 2,
+    seed: int = 0,
+    rankings: Sequence[Sequence[int]] | None = None,
+    pool: int = MINED_POOL,
+) -> list[ContrastivePair]:
+    """(question, positive, hard negatives) for every gold action of every view (see module doc).
+    The hard negatives are drawn from the view's other candidates: at random, or with `rankings`
+    (one per example, its candidate ids best first: `negative_mining.base_encoder_rankings`) from
+    the best `pool` of them."""
+    if rankings is not None and len(rankings) != len(examples):
+        raise ValueError(f"{len(rankings)} rankings for {len(examples)} examples")
     rng = random.Random(seed)
-    pool: list[str] = []
+    pool_texts: list[str] = []
     staged: list[tuple[str, str, list[str]]] = []
-    for example in examples:
+    for i, example in enumerate(examples):
         texts = candidate_texts(example)
         gold = (example.answer_ids | example.expand_ids) & texts.keys()
         others = [texts[n] for n in texts if n not in gold]
-        pool.extend(others)
+        pool_texts.extend(others)
+        drawn_from = (
+            others if rankings is None else [texts[n] for n in rankings[i] if n in texts and n not in gold][:pool]
+        )
         for n in sorted(gold):
-            hard = rng.sample(others, min(negatives, len(others)))
+            hard = rng.sample(drawn_from, min(negatives, len(drawn_from)))
             staged.append((example.query, _strip_query(texts[n], example.query), hard))
     pairs = []
     for query, positive, hard in staged:
-        while len(hard) < negatives and pool:  # a view with few candidates borrows other views' nodes
-            extra = rng.choice(pool)
+        while len(hard) < negatives and pool_texts:  # a view with few candidates borrows other views' nodes
+            extra = rng.choice(pool_texts)
             if extra != positive:
                 hard.append(extra)
-            elif len(set(pool)) == 1:
+            elif len(set(pool_texts)) == 1:
                 break
         if len(hard) == negatives:
             pairs.append(ContrastivePair(query, positive, tuple(hard)))
     return pairs
+
+
+def mined_rankings(base_model: Path, examples: Sequence[RoutingExample], device: str) -> list[list[int]]:
+    """Each example's candidates ranked by the untrained encoder at `base_model`
+    (`negative_mining`: why the hard negatives are drawn from its best)."""
+    with quiet_model_loading():
+        base = Embedder(base_model, device=device, progress=False)
+    return base_encoder_rankings(examples, candidate_texts, base.encode)
 
 
 def train_encoder(
@@ -140,7 +164,8 @@ def train_encoder(
     from rag_assets.core.training.model_folders import publish_model_folder
 
     settings = settings or EncoderSettings()
-    pairs = encoder_pairs(train, negatives=settings.negatives, seed=settings.seed)
+    rankings = mined_rankings(base_model, train, device) if settings.negative_source == "base_encoder" else None
+    pairs = encoder_pairs(train, negatives=settings.negatives, seed=settings.seed, rankings=rankings)
     if not pairs:
         raise ValueError("no encoder training pairs: no train view has a gold ANSWER or EXPAND action")
     run = fine_tune_bi_encoder(
