@@ -17,6 +17,12 @@ and measured on the fold's questions, which it never saw. The rows of all folds 
 one table with intervals and paired differences against rag-hybrid, the oracle router as the
 ceiling. Nothing is written to the catalogue; each fold's router lives in a temporary folder.
 
+Each fold also measures the same router's own choices by the earlier own-choice rule, chosen on
+the same choosing questions (`RULE_VARIANTS`: the objective `fewest_words` of
+`own_choices.pick_own_choices` on the coarser margin grid), as the row `rdr2-encoder
+earlier-rule`; it costs routing only. `--section-labels` trains each fold's router on
+whole-section labels instead (every shown node of a gold ANSWER node's section is gold too).
+
 The real questions' views are built as `router_metrics` builds the evaluation views (routing
 knobs from `--config`'s `routing_subtrees`, else its defaults) and labelled by the oracle
 teacher, which is what `run.datasets.yaml` trains with; the synthetic views are the stored ones.
@@ -50,13 +56,26 @@ def main() -> None:
     parser.add_argument("-c", "--collection", required=True)
     parser.add_argument("--folds", type=int, default=3, help="folds the questions are cut into (>= 2)")
     parser.add_argument("--config", type=Path, help="run config YAML: routing_subtrees' and router_adapter's keys")
+    parser.add_argument(
+        "--section-labels", action="store_true",
+        help="train on whole-section labels: every shown node of a gold ANSWER node's section is gold too",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.folds < 2:
         raise SystemExit("--folds must be at least 2")
-    run(args.collection, args.folds, args.config)
+    run(args.collection, args.folds, args.config, args.section_labels)
 
 
-def run(collection: str, folds: int, config: Path | None) -> None:
+def whole_sections(example):
+    """`example` with every shown content node of a gold ANSWER node's section labelled ANSWER
+    (the issue's "training on the oracle's whole-section labels")."""
+    section = example.state.section
+    gold = {section.get(n) for n in example.answer_ids}
+    answers = {n for n in example.view.visible_content_ids if section.get(n) in gold} | example.answer_ids
+    return dataclasses.replace(example, answer_ids=frozenset(answers))
+
+
+def run(collection: str, folds: int, config: Path | None, section_labels: bool = False) -> None:
     from rag_assets.core.evaluation.evidence import (
         evidence_footnote,
         evidence_table,
@@ -129,9 +148,10 @@ def run(collection: str, folds: int, config: Path | None) -> None:
             choosing = [q for q in rest if is_validation(q.qid)]
             training = [q for q in rest if not is_validation(q.qid)]
             held_out = held_out_evidence(choosing, baseline=baseline, routed=routed, retrieve=retrieve, trees=trees)
+            train_views = synthetic["train"] + [e for q in training for e in views[q.qid]]
             result = train_encoder(
                 embedder.model_path,
-                synthetic["train"] + [e for q in training for e in views[q.qid]],
+                [whole_sections(e) for e in train_views] if section_labels else train_views,
                 synthetic["validation"] + [e for q in choosing for e in views[q.qid]],
                 Path(scratch),
                 settings,
@@ -150,9 +170,7 @@ def run(collection: str, folds: int, config: Path | None) -> None:
                 trees=trees,
             )
             rows += measured
-            if result.own_choices and result.own_choices.chosen:
-                rows += best_within_rows(result.own_choices, router, held, baseline, routed, retrieve, trees)
-                rows += finer_grid_rows(router, held_out, held, baseline, routed, retrieve, trees)
+            rows += rule_variant_rows(router, held_out, held, baseline, routed, retrieve, trees)
             print(f"fold {fold + 1}/{folds}: trained on {len(training)} questions ({result.steps} steps), settings "
                   f"chosen on {len(choosing)} (section weight {router.section_weight}, node text "
                   f"{'heading path' if router.contextual else 'bare'}, fill {router.fill_order}, own choices "
@@ -165,46 +183,30 @@ def run(collection: str, folds: int, config: Path | None) -> None:
           f"({folds} folds)\n\n{markdown_table(header, body)}\n\n{evidence_footnote(summary)}")  # fmt: skip
 
 
-def best_within_rows(calibration, router, held, baseline, routed, retrieve, trees) -> list:
-    """The own choices of `router` by the rule that keeps, of the trials within the word target,
-    the best evidence (then the fewest words) instead of the fewest words reaching
-    retrieve-and-read's: as the row `rdr2-encoder own, best within`."""
-    from rag_assets.core.evaluation.evidence import measure_evidence
-    from rag_assets.core.routing.own_choices import OwnChoices
-
-    within = [t for t in calibration.trials if t.words_share <= calibration.word_target]
-    if not within:
-        return []
-    best = min(within, key=lambda t: (-t.evidence, t.words_share, t.section_weight, t.margin))
-    alternative = router.with_own_choices(OwnChoices(best.margin, best.section_weight))
-    print(f"  best within {calibration.word_target:.0%}: {alternative.own_choices} "
-          f"({calibration.metric} {best.evidence:.3f} at {best.words_share:.0%} on the choosing questions)")  # fmt: skip
-    measured = measure_evidence(
-        held, baseline=baseline, routed=routed, kinds=["encoder"], routers={"encoder": alternative},
-        retrieve=retrieve, trees=trees,
-    )  # fmt: skip
-    return [dataclasses.replace(r, strategy="rdr2-encoder best-within") for r in measured if r.router and not r.filled]
+# The own-choice rule before this one (`own_choices`' docstring says why it changed), measured
+# beside it on the same routers.
+EARLIER_RULE = ("fewest_words", (0.0, 0.03, 0.05, 0.06, 0.07, 0.08, 0.1))
+RULE_VARIANTS = {"earlier-rule": EARLIER_RULE}  # row name: (objective, margins), chosen on the same questions
 
 
-FINER_MARGINS = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.1)
-
-
-def finer_grid_rows(router, held_out, held, baseline, routed, retrieve, trees) -> list:
-    """The own choices of `router` by the pipeline's rule chosen on a finer margin grid
-    (`FINER_MARGINS`) on the same choosing questions: as the row `rdr2-encoder finer-grid`."""
+def rule_variant_rows(router, held_out, held, baseline, routed, retrieve, trees) -> list:
+    """The own choices of `router` by each rule of `RULE_VARIANTS`, chosen on `held_out`'s
+    questions as the pipeline chooses its own: as the rows `rdr2-encoder <variant>` (no fill)."""
     from rag_assets.core.evaluation.evidence import measure_evidence
     from rag_assets.core.routing.own_choices import choose_own_choices
 
-    calibration = choose_own_choices(router.with_own_choices(None), held_out, margins=FINER_MARGINS)
-    if calibration is None or calibration.chosen is None:
-        return []
-    alternative = router.with_own_choices(calibration.chosen)
-    print(f"  finer grid: {calibration.chosen}")
-    measured = measure_evidence(
-        held, baseline=baseline, routed=routed, kinds=["encoder"], routers={"encoder": alternative},
-        retrieve=retrieve, trees=trees,
-    )  # fmt: skip
-    return [dataclasses.replace(r, strategy="rdr2-encoder finer-grid") for r in measured if r.router and not r.filled]
+    rows = []
+    for name, (objective, margins) in RULE_VARIANTS.items():
+        calibration = choose_own_choices(router.with_own_choices(None), held_out, margins=margins, objective=objective)
+        if calibration is None or calibration.chosen is None:
+            continue
+        print(f"  {name}: {calibration.chosen}", flush=True)
+        measured = measure_evidence(
+            held, baseline=baseline, routed=routed, kinds=["encoder"],
+            routers={"encoder": router.with_own_choices(calibration.chosen)}, retrieve=retrieve, trees=trees,
+        )  # fmt: skip
+        rows += [dataclasses.replace(r, strategy=f"rdr2-encoder {name}") for r in measured if r.router and not r.filled]
+    return rows
 
 
 if __name__ == "__main__":

@@ -7,14 +7,15 @@ materialized catalogue (nothing is trained or written).
 The own-choice rule (`core/routing/own_choices.py`: answer every shown node within a margin of
 the question's best node) is chosen as training chooses it, on the validation fold's real
 questions at `--word-target` of rag-hybrid's words (`choose_own_choices`; a router trained since
-the rule exists has it in router.json, and the one recorded there is used), then the dev + test
+the rule exists has it in router.json, and the one recorded there is used unless `--rechoose`
+asks for this code's rule, as a router trained now would choose it), then the dev + test
 questions are measured: the router with the rule (budget filled and own choices) against the
 same router answering by its calibrated threshold, in the evidence table with intervals and
 paired differences against rag-hybrid.
 
 `--ideas` also measures the other selection policies tried, each family's setting chosen on the
-validation questions (the fewest words reaching rag-hybrid's metric within the word target, else
-the best metric there) and measured on dev + test: the threshold and answers per view chosen on
+validation questions as the own-choice rule is (`pick_own_choices`: the best metric within the
+word target, then the fewest words) and measured on dev + test: the threshold and answers per view chosen on
 evidence (`t..+k..`), whole sections (`+sec`: an answered node brings its section's shown
 content), no refusal (`+fb`: a document with nothing answered expands its best heading, or in the
 last round answers its best node), the best-scored nodes up to W words (`@W`), and the budget
@@ -48,11 +49,15 @@ def main() -> None:
     parser.add_argument("--word-target", type=float, default=0.6, help="own choices' share of rag-hybrid's words")
     parser.add_argument("--ideas", action="store_true", help="also measure the other selection policies tried")
     parser.add_argument("--misses", action="store_true", help="show where the own choices miss a gold answer")
+    parser.add_argument(
+        "--rechoose", action="store_true",
+        help="choose the own-choice rule by this code's rule on the validation questions, not router.json's",
+    )  # fmt: skip
     args = parser.parse_args()
-    run(args.collection, args.word_target, args.ideas, args.misses)
+    run(args.collection, args.word_target, args.ideas, args.misses, args.rechoose)
 
 
-def run(collection: str, target: float, ideas: bool, misses: bool = False) -> None:
+def run(collection: str, target: float, ideas: bool, misses: bool = False, rechoose: bool = False) -> None:
     from rag_assets.core.evaluation.evidence import evidence_table, measure_evidence, summarise_evidence
     from rag_assets.core.evaluation.held_out_evidence import held_out_evidence, remembered
     from rag_assets.core.index.retrieval import search
@@ -103,14 +108,15 @@ def run(collection: str, target: float, ideas: bool, misses: bool = False) -> No
           f"{record.adapter_id} (answer >= {trained.thresholds.answer}, max {trained.thresholds.max_answers}, "
           f"section weight {trained.section_weight}, fill {trained.fill_order}); validation rag-hybrid "
           f"{held_out.metric} {held_out.baseline:.3f}", flush=True)  # fmt: skip
-    own_rule = trained.own_choices
+    own_rule = None if rechoose else trained.own_choices
     if own_rule is None:
         calibration = choose_own_choices(threshold, held_out, word_target=target)
         for t in calibration.trials:
             print(f"  validation own choices weight {t.section_weight:g} margin {t.margin:g}: "
                   f"{held_out.metric} {t.evidence:.3f} at {t.words_share:.0%}", flush=True)  # fmt: skip
         own_rule = calibration.chosen
-    print(f"own-choice rule: {own_rule} ({'router.json' if trained.own_choices else 'chosen here'})", flush=True)
+    print(f"own-choice rule: {own_rule} ({'chosen here' if rechoose or not trained.own_choices else 'router.json'}; "
+          f"router.json's: {trained.own_choices})", flush=True)  # fmt: skip
 
     rows = []
     for label, router in (("encoder", threshold.with_own_choices(own_rule)), ("encoder-threshold", threshold)):

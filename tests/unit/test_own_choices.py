@@ -32,17 +32,34 @@ def test_the_fewest_words_reaching_the_baseline_within_the_target_win() -> None:
         OwnChoiceTrial(4.0, 0.06, evidence=0.80, words_share=0.49),
         OwnChoiceTrial(4.0, 0.08, evidence=0.84, words_share=0.61),  # beyond the target
     ]
-    assert pick_own_choices(trials, baseline=0.79, word_target=0.6) == trials[2]
+    assert pick_own_choices(trials, baseline=0.79, word_target=0.6, objective="fewest_words") == trials[2]
     # none reaches the baseline: the best figure within the target
-    assert pick_own_choices(trials, baseline=0.9, word_target=0.6) == trials[1]
+    assert pick_own_choices(trials, baseline=0.9, word_target=0.6, objective="fewest_words") == trials[1]
     # a tie on words and figure goes to the smaller weight, then margin
     tied = [
         OwnChoiceTrial(6.0, 0.05, 0.8, 0.5),
         OwnChoiceTrial(4.0, 0.07, 0.8, 0.5),
         OwnChoiceTrial(4.0, 0.06, 0.8, 0.5),
     ]
-    assert pick_own_choices(tied, baseline=0.7, word_target=0.6) == tied[2]
-    assert pick_own_choices(trials, baseline=0.5, word_target=0.3) is None
+    assert pick_own_choices(tied, baseline=0.7, word_target=0.6, objective="fewest_words") == tied[2]
+    assert pick_own_choices(tied, baseline=0.7, word_target=0.6) == tied[2]  # and by the default objective
+    assert pick_own_choices(trials, baseline=0.5, word_target=0.3, objective="fewest_words") is None
+
+
+def test_the_default_objective_keeps_the_best_figure_under_the_word_target() -> None:
+    trials = [
+        OwnChoiceTrial(3.0, 0.0, evidence=0.80, words_share=0.26),  # already reaches the baseline
+        OwnChoiceTrial(3.0, 0.02, evidence=0.86, words_share=0.44),
+        OwnChoiceTrial(4.0, 0.03, evidence=0.86, words_share=0.52),  # as good, more words
+        OwnChoiceTrial(4.0, 0.05, evidence=0.90, words_share=0.64),  # beyond the target
+    ]
+    # the first trial already ties the baseline on these few questions; the words it leaves unused
+    # bought evidence there, so the default keeps the best figure (and of equal ones the fewer words)
+    assert pick_own_choices(trials, baseline=0.8, word_target=0.6) == trials[1]
+    assert pick_own_choices(trials, baseline=0.8, word_target=0.6, objective="fewest_words") == trials[0]
+    assert pick_own_choices(trials, baseline=0.8, word_target=0.2) is None
+    with pytest.raises(ValueError, match="objective must be one of"):
+        pick_own_choices(trials, baseline=0.8, word_target=0.6, objective="most_words")
 
 
 def test_the_chosen_rule_survives_router_json() -> None:
@@ -57,6 +74,7 @@ def test_the_chosen_rule_survives_router_json() -> None:
     record = calibration.record()
     assert record["chosen"] == {"margin": 0.06, "section_weight": 4.0}
     assert record["baseline"] == 0.7931
+    assert record["objective"] == "best_within"
     assert record["trials"] == [{"section_weight": 4.0, "margin": 0.06, "evidence": 0.7959, "words_share": 0.4912}]
     assert own_choices_from_record({"own_choices": record}) == OwnChoices(0.06, 4.0)
     # routers published before the rule (or trained without held-out questions) keep the threshold
