@@ -151,9 +151,11 @@ def test_a_trained_encoder_publishes_and_reloads_its_own_choice_rule(held_out, e
     )
     own = result.own_choices
     assert own is not None and own.chosen is not None and own.metric == "passage_hit" and own.questions == 3
-    assert len(own.trials) == 4 * 7  # (section weight: the router's 0 and the 3 defaults) x margin
+    # (section weight: the router's 0 and the 3 defaults) x the 10 default margins
+    assert len(own.trials) == 4 * 10
     recorded = router_record(result.folder)["own_choices"]
     assert recorded["chosen"] == {"margin": own.chosen.margin, "section_weight": own.chosen.section_weight}
-    assert len(recorded["trials"]) == 28 and recorded["word_target"] == 0.6
+    assert len(recorded["trials"]) == 40 and recorded["word_target"] == 0.6
+    assert recorded["objective"] == "best_within"
     router = load_encoder_router(result.folder)
     assert router.own_choices == own.chosen and router.thresholds == result.calibration.thresholds
