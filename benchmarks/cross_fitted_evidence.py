@@ -22,6 +22,9 @@ the same choosing questions (`RULE_VARIANTS`: the objective `fewest_words` of
 `own_choices.pick_own_choices` on the coarser margin grid), as the row `rdr2-encoder
 earlier-rule`; it costs routing only. `--section-labels` trains each fold's router on
 whole-section labels instead (every shown node of a gold ANSWER node's section is gold too).
+`--real-repeats K` repeats each real question's training views K times beside the synthetic
+views (which outnumber them six to one on nq_wiki); `--seed` sets the encoder's training seed, to
+tell a setting's effect from the seed's.
 
 The real questions' views are built as `router_metrics` builds the evaluation views (routing
 knobs from `--config`'s `routing_subtrees`, else its defaults) and labelled by the oracle
@@ -60,10 +63,17 @@ def main() -> None:
         "--section-labels", action="store_true",
         help="train on whole-section labels: every shown node of a gold ANSWER node's section is gold too",
     )  # fmt: skip
+    parser.add_argument(
+        "--real-repeats", type=int, default=1,
+        help="each real question's training views appear this many times (the synthetic views once)",
+    )  # fmt: skip
+    parser.add_argument("--seed", type=int, help="the encoder's training seed (default: the run config's)")
     args = parser.parse_args()
     if args.folds < 2:
         raise SystemExit("--folds must be at least 2")
-    run(args.collection, args.folds, args.config, args.section_labels)
+    if args.real_repeats < 1:
+        raise SystemExit("--real-repeats must be at least 1")
+    run(args.collection, args.folds, args.config, args.section_labels, args.real_repeats, args.seed)
 
 
 def whole_sections(example):
@@ -75,7 +85,14 @@ def whole_sections(example):
     return dataclasses.replace(example, answer_ids=frozenset(answers))
 
 
-def run(collection: str, folds: int, config: Path | None, section_labels: bool = False) -> None:
+def run(
+    collection: str,
+    folds: int,
+    config: Path | None,
+    section_labels: bool = False,
+    real_repeats: int = 1,
+    seed: int | None = None,
+) -> None:
     from rag_assets.core.evaluation.evidence import (
         evidence_footnote,
         evidence_table,
@@ -101,6 +118,8 @@ def run(collection: str, folds: int, config: Path | None, section_labels: bool =
     ops = (yaml.safe_load(config.read_text()) or {}).get("ops", {}) if config else {}
     data_config = RoutingDataConfig(**(ops.get("routing_subtrees", {}).get("config") or {}))
     settings = RouterTrainingConfig(**(ops.get("router_adapter", {}).get("config") or {})).encoder_settings()
+    if seed is not None:
+        settings = dataclasses.replace(settings, seed=seed)
     knobs = ViewKnobs(
         data_config.top_docs, data_config.passages_per_query, data_config.expansion_views, data_config.token_budget
     )
@@ -148,7 +167,8 @@ def run(collection: str, folds: int, config: Path | None, section_labels: bool =
             choosing = [q for q in rest if is_validation(q.qid)]
             training = [q for q in rest if not is_validation(q.qid)]
             held_out = held_out_evidence(choosing, baseline=baseline, routed=routed, retrieve=retrieve, trees=trees)
-            train_views = synthetic["train"] + [e for q in training for e in views[q.qid]]
+            real_views = [e for q in training for e in views[q.qid]] * real_repeats
+            train_views = synthetic["train"] + real_views
             result = train_encoder(
                 embedder.model_path,
                 [whole_sections(e) for e in train_views] if section_labels else train_views,
