@@ -23,8 +23,9 @@ the same choosing questions (`RULE_VARIANTS`: the objective `fewest_words` of
 earlier-rule`; it costs routing only. `--section-labels` trains each fold's router on
 whole-section labels instead (every shown node of a gold ANSWER node's section is gold too).
 `--real-repeats K` repeats each real question's training views K times beside the synthetic
-views (which outnumber them six to one on nq_wiki); `--seed` sets the encoder's training seed, to
-tell a setting's effect from the seed's.
+views, which outnumber them six to one on nq_wiki (by default the run config's
+`encoder_real_weight`, as `router_adapter` weights them); `--seed` sets the encoder's training
+seed, to tell a setting's effect from the seed's.
 
 The real questions' views are built as `router_metrics` builds the evaluation views (routing
 knobs from `--config`'s `routing_subtrees`, else its defaults) and labelled by the oracle
@@ -64,14 +65,15 @@ def main() -> None:
         help="train on whole-section labels: every shown node of a gold ANSWER node's section is gold too",
     )  # fmt: skip
     parser.add_argument(
-        "--real-repeats", type=int, default=1,
-        help="each real question's training views appear this many times (the synthetic views once)",
+        "--real-repeats", type=int,
+        help="each real question's training views appear this many times, the synthetic views once "
+        "(default: the run config's router_adapter encoder_real_weight, else 1)",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, help="the encoder's training seed (default: the run config's)")
     args = parser.parse_args()
     if args.folds < 2:
         raise SystemExit("--folds must be at least 2")
-    if args.real_repeats < 1:
+    if args.real_repeats is not None and args.real_repeats < 1:
         raise SystemExit("--real-repeats must be at least 1")
     run(args.collection, args.folds, args.config, args.section_labels, args.real_repeats, args.seed)
 
@@ -90,7 +92,7 @@ def run(
     folds: int,
     config: Path | None,
     section_labels: bool = False,
-    real_repeats: int = 1,
+    real_repeats: int | None = None,
     seed: int | None = None,
 ) -> None:
     from rag_assets.core.evaluation.evidence import (
@@ -110,14 +112,16 @@ def run(
     from rag_assets.core.store.question_table import load_question_rows
     from rag_assets.core.store.tree_tables import load_trees
     from rag_assets.core.tables import markdown_table
-    from rag_assets.router import RouterTrainingConfig
+    from rag_assets.router_config import RouterTrainingConfig
     from rag_assets.routing_data import RoutingDataConfig
     from rag_assets.strategy_config import AnswersConfig, strategy_specs
     from resources.project import project_resources
 
     ops = (yaml.safe_load(config.read_text()) or {}).get("ops", {}) if config else {}
     data_config = RoutingDataConfig(**(ops.get("routing_subtrees", {}).get("config") or {}))
-    settings = RouterTrainingConfig(**(ops.get("router_adapter", {}).get("config") or {})).encoder_settings()
+    training_config = RouterTrainingConfig(**(ops.get("router_adapter", {}).get("config") or {}))
+    settings = training_config.encoder_settings()
+    real_repeats = real_repeats or training_config.encoder_real_weight
     if seed is not None:
         settings = dataclasses.replace(settings, seed=seed)
     knobs = ViewKnobs(

@@ -16,12 +16,10 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import asdict
-from enum import StrEnum
 from pathlib import Path
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
-from pydantic import Field
 
 from rag_assets.core.evaluation.held_out_evidence import HeldOutEvidence, held_out_evidence
 from rag_assets.core.figures import figure, png_bytes, png_markdown
@@ -31,10 +29,13 @@ from rag_assets.core.routing.action_format import routing_messages
 from rag_assets.core.routing.encoder_settings import EncoderSettings
 from rag_assets.core.routing.encoder_training import EncoderTrainingResult, train_encoder
 from rag_assets.core.routing.folders import router_folder_kind
-from rag_assets.core.routing.held_out_routing import LabelledView, calibrate_similarity, load_routing_examples
-from rag_assets.core.routing.negative_mining import NEGATIVE_SOURCES
+from rag_assets.core.routing.held_out_routing import (
+    LabelledView,
+    calibrate_similarity,
+    load_routing_examples,
+    weight_real_views,
+)
 from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
-from rag_assets.core.routing.scoring_settings import NODE_TEXTS
 from rag_assets.core.routing.teachers import SimilarityThresholds
 from rag_assets.core.store.publication import index_pairing
 from rag_assets.core.store.question_table import load_question_rows
@@ -44,125 +45,13 @@ from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_l
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import PLOT_COLOUR, line_plot_markdown, markdown_table, report_side_table
 from rag_assets.partitions import collection_partitions
+from rag_assets.router_config import RouterKind, RouterTrainingConfig
 from rag_assets.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
 from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource
 from resources.vectors import VectorStoreResource
 
-
-class RouterKind(StrEnum):
-    """A trainable router kind (launchpad choices)."""
-
-    encoder = "encoder"
-    llm = "llm"
-
-
 ADAPTER_KEYS = {"encoder": "encoder_adapter_id", "llm": "adapter_id"}
-
-
-# How the encoder router may read a content node (launchpad choices), from the one list core keeps.
-NodeText = StrEnum("NodeText", {text: text for text in NODE_TEXTS})
-NegativeSource = StrEnum("NegativeSource", {source: source for source in NEGATIVE_SOURCES})
-
-
-class RouterTrainingConfig(dg.Config):
-    kinds: list[RouterKind] = Field(
-        default=["encoder"],
-        description="Router kinds to train: `encoder` (fine-tuned MiniLM node scorer, minutes on CPU; the default "
-        "router, it wins on the real dev sets) and/or `llm` (LoRA on the base LLM, the paper's router; about 30 s "
-        "a step on 2 CPU cores, for GPU users: add it with kinds: [encoder, llm]).",
-    )
-    use_synthetic: bool = Field(
-        default=True,
-        description="Also train on the synthetic (inverse-cloze and heading) questions' routing actions.",
-    )
-    # encoder
-    # Sized for 2 CPU cores (one pass, one hard negative, 128 word pieces: about 5x cheaper per
-    # pass than 2 / 2 / 192); raise them on a GPU.
-    encoder_epochs: int = Field(default=1, ge=1, le=50, description="Encoder: passes over the training pairs.")
-    encoder_max_steps: int = Field(
-        default=24,
-        ge=0,
-        description="Encoder: cap on optimizer steps (about 9 s each on 2 CPU cores; `make run` within 20 min); "
-        "0 = whole epochs.",
-    )
-    encoder_batch_size: int = Field(
-        default=16, ge=2, le=512, description="Encoder: pairs per step (in-batch negatives)."
-    )
-    encoder_learning_rate: float = Field(default=3e-5, gt=0, le=1e-2, description="Encoder: AdamW learning rate.")
-    encoder_negatives: int = Field(
-        default=1, ge=0, le=16, description="Encoder: hard negatives per pair, from the view."
-    )
-    encoder_negative_source: NegativeSource = Field(
-        default=NegativeSource.view,
-        description="Encoder: where the hard negatives are drawn from: the view's other nodes at random (`view`), or "
-        "the untrained encoder's best-ranked of them (`base_encoder`; measured worse on nq_wiki, docs/results.md).",
-    )
-    encoder_max_seq_length: int = Field(
-        default=128, ge=16, le=512, description="Encoder: word pieces read per text (question or node in context)."
-    )
-    encoder_section_weights: list[float] = Field(
-        default=[0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0],
-        min_length=1,
-        description="Encoder router: section smoothing weights tried on the validation fold (a node's score "
-        "blends with the best score shown in its section); [0] turns smoothing off.",
-    )
-    encoder_node_texts: list[NodeText] = Field(
-        default=list(NODE_TEXTS),
-        min_length=1,
-        description="Encoder router: how it may read a content node, tried with each section weight: after its "
-        "heading path, or bare (where every node of a document shares a short path, the path can drown the "
-        "words that tell nodes apart). The first is kept unless another is no worse on both the held-out routed "
-        "evidence and the validation ANS-F1, and better on one by more than one held-out question or one "
-        "labelled view can move it. [heading_path] forces the path.",
-    )
-    encoder_held_out_evidence: bool = Field(
-        default=True,
-        description="Encoder router: choose the section weight by the routed evidence of the validation fold's "
-        "real questions (retrieved and routed as `answers` routes rdr2 by default, at rag-hybrid's words) "
-        "rather than by the gold nodes kept within fixed word budgets.",
-    )
-    max_answers: int = Field(
-        default=4,
-        ge=1,
-        le=16,
-        description="Encoder router: ANSWER actions per view at most; the validation fold picks 1..max_answers "
-        "with the answer threshold (best ANS-F1).",
-    )
-    max_expands: int = Field(default=2, ge=0, le=8, description="Encoder router: EXPAND actions per view at most.")
-    # llm
-    rank: int = Field(default=8, ge=1, le=256, description="LLM LoRA rank (the paper's r=8).")
-    alpha: int = Field(default=16, ge=1, le=512, description="LLM LoRA alpha (the paper's 16).")
-    dropout: float = Field(default=0.05, ge=0, lt=1, description="LLM LoRA dropout.")
-    target_modules: list[str] = Field(
-        default=["q_proj", "k_proj", "v_proj", "o_proj"], description="LLM modules LoRA adapts."
-    )
-    learning_rate: float = Field(default=2e-4, gt=0, le=1e-1, description="LLM LoRA learning rate.")
-    epochs: int = Field(default=1, ge=1, le=50, description="LLM: passes over the examples (bounded by max_steps).")
-    max_steps: int = Field(
-        default=6,
-        ge=0,
-        description="LLM: optimizer steps at most (about 30 s each on 2 CPU cores; `make run` within 20 min); "
-        "0 = whole epochs.",
-    )
-    batch_size: int = Field(default=4, ge=1, le=256, description="LLM: examples per step.")
-    max_length: int = Field(default=1024, ge=128, le=32768, description="LLM: tokens per example (prompt + target).")
-
-    def encoder_settings(self) -> EncoderSettings:
-        """The encoder router's settings these keys give (`encoder_training.train_encoder`)."""
-        return EncoderSettings(
-            epochs=self.encoder_epochs,
-            max_steps=self.encoder_max_steps,
-            batch_size=self.encoder_batch_size,
-            learning_rate=self.encoder_learning_rate,
-            negatives=self.encoder_negatives,
-            negative_source=str(self.encoder_negative_source),
-            max_seq_length=self.encoder_max_seq_length,
-            section_weights=tuple(self.encoder_section_weights),
-            node_texts=tuple(str(t) for t in self.encoder_node_texts),
-            max_answers=self.max_answers,
-            max_expands=self.max_expands,
-        )
 
 
 @dg.asset(
@@ -223,15 +112,20 @@ def router_adapter(
     )
     if RouterKind.encoder in config.kinds:
         settings = config.encoder_settings()
+        weighted = weight_real_views(train, config.encoder_real_weight)
         result = train_encoder(
             embedder.get().model_path,
-            [e.example for e in train],
+            [e.example for e in weighted],
             [e.example for e in validation],
             base_model.adapters_dir(),
             settings,
             device=embedder.get().device,
             on_step=log_step("encoder"),
-            extra_record={"collection": collection, "similarity_thresholds": asdict(similarity)},
+            extra_record={
+                "collection": collection,
+                "similarity_thresholds": asdict(similarity),
+                "real_weight": config.encoder_real_weight,
+            },
             held_out=held_out,
         )
         with catalogue.get_connection() as con:
@@ -239,6 +133,8 @@ def router_adapter(
                 record_adapter(con, collection, result.adapter_id, str(result.folder), embedder.get().model_id)
             )
         metadata.update(encoder_metadata(result, settings, held_out))
+        metadata["encoder_real_weight"] = config.encoder_real_weight
+        metadata["encoder_train_views"] = len(weighted)
 
     if RouterKind.llm in config.kinds:
         examples = [TrainingExample(routing_messages(e.query, e.rendered), e.target) for e in train]

@@ -129,6 +129,19 @@ def load_routing_examples(
     return out
 
 
+def weight_real_views(views: Sequence[LabelledView], weight: int) -> list[LabelledView]:
+    """`views` with each real (labelled) question's view repeated `weight` times and each synthetic
+    one kept once, in their order.
+
+    Why: the corpus-made questions (inverse cloze, headings) can outnumber the real ones several
+    times over (six to one on nq_wiki), so they set what the encoder learns; repeating the real
+    views weights the task the router is judged on. The contrastive batches shuffle and keep one
+    query per batch, so a view's copies never serve as each other's in-batch negatives."""
+    if weight < 1:
+        raise ValueError(f"weight must be at least 1, got {weight}")
+    return [v for v in views for _ in range(1 if v.qid.startswith(SYNTHETIC_QID_PREFIX) else weight)]
+
+
 def calibrate_similarity(encoder: TextEncoder, examples: Sequence[RoutingExample]) -> SimilarityThresholds:
     """The similarity router's thresholds: the similarity teacher's calibration on labelled views."""
     tasks = [TeacherTask(e.query, e.state, e.view, "") for e in examples]
