@@ -26,6 +26,10 @@ whole-section labels instead (every shown node of a gold ANSWER node's section i
 views, which outnumber them six to one on nq_wiki (by default the run config's
 `encoder_real_weight`, as `router_adapter` weights them); `--seed` sets the encoder's training
 seed, to tell a setting's effect from the seed's.
+`--margin-curve` adds a second table: the same routers' own choices on their measured questions at
+every margin of the own-choice grid, in hindsight, i.e. the most the rule's margin could reach on
+them if it were chosen on the very questions it is scored on (an upper bound on the rule, for
+telling a weak margin choice from weak scores).
 
 The real questions' views are built as `router_metrics` builds the evaluation views (routing
 knobs from `--config`'s `routing_subtrees`, else its defaults) and labelled by the oracle
@@ -70,12 +74,17 @@ def main() -> None:
         "(default: the run config's router_adapter encoder_real_weight, else 1)",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, help="the encoder's training seed (default: the run config's)")
+    parser.add_argument(
+        "--margin-curve", action="store_true",
+        help="also measure every own-choice margin on the measured questions themselves (hindsight: "
+        "the most any margin of the rule could reach there, not a figure a router could be chosen for)",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.folds < 2:
         raise SystemExit("--folds must be at least 2")
     if args.real_repeats is not None and args.real_repeats < 1:
         raise SystemExit("--real-repeats must be at least 1")
-    run(args.collection, args.folds, args.config, args.section_labels, args.real_repeats, args.seed)
+    run(args.collection, args.folds, args.config, args.section_labels, args.real_repeats, args.seed, args.margin_curve)
 
 
 def whole_sections(example):
@@ -94,6 +103,7 @@ def run(
     section_labels: bool = False,
     real_repeats: int | None = None,
     seed: int | None = None,
+    margin_curve: bool = False,
 ) -> None:
     from rag_assets.core.evaluation.evidence import (
         evidence_footnote,
@@ -162,7 +172,7 @@ def run(
     specs = strategy_specs(AnswersConfig(), "short", None)
     baseline = specs["rag-hybrid"]
     routed = dataclasses.replace(specs["rdr2"], router="encoder", evidence_budget_from=None)
-    rows = []
+    rows, curve = [], []
     with tempfile.TemporaryDirectory(prefix="cross-fitted-") as scratch:
         for fold in range(folds):
             started = time.perf_counter()
@@ -195,6 +205,8 @@ def run(
             )
             rows += measured
             rows += rule_variant_rows(router, held_out, held, baseline, routed, retrieve, trees)
+            if margin_curve:
+                curve += margin_curve_rows(router, held, baseline, routed, retrieve, trees)
             print(f"fold {fold + 1}/{folds}: trained on {len(training)} questions ({result.steps} steps), settings "
                   f"chosen on {len(choosing)} (section weight {router.section_weight}, node text "
                   f"{'heading path' if router.contextual else 'bare'}, fill {router.fill_order}, own choices "
@@ -205,6 +217,10 @@ def run(
     header, body = evidence_table(summary)
     print(f"\n{collection}: {summary.questions} questions, each measured by a router trained without it "
           f"({folds} folds)\n\n{markdown_table(header, body)}\n\n{evidence_footnote(summary)}")  # fmt: skip
+    if curve:
+        header, body = evidence_table(summarise_evidence([r for r in rows if r.strategy == baseline.name] + curve))
+        print(f"\n{collection}: the same routers' own choices at every margin, each fold at its chosen section "
+              f"weight (hindsight: the margin is not chosen on other questions)\n\n{markdown_table(header, body)}")  # fmt: skip
 
 
 # The own-choice rule before this one (`own_choices`' docstring says why it changed), measured
@@ -230,6 +246,23 @@ def rule_variant_rows(router, held_out, held, baseline, routed, retrieve, trees)
             routers={"encoder": router.with_own_choices(calibration.chosen)}, retrieve=retrieve, trees=trees,
         )  # fmt: skip
         rows += [dataclasses.replace(r, strategy=f"rdr2-encoder {name}") for r in measured if r.router and not r.filled]
+    return rows
+
+
+def margin_curve_rows(router, held, baseline, routed, retrieve, trees) -> list:
+    """`router`'s own choices on `held` at every margin of `own_choices.MARGINS`, its chosen
+    section weight (the router's own without a chosen rule), as rows `own margin <m>` (no fill)."""
+    from rag_assets.core.evaluation.evidence import measure_evidence
+    from rag_assets.core.routing.own_choices import MARGINS, OwnChoices
+
+    weight = router.own_choices.section_weight if router.own_choices else router.section_weight
+    rows = []
+    for margin in MARGINS:
+        measured = measure_evidence(
+            held, baseline=baseline, routed=routed, kinds=["encoder"], fills=(False,),
+            routers={"encoder": router.with_own_choices(OwnChoices(margin, weight))}, retrieve=retrieve, trees=trees,
+        )  # fmt: skip
+        rows += [dataclasses.replace(r, strategy=f"own margin {margin:.2f}") for r in measured if r.router]
     return rows
 
 
