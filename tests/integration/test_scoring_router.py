@@ -5,6 +5,8 @@ and the per-question evidence budget."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,7 @@ from rag_assets.core.routing.navigation import RetrievedDocument, RoutingKnobs, 
 from rag_assets.core.routing.routed_evidence import fill_scores, heading_words, node_words, render_evidence
 from rag_assets.core.routing.samples import RoutingExample
 from rag_assets.core.routing.scoring_router import (
+    PARENT_LEVELS,
     HitNodesRouter,
     OracleRouter,
     ScoringRouter,
@@ -290,6 +293,15 @@ def test_encoder_router_trains_calibrates_publishes_and_routes(embedder: Embedde
         == (result.node_text == "heading_path")
         == (router_record(result.folder)["node_text"] == "heading_path")
     )
+    # Trained on nodes read under their content ancestors, it reads them so; a folder published
+    # before they were read (no `ancestor_levels` in its record) keeps reading the heading path alone.
+    assert router.ancestor_levels == router_record(result.folder)["ancestor_levels"] == PARENT_LEVELS
+    legacy = tmp_path / "legacy-router"
+    shutil.copytree(result.folder, legacy)
+    record = router_record(legacy)
+    del record["ancestor_levels"]
+    (legacy / "router.json").write_text(json.dumps(record))
+    assert load_encoder_router(legacy).ancestor_levels == 0
     docs = [RetrievedDocument("kettle", tree.nodes, (2,))]
     routed = route_documents(["How much water fits in the kettle?"], [docs], router, RoutingKnobs(expand_iterations=1))
     [[doc]] = routed.documents

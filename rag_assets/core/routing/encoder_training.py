@@ -199,6 +199,7 @@ def train_encoder(
             "section_chosen_by": chosen_by,
             "fill_order": fill_order,
             "node_text": node_text,
+            "ancestor_levels": router.ancestor_levels,
             "calibrated_on": calibrated_on,
             "own_choices": own.record() if own else None,
             "calibration": {
@@ -259,7 +260,8 @@ def router_record(folder: Path) -> dict:
 def load_encoder_router(folder: Path, *, device: str = "cpu") -> ScoringRouter:
     """The trained encoder router published in `folder`, with its calibrated thresholds, section
     weight, budget fill order, node text and own-choice rule (0, "router", "heading_path" and the
-    threshold for folders published before they were chosen)."""
+    threshold for folders published before they were chosen), reading nodes under as many content
+    ancestors as it was trained with (none for folders published before they were read)."""
     folder = Path(folder)
     if not is_encoder_router(folder):
         raise FileNotFoundError(f"{folder} holds no encoder router ({ROUTER_RECORD} with kind 'encoder')")
@@ -275,4 +277,6 @@ def load_encoder_router(folder: Path, *, device: str = "cpu") -> ScoringRouter:
         fill_order=record.get("fill_order", "router"),
         contextual=record.get("node_text", NODE_TEXTS[0]) == "heading_path",
         own_choices=own_choices_from_record(record),
+        # Routers published before nodes were read under their content ancestors read none.
+        ancestor_levels=int(record.get("ancestor_levels", 0)),
     )

@@ -53,7 +53,9 @@ PARENT_LEVELS = 2  # content ancestors a content node is read under (a list item
 PARENT_WORDS = 24  # words of each
 
 
-def content_context(nodes: Sequence[TreeNode], node_id: int, words: int = CONTEXT_WORDS) -> str:
+def content_context(
+    nodes: Sequence[TreeNode], node_id: int, words: int = CONTEXT_WORDS, levels: int = PARENT_LEVELS
+) -> str:
     """A content node as the encoder reads it: its path (the heading path, title first, then the
     content nodes it is nested under, nearest last: a list's intro paragraph, a nested item's
     parent items), then its text.
@@ -64,12 +66,13 @@ def content_context(nodes: Sequence[TreeNode], node_id: int, words: int = CONTEX
     a quarter"; a router trained on nodes read with their heading path alone ranked it 225th of
     the question's 709 shown nodes, one trained and scored on this text 26th (one cross-fitted
     fold, docs/results.md). 37% of nq_wiki's content nodes, 42% of conditionalqa's and 64% of
-    emanual's have a content parent. At most `PARENT_LEVELS` ancestors, `PARENT_WORDS` words each, so the node's
-    own text still fits the encoder's sequence length."""
+    emanual's have a content parent. At most `levels` ancestors (0: the heading path alone, how
+    routers published before this read nodes), `PARENT_WORDS` words each, so the node's own text
+    still fits the encoder's sequence length."""
     node = nodes[node_id]
     ancestors: list[str] = []
     parent = node.parent_id
-    while parent is not None and nodes[parent].kind == CONTENT and len(ancestors) < PARENT_LEVELS:
+    while parent is not None and nodes[parent].kind == CONTENT and len(ancestors) < levels:
         ancestors.append(first_words(nodes[parent].text, PARENT_WORDS))
         parent = nodes[parent].parent_id
     path = PATH_SEPARATOR.join((*node.heading_path, *reversed(ancestors)))
@@ -125,6 +128,7 @@ class ScoringRouter:
         fill_order: str = "router",
         count_tokens: Callable[[str], int] = word_count,
         own_choices: OwnChoices | None = None,
+        ancestor_levels: int = PARENT_LEVELS,
     ) -> None:
         if section_weight < 0:
             raise ValueError(f"section_weight must be >= 0, got {section_weight}")
@@ -137,6 +141,7 @@ class ScoringRouter:
         self.section_weight = section_weight
         self.fill_order = fill_order  # the evidence budget fill's order it was calibrated with
         self.own_choices = own_choices  # None: ANSWER by the calibrated threshold
+        self.ancestor_levels = ancestor_levels  # content ancestors a node is read under (0: routers before them)
         self._count_tokens = count_tokens
         self._vectors: dict[str, np.ndarray] = {}
 
@@ -147,7 +152,11 @@ class ScoringRouter:
         out = []
         for n in node_ids:
             if state.nodes[n].kind == CONTENT:
-                out.append(content_context(state.nodes, n) if self.contextual else raw_text(state.nodes, n))
+                out.append(
+                    content_context(state.nodes, n, levels=self.ancestor_levels)
+                    if self.contextual
+                    else raw_text(state.nodes, n)
+                )
             elif self.contextual:
                 out.append(heading_context(state, n))
             else:
@@ -215,6 +224,7 @@ class ScoringRouter:
             fill_order=fill_order or self.fill_order,
             count_tokens=self._count_tokens,
             own_choices=self.own_choices,
+            ancestor_levels=self.ancestor_levels,
         )
         twin._vectors = self._vectors
         return twin
