@@ -134,6 +134,7 @@ def router_adapter(
             )
         metadata.update(encoder_metadata(result, settings, held_out))
         metadata["encoder_real_weight"] = config.encoder_real_weight
+        metadata["encoder_ancestor_levels"] = settings.ancestor_levels
         metadata["encoder_train_views"] = len(weighted)
 
     if RouterKind.llm in config.kinds:

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from rag_assets.core.routing.encoder_settings import EncoderSettings
 from rag_assets.core.routing.negative_mining import NEGATIVE_SOURCES
+from rag_assets.core.routing.scoring_router import PARENT_LEVELS
 from rag_assets.core.routing.scoring_settings import NODE_TEXTS
 
 
@@ -85,6 +86,14 @@ class RouterTrainingConfig(dg.Config):
         "evidence and the validation ANS-F1, and better on one by more than one held-out question or one "
         "labelled view can move it. [heading_path] forces the path.",
     )
+    encoder_ancestor_levels: int = Field(
+        default=PARENT_LEVELS,
+        ge=0,
+        le=4,
+        description="Encoder router: how many content nodes a content node is read under after its heading path "
+        "(a list's intro paragraph, a nested item's parent items), in training and routing; 0 reads the heading "
+        "path alone.",
+    )
     encoder_held_out_evidence: bool = Field(
         default=True,
         description="Encoder router: choose the section weight by the routed evidence of the validation fold's "
@@ -129,6 +138,7 @@ class RouterTrainingConfig(dg.Config):
             max_seq_length=self.encoder_max_seq_length,
             section_weights=tuple(self.encoder_section_weights),
             node_texts=tuple(str(t) for t in self.encoder_node_texts),
+            ancestor_levels=self.encoder_ancestor_levels,
             max_answers=self.max_answers,
             max_expands=self.max_expands,
         )

@@ -117,6 +117,7 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
 
     training = {"kinds": ["encoder", "llm"], "max_steps": 2, "batch_size": 2, "max_length": 512}
     training |= {"encoder_epochs": 1, "encoder_max_steps": 0, "encoder_batch_size": 4, "encoder_real_weight": 2}
+    training |= {"encoder_ancestor_levels": 1}
     second = _materialize(
         project,
         "router_adapter",
@@ -142,6 +143,9 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
     assert adapter["train_views_synthetic"] == 0 and adapter["encoder_real_weight"] == 2
     assert adapter["encoder_train_views"] == 2 * adapter["train_views"] > 0
     assert json.loads(Path(adapter["encoder_path"], "router.json").read_text())["real_weight"] == 2
+    # encoder_ancestor_levels 1: trained and recorded with one content ancestor per node
+    assert adapter["encoder_ancestor_levels"] == 1
+    assert json.loads(Path(adapter["encoder_path"], "router.json").read_text())["ancestor_levels"] == 1
     # the calibration curve and the loss curves are plots (inline PNGs), the chosen F1s numbers
     assert adapter["encoder_calibration"].startswith("![encoder router calibration (")
     assert "](data:image/png;base64," in adapter["encoder_calibration"] and adapter["encoder_pairs"] > 0

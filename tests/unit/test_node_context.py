@@ -3,9 +3,16 @@ under (a list's intro paragraph, a nested item's parent items), then its own tex
 
 from __future__ import annotations
 
+import pytest
+
 from rag_assets.core.corpus.blocks import heading, list_item, paragraph
-from rag_assets.core.corpus.tree import build_tree
-from rag_assets.core.routing.scoring_router import PARENT_WORDS, content_context
+from rag_assets.core.corpus.tree import CONTENT, build_tree
+from rag_assets.core.routing.encoder_settings import EncoderSettings
+from rag_assets.core.routing.encoder_training import encoder_pairs
+from rag_assets.core.routing.samples import RoutingExample
+from rag_assets.core.routing.scoring_router import PARENT_WORDS, ScoringRouter, content_context
+from rag_assets.core.routing.subtree import DocumentRouting, SubtreeView
+from rag_assets.core.routing.teachers import SimilarityThresholds
 
 
 def records_page():
@@ -67,3 +74,21 @@ def test_a_long_parent_is_cut_to_its_first_words() -> None:
     context = content_context(tree.nodes, node_id(tree, "child"))
     parent_part = context.removeprefix("Doc > Part > ").removesuffix(": child")
     assert parent_part.split() == [f"w{i}" for i in range(PARENT_WORDS)]
+
+
+def test_training_pairs_read_the_nodes_as_the_router_will() -> None:
+    tree = records_page()
+    state = DocumentRouting("records", tree.nodes)
+    content = frozenset(n.node_id for n in tree.nodes if n.kind == CONTENT)
+    view = SubtreeView("records", state.title, tree.nodes, content, frozenset())
+    braves = node_id(tree, "58 by the Buffalo Braves at the Boston Celtics on October 20 , 1972")
+    example = RoutingExample("most points scored in a quarter", state, view, frozenset({braves}), frozenset())
+    [under_parents] = encoder_pairs([example], negatives=1)
+    [heading_path_only] = encoder_pairs([example], negatives=1, ancestor_levels=0)
+    assert under_parents.positive.startswith("NBA records > Team records > Records set in one game: > Most points in")
+    assert heading_path_only.positive == (
+        "NBA records > Team records: 58 by the Buffalo Braves at the Boston Celtics on October 20 , 1972"
+    )
+    assert ScoringRouter(None, SimilarityThresholds()).ancestor_levels == EncoderSettings().ancestor_levels
+    with pytest.raises(ValueError, match="ancestor_levels"):
+        EncoderSettings(ancestor_levels=-1)

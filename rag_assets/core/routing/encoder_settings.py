@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag_assets.core.routing.negative_mining import NEGATIVE_SOURCES
+from rag_assets.core.routing.scoring_router import PARENT_LEVELS
 
 
 @dataclass(slots=True)
@@ -31,8 +32,13 @@ class EncoderSettings:
     # unless another is no worse on both the routed evidence and ANS-F1, and better on one by more
     # than one held-out question or one labelled view can move it (`chosen_trial`).
     node_texts: tuple[str, ...] = ("heading_path", "bare")
+    # Content ancestors a node is read under after its heading path (`scoring_router.content_context`:
+    # a list's intro paragraph, a nested item's parent items), in training and at inference.
+    ancestor_levels: int = PARENT_LEVELS
     seed: int = 0
 
     def __post_init__(self) -> None:
         if self.negative_source not in NEGATIVE_SOURCES:
             raise ValueError(f"negative_source must be one of {NEGATIVE_SOURCES}, got {self.negative_source!r}")
+        if self.ancestor_levels < 0:
+            raise ValueError(f"ancestor_levels must be >= 0, got {self.ancestor_levels}")

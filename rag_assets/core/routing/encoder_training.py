@@ -46,7 +46,7 @@ from rag_assets.core.routing.folders import ROUTER_MARKERS, router_folder_kind
 from rag_assets.core.routing.negative_mining import MINED_POOL, base_encoder_rankings
 from rag_assets.core.routing.own_choices import OwnChoiceCalibration, choose_own_choices, own_choices_from_record
 from rag_assets.core.routing.samples import RoutingExample
-from rag_assets.core.routing.scoring_router import ScoringRouter, content_context, heading_context
+from rag_assets.core.routing.scoring_router import PARENT_LEVELS, ScoringRouter, content_context, heading_context
 from rag_assets.core.routing.scoring_settings import (
     NODE_TEXTS,
     SectionWeightTrial,
@@ -89,10 +89,12 @@ def _strip_query(text: str, query: str) -> str:
     return " ".join(text.replace(query, " ").split()) if len(query) > 20 and query in text else text
 
 
-def candidate_texts(example: RoutingExample) -> dict[int, str]:
-    """Every node the router could act on in this view, as the encoder reads it."""
+def candidate_texts(example: RoutingExample, ancestor_levels: int = PARENT_LEVELS) -> dict[int, str]:
+    """Every node the router could act on in this view, as the encoder reads it (content nodes
+    under `ancestor_levels` content ancestors)."""
     state = example.state
-    out = {n: content_context(state.nodes, n) for n in sorted(example.view.visible_content_ids)}
+    visible = sorted(example.view.visible_content_ids)
+    out = {n: content_context(state.nodes, n, levels=ancestor_levels) for n in visible}
     out.update({h: heading_context(state, h) for h in sorted(example.view.collapsed_heading_ids)})
     return out
 
@@ -104,18 +106,19 @@ def encoder_pairs(
     seed: int = 0,
     rankings: Sequence[Sequence[int]] | None = None,
     pool: int = MINED_POOL,
+    ancestor_levels: int = PARENT_LEVELS,
 ) -> list[ContrastivePair]:
     """(question, positive, hard negatives) for every gold action of every view (see module doc).
     The hard negatives are drawn from the view's other candidates: at random, or with `rankings`
     (one per example, its candidate ids best first: `negative_mining.base_encoder_rankings`) from
-    the best `pool` of them."""
+    the best `pool` of them. Content nodes are read under `ancestor_levels` content ancestors."""
     if rankings is not None and len(rankings) != len(examples):
         raise ValueError(f"{len(rankings)} rankings for {len(examples)} examples")
     rng = random.Random(seed)
     pool_texts: list[str] = []
     staged: list[tuple[str, str, list[str]]] = []
     for i, example in enumerate(examples):
-        texts = candidate_texts(example)
+        texts = candidate_texts(example, ancestor_levels)
         gold = (example.answer_ids | example.expand_ids) & texts.keys()
         others = [texts[n] for n in texts if n not in gold]
         pool_texts.extend(others)
@@ -138,12 +141,14 @@ def encoder_pairs(
     return pairs
 
 
-def mined_rankings(base_model: Path, examples: Sequence[RoutingExample], device: str) -> list[list[int]]:
+def mined_rankings(
+    base_model: Path, examples: Sequence[RoutingExample], device: str, ancestor_levels: int = PARENT_LEVELS
+) -> list[list[int]]:
     """Each example's candidates ranked by the untrained encoder at `base_model`
     (`negative_mining`: why the hard negatives are drawn from its best)."""
     with quiet_model_loading():
         base = Embedder(base_model, device=device, progress=False)
-    return base_encoder_rankings(examples, candidate_texts, base.encode)
+    return base_encoder_rankings(examples, lambda e: candidate_texts(e, ancestor_levels), base.encode)
 
 
 def train_encoder(
@@ -164,15 +169,20 @@ def train_encoder(
     from rag_assets.core.training.model_folders import publish_model_folder
 
     settings = settings or EncoderSettings()
-    rankings = mined_rankings(base_model, train, device) if settings.negative_source == "base_encoder" else None
-    pairs = encoder_pairs(train, negatives=settings.negatives, seed=settings.seed, rankings=rankings)
+    levels = settings.ancestor_levels
+    rankings = mined_rankings(base_model, train, device, levels) if settings.negative_source == "base_encoder" else None
+    pairs = encoder_pairs(
+        train, negatives=settings.negatives, seed=settings.seed, rankings=rankings, ancestor_levels=levels
+    )
     if not pairs:
         raise ValueError("no encoder training pairs: no train view has a gold ANSWER or EXPAND action")
     run = fine_tune_bi_encoder(
         base_model, pairs, settings, device=device, desc="encoder router", progress=progress, on_step=on_step
     )
     model, losses, step, seconds = run.model, run.losses, run.steps, run.seconds_per_step
-    router = ScoringRouter(Embedder.wrap(model, "encoder-in-training"), SimilarityThresholds(), kind="encoder")
+    router = ScoringRouter(
+        Embedder.wrap(model, "encoder-in-training"), SimilarityThresholds(), kind="encoder", ancestor_levels=levels
+    )
     calibrated_on = "validation" if validation else "train"
     choice = choose_scoring_settings(router, validation or train, settings, held_out)
     section_weight, fill_order, node_text = choice.section_weight, choice.fill_order, choice.node_text
