@@ -27,7 +27,7 @@ from rag_assets.core.routing.navigation import RetrievedDocument, RoutingKnobs, 
 from rag_assets.core.routing.routed_evidence import fill_scores, heading_words, node_words, render_evidence
 from rag_assets.core.routing.samples import RoutingExample
 from rag_assets.core.routing.scoring_router import (
-    PARENT_LEVELS,
+    ANCESTOR_LEVELS,
     HitNodesRouter,
     OracleRouter,
     ScoringRouter,
@@ -269,7 +269,7 @@ def test_encoder_router_trains_calibrates_publishes_and_routes(embedder: Embedde
     assert {p.query for p in encoder_pairs(train, negatives=1)} == {e.query for e in train}
     result = train_encoder(
         embedder.model_path, train, train[:3], tmp_path / "routers",
-        EncoderSettings(epochs=1, batch_size=3, negatives=1), device="cpu", progress=False,
+        EncoderSettings(epochs=1, batch_size=3, negatives=1, ancestor_levels=1), device="cpu", progress=False,
     )  # fmt: skip
     assert result.adapter_id.startswith("enc-") and result.folder == tmp_path / "routers" / result.adapter_id
     assert result.steps >= 1 and len(result.losses) == result.steps and result.calibrated_on == "validation"
@@ -293,9 +293,9 @@ def test_encoder_router_trains_calibrates_publishes_and_routes(embedder: Embedde
         == (result.node_text == "heading_path")
         == (router_record(result.folder)["node_text"] == "heading_path")
     )
-    # Trained on nodes read under their content ancestors, it reads them so; a folder published
-    # before they were read (no `ancestor_levels` in its record) keeps reading the heading path alone.
-    assert router.ancestor_levels == router_record(result.folder)["ancestor_levels"] == PARENT_LEVELS
+    # Trained on nodes read under a content ancestor, it reads them so; a folder published before
+    # the option (no `ancestor_levels` in its record) reads the heading path alone.
+    assert router.ancestor_levels == router_record(result.folder)["ancestor_levels"] == 1 != ANCESTOR_LEVELS
     legacy = tmp_path / "legacy-router"
     shutil.copytree(result.folder, legacy)
     record = router_record(legacy)

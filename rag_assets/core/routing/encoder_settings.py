@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag_assets.core.routing.negative_mining import NEGATIVE_SOURCES
-from rag_assets.core.routing.scoring_router import PARENT_LEVELS
+from rag_assets.core.routing.scoring_router import ANCESTOR_LEVELS
 
 
 @dataclass(slots=True)
@@ -33,8 +33,9 @@ class EncoderSettings:
     # than one held-out question or one labelled view can move it (`chosen_trial`).
     node_texts: tuple[str, ...] = ("heading_path", "bare")
     # Content ancestors a node is read under after its heading path (`scoring_router.content_context`:
-    # a list's intro paragraph, a nested item's parent items), in training and at inference.
-    ancestor_levels: int = PARENT_LEVELS
+    # a list's intro paragraph, a nested item's parent items), in training and at inference; none
+    # by default (measured in docs/results.md).
+    ancestor_levels: int = ANCESTOR_LEVELS
     seed: int = 0
 
     def __post_init__(self) -> None:

@@ -46,7 +46,7 @@ from rag_assets.core.routing.folders import ROUTER_MARKERS, router_folder_kind
 from rag_assets.core.routing.negative_mining import MINED_POOL, base_encoder_rankings
 from rag_assets.core.routing.own_choices import OwnChoiceCalibration, choose_own_choices, own_choices_from_record
 from rag_assets.core.routing.samples import RoutingExample
-from rag_assets.core.routing.scoring_router import PARENT_LEVELS, ScoringRouter, content_context, heading_context
+from rag_assets.core.routing.scoring_router import ANCESTOR_LEVELS, ScoringRouter, content_context, heading_context
 from rag_assets.core.routing.scoring_settings import (
     NODE_TEXTS,
     SectionWeightTrial,
@@ -89,7 +89,7 @@ def _strip_query(text: str, query: str) -> str:
     return " ".join(text.replace(query, " ").split()) if len(query) > 20 and query in text else text
 
 
-def candidate_texts(example: RoutingExample, ancestor_levels: int = PARENT_LEVELS) -> dict[int, str]:
+def candidate_texts(example: RoutingExample, ancestor_levels: int = ANCESTOR_LEVELS) -> dict[int, str]:
     """Every node the router could act on in this view, as the encoder reads it (content nodes
     under `ancestor_levels` content ancestors)."""
     state = example.state
@@ -106,7 +106,7 @@ def encoder_pairs(
     seed: int = 0,
     rankings: Sequence[Sequence[int]] | None = None,
     pool: int = MINED_POOL,
-    ancestor_levels: int = PARENT_LEVELS,
+    ancestor_levels: int = ANCESTOR_LEVELS,
 ) -> list[ContrastivePair]:
     """(question, positive, hard negatives) for every gold action of every view (see module doc).
     The hard negatives are drawn from the view's other candidates: at random, or with `rankings`
@@ -142,7 +142,7 @@ def encoder_pairs(
 
 
 def mined_rankings(
-    base_model: Path, examples: Sequence[RoutingExample], device: str, ancestor_levels: int = PARENT_LEVELS
+    base_model: Path, examples: Sequence[RoutingExample], device: str, ancestor_levels: int = ANCESTOR_LEVELS
 ) -> list[list[int]]:
     """Each example's candidates ranked by the untrained encoder at `base_model`
     (`negative_mining`: why the hard negatives are drawn from its best)."""
@@ -287,6 +287,6 @@ def load_encoder_router(folder: Path, *, device: str = "cpu") -> ScoringRouter:
         fill_order=record.get("fill_order", "router"),
         contextual=record.get("node_text", NODE_TEXTS[0]) == "heading_path",
         own_choices=own_choices_from_record(record),
-        # Routers published before nodes were read under their content ancestors read none.
+        # Routers published before the option read none.
         ancestor_levels=int(record.get("ancestor_levels", 0)),
     )

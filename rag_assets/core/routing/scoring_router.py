@@ -49,26 +49,27 @@ from rag_assets.core.text import first_words, word_count
 OWN_BEST = "encoder_own_best"  # the question memo's key: its best own-choice score so far
 CONTEXT_WORDS = 96  # words of a node's text in its scored context (MiniLM reads 256 word pieces)
 PATH_SEPARATOR = " > "
-PARENT_LEVELS = 2  # content ancestors a content node is read under (a list item's parent items)
-PARENT_WORDS = 24  # words of each
+# Content ancestors a content node is read under by default: none, the heading path alone. Two
+# (a list's intro and a nested item's parent) gained nothing across the real sets (docs/results.md).
+ANCESTOR_LEVELS = 0
+PARENT_WORDS = 24  # words of each ancestor read
 
 
 def content_context(
-    nodes: Sequence[TreeNode], node_id: int, words: int = CONTEXT_WORDS, levels: int = PARENT_LEVELS
+    nodes: Sequence[TreeNode], node_id: int, words: int = CONTEXT_WORDS, levels: int = ANCESTOR_LEVELS
 ) -> str:
-    """A content node as the encoder reads it: its path (the heading path, title first, then the
-    content nodes it is nested under, nearest last: a list's intro paragraph, a nested item's
-    parent items), then its text.
+    """A content node as the encoder reads it: its path (the heading path, title first, then up
+    to `levels` content nodes it is nested under, nearest last: a list's intro paragraph, a
+    nested item's parent items, `PARENT_WORDS` words each), then its text.
 
-    Why the content ancestors: a nested list item or a row under a labelled list often means
-    nothing alone. On nq_wiki's NBA records page "58 by the Buffalo Braves at the Boston Celtics"
-    is the answer to "most points scored in a quarter" only under its parent item "Most points in
-    a quarter"; a router trained on nodes read with their heading path alone ranked it 225th of
-    the question's 709 shown nodes, one trained and scored on this text 26th (one cross-fitted
-    fold, docs/results.md). 37% of nq_wiki's content nodes, 42% of conditionalqa's and 64% of
-    emanual's have a content parent. At most `levels` ancestors (0: the heading path alone, how
-    routers published before this read nodes), `PARENT_WORDS` words each, so the node's own text
-    still fits the encoder's sequence length."""
+    Why the ancestors are an option: a nested list item often means nothing alone. On nq_wiki's
+    NBA records page "58 by the Buffalo Braves at the Boston Celtics" answers "most points scored
+    in a quarter" only under its parent item "Most points in a quarter"; a router trained on the
+    heading path alone ranked it 225th of the question's 709 shown nodes, one trained and scored
+    under two ancestors 26th. 37% of nq_wiki's content nodes, 42% of conditionalqa's and 64% of
+    emanual's have a content parent. Yet over every labelled question of the three sets it
+    gained nothing and cost conditionalqa budgeted evidence recall (docs/results.md), so the
+    default (`ANCESTOR_LEVELS`) reads none."""
     node = nodes[node_id]
     ancestors: list[str] = []
     parent = node.parent_id
@@ -128,7 +129,7 @@ class ScoringRouter:
         fill_order: str = "router",
         count_tokens: Callable[[str], int] = word_count,
         own_choices: OwnChoices | None = None,
-        ancestor_levels: int = PARENT_LEVELS,
+        ancestor_levels: int = ANCESTOR_LEVELS,
     ) -> None:
         if section_weight < 0:
             raise ValueError(f"section_weight must be >= 0, got {section_weight}")

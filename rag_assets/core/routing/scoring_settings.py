@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from rag_assets.core.routing.encoder_settings import EncoderSettings
     from rag_assets.core.routing.samples import RoutingExample
 
-# How the router reads a content node: after its path (`content_context`: the heading path and the
-# content nodes it is nested under; the name stays `heading_path` for recorded routers), or bare (and
+# How the router reads a content node: after its path (`content_context`: the heading path, and
+# the content nodes it is nested under with `EncoderSettings.ancestor_levels`), or bare (and
 # then a collapsed heading as the similarity teacher reads it, `teachers.heading_text`). The
 # path tells a line what it is about on the real sets (nq_wiki's validation ANS-F1 0.348 with it,
 # 0.306 bare); where every node of a document shares a short path that outweighs its few words
