@@ -25,7 +25,8 @@ whole-section labels instead (every shown node of a gold ANSWER node's section i
 `--real-repeats K` repeats each real question's training views K times beside the synthetic
 views, which outnumber them six to one on nq_wiki (by default the run config's
 `encoder_real_weight`, as `router_adapter` weights them); `--seed` sets the encoder's training
-seed, to tell a setting's effect from the seed's.
+seed, to tell a setting's effect from the seed's; `--ancestor-levels N` reads each node under N
+content ancestors (`encoder_ancestor_levels`).
 `--margin-curve` adds a second table: the same routers' own choices on their measured questions at
 every margin of the own-choice grid, in hindsight, i.e. the most the rule's margin could reach on
 them if it were chosen on the very questions it is scored on (an upper bound on the rule, for
@@ -75,6 +76,11 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("--seed", type=int, help="the encoder's training seed (default: the run config's)")
     parser.add_argument(
+        "--ancestor-levels", type=int,
+        help="content ancestors each node is read under, in training and routing (default: the run config's "
+        "router_adapter encoder_ancestor_levels, else 0)",
+    )  # fmt: skip
+    parser.add_argument(
         "--margin-curve", action="store_true",
         help="also measure every own-choice margin on the measured questions themselves (hindsight: "
         "the most any margin of the rule could reach there, not a figure a router could be chosen for)",
@@ -84,7 +90,12 @@ def main() -> None:
         raise SystemExit("--folds must be at least 2")
     if args.real_repeats is not None and args.real_repeats < 1:
         raise SystemExit("--real-repeats must be at least 1")
-    run(args.collection, args.folds, args.config, args.section_labels, args.real_repeats, args.seed, args.margin_curve)
+    if args.ancestor_levels is not None and args.ancestor_levels < 0:
+        raise SystemExit("--ancestor-levels must be at least 0")
+    run(
+        args.collection, args.folds, args.config, args.section_labels, args.real_repeats, args.seed,
+        args.margin_curve, args.ancestor_levels,
+    )  # fmt: skip
 
 
 def whole_sections(example):
@@ -104,6 +115,7 @@ def run(
     real_repeats: int | None = None,
     seed: int | None = None,
     margin_curve: bool = False,
+    ancestor_levels: int | None = None,
 ) -> None:
     from rag_assets.core.evaluation.evidence import (
         evidence_footnote,
@@ -134,6 +146,8 @@ def run(
     real_repeats = real_repeats or training_config.encoder_real_weight
     if seed is not None:
         settings = dataclasses.replace(settings, seed=seed)
+    if ancestor_levels is not None:
+        settings = dataclasses.replace(settings, ancestor_levels=ancestor_levels)
     knobs = ViewKnobs(
         data_config.top_docs, data_config.passages_per_query, data_config.expansion_views, data_config.token_budget
     )
