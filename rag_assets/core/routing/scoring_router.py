@@ -142,7 +142,7 @@ class ScoringRouter:
         self.section_weight = section_weight
         self.fill_order = fill_order  # the evidence budget fill's order it was calibrated with
         self.own_choices = own_choices  # None: ANSWER by the calibrated threshold
-        self.ancestor_levels = ancestor_levels  # content ancestors a node is read under (0: routers before them)
+        self.ancestor_levels = ancestor_levels  # content ancestors a node is read under (0: heading path alone)
         self._count_tokens = count_tokens
         self._vectors: dict[str, np.ndarray] = {}
 
