@@ -243,10 +243,20 @@ EARLIER_RULE = ("fewest_words", (0.0, 0.03, 0.05, 0.06, 0.07, 0.08, 0.1))
 RULE_VARIANTS = {"earlier-rule": EARLIER_RULE}  # row name: (objective, margins), chosen on the same questions
 
 
+def own_choice_rows(router, own_choices, name, held, baseline, routed, retrieve, trees) -> list:
+    """`router`'s own choices (no fill) on `held` by the rule `own_choices`, as rows named `name`."""
+    from rag_assets.core.evaluation.evidence import measure_evidence
+
+    measured = measure_evidence(
+        held, baseline=baseline, routed=routed, kinds=["encoder"], fills=(False,),
+        routers={"encoder": router.with_own_choices(own_choices)}, retrieve=retrieve, trees=trees,
+    )  # fmt: skip
+    return [dataclasses.replace(r, strategy=name) for r in measured if r.router]
+
+
 def rule_variant_rows(router, held_out, held, baseline, routed, retrieve, trees) -> list:
     """The own choices of `router` by each rule of `RULE_VARIANTS`, chosen on `held_out`'s
     questions as the pipeline chooses its own: as the rows `rdr2-encoder <variant>` (no fill)."""
-    from rag_assets.core.evaluation.evidence import measure_evidence
     from rag_assets.core.routing.own_choices import choose_own_choices
 
     rows = []
@@ -255,29 +265,25 @@ def rule_variant_rows(router, held_out, held, baseline, routed, retrieve, trees)
         if calibration is None or calibration.chosen is None:
             continue
         print(f"  {name}: {calibration.chosen}", flush=True)
-        measured = measure_evidence(
-            held, baseline=baseline, routed=routed, kinds=["encoder"],
-            routers={"encoder": router.with_own_choices(calibration.chosen)}, retrieve=retrieve, trees=trees,
-        )  # fmt: skip
-        rows += [dataclasses.replace(r, strategy=f"rdr2-encoder {name}") for r in measured if r.router and not r.filled]
+        rows += own_choice_rows(
+            router, calibration.chosen, f"rdr2-encoder {name}", held, baseline, routed, retrieve, trees
+        )
     return rows
 
 
 def margin_curve_rows(router, held, baseline, routed, retrieve, trees) -> list:
     """`router`'s own choices on `held` at every margin of `own_choices.MARGINS`, its chosen
     section weight (the router's own without a chosen rule), as rows `own margin <m>` (no fill)."""
-    from rag_assets.core.evaluation.evidence import measure_evidence
     from rag_assets.core.routing.own_choices import MARGINS, OwnChoices
 
     weight = router.own_choices.section_weight if router.own_choices else router.section_weight
-    rows = []
-    for margin in MARGINS:
-        measured = measure_evidence(
-            held, baseline=baseline, routed=routed, kinds=["encoder"], fills=(False,),
-            routers={"encoder": router.with_own_choices(OwnChoices(margin, weight))}, retrieve=retrieve, trees=trees,
-        )  # fmt: skip
-        rows += [dataclasses.replace(r, strategy=f"own margin {margin:.2f}") for r in measured if r.router]
-    return rows
+    return [
+        row
+        for margin in MARGINS
+        for row in own_choice_rows(
+            router, OwnChoices(margin, weight), f"own margin {margin:.2f}", held, baseline, routed, retrieve, trees
+        )
+    ]
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ from rag_assets.core.routing.scoring_router import PARENT_WORDS, ScoringRouter, 
 from rag_assets.core.routing.subtree import DocumentRouting, SubtreeView
 from rag_assets.core.routing.teachers import SimilarityThresholds
 
+BRAVES = "58 by the Buffalo Braves at the Boston Celtics on October 20 , 1972"
+
 
 def records_page():
     return build_tree(
@@ -23,7 +25,7 @@ def records_page():
             heading("Team records", 1),
             paragraph("Records set in one game:"),
             list_item("Most points in a quarter", 1),
-            list_item("58 by the Buffalo Braves at the Boston Celtics on October 20 , 1972", 2),
+            list_item(BRAVES, 2),
             list_item("Most points in an overtime period", 1),
             list_item("25 by the Sacramento Kings", 2),
             list_item("in the second overtime", 3),
@@ -39,10 +41,9 @@ def node_id(tree, text: str) -> int:
 
 def test_a_nested_item_is_read_under_its_parent_item_and_the_lists_intro() -> None:
     tree = records_page()
-    braves = node_id(tree, "58 by the Buffalo Braves at the Boston Celtics on October 20 , 1972")
+    braves = node_id(tree, BRAVES)
     assert content_context(tree.nodes, braves, levels=2) == (
-        "NBA records > Team records > Records set in one game: > Most points in a quarter: "
-        "58 by the Buffalo Braves at the Boston Celtics on October 20 , 1972"
+        f"NBA records > Team records > Records set in one game: > Most points in a quarter: {BRAVES}"
     )
     item = node_id(tree, "Most points in a quarter")
     assert (
@@ -53,10 +54,8 @@ def test_a_nested_item_is_read_under_its_parent_item_and_the_lists_intro() -> No
 
 def test_by_default_a_node_reads_its_heading_path_alone() -> None:
     tree = records_page()
-    braves = node_id(tree, "58 by the Buffalo Braves at the Boston Celtics on October 20 , 1972")
-    assert content_context(tree.nodes, braves) == (
-        "NBA records > Team records: 58 by the Buffalo Braves at the Boston Celtics on October 20 , 1972"
-    )
+    braves = node_id(tree, BRAVES)
+    assert content_context(tree.nodes, braves) == (f"NBA records > Team records: {BRAVES}")
 
 
 def test_a_node_under_a_heading_only_reads_the_heading_path() -> None:
@@ -90,14 +89,12 @@ def test_training_pairs_read_the_nodes_as_the_router_will() -> None:
     state = DocumentRouting("records", tree.nodes)
     content = frozenset(n.node_id for n in tree.nodes if n.kind == CONTENT)
     view = SubtreeView("records", state.title, tree.nodes, content, frozenset())
-    braves = node_id(tree, "58 by the Buffalo Braves at the Boston Celtics on October 20 , 1972")
+    braves = node_id(tree, BRAVES)
     example = RoutingExample("most points scored in a quarter", state, view, frozenset({braves}), frozenset())
     [under_parents] = encoder_pairs([example], negatives=1, ancestor_levels=2)
     [heading_path_only] = encoder_pairs([example], negatives=1)  # the default: no ancestors
     assert under_parents.positive.startswith("NBA records > Team records > Records set in one game: > Most points in")
-    assert heading_path_only.positive == (
-        "NBA records > Team records: 58 by the Buffalo Braves at the Boston Celtics on October 20 , 1972"
-    )
+    assert heading_path_only.positive == (f"NBA records > Team records: {BRAVES}")
     assert ScoringRouter(None, SimilarityThresholds()).ancestor_levels == EncoderSettings().ancestor_levels == 0
     with pytest.raises(ValueError, match="ancestor_levels"):
         EncoderSettings(ancestor_levels=-1)
