@@ -107,33 +107,80 @@ def whole_sections(example):
     return dataclasses.replace(example, answer_ids=frozenset(answers))
 
 
-def run(
+@dataclasses.dataclass
+class CrossFitting:
+    """What every fold needs, loaded once from the catalogue: the labelled questions and their
+    oracle-labelled views, the stored synthetic views, retrieval, the trees, the encoder settings
+    of the run config (with the overrides) and the evidence strategies."""
+
+    collection: str
+    folds: int
+    settings: object  # EncoderSettings
+    real_repeats: int
+    embedder: object
+    count_tokens: object
+    trees: dict
+    retrieve: object
+    labelled: list
+    views: dict  # qid -> its labelled RoutingExamples
+    synthetic: dict  # "train" / "validation" -> synthetic RoutingExamples
+    baseline: object  # rag-hybrid's StrategySpec
+    routed: object  # rdr2 with the encoder router, no budget source
+
+    def split(self, fold: int) -> tuple[list, list, list]:
+        """(measured, choosing, training) questions of `fold`: the fold's own questions, and the
+        other folds' questions cut into the share that chooses the router's settings and the rest."""
+        held = [q for q in self.labelled if fold_of(q.qid, self.folds) == fold]
+        rest = [q for q in self.labelled if fold_of(q.qid, self.folds) != fold]
+        return held, [q for q in rest if is_validation(q.qid)], [q for q in rest if not is_validation(q.qid)]
+
+    def train_views(self, training) -> list:
+        """The synthetic training views and `training`'s views, each repeated `real_repeats` times."""
+        return self.synthetic["train"] + [e for q in training for e in self.views[q.qid]] * self.real_repeats
+
+    def train_router(self, training, choosing, scratch: Path, section_labels: bool = False):
+        """An encoder router trained as `router_adapter` trains it on `training`'s views (each
+        repeated `real_repeats` times) and the synthetic views, its settings chosen on `choosing`
+        -> (the loaded router, the training result, the choosing questions' HeldOutEvidence)."""
+        from rag_assets.core.evaluation.held_out_evidence import held_out_evidence
+        from rag_assets.core.routing.encoder_training import load_encoder_router, train_encoder
+
+        held_out = held_out_evidence(
+            choosing, baseline=self.baseline, routed=self.routed, retrieve=self.retrieve, trees=self.trees
+        )
+        train_views = self.train_views(training)
+        result = train_encoder(
+            self.embedder.model_path,
+            [whole_sections(e) for e in train_views] if section_labels else train_views,
+            self.synthetic["validation"] + [e for q in choosing for e in self.views[q.qid]],
+            scratch,
+            self.settings,
+            device=self.embedder.device,
+            progress=False,
+            held_out=held_out,
+        )
+        return load_encoder_router(result.folder, device=self.embedder.device), result, held_out
+
+
+def prepare(
     collection: str,
     folds: int,
     config: Path | None,
-    section_labels: bool = False,
     real_repeats: int | None = None,
     seed: int | None = None,
-    margin_curve: bool = False,
     ancestor_levels: int | None = None,
-) -> None:
-    from rag_assets.core.evaluation.evidence import (
-        evidence_footnote,
-        evidence_table,
-        measure_evidence,
-        summarise_evidence,
-    )
-    from rag_assets.core.evaluation.held_out_evidence import held_out_evidence, remembered
+) -> CrossFitting:
+    """Load the catalogue's questions, trees, index and synthetic views, and build the labelled
+    questions' views as `router_metrics` builds the evaluation views (routing knobs from
+    `config`'s `routing_subtrees`)."""
+    from rag_assets.core.evaluation.held_out_evidence import remembered
     from rag_assets.core.index.retrieval import search
-    from rag_assets.core.routing.encoder_training import load_encoder_router, train_encoder
     from rag_assets.core.routing.evaluation_views import ViewKnobs, evaluation_views
     from rag_assets.core.routing.held_out_routing import load_routing_examples
     from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX, RoutingExample, restore
-    from rag_assets.core.routing.scoring_router import OracleRouter
     from rag_assets.core.store.publication import index_pairing
     from rag_assets.core.store.question_table import load_question_rows
     from rag_assets.core.store.tree_tables import load_trees
-    from rag_assets.core.tables import markdown_table
     from rag_assets.router_config import RouterTrainingConfig
     from rag_assets.routing_data import RoutingDataConfig
     from rag_assets.strategy_config import AnswersConfig, strategy_specs
@@ -182,38 +229,46 @@ def run(
     print(f"{collection}: {len(labelled)} labelled questions with views ({len(questions)} in all), "
           f"{sum(map(len, views.values()))} views, {len(synthetic['train'])} + {len(synthetic['validation'])} "
           f"synthetic train + validation views; {folds} folds; {time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
-
     specs = strategy_specs(AnswersConfig(), "short", None)
-    baseline = specs["rag-hybrid"]
-    routed = dataclasses.replace(specs["rdr2"], router="encoder", evidence_budget_from=None)
+    return CrossFitting(
+        collection, folds, settings, real_repeats, embedder, count_tokens, trees, retrieve, labelled, views, synthetic,
+        specs["rag-hybrid"], dataclasses.replace(specs["rdr2"], router="encoder", evidence_budget_from=None),
+    )  # fmt: skip
+
+
+def run(
+    collection: str,
+    folds: int,
+    config: Path | None,
+    section_labels: bool = False,
+    real_repeats: int | None = None,
+    seed: int | None = None,
+    margin_curve: bool = False,
+    ancestor_levels: int | None = None,
+) -> None:
+    from rag_assets.core.evaluation.evidence import (
+        evidence_footnote,
+        evidence_table,
+        measure_evidence,
+        summarise_evidence,
+    )
+    from rag_assets.core.routing.scoring_router import OracleRouter
+    from rag_assets.core.tables import markdown_table
+
+    ctx = prepare(collection, folds, config, real_repeats, seed, ancestor_levels)
+    baseline, routed, retrieve, trees = ctx.baseline, ctx.routed, ctx.retrieve, ctx.trees
     rows, curve = [], []
     with tempfile.TemporaryDirectory(prefix="cross-fitted-") as scratch:
         for fold in range(folds):
             started = time.perf_counter()
-            held = [q for q in labelled if fold_of(q.qid, folds) == fold]
-            rest = [q for q in labelled if fold_of(q.qid, folds) != fold]
-            choosing = [q for q in rest if is_validation(q.qid)]
-            training = [q for q in rest if not is_validation(q.qid)]
-            held_out = held_out_evidence(choosing, baseline=baseline, routed=routed, retrieve=retrieve, trees=trees)
-            real_views = [e for q in training for e in views[q.qid]] * real_repeats
-            train_views = synthetic["train"] + real_views
-            result = train_encoder(
-                embedder.model_path,
-                [whole_sections(e) for e in train_views] if section_labels else train_views,
-                synthetic["validation"] + [e for q in choosing for e in views[q.qid]],
-                Path(scratch),
-                settings,
-                device=embedder.device,
-                progress=False,
-                held_out=held_out,
-            )
-            router = load_encoder_router(result.folder, device=embedder.device)
+            held, choosing, training = ctx.split(fold)
+            router, result, held_out = ctx.train_router(training, choosing, Path(scratch), section_labels)
             measured = measure_evidence(
                 held,
                 baseline=baseline,
                 routed=routed,
                 kinds=["encoder", "oracle"],
-                routers={"encoder": router, "oracle": OracleRouter(held, count_tokens)},
+                routers={"encoder": router, "oracle": OracleRouter(held, ctx.count_tokens)},
                 retrieve=retrieve,
                 trees=trees,
             )

@@ -99,7 +99,7 @@ def calibrate_fusion(
     return best, table
 
 
-def _fine_tune_cross_encoder(
+def fine_tune_cross_encoder(
     base_model: Path,
     groups: Sequence[RerankGroup],
     settings: RerankerSettings,
@@ -197,7 +197,7 @@ def train_reranker(
             f"no reranker training groups: no question has a gold passage and {settings.negatives} negatives"
         )
     if settings.model == "cross-encoder":
-        model, losses, step, seconds = _fine_tune_cross_encoder(
+        model, losses, step, seconds = fine_tune_cross_encoder(
             base_model, usable, settings, device=device, on_step=on_step, progress=progress
         )
         scorer = CrossEncoderScorer(model)
