@@ -14,16 +14,17 @@ at. For each fold it trains, on the fold's training views and the synthetic ones
   choosing questions); its scores are the section-smoothed ones its own choices read. The baseline.
 - `cross-encoder`: the passage reranker's cross-encoder recipe (`reranking.training.
   fine_tune_cross_encoder`: a one-logit head on the packaged MiniLM, listwise loss over the gold
-  node and `--cross-negatives` hard negatives) trained on the router's own training pairs
+  node and `--cross-negatives` other nodes of its view) trained on the router's own training pairs
   (`encoder_pairs`: the question against a gold node in its heading context and the view's other
-  nodes). It reads (question, node) together, which the issue proposed as the router's node score.
+  nodes). It reads (question, node) together: the passage reranker's (query, node in context)
+  score as the router's node score.
 
 and scores with the `untrained encoder` too (the packaged MiniLM's cosine over the same node
-texts, no smoothing: where training starts). Each scorer ranks the same candidates of the fold's measured questions: the content
-nodes their labelled views show. The table pools the folds: the share of questions whose gold
-node is ranked first and within the top 3, the mean reciprocal rank, with 95% intervals, and the
-paired difference in ranked-first share against the encoder. `--cross-steps 0` leaves the
-cross-encoder out. Nothing is written to the catalogue.
+texts, no smoothing: where training starts). Each scorer ranks the same candidates of the fold's
+measured questions: the content nodes their labelled views show. The table pools the folds: the
+share of questions whose gold node is ranked first and within the top 3, the mean reciprocal
+rank, with 95% intervals, and the paired difference in ranked-first share against the encoder.
+`--cross-steps 0` leaves the cross-encoder out. Nothing is written to the catalogue.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ def main() -> None:
         help="cross-encoder optimizer steps per fold (0: no cross-encoder; about 5 s a step at batch 8 on 2 CPU cores)",
     )  # fmt: skip
     parser.add_argument("--cross-batch", type=int, default=8, help="cross-encoder groups per step")
-    parser.add_argument("--cross-negatives", type=int, default=7, help="hard negatives per cross-encoder group")
+    parser.add_argument(
+        "--cross-negatives", type=int, default=7, help="negatives per cross-encoder group (other nodes of the view)"
+    )
     args = parser.parse_args()
     if args.folds < 2:
         raise SystemExit("--folds must be at least 2")
