@@ -27,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
+from step_clock import StepClock
 
 
 def export(collection: str, out: Path) -> None:
@@ -55,26 +56,23 @@ def measure(model: Path, views: dict, device: str, max_steps: int) -> dict:
     from rag_assets.core.routing.encoder_training import train_encoder
 
     settings = EncoderSettings(max_steps=max_steps)
-    if device.startswith("cuda"):
-        torch.cuda.reset_peak_memory_stats()
-    stamps: list[float] = []
     with tempfile.TemporaryDirectory() as out:
-        started = time.perf_counter()
+        clock = StepClock(device)
         result = train_encoder(
             model, views["train"], views["validation"], Path(out), settings, device=device, progress=False,
-            on_step=lambda *_: stamps.append(time.perf_counter()),  # the loss read syncs the GPU
+            on_step=clock.on_step,
         )  # fmt: skip
-        wall = time.perf_counter() - started
-    # The first step pays for kernel selection and allocator warm-up: time the others.
-    steady = (stamps[-1] - stamps[0]) / (len(stamps) - 1) if len(stamps) > 1 else result.seconds_per_step
+        calibration = clock.since_last_step()
+        wall = time.perf_counter() - clock.started
+    steady = clock.steady_seconds(result.seconds_per_step)
     return {
         "device": device,
         "steps": result.steps,
         "s_per_step": steady,
         "pairs_per_s": settings.batch_size / steady if steady else float("nan"),
-        "calibration_s": wall - (stamps[-1] - started if stamps else 0.0),
+        "calibration_s": calibration,
         "wall_s": wall,
-        "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if device.startswith("cuda") else float("nan"),
+        "peak_gib": clock.peak_gib(),
         "loss": f"{result.losses[0]:.3f} -> {result.losses[-1]:.3f}",
         "answer_f1": result.calibration.answer_f1,  # None: no labelled validation view
     }

@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
+from step_clock import StepClock
 
 from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
 
@@ -74,18 +75,13 @@ def router_like_examples(count: int, prompt_words: int, words: int = 2000) -> li
 def measure(model: Path, device: str, batch: int, steps: int, prompt_words: int, max_length: int) -> dict:
     examples = router_like_examples(batch * (steps + 1), prompt_words)
     settings = LoraSettings(batch_size=batch, max_steps=steps + 1, max_length=max_length)
-    if device.startswith("cuda"):
-        torch.cuda.reset_peak_memory_stats()
-    stamps: list[float] = []
     with tempfile.TemporaryDirectory() as out:
-        started = time.perf_counter()
+        clock = StepClock(device)
         result = train_lora(
-            model, examples, Path(out), settings, device=device, progress=False,
-            on_step=lambda *_: stamps.append(time.perf_counter()),  # the loss read syncs the GPU
+            model, examples, Path(out), settings, device=device, progress=False, on_step=clock.on_step
         )  # fmt: skip
-        wall = time.perf_counter() - started
-    # The first step pays for kernel selection and allocator warm-up: time the others.
-    steady = (stamps[-1] - stamps[0]) / (len(stamps) - 1) if len(stamps) > 1 else result.seconds_per_step
+        wall = time.perf_counter() - clock.started
+    steady = clock.steady_seconds(result.seconds_per_step)
     return {
         "device": result.device,
         "dtype": result.dtype,
@@ -93,7 +89,7 @@ def measure(model: Path, device: str, batch: int, steps: int, prompt_words: int,
         "steps": result.steps,
         "s_per_step": steady,
         "examples_per_s": batch / steady if steady else float("nan"),
-        "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if device.startswith("cuda") else float("nan"),
+        "peak_gib": clock.peak_gib(),
         "wall_s": wall,
         "final_loss": result.losses[-1],
     }
