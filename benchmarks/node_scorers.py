@@ -121,7 +121,9 @@ def run(args: argparse.Namespace) -> None:
                 ranks += rank_questions("cross-encoder", measured, cross_scores)
                 line += (f"; cross-encoder {steps} steps on {len(groups)} groups, loss {losses[0]:.3f} -> "
                          f"{sum(losses[-5:]) / len(losses[-5:]):.3f}, {seconds:.1f} s a step")  # fmt: skip
-            print(f"fold {fold + 1}/{args.folds}: {line}; ranked {len(measured)} questions; "
+            ranked = sum(1 for m in measured if m.gold)
+            print(f"fold {fold + 1}/{args.folds}: {line}; measured {len(measured)} questions, {ranked} with a gold "
+                  f"node among their candidates; "
                   f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
     header, body = ranking_table(summarise_ranks(ranks, baseline="encoder"))
     questions = len({r.qid for r in ranks})
