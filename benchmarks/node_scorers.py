@@ -79,10 +79,10 @@ def run(args: argparse.Namespace) -> None:
 
     def router_scores(router: ScoringRouter):
         def score(question):
+            views = ctx.views[question.qid]
+            requests = [(question.query, e.state, sorted(e.view.visible_content_ids), []) for e in views]
             out = {}
-            for example in ctx.views[question.qid]:
-                content = sorted(example.view.visible_content_ids)
-                (scores,) = router.score([(question.query, example.state, content, [])])
+            for example, scores in zip(views, router.score(requests)):  # one encoder call per question
                 for n, s in scores.answer.items():
                     key = (example.state.doc_id, n)
                     out[key] = max(out.get(key, s), s)
