@@ -20,7 +20,9 @@ at. For each fold it trains, on the fold's training views and the synthetic ones
   score as the router's node score.
 
 and scores with the `untrained encoder` too (the packaged MiniLM's cosine over the same node
-texts, no smoothing: where training starts). Each scorer ranks the same candidates of the fold's
+texts, no smoothing: where training starts), and, for each `--zero-shot DIR`, with another local
+sentence-transformers folder the same untrained way (is a bigger packaged encoder a better start?
+docs/results.md says where one comes from). Each scorer ranks the same candidates of the fold's
 measured questions: the content nodes their labelled views show. The table pools the folds: the
 share of questions whose gold node is ranked first and within the top 3, the mean reciprocal
 rank, with 95% intervals, and the paired difference in ranked-first share against the encoder.
@@ -52,7 +54,16 @@ def main() -> None:
     parser.add_argument(
         "--cross-negatives", type=int, default=7, help="negatives per cross-encoder group (other nodes of the view)"
     )
+    parser.add_argument(
+        "--zero-shot", type=Path, action="append", default=[], metavar="DIR",
+        help="also score untrained with this local sentence-transformers model folder (repeatable)",
+    )  # fmt: skip
     args = parser.parse_args()
+    missing = [str(d) for d in args.zero_shot if not (d / "modules.json").is_file()]
+    if missing:
+        raise SystemExit(
+            f"--zero-shot: not a sentence-transformers model folder (no modules.json): {', '.join(missing)}"
+        )
     if args.folds < 2:
         raise SystemExit("--folds must be at least 2")
     if args.cross_steps < 0 or args.cross_batch < 1 or args.cross_negatives < 1:
@@ -67,6 +78,7 @@ def run(args: argparse.Namespace) -> None:
         ranking_table,
         summarise_ranks,
     )
+    from rag_assets.core.index.embedding import Embedder
     from rag_assets.core.index.reranking.scorers import CrossEncoderScorer
     from rag_assets.core.index.reranking.training import RerankerSettings, fine_tune_cross_encoder
     from rag_assets.core.routing.encoder_training import encoder_pairs
@@ -76,6 +88,10 @@ def run(args: argparse.Namespace) -> None:
 
     ctx = prepare(args.collection, args.folds, args.config, args.real_repeats, args.seed)
     untrained = ScoringRouter(ctx.embedder, SimilarityThresholds(), kind="untrained")
+    zero_shot = {}
+    for folder in args.zero_shot:
+        embedder = Embedder(folder, device=ctx.embedder.device, progress=False)
+        zero_shot[f"zero-shot {embedder.model_id}"] = ScoringRouter(embedder, SimilarityThresholds(), kind="untrained")
 
     def router_scores(router: ScoringRouter):
         def score(question):
@@ -99,6 +115,8 @@ def run(args: argparse.Namespace) -> None:
             router, result, _ = ctx.train_router(training, choosing, Path(scratch) / f"router-{fold}")
             ranks += rank_questions("encoder", measured, router_scores(router))
             ranks += rank_questions("untrained encoder", measured, router_scores(untrained))
+            for name, scorer in zero_shot.items():
+                ranks += rank_questions(name, measured, router_scores(scorer))
             line = f"encoder {result.steps} steps (section weight {router.section_weight})"
             if args.cross_steps:
                 groups = encoder_pairs(
