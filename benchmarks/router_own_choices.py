@@ -14,16 +14,18 @@ same router answering by its calibrated threshold, in the evidence table with in
 paired differences against rag-hybrid.
 
 `--ideas` also measures the other selection policies tried, each family's setting chosen on the
-validation questions as the own-choice rule is (`pick_own_choices`: the best metric within the
-word target, then the fewest words) and measured on dev + test: the threshold and answers per view chosen on
-evidence (`t..+k..`), whole sections (`+sec`: an answered node brings its section's shown
-content), no refusal (`+fb`: a document with nothing answered expands its best heading, or in the
-last round answers its best node), the best-scored nodes up to W words (`@W`), and the budget
-fill at a share of rag-hybrid's words (`fill@share`: the ranking's ceiling at that length, not an
-own choice), and the own-choice rule on content nodes scored by the collection's trained passage
-reranker (`rr<mix>`: `mix` of the reranker's cosine of (question, node in its heading context),
-the rest the encoder's). The reranker trains on the train questions the validation questions are
-drawn from, so the validation figures of that family flatter it; read its dev + test row.
+validation questions as the own-choice rule is (`pick_own_choices`: the best metric within the word
+target, then the fewest words) and measured on dev + test: the threshold and answers per view
+chosen on evidence (`t..+k..`), whole sections (`+sec`: an answered node brings its section's shown
+content), whole lists and tables (`+run`: an answered list item or table row brings its shown
+siblings of the same kind, so a row is read with the rows that give it its meaning), no refusal
+(`+fb`: a document with nothing answered expands its best heading, or in the last round answers its
+best node), the best-scored nodes up to W words (`@W`), and the budget fill at a share of
+rag-hybrid's words (`fill@share`: the ranking's ceiling at that length, not an own choice), and the
+own-choice rule on content nodes scored by the collection's trained passage reranker (`rr<mix>`:
+`mix` of the reranker's cosine of (question, node in its heading context), the rest the encoder's).
+The reranker trains on the train questions the validation questions are drawn from, so the
+validation figures of that family flatter it; read its dev + test row.
 
 `--misses` prints, for each dev + test question the own choices miss, the question's best node
 score and each node holding a gold answer: whether a view showed it, and its score.
@@ -195,12 +197,26 @@ def measure_ideas(
     print(f"\nideas, {len(evaluation)} dev+test questions\n\n{markdown_table(header, body)}")
 
 
-def idea_candidates(
-    trained: ScoringRouter, reranker=None
-) -> list[tuple[str, str, object, bool, Callable[[int], int] | None]]:
+Candidate = tuple[str, str, object, bool, Callable[[int], int] | None]
+
+
+def idea_candidates(trained: ScoringRouter, reranker=None) -> list[Candidate]:
     """(family, label, router, budget fill, word cap of rag-hybrid's words) for every idea tried
     (the `rr` family only with a trained `reranker`)."""
-    candidates: list[tuple[str, str, object, bool, Callable[[int], int] | None]] = []
+    candidates = policy_candidates(trained)
+    for words in (100, 150, 200, 250):
+        router = PolicyRouter(trained, -1.0, 50, fallback=True)
+        candidates.append(("words", f"all@{words}", router, False, lambda b, w=words: min(b, w)))
+    for share in (0.3, 0.45, 0.6):
+        candidates.append(("fill", f"fill@{share:g}", trained, True, lambda b, s=share: int(b * s)))
+    if reranker is not None:
+        candidates += reranker_candidates(trained, reranker)
+    return candidates
+
+
+def policy_candidates(trained: ScoringRouter) -> list[Candidate]:
+    """The `PolicyRouter` families: threshold and count, whole sections, whole runs, no refusal."""
+    candidates: list[Candidate] = []
     for answer in (0.7, 0.6, 0.5, 0.4, 0.3, 0.2):
         for count in (3, 5, 8, 12):
             candidates.append(("threshold", f"t{answer:g}+k{count}", PolicyRouter(trained, answer, count), False, None))
@@ -210,17 +226,13 @@ def idea_candidates(
                 label = f"t{answer:g}+k{count}+sec" + ("+fb" if fallback else "")
                 router = PolicyRouter(trained, answer, count, sections=True, fallback=fallback)
                 candidates.append(("section", label, router, False, None))
+        for count in (1, 2, 3, 5, 8):
+            router = PolicyRouter(trained, answer, count, runs=True)
+            candidates.append(("run", f"t{answer:g}+k{count}+run", router, False, None))
     for answer in (0.7, 0.6, 0.5):
         candidates.append(
             ("fallback", f"t{answer:g}+k3+fb", PolicyRouter(trained, answer, 3, fallback=True), False, None)
         )
-    for words in (100, 150, 200, 250):
-        router = PolicyRouter(trained, -1.0, 50, fallback=True)
-        candidates.append(("words", f"all@{words}", router, False, lambda b, w=words: min(b, w)))
-    for share in (0.3, 0.45, 0.6):
-        candidates.append(("fill", f"fill@{share:g}", trained, True, lambda b, s=share: int(b * s)))
-    if reranker is not None:
-        candidates += reranker_candidates(trained, reranker)
     return candidates
 
 
@@ -319,18 +331,30 @@ def _row(name: str, router: str, gathered, question):
     return EvidenceRow(name, router, False, question.qid, figures, words, 0.0)
 
 
+RUN_BLOCKS = ("list_item", "table_row")  # blocks whose siblings `+run` brings along
+
+
 class PolicyRouter:
     """The trained encoder answering by another policy (for `--ideas`): threshold `answer`, at
     most `count` per view; `sections`: an answered node brings its section's shown content;
-    `fallback`: a document with nothing answered or expanded expands its best heading (or, in
-    the last round, answers its best node)."""
+    `runs`: an answered list item or table row brings the shown items or rows of its list or
+    table (same parent, same kind); `fallback`: a document with nothing answered or expanded
+    expands its best heading (or, in the last round, answers its best node)."""
 
     fits_views = False
 
     def __init__(
-        self, base: ScoringRouter, answer: float, count: int, *, sections: bool = False, fallback: bool = False
+        self,
+        base: ScoringRouter,
+        answer: float,
+        count: int,
+        *,
+        sections: bool = False,
+        runs: bool = False,
+        fallback: bool = False,
     ) -> None:
         self.base, self.answer, self.count, self.sections, self.fallback = base, answer, count, sections, fallback
+        self.runs = runs
         self.kind, self.fill_order = base.kind, base.fill_order
 
     def count_tokens(self, text: str) -> int:
@@ -359,6 +383,14 @@ class PolicyRouter:
                     {*answers, *(n for n in request.view.visible_content_ids if section.get(n) in headings)}
                 )
             nodes = request.state.nodes
+            if self.runs and answers:
+                runs = {(nodes[n].parent_id, nodes[n].block) for n in answers if nodes[n].block in RUN_BLOCKS}
+                answers = sorted(
+                    {
+                        *answers,
+                        *(n for n in request.view.visible_content_ids if (nodes[n].parent_id, nodes[n].block) in runs),
+                    }
+                )
             text = format_actions([(n, nodes[n].text) for n in answers], [(h, nodes[h].text) for h in expands])
             replies.append(RouterReply(text, scores={n: scores.answer[n] for n in answers}, candidates=scores.answer))
         return replies
