@@ -215,7 +215,7 @@ def idea_candidates(trained: ScoringRouter, reranker=None) -> list[Candidate]:
 
 
 def policy_candidates(trained: ScoringRouter) -> list[Candidate]:
-    """The `PolicyRouter` families: threshold and count, whole sections, whole runs, no refusal."""
+    """The `PolicyRouter` families: threshold and count, whole sections, whole lists and tables, no refusal."""
     candidates: list[Candidate] = []
     for answer in (0.7, 0.6, 0.5, 0.4, 0.3, 0.2):
         for count in (3, 5, 8, 12):
