@@ -38,6 +38,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from rag_assets.core.corpus.blocks import BlockKind
 from rag_assets.core.routing.action_format import format_actions
 from rag_assets.core.routing.navigation import RouteRequest, RouterReply, RoutingKnobs
 from rag_assets.core.routing.own_choices import OwnChoiceTrial, pick_own_choices
@@ -331,7 +332,18 @@ def _row(name: str, router: str, gathered, question):
     return EvidenceRow(name, router, False, question.qid, figures, words, 0.0)
 
 
-RUN_BLOCKS = ("list_item", "table_row")  # blocks whose siblings `+run` brings along
+RUN_BLOCKS = frozenset({BlockKind.LIST_ITEM, BlockKind.TABLE_ROW})  # blocks whose siblings `+run` brings along
+
+
+def run_of(node) -> tuple[int | None, str] | None:
+    """The list or table a list item or table row belongs to (its parent and kind); None for others."""
+    return (node.parent_id, node.block) if node.block in RUN_BLOCKS else None
+
+
+def with_shown_peers(answers: Sequence[int], shown, group: Callable[[int], object]) -> list[int]:
+    """`answers` and every shown content node in a group (`group(n)`, None: in none) one of them is in."""
+    groups = {group(n) for n in answers} - {None}
+    return sorted({*answers, *(n for n in shown if group(n) in groups)})
 
 
 class PolicyRouter:
@@ -376,21 +388,11 @@ class PolicyRouter:
                     expands = pick_best(scores.expand, float("-inf"), 1)
                 elif scores.answer:
                     answers = pick_best(scores.answer, float("-inf"), 1)
+            nodes, shown = request.state.nodes, request.view.visible_content_ids
             if self.sections and answers:
-                section = request.state.section
-                headings = {section.get(n) for n in answers}
-                answers = sorted(
-                    {*answers, *(n for n in request.view.visible_content_ids if section.get(n) in headings)}
-                )
-            nodes = request.state.nodes
+                answers = with_shown_peers(answers, shown, request.state.section.get)
             if self.runs and answers:
-                runs = {(nodes[n].parent_id, nodes[n].block) for n in answers if nodes[n].block in RUN_BLOCKS}
-                answers = sorted(
-                    {
-                        *answers,
-                        *(n for n in request.view.visible_content_ids if (nodes[n].parent_id, nodes[n].block) in runs),
-                    }
-                )
+                answers = with_shown_peers(answers, shown, lambda n, nodes=nodes: run_of(nodes[n]))
             text = format_actions([(n, nodes[n].text) for n in answers], [(h, nodes[h].text) for h in expands])
             replies.append(RouterReply(text, scores={n: scores.answer[n] for n in answers}, candidates=scores.answer))
         return replies
