@@ -26,7 +26,9 @@ whole-section labels instead (every shown node of a gold ANSWER node's section i
 views, which outnumber them six to one on nq_wiki (by default the run config's
 `encoder_real_weight`, as `router_adapter` weights them); `--seed` sets the encoder's training
 seed, to tell a setting's effect from the seed's; `--ancestor-levels N` reads each node under N
-content ancestors (`encoder_ancestor_levels`).
+content ancestors (`encoder_ancestor_levels`). `--borrow OTHER` adds every labelled view of another
+collection of the same catalogue to each fold's training views (once each): do real questions of
+another corpus teach this one's router what its own few cannot?
 `--margin-curve` adds a second table: the same routers' own choices on their measured questions at
 every margin of the own-choice grid, in hindsight, i.e. the most the rule's margin could reach on
 them if it were chosen on the very questions it is scored on (an upper bound on the rule, for
@@ -81,6 +83,11 @@ def main() -> None:
         "router_adapter encoder_ancestor_levels, else 0)",
     )  # fmt: skip
     parser.add_argument(
+        "--borrow", action="append", default=[], metavar="COLLECTION",
+        help="also train every fold's router on all labelled views of this other collection of the catalogue "
+        "(repeatable; once each, not --real-repeats times)",
+    )  # fmt: skip
+    parser.add_argument(
         "--margin-curve", action="store_true",
         help="also measure every own-choice margin on the measured questions themselves (hindsight: "
         "the most any margin of the rule could reach there, not a figure a router could be chosen for)",
@@ -94,7 +101,7 @@ def main() -> None:
         raise SystemExit("--ancestor-levels must be at least 0")
     run(
         args.collection, args.folds, args.config, args.section_labels, args.real_repeats, args.seed,
-        args.margin_curve, args.ancestor_levels,
+        args.margin_curve, args.ancestor_levels, tuple(args.borrow),
     )  # fmt: skip
 
 
@@ -126,6 +133,7 @@ class CrossFitting:
     synthetic: dict  # "train" / "validation" -> synthetic RoutingExamples
     baseline: object  # rag-hybrid's StrategySpec
     routed: object  # rdr2 with the encoder router, no budget source
+    borrowed: list = dataclasses.field(default_factory=list)  # other collections' labelled views (--borrow)
 
     def split(self, fold: int) -> tuple[list, list, list]:
         """(measured, choosing, training) questions of `fold`: the fold's own questions, and the
@@ -135,8 +143,13 @@ class CrossFitting:
         return held, [q for q in rest if is_validation(q.qid)], [q for q in rest if not is_validation(q.qid)]
 
     def train_views(self, training) -> list:
-        """The synthetic training views and `training`'s views, each repeated `real_repeats` times."""
-        return self.synthetic["train"] + [e for q in training for e in self.views[q.qid]] * self.real_repeats
+        """The synthetic training views, `training`'s views, each repeated `real_repeats` times, and
+        the borrowed collections' views (once each)."""
+        return (
+            self.synthetic["train"]
+            + [e for q in training for e in self.views[q.qid]] * self.real_repeats
+            + self.borrowed
+        )
 
     def train_router(self, training, choosing, scratch: Path, section_labels: bool = False):
         """An encoder router trained as `router_adapter` trains it on `training`'s views (each
@@ -169,23 +182,20 @@ def prepare(
     real_repeats: int | None = None,
     seed: int | None = None,
     ancestor_levels: int | None = None,
+    borrow: tuple[str, ...] = (),
 ) -> CrossFitting:
     """Load the catalogue's questions, trees, index and synthetic views, and build the labelled
     questions' views as `router_metrics` builds the evaluation views (routing knobs from
-    `config`'s `routing_subtrees`)."""
-    from rag_assets.core.evaluation.held_out_evidence import remembered
-    from rag_assets.core.index.retrieval import search
-    from rag_assets.core.routing.evaluation_views import ViewKnobs, evaluation_views
-    from rag_assets.core.routing.held_out_routing import load_routing_examples
-    from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX, RoutingExample, restore
-    from rag_assets.core.store.publication import index_pairing
-    from rag_assets.core.store.question_table import load_question_rows
-    from rag_assets.core.store.tree_tables import load_trees
+    `config`'s `routing_subtrees`); the same for each `borrow` collection, whose labelled views
+    all join every fold's training views."""
+    from rag_assets.core.routing.evaluation_views import ViewKnobs
     from rag_assets.router_config import RouterTrainingConfig
     from rag_assets.routing_data import RoutingDataConfig
     from rag_assets.strategy_config import AnswersConfig, strategy_specs
     from resources.project import project_resources
 
+    if collection in borrow:
+        raise SystemExit(f"--borrow {collection}: that is the measured collection itself")
     ops = (yaml.safe_load(config.read_text()) or {}).get("ops", {}) if config else {}
     data_config = RoutingDataConfig(**(ops.get("routing_subtrees", {}).get("config") or {}))
     training_config = RouterTrainingConfig(**(ops.get("router_adapter", {}).get("config") or {}))
@@ -198,42 +208,77 @@ def prepare(
     knobs = ViewKnobs(
         data_config.top_docs, data_config.passages_per_query, data_config.expansion_views, data_config.token_budget
     )
-
     resources = project_resources(progress=False)
     embedder = resources["embedder"].get()
     count_tokens = resources["base_model"].token_counter()
-    with resources["catalogue"].get_connection() as con:
-        questions = load_question_rows(con, collection)
-        trees = {d: nodes for d, (nodes, _) in load_trees(con, collection).items()}
-        publication = index_pairing(con, collection).publication
-        synthetic = {
-            fold: [v.example for v in load_routing_examples(con, collection, fold=fold) if v.qid.startswith(SYNTHETIC_QID_PREFIX)]
-            for fold in ("train", "validation")
-        }  # fmt: skip
-    if publication is None:
-        raise SystemExit(f"{collection}: no published passage index in this catalogue (run `make run` first)")
-    index = resources["vectors"].index(embedder).pin(publication.version)
-    retrieve = remembered(lambda query, mode, k, **_: search(index, embedder, query, mode=mode, k=k, collections=[collection]))  # fmt: skip
-
-    started = time.perf_counter()
-    built = evaluation_views(  # as router_metrics builds them
-        questions, lambda query, k: search(index, embedder, query, k=k, collections=[collection]), trees, knobs, count_tokens
-    )  # fmt: skip
-    views: dict[str, list[RoutingExample]] = {}
-    for sample, gold in built.views:
-        state, view = restore(sample, trees[sample.doc_id])
-        views.setdefault(sample.qid, []).append(
-            RoutingExample(sample.query, state, view, gold.answer_ids, gold.expand_ids)
-        )
-    labelled = [q for q in questions if q.qid in views]
-    print(f"{collection}: {len(labelled)} labelled questions with views ({len(questions)} in all), "
-          f"{sum(map(len, views.values()))} views, {len(synthetic['train'])} + {len(synthetic['validation'])} "
-          f"synthetic train + validation views; {folds} folds; {time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
+    own = CollectionViews.load(collection, resources, embedder, knobs, count_tokens)
+    borrowed = [
+        e
+        for name in borrow
+        for views in CollectionViews.load(name, resources, embedder, knobs, count_tokens).views.values()
+        for e in views
+    ]
+    if borrow:
+        print(f"borrowed {len(borrowed)} labelled views of {', '.join(borrow)} into every fold's training", flush=True)
     specs = strategy_specs(AnswersConfig(), "short", None)
     return CrossFitting(
-        collection, folds, settings, real_repeats, embedder, count_tokens, trees, retrieve, labelled, views, synthetic,
-        specs["rag-hybrid"], dataclasses.replace(specs["rdr2"], router="encoder", evidence_budget_from=None),
+        collection, folds, settings, real_repeats, embedder, count_tokens, own.trees, own.retrieve, own.labelled,
+        own.views, own.synthetic, specs["rag-hybrid"],
+        dataclasses.replace(specs["rdr2"], router="encoder", evidence_budget_from=None), borrowed,
     )  # fmt: skip
+
+
+@dataclasses.dataclass
+class CollectionViews:
+    """One collection's labelled questions with their oracle-labelled views, its stored synthetic
+    views, its trees and its retrieval, from the catalogue."""
+
+    trees: dict
+    retrieve: object
+    labelled: list
+    views: dict  # qid -> its labelled RoutingExamples
+    synthetic: dict  # "train" / "validation" -> synthetic RoutingExamples
+
+    @classmethod
+    def load(cls, collection: str, resources: dict, embedder, knobs, count_tokens) -> CollectionViews:
+        from rag_assets.core.evaluation.held_out_evidence import remembered
+        from rag_assets.core.index.retrieval import search
+        from rag_assets.core.routing.evaluation_views import evaluation_views
+        from rag_assets.core.routing.held_out_routing import load_routing_examples
+        from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX, RoutingExample, restore
+        from rag_assets.core.store.publication import index_pairing
+        from rag_assets.core.store.question_table import load_question_rows
+        from rag_assets.core.store.tree_tables import load_trees
+
+        with resources["catalogue"].get_connection() as con:
+            questions = load_question_rows(con, collection)
+            trees = {d: nodes for d, (nodes, _) in load_trees(con, collection).items()}
+            publication = index_pairing(con, collection).publication
+            synthetic = {
+                fold: [v.example for v in load_routing_examples(con, collection, fold=fold) if v.qid.startswith(SYNTHETIC_QID_PREFIX)]
+                for fold in ("train", "validation")
+            }  # fmt: skip
+        if publication is None:
+            raise SystemExit(f"{collection}: no published passage index in this catalogue (run `make run` first)")
+        index = resources["vectors"].index(embedder).pin(publication.version)
+        retrieve = remembered(lambda query, mode, k, **_: search(index, embedder, query, mode=mode, k=k, collections=[collection]))  # fmt: skip
+
+        started = time.perf_counter()
+        built = evaluation_views(  # as router_metrics builds them
+            questions, lambda query, k: search(index, embedder, query, k=k, collections=[collection]), trees, knobs,
+            count_tokens,
+        )  # fmt: skip
+        views: dict[str, list[RoutingExample]] = {}
+        for sample, gold in built.views:
+            state, view = restore(sample, trees[sample.doc_id])
+            views.setdefault(sample.qid, []).append(
+                RoutingExample(sample.query, state, view, gold.answer_ids, gold.expand_ids)
+            )
+        labelled = [q for q in questions if q.qid in views]
+        print(f"{collection}: {len(labelled)} labelled questions with views ({len(questions)} in all), "
+              f"{sum(map(len, views.values()))} views, {len(synthetic['train'])} + {len(synthetic['validation'])} "
+              f"synthetic train + validation views; {time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
+        return cls(trees, retrieve, labelled, views, synthetic)
 
 
 def run(
@@ -245,6 +290,7 @@ def run(
     seed: int | None = None,
     margin_curve: bool = False,
     ancestor_levels: int | None = None,
+    borrow: tuple[str, ...] = (),
 ) -> None:
     from rag_assets.core.evaluation.evidence import (
         evidence_footnote,
@@ -255,7 +301,7 @@ def run(
     from rag_assets.core.routing.scoring_router import OracleRouter
     from rag_assets.core.tables import markdown_table
 
-    ctx = prepare(collection, folds, config, real_repeats, seed, ancestor_levels)
+    ctx = prepare(collection, folds, config, real_repeats, seed, ancestor_levels, borrow)
     baseline, routed, retrieve, trees = ctx.baseline, ctx.routed, ctx.retrieve, ctx.trees
     rows, curve = [], []
     with tempfile.TemporaryDirectory(prefix="cross-fitted-") as scratch:

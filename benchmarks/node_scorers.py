@@ -22,7 +22,8 @@ at. For each fold it trains, on the fold's training views and the synthetic ones
 and scores with the `untrained encoder` too (the packaged MiniLM's cosine over the same node
 texts, no smoothing: where training starts), and, for each `--zero-shot DIR`, with another local
 sentence-transformers folder the same untrained way (is a bigger packaged encoder a better start?
-docs/results.md says where one comes from). Each scorer ranks the same candidates of the fold's
+docs/results.md says where one comes from). `--borrow OTHER` adds the row `encoder + borrowed`: the
+same encoder trained also on every labelled view of another collection of the catalogue. Each scorer ranks the same candidates of the fold's
 measured questions: the content nodes their labelled views show. The table pools the folds: the
 share of questions whose gold node is ranked first and within the top 3, the mean reciprocal
 rank, with 95% intervals, and the paired difference in ranked-first share against the encoder.
@@ -32,6 +33,7 @@ rank, with 95% intervals, and the paired difference in ranked-first share agains
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import tempfile
 import time
 from pathlib import Path
@@ -54,6 +56,11 @@ def main() -> None:
     parser.add_argument(
         "--cross-negatives", type=int, default=7, help="negatives per cross-encoder group (other nodes of the view)"
     )
+    parser.add_argument(
+        "--borrow", action="append", default=[], metavar="COLLECTION",
+        help="also train an encoder on all labelled views of this other collection besides the fold's own "
+        "(repeatable; one more row, `encoder + borrowed`)",
+    )  # fmt: skip
     parser.add_argument(
         "--zero-shot", type=Path, action="append", default=[], metavar="DIR",
         help="also score untrained with this local sentence-transformers model folder (repeatable)",
@@ -79,14 +86,12 @@ def run(args: argparse.Namespace) -> None:
         summarise_ranks,
     )
     from rag_assets.core.index.embedding import Embedder
-    from rag_assets.core.index.reranking.scorers import CrossEncoderScorer
-    from rag_assets.core.index.reranking.training import RerankerSettings, fine_tune_cross_encoder
-    from rag_assets.core.routing.encoder_training import encoder_pairs
     from rag_assets.core.routing.scoring_router import ScoringRouter
     from rag_assets.core.routing.teachers import SimilarityThresholds
     from rag_assets.core.tables import markdown_table
 
-    ctx = prepare(args.collection, args.folds, args.config, args.real_repeats, args.seed)
+    pooled = prepare(args.collection, args.folds, args.config, args.real_repeats, args.seed, borrow=tuple(args.borrow))
+    ctx = dataclasses.replace(pooled, borrowed=[])  # the baseline encoder trains on its own collection alone
     untrained = ScoringRouter(ctx.embedder, SimilarityThresholds(), kind="untrained")
     zero_shot = {}
     for folder in args.zero_shot:
@@ -115,30 +120,19 @@ def run(args: argparse.Namespace) -> None:
             router, result, _ = ctx.train_router(training, choosing, Path(scratch) / f"router-{fold}")
             ranks += rank_questions("encoder", measured, router_scores(router))
             ranks += rank_questions("untrained encoder", measured, router_scores(untrained))
+            if pooled.borrowed:
+                borrowing, borrowed_result, _ = pooled.train_router(
+                    training, choosing, Path(scratch) / f"pooled-{fold}"
+                )
+                ranks += rank_questions("encoder + borrowed", measured, router_scores(borrowing))
+                print(f"  encoder + borrowed: {borrowed_result.steps} steps", flush=True)
             for name, scorer in zero_shot.items():
                 ranks += rank_questions(name, measured, router_scores(scorer))
             line = f"encoder {result.steps} steps (section weight {router.section_weight})"
             if args.cross_steps:
-                groups = encoder_pairs(
-                    ctx.train_views(training), negatives=args.cross_negatives, seed=ctx.settings.seed
-                )
-                settings = RerankerSettings(
-                    model="cross-encoder", max_steps=args.cross_steps, batch_size=args.cross_batch,
-                    negatives=args.cross_negatives, seed=ctx.settings.seed,
-                )  # fmt: skip
-                model, losses, steps, seconds = fine_tune_cross_encoder(
-                    ctx.embedder.model_path, groups, settings, device=ctx.embedder.device, on_step=None,
-                    progress=False,
-                )  # fmt: skip
-                cross = CrossEncoderScorer(model)
-
-                def cross_scores(question, cross=cross):
-                    keys = list(question.texts)
-                    return dict(zip(keys, cross.scores(question.query, [question.texts[k] for k in keys])))
-
-                ranks += rank_questions("cross-encoder", measured, cross_scores)
-                line += (f"; cross-encoder {steps} steps on {len(groups)} groups, loss {losses[0]:.3f} -> "
-                         f"{sum(losses[-5:]) / len(losses[-5:]):.3f}, {seconds:.1f} s a step")  # fmt: skip
+                cross_ranks, cross_line = cross_encoder_ranks(ctx, training, measured, args)
+                ranks += cross_ranks
+                line += cross_line
             ranked = sum(1 for m in measured if m.gold)
             print(f"fold {fold + 1}/{args.folds}: {line}; measured {len(measured)} questions, {ranked} with a gold "
                   f"node among their candidates; "
@@ -147,6 +141,34 @@ def run(args: argparse.Namespace) -> None:
     questions = len({r.qid for r in ranks})
     print(f"\n{args.collection}: {questions} questions with a gold node among their candidates, each ranked by "
           f"scorers trained without it ({args.folds} folds)\n\n{markdown_table(header, body)}")  # fmt: skip
+
+
+def cross_encoder_ranks(ctx, training: list, measured: list, args: argparse.Namespace) -> tuple[list, str]:
+    """The passage reranker's cross-encoder recipe trained on `training`'s router pairs, ranking
+    `measured`'s candidates -> (their ranks, a progress line's part)."""
+    from rag_assets.core.evaluation.node_ranking import rank_questions
+    from rag_assets.core.index.reranking.scorers import CrossEncoderScorer
+    from rag_assets.core.index.reranking.training import RerankerSettings, fine_tune_cross_encoder
+    from rag_assets.core.routing.encoder_training import encoder_pairs
+
+    groups = encoder_pairs(ctx.train_views(training), negatives=args.cross_negatives, seed=ctx.settings.seed)
+    settings = RerankerSettings(
+        model="cross-encoder", max_steps=args.cross_steps, batch_size=args.cross_batch,
+        negatives=args.cross_negatives, seed=ctx.settings.seed,
+    )  # fmt: skip
+    model, losses, steps, seconds = fine_tune_cross_encoder(
+        ctx.embedder.model_path, groups, settings, device=ctx.embedder.device, on_step=None,
+        progress=False,
+    )  # fmt: skip
+    cross = CrossEncoderScorer(model)
+
+    def cross_scores(question, cross=cross):
+        keys = list(question.texts)
+        return dict(zip(keys, cross.scores(question.query, [question.texts[k] for k in keys])))
+
+    line = (f"; cross-encoder {steps} steps on {len(groups)} groups, loss {losses[0]:.3f} -> "
+            f"{sum(losses[-5:]) / len(losses[-5:]):.3f}, {seconds:.1f} s a step")  # fmt: skip
+    return rank_questions("cross-encoder", measured, cross_scores), line
 
 
 if __name__ == "__main__":
