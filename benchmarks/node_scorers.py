@@ -22,9 +22,10 @@ at. For each fold it trains, on the fold's training views and the synthetic ones
 and scores with the `untrained encoder` too (the packaged MiniLM's cosine over the same node
 texts, no smoothing: where training starts), and, for each `--zero-shot DIR`, with another local
 sentence-transformers folder the same untrained way (is a bigger packaged encoder a better start?
-docs/results.md says where one comes from). `--borrow OTHER` adds the row `encoder + borrowed`: the
-same encoder trained also on every labelled view of another collection of the catalogue. Each scorer ranks the same candidates of the fold's
-measured questions: the content nodes their labelled views show. The table pools the folds: the
+docs/results.md says where one comes from). `--borrow OTHER` adds the row `encoder + borrowed`:
+the same encoder trained also on every labelled view of another collection of the catalogue.
+Each scorer ranks the same candidates of the fold's measured questions: the content nodes their
+labelled views show. The table pools the folds: the
 share of questions whose gold node is ranked first and within the top 3, the mean reciprocal
 rank, with 95% intervals, and the paired difference in ranked-first share against the encoder.
 `--cross-steps 0` leaves the cross-encoder out. Nothing is written to the catalogue.
