@@ -70,12 +70,13 @@ def search_latency(url: str, rounds: int, collection: str) -> tuple[list[float],
     """(service seconds, bare LanceDB hybrid seconds) per query, alternating, all warm."""
     from lancedb.rerankers import RRFReranker
 
-    from rag_assets.serving.published import LanceTables, published, read_catalogue
+    from rag_assets.core.store.publication import pin_index
+    from rag_assets.serving.published import LanceTables, read_catalogue
     from resources.project import project_resources
 
     embedder = project_resources(progress=False)["embedder"].get()
     with read_catalogue() as con:
-        version = published(con, collection).version
+        version = pin_index(con, collection).version
     table = LanceTables().at(version).table
     served, bare = [], []
     for i in range(rounds + 3):

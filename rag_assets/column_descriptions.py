@@ -174,6 +174,15 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "digest": "Digest of the published passages (compared with the catalogue's).",
         "published_at": "When.",
     },
+    "published_models": {
+        "collection": "The collection the piece serves ('' for pieces over every collection: the namespace router).",
+        "kind": "encoder, llm, similarity, reranker, namespaces or reorder_policy.",
+        "model_id": "The published piece's content id (empty when its step trained none).",
+        "path": "Its folder (empty when its step trained none).",
+        "details": "JSON: what answering reads besides the folder (the similarity thresholds), or why none was trained.",
+        "run_id": "The Dagster run that published it.",
+        "published_at": "When.",
+    },
 }
 
 

@@ -29,6 +29,7 @@ from rag_assets.partitions import collection_partitions
 from rag_assets.router_metrics import router_metrics
 from rag_assets.settings import reports_root
 from rag_assets.strategy_config import BUDGET_SOURCE, STRATEGIES
+from rag_assets.upstream import latest_materialization
 
 SOURCE = "evaluation"
 _SCALAR = (int, float, str, bool)
@@ -49,16 +50,10 @@ def upstream_versions(context: dg.AssetExecutionContext) -> dict[str, dict]:
         name = key.to_user_string()
         if name in out:
             continue
-        wanted = (
-            dg.AssetRecordsFilter(asset_key=key, storage_ids=[storage_id])
-            if storage_id is not None
-            else dg.AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None)
-        )
-        records = context.instance.fetch_materializations(wanted, limit=1).records
-        if not records:
+        record = latest_materialization(context.instance, key, partition=partition, storage_id=storage_id)
+        if record is None:
             out[name] = {"materialized": False}
             continue
-        record = records[0]
         materialization = record.asset_materialization
         tags = materialization.tags or {}
         out[name] = {
@@ -145,7 +140,10 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
             "same question (rdr2-free: uncut), so evidence quality is compared at equal length"
         )
     notes += retrieval_notes(records)  # rewrite use, namespace accuracy, share searched, search ms
-    versions_of_answers = records[0].versions_dict if records else {}
+    # the index and embedder every row that searched read (no-retrieval rows record none)
+    versions_of_answers = next(
+        (r.versions_dict for r in records if r.strategy_kind != "none"), records[0].versions_dict if records else {}
+    )
     run_ids = sorted({r.run_id for r in records})
     versions = {
         "assets": upstream_versions(context),

@@ -6,13 +6,13 @@ Seconds per question, not a reader pass per row: so it covers all dev + test que
 sample `answers` reads) and is the first table of `evaluation_report`."""
 
 import time
-from pathlib import Path
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 from pydantic import Field, field_validator
 
-from rag_assets.answers import evaluation_routers
+from rag_assets.core.answering.published import load_published
+from rag_assets.core.answering.session import AnsweringSession
 from rag_assets.core.evaluation.evidence import (
     DEFAULT_KINDS,
     EVIDENCE_KINDS,
@@ -23,19 +23,18 @@ from rag_assets.core.evaluation.evidence import (
     measure_evidence,
     summarise_evidence,
 )
-from rag_assets.core.index.retrieval import search
 from rag_assets.core.lineage import utc_now
 from rag_assets.core.store.evidence import store_evidence
-from rag_assets.core.store.publication import index_pairing
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import markdown_table
 from rag_assets.partitions import collection_partitions
-from rag_assets.router import router_adapter, upstream_routers
+from rag_assets.router import router_adapter
 from rag_assets.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
 from resources.embedder import EmbedderResource
 from resources.llm import LLMResource
+from resources.session_models import ResourceModels
 from resources.vectors import VectorStoreResource
 
 
@@ -58,6 +57,17 @@ class EvidenceConfig(dg.Config):
     token_budget: int = Field(default=AnswersConfig().token_budget, ge=64, le=32768)
     router_max_new_tokens: int = Field(default=AnswersConfig().router_max_new_tokens, ge=8, le=512)
 
+    def answers_config(self) -> AnswersConfig:
+        """`answers`' settings with this step's rdr2 and rag-hybrid knobs."""
+        return AnswersConfig(
+            rag_top_k=self.rag_top_k,
+            top_k=self.top_k,
+            passages_per_query=self.passages_per_query,
+            expand_iterations=self.expand_iterations,
+            token_budget=self.token_budget,
+            router_max_new_tokens=self.router_max_new_tokens,
+        )
+
     @field_validator("kinds")
     @classmethod
     def known_kinds(cls, kinds: list[str]) -> list[str]:
@@ -65,6 +75,20 @@ class EvidenceConfig(dg.Config):
         if unknown:
             raise ValueError(f"evidence_evaluation kinds {unknown} unknown; expected some of {list(EVIDENCE_KINDS)}")
         return kinds
+
+
+def measured_kinds(config: EvidenceConfig, session: AnsweringSession, backend: str, notes: list[str]) -> list[str]:
+    """The configured router kinds that can be measured on what was published (a note for each not)."""
+    kinds = list(dict.fromkeys(config.kinds))
+    if "encoder" in kinds and "encoder" not in session.published.routers:
+        notes.append("no trained encoder router: rdr2-encoder not measured")
+        kinds.remove("encoder")
+    if any(k in LLM_KINDS for k in kinds) and session.published.llm_adapter is None:
+        notes.append("no trained LLM router adapter: the LLM kinds route with the base model")
+    if "llm-rank" in kinds and not session.can_rank():
+        notes.append(f"{backend} backend cannot score continuations: llm-rank not measured")
+        kinds.remove("llm-rank")
+    return kinds
 
 
 @dg.asset(
@@ -91,11 +115,9 @@ def evidence_evaluation(
 ) -> dg.MaterializeResult:
     started = time.perf_counter()
     collection = context.partition_key
-    model = embedder.get()
     with catalogue.get_connection() as con:
-        pairing = index_pairing(con, collection)  # the LanceDB version published with these passages
+        published = load_published(con, collection)  # the LanceDB version published with these passages
         questions = load_question_rows(con, collection, config.split)
-        published, thresholds, notes = upstream_routers(context, con)
         trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
     if config.max_questions:
         questions = questions[: config.max_questions]
@@ -104,46 +126,21 @@ def evidence_evaluation(
         with catalogue.get_connection() as con:
             store_evidence(con, collection, [], run_id=context.run.run_id, created_at=utc_now())
         return dg.MaterializeResult(metadata={"dagster/row_count": 0, "questions": 0, "split": config.split})
-    index = vectors.index(model).pin(pairing.publication.version if pairing.publication else None)
-    kinds = list(dict.fromkeys(config.kinds))
-    if "encoder" in kinds and "encoder" not in published:
-        notes.append("no trained encoder router: rdr2-encoder not measured")
-        kinds.remove("encoder")
-    adapter = published.get("llm")
-    engine = None
-    if any(k in LLM_KINDS for k in kinds):
-        if adapter is None:
-            notes.append("no trained LLM router adapter: the LLM kinds route with the base model")
-        engine = llm.engine({adapter.adapter_id: Path(adapter.path)} if adapter else None)
-    settings = AnswersConfig(
-        rag_top_k=config.rag_top_k,
-        top_k=config.top_k,
-        passages_per_query=config.passages_per_query,
-        expand_iterations=config.expand_iterations,
-        token_budget=config.token_budget,
-        router_max_new_tokens=config.router_max_new_tokens,
-    )
-    specs = strategy_specs(settings, "short", adapter.adapter_id if adapter else None)
-    routers = evaluation_routers(model, questions, thresholds, published, engine)
-    missing = [k for k in kinds if k not in routers and k != "llm"]
-    if missing:
-        notes.append(f"{llm.backend} backend cannot score continuations: {', '.join(missing)} not measured")
-        kinds = [k for k in kinds if k not in missing]
+    session = AnsweringSession(published, ResourceModels(embedder, vectors, llm), trees, gold=questions)
+    notes = list(published.router_notes)
+    kinds = measured_kinds(config, session, llm.backend, notes)
     for note in notes:
         context.log.warning(note)
-
-    def retrieve(query: str, mode: str, k: int, **_: object):
-        return search(index, model, query, mode=mode, k=k, collections=[collection])
-
+    specs = strategy_specs(config.answers_config(), "short", published.llm_adapter)
     rows = measure_evidence(
         questions,
         baseline=specs[BUDGET_SOURCE],
         routed=specs["rdr2"],
         kinds=kinds,
-        routers=routers,
-        retrieve=retrieve,
+        routers={kind: session.router(kind) for kind in kinds if kind != "llm"},
+        retrieve=session.retrieve,
         trees=trees,
-        engine=engine,
+        engine=session.engine if any(k in LLM_KINDS for k in kinds) else None,
     )
     with catalogue.get_connection() as con:
         store_evidence(con, collection, rows, run_id=context.run.run_id, created_at=utc_now())

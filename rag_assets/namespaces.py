@@ -18,17 +18,16 @@ from pydantic import Field
 
 from rag_assets.core.index.namespace_routing import (
     ROUTER_RECORD,
-    load_namespace_router,
     publish_namespace_router,
     routing_quality,
     train_namespace_router,
 )
 from rag_assets.core.index.retrieval import search
+from rag_assets.core.store.published_models import ALL_COLLECTIONS, PublishedModel, publish_models
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.deployment import CATALOGUE_POOL
 from rag_assets.metadata import markdown_table
 from rag_assets.settings import data_dir
-from rag_assets.upstream import latest_metadata
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
 
@@ -89,6 +88,9 @@ def namespace_router(
     )
     folder = publish_namespace_router(router, namespace_routers_dir(), {"collections": collections})
     os.utime(folder / ROUTER_RECORD)  # an identical router published again is the latest one again
+    with catalogue.get_connection() as con:
+        piece = PublishedModel("namespaces", router.router_id, str(folder), run_id=context.run.run_id)
+        publish_models(con, ALL_COLLECTIONS, [piece], kinds=["namespaces"])
 
     texts = [q for name in collections for q in evaluation[name]]
     gold = [name for name in collections for _ in evaluation[name]]
@@ -140,15 +142,3 @@ def namespace_router(
             ),
         },
     )
-
-
-def upstream_namespace_router(context: dg.AssetExecutionContext):
-    """The namespace router of the latest `namespace_router` materialization, or (None, note)."""
-    metadata = latest_metadata(context.instance, namespace_router.key)
-    if metadata is None:
-        return None, "namespace_router was never materialized"
-    path = metadata.get("path")
-    try:
-        return load_namespace_router(Path(str(path if path is not None else ""))), None
-    except FileNotFoundError as err:
-        return None, f"the published namespace router is unusable: {err}"

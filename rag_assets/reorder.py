@@ -20,17 +20,16 @@ from rag_assets.core.answering.r4_reordering import (
     ReaderScorer,
     ReorderExample,
     ReorderSettings,
-    load_position_policy,
     train_position_policy,
 )
 from rag_assets.core.answering.readers import number_blocks, reader_messages
 from rag_assets.core.index.retrieval import search
+from rag_assets.core.store.published_models import PublishedModel, publish_models
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.settings import data_dir
-from rag_assets.upstream import latest_metadata
 from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource
 from resources.vectors import VectorStoreResource
@@ -89,6 +88,11 @@ def reorder_policy(
         examples.append(ReorderExample(q.query, items, q.answers[0]))
     if not any(len(e.items) >= 2 for e in examples):
         context.log.warning(f"{collection}: no train question with an answer and two passages; no policy trained")
+        publish_policy(
+            catalogue,
+            collection,
+            PublishedModel("reorder_policy", details={"reason": "no training questions"}, run_id=context.run.run_id),
+        )
         return dg.MaterializeResult(metadata={"trained": False, "reason": "no training questions"})
 
     scorer = ReaderScorer(base_model.path(), device=model.device, max_length=config.max_length)
@@ -114,6 +118,11 @@ def reorder_policy(
         on_step=log,
         extra_record={"collection": collection, "reader": scorer.model_id},
     )
+    publish_policy(
+        catalogue,
+        collection,
+        PublishedModel("reorder_policy", result.policy_id, str(result.folder), run_id=context.run.run_id),
+    )
     return dg.MaterializeResult(
         data_version=dg.DataVersion(result.policy_id),
         metadata={
@@ -138,16 +147,7 @@ def reorder_policy(
     )
 
 
-def upstream_reorder_policy(context: dg.AssetExecutionContext):
-    """The policy `reorder_policy` published for this partition in its latest materialization, or
-    (None, note)."""
-    metadata = latest_metadata(context.instance, reorder_policy.key, context.partition_key)
-    if metadata is None:
-        return None, f"reorder_policy was never materialized for {context.partition_key}"
-    path = metadata.get("path")
-    if path is None:
-        return None, f"no reorder policy was trained for {context.partition_key}"
-    try:
-        return load_position_policy(Path(str(path))), None
-    except (FileNotFoundError, ValueError) as err:
-        return None, f"the published reorder policy is unusable: {err}"
+def publish_policy(catalogue: DuckDBResource, collection: str, piece: PublishedModel) -> None:
+    """This materialization's policy (or why none) as the collection's published one."""
+    with catalogue.get_connection() as con:
+        publish_models(con, collection, [piece], kinds=["reorder_policy"])

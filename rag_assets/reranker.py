@@ -17,17 +17,16 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from rag_assets.core.index.reranking.folders import is_passage_reranker
 from rag_assets.core.index.reranking.recipe import train_collection_reranker
 from rag_assets.core.index.reranking.training import RerankerSettings
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.store.passage_table import load_passages
+from rag_assets.core.store.published_models import PublishedModel, publish_models
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.settings import data_dir
-from rag_assets.upstream import latest_metadata
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
 
@@ -118,6 +117,13 @@ def passage_reranker(
         on_step=log,
         extra_record={"collection": collection, "embedder": model.model_id},
     )
+    published = (
+        PublishedModel("reranker", result.reranker_id, str(result.folder), run_id=context.run.run_id)
+        if result is not None
+        else PublishedModel("reranker", details={"reason": "no training groups"}, run_id=context.run.run_id)
+    )
+    with catalogue.get_connection() as con:
+        publish_models(con, collection, [published], kinds=["reranker"])
     if result is None:
         context.log.warning(f"{collection}: no question with a gold passage and negatives; no reranker trained")
         return dg.MaterializeResult(metadata={"trained": False, "reason": "no training groups"})
@@ -153,17 +159,3 @@ def passage_reranker(
             ),
         },
     )
-
-
-def upstream_reranker(context: dg.AssetExecutionContext) -> tuple[Path | None, str | None]:
-    """The reranker folder `passage_reranker` published for this partition in its latest
-    materialization (None when never trained or its folder is gone), and a note on why not."""
-    metadata = latest_metadata(context.instance, passage_reranker.key, context.partition_key)
-    if metadata is None:
-        return None, f"passage_reranker was never materialized for {context.partition_key}"
-    path = metadata.get("path")
-    if not path:
-        return None, f"no passage reranker was trained for {context.partition_key} ({metadata.get('reason', '?')})"
-    if not is_passage_reranker(Path(str(path))):
-        return None, f"the published passage reranker {path} is gone"
-    return Path(str(path)), None

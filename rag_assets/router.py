@@ -8,27 +8,26 @@ Two router kinds learn from the same curated routing actions (train fold):
 - `llm`: the paper's LoRA adapter (peft SFT, loss on the target tokens only) on the base LLM; the
   path for GPU users with 1.5-8B models. Its untrained counterpart is the base model.
 Each trained router is published atomically under a content id and recorded in `router_adapters`;
-the materialization's metadata names the ids, and `router_metrics` and `answers` use exactly
-those (the ones this lineage produced), not whatever was trained last.
+each materialization replaces the collection's router rows of `published_models` (ids, folders,
+the similarity thresholds), and every answering user reads exactly those (the ones the latest
+materialization produced) through `load_published`.
 """
 
 import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import asdict
-from pathlib import Path
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from rag_assets.core.answering.published import load_published
+from rag_assets.core.answering.session import AnsweringSession
 from rag_assets.core.evaluation.held_out_evidence import HeldOutEvidence, held_out_evidence
 from rag_assets.core.figures import figure, png_bytes, png_markdown
-from rag_assets.core.index.embedding import Embedder
-from rag_assets.core.index.retrieval import search
 from rag_assets.core.routing.action_format import routing_messages
 from rag_assets.core.routing.encoder_settings import EncoderSettings
 from rag_assets.core.routing.encoder_training import EncoderTrainingResult, train_encoder
-from rag_assets.core.routing.folders import router_folder_kind
 from rag_assets.core.routing.held_out_routing import (
     LabelledView,
     calibrate_similarity,
@@ -37,9 +36,9 @@ from rag_assets.core.routing.held_out_routing import (
 )
 from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
 from rag_assets.core.routing.teachers import SimilarityThresholds
-from rag_assets.core.store.publication import index_pairing
+from rag_assets.core.store.published_models import PublishedModel, publish_models
 from rag_assets.core.store.question_table import load_question_rows
-from rag_assets.core.store.router_registry import AdapterRecord, adapter_record, record_adapter
+from rag_assets.core.store.router_registry import AdapterRecord, record_adapter
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
@@ -49,9 +48,11 @@ from rag_assets.router_config import RouterKind, RouterTrainingConfig
 from rag_assets.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
 from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource
+from resources.session_models import ResourceModels
 from resources.vectors import VectorStoreResource
 
-ADAPTER_KEYS = {"encoder": "encoder_adapter_id", "llm": "adapter_id"}
+# the kinds one router_adapter materialization publishes, replacing the previous ones together
+ROUTER_PIECES = ("encoder", "llm", "similarity")
 
 
 @dg.asset(
@@ -80,10 +81,18 @@ def router_adapter(
         validation = load_routing_examples(con, collection, fold="validation", synthetic=config.use_synthetic)
         held_out = None
         if RouterKind.encoder in config.kinds and config.encoder_held_out_evidence:
-            held_out = validation_evidence(context, con, collection, validation, vectors, embedder.get())
+            held_out = validation_evidence(context, con, collection, validation, ResourceModels(embedder, vectors))
     if not train:
-        context.log.warning(f"{collection}: no training routing actions (no train questions?); no router trained")
-        return dg.MaterializeResult(metadata={"trained": False, "reason": "no training routing actions"})
+        reason = "no training routing actions"
+        context.log.warning(f"{collection}: {reason} (no train questions?); no router trained")
+        with catalogue.get_connection() as con:
+            publish_models(
+                con,
+                collection,
+                [PublishedModel("similarity", details={"reason": reason}, run_id=context.run.run_id)],
+                kinds=ROUTER_PIECES,
+            )
+        return dg.MaterializeResult(metadata={"trained": False, "reason": reason})
     synthetic = sum(e.qid.startswith(SYNTHETIC_QID_PREFIX) for e in train)
     metadata: dict[str, object] = {
         "trained": True,
@@ -93,7 +102,7 @@ def router_adapter(
         "train_views_synthetic": synthetic,
         "train_views_labelled": len(train) - synthetic,
     }
-    records: list[AdapterRecord] = []
+    records: dict[str, AdapterRecord] = {}
 
     def log_step(kind: str):
         def log(step: int, total: int, loss: float) -> None:
@@ -129,8 +138,8 @@ def router_adapter(
             held_out=held_out,
         )
         with catalogue.get_connection() as con:
-            records.append(
-                record_adapter(con, collection, result.adapter_id, str(result.folder), embedder.get().model_id)
+            records["encoder"] = record_adapter(
+                con, collection, result.adapter_id, str(result.folder), embedder.get().model_id
             )
         metadata.update(encoder_metadata(result, settings, held_out))
         metadata["encoder_real_weight"] = config.encoder_real_weight
@@ -155,7 +164,7 @@ def router_adapter(
             model_path, examples, base_model.adapters_dir(), settings, device=base_model.device, on_step=log_step("llm")
         )
         with catalogue.get_connection() as con:
-            records.append(record_adapter(con, collection, lora.adapter_id, str(lora.adapter_dir), str(model_path)))
+            records["llm"] = record_adapter(con, collection, lora.adapter_id, str(lora.adapter_dir), str(model_path))
         metadata.update(
             {
                 "adapter_id": lora.adapter_id,
@@ -172,10 +181,13 @@ def router_adapter(
                 ),
             }
         )
-    if records:  # the registry rows this step wrote: a materialization of the side table
-        with catalogue.get_connection() as con:
-            report_side_table(context, con, "router_adapters", routers=", ".join(r.adapter_id for r in records))
-    version = "+".join(r.adapter_id for r in records) or "untrained"
+    with catalogue.get_connection() as con:
+        publish_models(con, collection, published_routers(records, similarity, context.run.run_id), kinds=ROUTER_PIECES)
+        if records:  # the registry rows this step wrote: a materialization of the side table
+            report_side_table(
+                context, con, "router_adapters", routers=", ".join(r.adapter_id for r in records.values())
+            )
+    version = "+".join(r.adapter_id for r in records.values()) or "untrained"
     return dg.MaterializeResult(data_version=dg.DataVersion(version), metadata=metadata)
 
 
@@ -254,34 +266,47 @@ def encoder_metadata(
     return metadata
 
 
+def published_routers(
+    records: Mapping[str, AdapterRecord], similarity: SimilarityThresholds, run_id: str
+) -> list[PublishedModel]:
+    """The rows `published_models` gets from one training: each trained router's folder, and the
+    similarity router's thresholds."""
+    thresholds = {"answer": similarity.answer, "expand": similarity.expand}
+    return [
+        *(
+            PublishedModel(kind, r.adapter_id, r.path, {"base_model": r.base_model}, run_id=run_id)
+            for kind, r in records.items()
+        ),
+        PublishedModel("similarity", details=thresholds, run_id=run_id),
+    ]
+
+
 def validation_evidence(
     context: dg.AssetExecutionContext,
     con,
     collection: str,
     validation: list[LabelledView],
-    vectors: VectorStoreResource,
-    model: Embedder,
+    models: ResourceModels,
 ) -> HeldOutEvidence | None:
-    """The validation fold's real questions, retrieved as `answers` retrieves them (the LanceDB
-    version published with the catalogue's passages) and routed as its default `rdr2` row routes,
-    with rag-hybrid's words as the budget: what the encoder's section weight is chosen by. None
-    (logged) when the fold has no real question or the collection no published index."""
+    """The validation fold's real questions, retrieved as `answers` retrieves them (through the
+    answering session, at the LanceDB version published with the catalogue's passages) and routed
+    as its default `rdr2` row routes, with rag-hybrid's words as the budget: what the encoder's
+    section weight is chosen by. None (logged) when the fold has no real question or the
+    collection no published index."""
     qids = {v.qid for v in validation if not v.qid.startswith(SYNTHETIC_QID_PREFIX)}
     questions = [q for q in load_question_rows(con, collection) if q.qid in qids]
-    pairing = index_pairing(con, collection)
-    if not questions or pairing.publication is None:
+    published = load_published(con, collection)
+    if not questions or published.index.version is None:
         reason = "no real validation question" if not questions else "no published passage index"
         context.log.info(f"{collection}: {reason}; the section weight is chosen by gold nodes kept in word budgets")
         return None
     trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
-    index = vectors.index(model).pin(pairing.publication.version)
-
-    def retrieve(query: str, mode: str, k: int, **_: object):
-        return search(index, model, query, mode=mode, k=k, collections=[collection])
-
+    session = AnsweringSession(published, models, trees)
     specs = strategy_specs(AnswersConfig(), "short", None)
     routed = dataclasses.replace(specs["rdr2"], router=RouterKind.encoder.value, evidence_budget_from=None)
-    return held_out_evidence(questions, baseline=specs[BUDGET_SOURCE], routed=routed, retrieve=retrieve, trees=trees)
+    return held_out_evidence(
+        questions, baseline=specs[BUDGET_SOURCE], routed=routed, retrieve=session.retrieve, trees=trees
+    )
 
 
 def _maybe(value: float | None) -> str:
@@ -313,34 +338,3 @@ def calibration_curve_markdown(
         ax.set_ylabel("F1", fontsize=9)
         ax.legend(fontsize=8)
     return png_markdown(png_bytes(fig), title)
-
-
-def upstream_routers(
-    context: dg.AssetExecutionContext, con
-) -> tuple[dict[str, AdapterRecord], SimilarityThresholds, list[str]]:
-    """The routers `router_adapter` published for this partition in its latest materialization
-    (ids from its metadata, folders from `router_adapters`), the similarity thresholds it
-    calibrated, and notes on anything missing (a folder deleted since, say)."""
-    collection = context.partition_key
-    found = context.instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=router_adapter.key, asset_partitions=[collection]), limit=1
-    )
-    notes: list[str] = []
-    if not found.records:
-        return {}, SimilarityThresholds(), [f"router_adapter was never materialized for {collection}"]
-    metadata = {k: v.value for k, v in found.records[0].asset_materialization.metadata.items()}
-    thresholds = SimilarityThresholds(
-        float(metadata.get("similarity_answer_threshold", SimilarityThresholds.answer)),
-        float(metadata.get("similarity_expand_threshold", SimilarityThresholds.expand)),
-    )
-    routers: dict[str, AdapterRecord] = {}
-    for kind, key in ADAPTER_KEYS.items():
-        adapter_id = metadata.get(key)
-        if not adapter_id:
-            continue
-        record = adapter_record(con, collection, str(adapter_id))
-        if record is None or router_folder_kind(Path(record.path)) != kind:
-            notes.append(f"{kind} router {adapter_id} is gone from the catalogue or disk")
-            continue
-        routers[kind] = record
-    return routers, thresholds, notes

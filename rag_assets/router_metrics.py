@@ -15,11 +15,10 @@ import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
+from rag_assets.core.answering.published import load_published
+from rag_assets.core.answering.session import AnsweringSession
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.engines.base import LLMEngine
-from rag_assets.core.index.embedding import Embedder
-from rag_assets.core.index.retrieval import search
-from rag_assets.core.routing.encoder_training import load_encoder_router
 from rag_assets.core.routing.evaluation_views import (
     EVALUATION_SPLITS,
     ViewKnobs,
@@ -39,20 +38,19 @@ from rag_assets.core.routing.likelihood_router import LikelihoodRouter, engine_c
 from rag_assets.core.routing.metrics import INTERVAL_LEVEL, INTERVAL_RATES, RoutingGold, RoutingScores
 from rag_assets.core.routing.navigation import RoutingKnobs
 from rag_assets.core.routing.samples import RoutingSample
-from rag_assets.core.routing.scoring_router import ScoringRouter
 from rag_assets.core.store.collections import replace_collection
-from rag_assets.core.store.publication import load_publication
+from rag_assets.core.store.published_models import PublishedModel
 from rag_assets.core.store.question_table import load_question_rows
-from rag_assets.core.store.router_registry import AdapterRecord
 from rag_assets.core.store.schemas import ROUTER_COUNT_COLUMNS, ROUTER_INTERVAL_COLUMNS
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import fenced, markdown_table, table_metadata
 from rag_assets.partitions import collection_partitions
-from rag_assets.router import router_adapter, upstream_routers
+from rag_assets.router import router_adapter
 from rag_assets.routing_data import RoutingDataConfig, routing_subtrees
 from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource, LLMResource
+from resources.session_models import ResourceModels
 from resources.vectors import VectorStoreResource
 
 INTERVAL_UNIT = "questions (the views of one question are resampled together: they succeed or fail together)"
@@ -167,7 +165,7 @@ def _view_settings(config: RouterMetricsConfig, recorded: Mapping[str, object]) 
 
 def route_with_llm(
     engine: LLMEngine,
-    adapter: AdapterRecord | None,
+    adapter: PublishedModel | None,
     samples: Sequence[RoutingSample],
     trees: dict[str, Sequence[TreeNode]],
     config: RouterMetricsConfig,
@@ -177,10 +175,10 @@ def route_with_llm(
     options = {"max_new_tokens": config.max_new_tokens, "constrained": config.constrained}
     routed = {"base": route_samples(engine, samples, trees, **options)}
     if adapter is not None:
-        routed["adapter"] = route_samples(engine, samples, trees, adapter=adapter.adapter_id, **options)
+        routed["adapter"] = route_samples(engine, samples, trees, adapter=adapter.model_id, **options)
         if engine_can_score(engine):  # the same adapter, its actions ranked by likelihood
             routed["adapter-rank"] = route_samples_with(
-                LikelihoodRouter(engine), samples, trees, RoutingKnobs(adapter=adapter.adapter_id)
+                LikelihoodRouter(engine), samples, trees, RoutingKnobs(adapter=adapter.model_id)
             )
     return routed
 
@@ -189,8 +187,7 @@ def _scored_views(
     context: dg.AssetExecutionContext,
     config: RouterMetricsConfig,
     catalogue: DuckDBResource,
-    model: Embedder,
-    vectors: VectorStoreResource,
+    session: AnsweringSession,
     base_model: BaseModelResource,
 ) -> tuple[list[tuple[RoutingSample, RoutingGold]], dict[str, list[TreeNode]], dict[str, str], bool, list[str]]:
     """(views with their gold, doc id -> tree nodes, qid -> split, whether they are the dev + test
@@ -205,7 +202,6 @@ def _scored_views(
         questions = [] if trained_on else load_question_rows(con, collection, ",".join(EVALUATION_SPLITS))
         if questions:
             trees = {d: n for d, (n, _) in load_trees(con, collection).items()}
-            publication = load_publication(con, collection)  # the LanceDB version of these passages
         else:
             fold = load_routing_samples(con, collection, fold="validation")
             trees = {
@@ -220,10 +216,9 @@ def _scored_views(
         notes.append("no dev/test questions: scored on the validation fold, against the teacher's labels")
     if not questions:
         return fold, trees, {s.qid: "train (validation fold)" for s, _ in fold}, False, notes
-    index = vectors.index(model).pin(publication.version if publication else None)
     built = evaluation_views(
         questions,
-        lambda query, k: search(index, model, query, k=k, collections=[collection]),
+        lambda query, k: session.retrieve(query, "hybrid", k),
         trees,
         knobs,
         base_model.token_counter(),
@@ -264,11 +259,13 @@ def router_metrics(
 ) -> dg.MaterializeResult:
     started = time.perf_counter()
     collection = context.partition_key
-    model = embedder.get()  # searches the passages for the views, and is the similarity router
-    pairs, trees, split_of, dev_test, notes = _scored_views(context, config, catalogue, model, vectors, base_model)
     with catalogue.get_connection() as con:
-        routers, thresholds, router_notes = upstream_routers(context, con)
-    notes = router_notes + notes
+        published = load_published(con, collection)  # the index version the views search, the routers
+    # the session searches the passages for the views, and builds the routers scored on them
+    session = AnsweringSession(published, ResourceModels(embedder, vectors, llm), {})
+    pairs, trees, split_of, dev_test, notes = _scored_views(context, config, catalogue, session, base_model)
+    routers = published.routers
+    notes = [*published.router_notes, *notes]
     for note in notes:
         context.log.warning(f"{collection}: {note}")
     samples, golds = [s for s, _ in pairs], [g for _, g in pairs]
@@ -276,25 +273,24 @@ def router_metrics(
         context.log.warning(f"{collection}: no routing views; nothing to score")
     routed: dict[str, list] = {}
     if samples:
-        routed["similarity"] = route_samples_with(
-            ScoringRouter(model, thresholds, kind="similarity", contextual=False), samples, trees
-        )
+        routed["similarity"] = route_samples_with(session.router("similarity"), samples, trees)
         if "encoder" in routers:
             # scored per view against the per-view labels: the encoder's per-view rule (the
             # thresholds calibrated for ANS-F1), not its own-choice rule, which answers by a margin
             # under the question's best node across documents and is chosen for evidence at a
             # word target (measured by `evidence_evaluation`)
-            encoder = load_encoder_router(Path(routers["encoder"].path)).with_own_choices(None)
+            encoder = session.router("encoder").with_own_choices(None)
             routed["encoder"] = route_samples_with(encoder, samples, trees)
     llm_samples = samples[: max(config.max_samples, 0)]
     adapter = routers.get("llm")
-    if adapter is not None and Path(adapter.base_model).resolve() != llm.model_path().resolve():
+    trained_on = Path(str(adapter.details.get("base_model", ""))) if adapter is not None else None
+    if trained_on is not None and trained_on.resolve() != llm.model_path().resolve():
         context.log.warning(
-            f"adapter {adapter.adapter_id} was trained on {adapter.base_model}, the llm resource "
+            f"adapter {adapter.model_id} was trained on {trained_on}, the llm resource "
             f"serves {llm.model_path()}: the comparison assumes the same base model"
         )
     # The LLM is loaded only when it has something to route.
-    engine = llm.engine({adapter.adapter_id: Path(adapter.path)} if adapter else None) if llm_samples else None
+    engine = session.engine if llm_samples else None
     if engine is not None:
         routed |= route_with_llm(engine, adapter, llm_samples, trees, config)
     scores = {model: score_routed(out, golds[: len(out)]) for model, out in routed.items()}
@@ -329,8 +325,8 @@ def router_metrics(
             )
         ),
         "interval_unit": INTERVAL_UNIT,
-        "adapter_id": adapter.adapter_id if adapter else "none",
-        "encoder_adapter_id": routers["encoder"].adapter_id if "encoder" in routers else "none",
+        "adapter_id": adapter.model_id if adapter else "none",
+        "encoder_adapter_id": routers["encoder"].model_id if "encoder" in routers else "none",
         "router_model": engine.model_id if engine else llm.model_path().name,
         "decoding": "constrained to each view's action grammar" if config.constrained else "free",
         "metrics": dg.MetadataValue.md(

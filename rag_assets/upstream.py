@@ -1,6 +1,7 @@
-"""What an upstream asset published, read from its latest materialization: the one way assets and
-checks find upstream artifacts (a trained model's folder, a router's ids, the partition a check
-reads) in the instance's event log."""
+"""An upstream asset's latest materialization, from the instance's event log: the one way assets and
+checks read materialization records (the partition a check reads, the provenance the evaluation
+report lists). Values one asset hands another (a trained model's folder, a router's ids) pass
+through catalogue tables instead (`published_models`), never through metadata read back by key."""
 
 from __future__ import annotations
 
@@ -22,14 +23,3 @@ def latest_materialization(
         wanted = dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition] if partition else None)
     records = instance.fetch_materializations(wanted, limit=1).records
     return records[0] if records else None
-
-
-def latest_metadata(
-    instance: dg.DagsterInstance, asset_key: dg.AssetKey, partition: str | None = None
-) -> dict[str, object] | None:
-    """name -> plain value of the metadata the asset's latest materialization (of `partition`)
-    published, or None when it was never materialized."""
-    record = latest_materialization(instance, asset_key, partition=partition)
-    if record is None:
-        return None
-    return {name: value.value for name, value in record.asset_materialization.metadata.items()}

@@ -216,11 +216,12 @@ def create_app(  # noqa: C901 — FastAPI's idiom: each route is a small closure
 
     @app.get("/collections")
     def collections() -> dict[str, Any]:
-        from rag_assets.serving.published import published, read_catalogue
+        from rag_assets.core.store.publication import pin_index
+        from rag_assets.serving.published import read_catalogue
 
         names = service.collections()
         with read_catalogue() as con:
-            return {"collections": [published(con, name).to_dict() for name in names]}
+            return {"collections": [pin_index(con, name).to_dict() for name in names]}
 
     return app
 

@@ -1,5 +1,7 @@
-"""The models a query needs, each loaded on first use and then kept: the embedder, the reader
-engine (with the trained LLM router's adapter), the encoder routers, the passage reranker.
+"""The models a query needs, each loaded on first use and then kept: the embedder, the passage
+index at each published version, the reader engine (with the trained LLM router's adapter), the
+encoder routers, the passage rerankers. They are the `SessionModels` of the service's answering
+sessions (core/answering/session.py), the same protocol the assets answer through.
 
 `rag serve` keeps one `WarmModels` for its whole life (loaded once, at start-up); a CLI command
 makes one per call and so loads only what its query touches: a BM25 search loads nothing.
@@ -8,8 +10,11 @@ makes one per call and so loads only what its query touches: a BM25 search loads
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from rag_assets.serving.published import LanceTables
 
 
 def quiet_model_loading() -> None:
@@ -20,7 +25,8 @@ def quiet_model_loading() -> None:
 
 
 class WarmModels:
-    def __init__(self) -> None:
+    def __init__(self, tables: LanceTables | None = None) -> None:
+        self.tables = tables or LanceTables()
         self._lock = threading.RLock()
         self._resources: dict[str, Any] | None = None
         self._embedder = None
@@ -44,7 +50,11 @@ class WarmModels:
                 self._embedder = self.resources()["embedder"].get()
             return self._embedder
 
-    def engine(self, adapters: dict[str, Path] | None = None) -> Any:
+    def index(self, version: int | None) -> Any:
+        """The passage table at the published `version` (None: the newest)."""
+        return self.tables.at(version)
+
+    def engine(self, adapters: Mapping[str, Path] | None = None) -> Any:
         """The reader/router engine with these LoRA adapters (one engine per adapter set)."""
         key = tuple(sorted((name, str(path)) for name, path in (adapters or {}).items()))
         with self._lock:
@@ -68,6 +78,10 @@ class WarmModels:
                 self._encoders[str(folder)] = load_encoder_router(folder, device=self.embedder().device)
             return self._encoders[str(folder)]
 
+    def passage_reranker(self, folder: Path) -> Any:
+        """The passage reranker published in `folder`."""
+        return self.reranker(str(folder))
+
     def reranker(self, which: str) -> Any:
         """`latest`: the newest trained passage reranker; else a folder (a passage reranker, or
         any local sentence-transformers cross-encoder)."""
@@ -89,17 +103,11 @@ class WarmModels:
                 )
             return self._rerankers[str(folder)]
 
-    def routed_collections(self, query: str) -> list[str]:
-        """The collections the newest published namespace router picks for `query`."""
+    def routed_collections(self, query: str, folder: Path | None) -> list[str]:
+        """The collections the published namespace router (in `folder`) picks for `query`."""
         from rag_assets.core.errors import ConfigError
-        from rag_assets.core.index.namespace_routing import (
-            QueryNamespaces,
-            latest_namespace_router,
-            load_namespace_router,
-        )
-        from rag_assets.settings import data_dir
+        from rag_assets.core.index.namespace_routing import QueryNamespaces, load_namespace_router
 
-        folder = latest_namespace_router(data_dir() / "namespaces")
         if folder is None:
             raise ConfigError(
                 "collection `all` is routed by the namespace router: materialize `namespace_router` first"

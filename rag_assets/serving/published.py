@@ -13,11 +13,11 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rag_assets.core.errors import ConfigError
+from rag_assets.core.store.publication import IndexPin, pin_index
 
 # as resources/vectors.py resolves it (a unit test keeps the two equal); not imported from there,
 # because that module imports Dagster, which a BM25 search does not need
@@ -43,55 +43,6 @@ def read_catalogue(on_wait: Callable[[str], None] | None = None) -> Iterator[Any
 
     with catalogue_connection(catalogue_path(), read_only=True, on_wait=on_wait) as con:
         yield con
-
-
-@dataclass(frozen=True, slots=True)
-class Published:
-    """The (catalogue rows, LanceDB version) pair one collection's reader uses."""
-
-    collection: str
-    table: str | None
-    version: int | None
-    tag: str | None
-    passages: int
-    consistent: bool
-    note: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "collection": self.collection,
-            "table": self.table,
-            "version": self.version,
-            "tag": self.tag,
-            "passages": self.passages,
-            "consistent": self.consistent,
-            "note": self.note,
-        }
-
-    def index_info(self) -> dict[str, Any]:
-        """The `versions.index` of an answer read from this pair."""
-        return {
-            "table": self.table,
-            "version": self.version,
-            "tag": self.tag,
-            "consistent_with_catalogue": self.consistent,
-        }
-
-
-def published(con: Any, collection: str) -> Published:
-    from rag_assets.core.store.publication import index_pairing
-
-    pairing = index_pairing(con, collection)
-    p = pairing.publication
-    return Published(
-        collection=collection,
-        table=p.table_name if p else None,
-        version=p.version if p else None,
-        tag=p.tag if p else None,
-        passages=pairing.catalogue_passages,
-        consistent=pairing.consistent,
-        note=pairing.describe(),
-    )
 
 
 def check_collections(con: Any, wanted: list[str] | None) -> list[str]:
@@ -140,11 +91,11 @@ class PublishedPairs:
         self._lock = threading.Lock()
         self._stamp: tuple | None = None
         self._known: list[str] | None = None
-        self._pairs: dict[str, Published] = {}
+        self._pairs: dict[str, IndexPin] = {}
 
     def get(
         self, wanted: list[str] | None, on_wait: Callable[[str], None] | None = None
-    ) -> tuple[list[str], list[Published]]:
+    ) -> tuple[list[str], list[IndexPin]]:
         """(`wanted` checked, their published pairs); None: every collection."""
         from rag_assets.core.store.answers import tree_collections
 
@@ -159,7 +110,7 @@ class PublishedPairs:
                         self._known = tree_collections(con)
                     for name in checked_names(self._known, wanted):
                         if name not in self._pairs:
-                            self._pairs[name] = published(con, name)
+                            self._pairs[name] = pin_index(con, name)
             names = checked_names(self._known, wanted)
             return names, [self._pairs[name] for name in names]
 

@@ -11,20 +11,23 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag_assets.core.errors import CatalogueBusy, ConfigError
+from rag_assets.core.store.publication import IndexPin
 from rag_assets.serving.models import WarmModels
 from rag_assets.serving.published import (
-    LanceTables,
-    Published,
     PublishedPairs,
     catalogue_path,
     check_collections,
-    published,
     read_catalogue,
 )
+
+if TYPE_CHECKING:  # the session and its types import the models' code: loaded when an ask needs them
+    from rag_assets.core.answering.published import PublishedCollection
+    from rag_assets.core.answering.session import AnsweringSession
+    from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
+    from rag_assets.core.lineage import AnswerRecord
 
 MODES = ("dense", "bm25", "hybrid")
 Note = Callable[[str], None]
@@ -45,9 +48,9 @@ class AskOptions:
 
 @dataclass
 class AskResult:
-    record: Any  # the stored AnswerRecord
-    outcome: Any  # the AnswerOutcome (citations with heading paths)
-    published: Published | None
+    record: AnswerRecord  # as stored
+    outcome: AnswerOutcome  # citations with heading paths
+    published: IndexPin | None  # the index version read (None: the strategy read none)
     answer_style: str
     notes: list[str] = field(default_factory=list)
 
@@ -88,7 +91,7 @@ def hit_dict(hit: Any) -> dict[str, Any]:
 class QueryService:
     def __init__(self, models: WarmModels | None = None, *, on_wait: Note | None = None) -> None:
         self.models = models or WarmModels()
-        self.tables = LanceTables()
+        self.tables = self.models.tables
         self.publications = PublishedPairs()
         self.on_wait = on_wait
 
@@ -104,7 +107,7 @@ class QueryService:
         mode: str = "hybrid",
         k: int = 5,
         reranker: str | None = None,
-    ) -> tuple[list[Any], list[Published]]:
+    ) -> tuple[list[Any], list[IndexPin]]:
         """Top-k passages and the published pair(s) they came from. `collections` ['all']: the
         ones the namespace router picks. A BM25 search without reranker loads no model."""
         from rag_assets.core.index.retrieval import search
@@ -114,7 +117,7 @@ class QueryService:
         if not query.strip():
             raise ConfigError("the query is empty")
         if collections == ["all"]:
-            collections = self.models.routed_collections(query)
+            collections = self.routed_collections(query)
         try:
             names, pairs = self.publications.get(collections, self.on_wait)
             # one collection: its published version; several: the newest (each has its own version)
@@ -138,6 +141,14 @@ class QueryService:
         )
         return hits, pairs
 
+    def routed_collections(self, query: str) -> list[str]:
+        """The collections the published namespace router picks for `query` (collection `all`)."""
+        from rag_assets.core.answering.published import published_namespace_router
+
+        with read_catalogue(self.on_wait) as con:
+            folder = published_namespace_router(con)
+        return self.models.routed_collections(query, folder)
+
     def ask(
         self,
         question: str,
@@ -152,10 +163,7 @@ class QueryService:
         """Answer `question` with the evaluated configuration of `strategy` (options override
         it) and store the answer with its lineage; `on_text` receives the reader's text as it is
         generated (streaming), `on_note` each note (fallbacks, the index used)."""
-        from rag_assets.core.store.question_table import load_question_rows
-        from rag_assets.core.store.router_registry import latest_router
-        from rag_assets.core.store.transactions import table_exists
-        from rag_assets.strategy_config import AnswersConfig, answer_style, canonical_strategy
+        from rag_assets.strategy_config import canonical_strategy
 
         if not question.strip():
             raise ConfigError("the question is empty: ask something")
@@ -169,122 +177,85 @@ class QueryService:
 
         routed: list[str] | None = None
         if collection == "all":  # the answer is stored under the best routed collection
-            routed = self.models.routed_collections(question)
+            routed = self.routed_collections(question)
             collection = routed[0]
+        session, spec = self._session(question, name, collection, routed, options, note)
+        outcome = self._answer(question, spec, session, on_text, note)
+        record = self._store(session, spec, outcome, source)
+        return AskResult(
+            record, outcome, session.published.index if spec.kind != "none" else None, spec.answer_style, notes
+        )
+
+    def _session(
+        self,
+        question: str,
+        name: str,
+        collection: str | None,
+        routed: list[str] | None,
+        options: AskOptions,
+        note: Note,
+    ) -> tuple[AnsweringSession, StrategySpec]:
+        """The answering session of the asked collection and the spec it runs (fallbacks noted)."""
+        from collections import ChainMap
+
+        from rag_assets.core.answering.published import load_published
+        from rag_assets.core.answering.session import AnsweringSession
+        from rag_assets.core.store.connections import ShortReads
+        from rag_assets.core.store.question_table import load_question_rows
+        from rag_assets.core.store.transactions import table_exists
+        from rag_assets.core.store.tree_tables import CatalogueTrees
+        from rag_assets.strategy_config import AnswersConfig, answer_style
+
         with read_catalogue(self.on_wait) as con:
             known = check_collections(con, [collection] if collection else None)
             if len(known) != 1:
                 raise ConfigError(f"say which collection with --collection (the catalogue holds {', '.join(known)})")
-            coll = known[0]
-            pair = published(con, coll)
-            questions = load_question_rows(con, coll) if table_exists(con, "questions") else []
-            encoder = latest_router(con, coll, "encoder")
-            llm_router = latest_router(con, coll, "llm")
+            published = load_published(con, known[0])
+            questions = load_question_rows(con, known[0]) if table_exists(con, "questions") else []
         style = options.style or answer_style(AnswersConfig().answer_style, questions)
-        spec = _with_options(name, style, llm_router.adapter_id if llm_router else None, options)
-        if spec.kind == "rdr2" and spec.router == "encoder" and encoder is None:
-            note(f"no trained encoder router for {coll!r}: routing with the untrained encoder (similarity)")
-            # labelled as what routed it: the evaluation's `rdr2` row is the trained encoder's
-            label = "rdr2-similarity" if spec.name in ("rdr2", "rdr2-encoder") else spec.name
-            spec = dataclasses.replace(spec, router="similarity", name=label)
-        if spec.kind == "rdr2" and spec.router == "llm" and spec.adapter and llm_router is None:
-            note(f"no trained LLM router for {coll!r}: routing with the base model")
-            spec = dataclasses.replace(spec, adapter=None)
-        adapters = {llm_router.adapter_id: Path(llm_router.path)} if spec.adapter and llm_router else {}
-        engine = self.models.engine(adapters)  # first: a misconfigured backend fails fast
-        reader = engine
+        spec = fallback_spec(_with_options(name, style, published.llm_adapter, options), published, note)
+        # trees are read as the routing needs them, each read on its own short connection
+        reads = ShortReads(catalogue_path(), on_wait=self.on_wait)
+        trees = ChainMap(*(CatalogueTrees(reads, c) for c in routed or [published.collection]))
+        session = AnsweringSession(published, self.models, trees, search_in=routed)
+        missing = session.missing_piece(spec)
+        if missing:
+            raise ConfigError(f"{missing} for {published.collection!r}: {spec.name} cannot run (materialize it first)")
+        return session, spec
+
+    def _answer(
+        self, question: str, spec: StrategySpec, session: AnsweringSession, on_text: Note | None, note: Note
+    ) -> AnswerOutcome:
+        """One answer through the session, budgeted as evaluated, streamed to `on_text`."""
+        from rag_assets.strategy_config import interactive_spec
+
+        engine = session.engine  # first: a misconfigured backend fails fast
+        reader = None
         if on_text is not None:
             from rag_assets.serving.streaming import StreamingReader
 
             reader = StreamingReader(engine, on_text)
-        outcome, embedder_id = self._run(question, spec, coll, routed, pair, engine, reader, encoder, note)
-        router_model = None
-        if spec.kind == "rdr2":
-            router_model = {
-                "llm": f"{engine.model_id}+{spec.adapter}" if spec.adapter else engine.model_id,
-                "encoder": encoder.adapter_id if encoder else None,
-                "similarity": embedder_id,
-            }.get(spec.router, spec.router)
-        return self._store(
-            question, spec, coll, outcome, pair, engine, router_model, embedder_id, encoder, source, notes
-        )
-
-    def _run(self, question, spec, coll, routed, pair, engine, reader, encoder, note) -> tuple[Any, str | None]:
-        from collections import ChainMap
-
-        from rag_assets.core.answering.strategies import gather_evidence, run_strategy
-        from rag_assets.core.index.retrieval import search
-        from rag_assets.core.routing.scoring_router import HitNodesRouter, ScoringRouter
-        from rag_assets.core.routing.teachers import SimilarityThresholds
-        from rag_assets.core.store.connections import ShortReads
-        from rag_assets.core.store.tree_tables import CatalogueTrees
-        from rag_assets.strategy_config import interactive_spec
-
-        embedder = table = reranker = None
-        routers: dict[str, Any] = {}
         if spec.kind != "none":  # `none` reads no evidence: no embedder, no index
-            embedder = self.models.embedder()
-            table = self.tables.at(pair.version)
-            note(pair.note)
-            routers["hit-nodes"] = HitNodesRouter()
-            routers["similarity"] = ScoringRouter(embedder, SimilarityThresholds(), kind="similarity", contextual=False)
-            if encoder is not None and spec.router == "encoder":
-                routers["encoder"] = self.models.encoder_router(Path(encoder.path))
-            if spec.rerank:
-                reranker = self.models.reranker("latest")
-
-        def retrieve(query: str, how: str, top: int, *, rerank: bool = False, collections: list[str] | None = None):
-            return search(
-                table,
-                embedder,
-                query,
-                mode=how,
-                k=top,
-                collections=collections or routed or [coll],
-                reranker=reranker if rerank else None,
-            )
-
-        # trees are read as the routing needs them, each read on its own short connection
-        reads = ShortReads(catalogue_path(), on_wait=self.on_wait)
-        trees = ChainMap(*(CatalogueTrees(reads, c) for c in routed or [coll]))
+            note(session.published.index.note)
         budgets = None
         if spec.evidence_budget_from:  # as evaluated: rdr2 reads at most the words rag-hybrid read
             source = interactive_spec(spec.evidence_budget_from, spec.answer_style, None)
-            budgets = [g.words for g in gather_evidence([question], source, retrieve=retrieve, trees=trees)]
-        outcome = run_strategy(
-            [question],
-            spec,
-            retrieve=retrieve,
-            trees=trees,
-            engine=engine,
-            reader=reader,
-            routers=routers,
-            evidence_budgets=budgets,
-        )[0]
-        return outcome, embedder.model_id if embedder is not None else None
+            budgets = session.evidence_words([question], source)
+        return session.run([question], spec, evidence_budgets=budgets, reader=reader)[0]
 
-    def _store(self, question, spec, coll, outcome, pair, engine, router_model, embedder_id, encoder, source, notes):
-        from rag_assets.core.lineage import answer_versions, build_record, store_answers
+    def _store(
+        self, session: AnsweringSession, spec: StrategySpec, outcome: AnswerOutcome, source: str
+    ) -> AnswerRecord:
+        """The answer with its lineage, stored in one short write."""
+        from rag_assets.core.lineage import store_answers
         from rag_assets.core.store.connections import catalogue_connection
 
         with read_catalogue(self.on_wait) as con:
-            versions = answer_versions(
-                con,
-                coll,
-                outcome,
-                index=pair.index_info() if spec.kind != "none" else None,
-                adapter_id=(encoder.adapter_id if encoder and spec.router == "encoder" else spec.adapter)
-                if spec.kind == "rdr2"
-                else None,
-                router_model=router_model,
-                reader_model=engine.model_id,
-                embedder=embedder_id,
-            )
-        record = build_record(outcome, spec, collection=coll, source=source, versions=versions)
+            record = session.record(con, outcome, spec, source=source)
         # the only write: one short transaction, waiting (bounded, visibly) for a writer's own
         with catalogue_connection(catalogue_path(), read_only=False, on_wait=self.on_wait) as con:
             store_answers(con, [record])
-        return AskResult(record, outcome, pair if spec.kind != "none" else None, spec.answer_style, notes)
+        return record
 
     def trace(self, answer_id: str) -> dict[str, Any]:
         """The audit of a stored answer: cited spans then and now, versions, source files."""
@@ -308,6 +279,21 @@ class QueryService:
         with read_catalogue(self.on_wait) as con:
             check_collections(con, [collection])
             return document_dict(con, collection, doc_id)
+
+
+def fallback_spec(spec: StrategySpec, published: PublishedCollection, note: Note) -> StrategySpec:
+    """`spec`, routed by what was published: the untrained encoder without a trained encoder, the
+    base model without a trained LLM adapter (each noted)."""
+    coll = published.collection
+    if spec.kind == "rdr2" and spec.router == "encoder" and "encoder" not in published.routers:
+        note(f"no trained encoder router for {coll!r}: routing with the untrained encoder (similarity)")
+        # labelled as what routed it: the evaluation's `rdr2` row is the trained encoder's
+        label = "rdr2-similarity" if spec.name in ("rdr2", "rdr2-encoder") else spec.name
+        return dataclasses.replace(spec, router="similarity", name=label)
+    if spec.kind == "rdr2" and spec.router == "llm" and spec.adapter and published.llm_adapter is None:
+        note(f"no trained LLM router for {coll!r}: routing with the base model")
+        return dataclasses.replace(spec, adapter=None)
+    return spec
 
 
 def _with_options(name: str, style: str, llm_adapter: str | None, options: AskOptions) -> Any:

@@ -3,7 +3,7 @@ ephemeral Dagster instance."""
 
 import dagster as dg
 
-from rag_assets.upstream import latest_materialization, latest_metadata
+from rag_assets.upstream import latest_materialization
 
 parts = dg.StaticPartitionsDefinition(["a", "b"])
 
@@ -13,14 +13,11 @@ def model_folder(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
     return dg.MaterializeResult(metadata={"path": f"/models/{context.partition_key}", "steps": 3})
 
 
-def test_latest_metadata_per_partition_and_none_before_any_materialization() -> None:
+def test_latest_materialization_per_partition_and_none_before_any_materialization() -> None:
     with dg.DagsterInstance.ephemeral() as instance:
-        assert latest_metadata(instance, model_folder.key, "a") is None
         assert latest_materialization(instance, model_folder.key) is None
         for partition in ("a", "b"):
             assert dg.materialize([model_folder], instance=instance, partition_key=partition).success
-        assert latest_metadata(instance, model_folder.key, "a") == {"path": "/models/a", "steps": 3}
-        assert latest_metadata(instance, model_folder.key, "b") == {"path": "/models/b", "steps": 3}
         newest = latest_materialization(instance, model_folder.key)
         assert newest is not None and newest.partition_key == "b"  # without a partition: the newest of all
         first = latest_materialization(instance, model_folder.key, partition="a")

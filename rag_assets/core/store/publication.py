@@ -15,6 +15,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import duckdb
 
@@ -119,6 +120,54 @@ class IndexPairing:
 def index_pairing(con: duckdb.DuckDBPyConnection, collection: str) -> IndexPairing:
     pairs = catalogue_passages(con, collection)
     return IndexPairing(collection, load_publication(con, collection), len(pairs), passages_digest(pairs))
+
+
+@dataclass(frozen=True, slots=True)
+class IndexPin:
+    """The (catalogue passages, LanceDB version) pair a collection's answers read."""
+
+    collection: str
+    table: str | None
+    version: int | None
+    tag: str | None
+    passages: int
+    consistent: bool
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "collection": self.collection,
+            "table": self.table,
+            "version": self.version,
+            "tag": self.tag,
+            "passages": self.passages,
+            "consistent": self.consistent,
+            "note": self.note,
+        }
+
+    def index_info(self) -> dict[str, Any]:
+        """The `versions.index` of an answer read from this pair."""
+        return {
+            "table": self.table,
+            "version": self.version,
+            "tag": self.tag,
+            "consistent_with_catalogue": self.consistent,
+        }
+
+
+def pin_index(con: duckdb.DuckDBPyConnection, collection: str) -> IndexPin:
+    """The collection's published LanceDB version and whether the catalogue's passages agree."""
+    pairing = index_pairing(con, collection)
+    p = pairing.publication
+    return IndexPin(
+        collection=collection,
+        table=p.table_name if p else None,
+        version=p.version if p else None,
+        tag=p.tag if p else None,
+        passages=pairing.catalogue_passages,
+        consistent=pairing.consistent,
+        note=pairing.describe(),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,6 +73,10 @@ SCHEMA: dict[str, str] = {
     "index_publications": """
         collection VARCHAR NOT NULL, table_name VARCHAR NOT NULL, version BIGINT NOT NULL,
         tag VARCHAR, passages BIGINT NOT NULL, digest VARCHAR NOT NULL, published_at TIMESTAMP NOT NULL""",
+    # the trained pieces answering uses, as their steps last published them (store/published_models.py)
+    "published_models": """
+        collection VARCHAR NOT NULL, kind VARCHAR NOT NULL, model_id VARCHAR, path VARCHAR,
+        details VARCHAR NOT NULL, run_id VARCHAR NOT NULL, published_at TIMESTAMP NOT NULL""",
 }
 
 QUESTION_TABLES = ("questions", "synthetic_questions")
