@@ -32,7 +32,7 @@ questions.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rag_assets.core.answering.answer_ending import complete_answer
@@ -97,78 +97,140 @@ def gather_evidence(
     evidence_budgets: Sequence[int | None] | None = None,
     extras: RetrievalExtras | None = None,
 ) -> list[GatheredEvidence]:
-    """Retrieval per question, then (rdr2) ONE router call per routing round for all questions'
-    documents. `routers`: the router of each non-LLM kind a spec may name (the LLM router is
-    `engine`); `evidence_budgets`: per question, the words rdr2's routed evidence is cut to;
-    `extras`: what the rewrite / namespace / learned-reorder knobs use."""
+    """What `spec` gives the reader for each question, by its kind's gatherer (`EVIDENCE_GATHERERS`).
+    `routers`: the router of each non-LLM kind a spec may name (the LLM router is `engine`);
+    `evidence_budgets`: per question, the words rdr2's routed evidence is cut to; `extras`: what
+    the rewrite / namespace / learned-reorder knobs use."""
+    inputs = EvidenceInputs(retrieve, trees, engine, routers, evidence_budgets, extras or RetrievalExtras())
     gathered = [GatheredEvidence() for _ in questions]
-    extras = extras or RetrievalExtras()
-    if spec.kind in ("rag", "dota") and spec.top_k > 0:
-        searched = _retrieval_queries(questions, spec, gathered, engine, extras)
-        for out, question, query in zip(gathered, questions, searched):
-            hits = _search(query, spec, retrieve, out, extras)
-            hits = aggregate_passages(hits, spec.aggregate_words)
-            order = reorder(
-                spec.reorder, question, [EvidenceItem(h.text, h.score, h.rank) for h in hits], extras.policy
-            )
-            hits = [hits[i] for i in order]
-            out.retrieval["order"] = [h.rank for h in hits]
-            out.passage_ids = [h.passage_id for h in hits]
-            out.retrieved_doc_ids = _distinct([h.doc_id for h in hits])
-            out.evidence = number_blocks([(h.heading_path, h.text) for h in hits])
-            out.citations = passage_citations(hits, trees)
-    elif spec.kind == "rdr2":
-        documents: list[list[RetrievedDocument]] = []
-        for out, question in zip(gathered, questions):
-            wanted = max(spec.passages_per_query, spec.top_k) if spec.top_k > 0 else 0
-            started = time.perf_counter()
-            # with `rerank`, the trained passage reranker orders the passages, and so which documents
-            # are routed and which of their nodes are lit
-            options = {"rerank": True} if spec.rerank else {}
-            hits = list(retrieve(question, spec.retrieval_mode, wanted, **options)) if wanted else []
-            if spec.rerank:
-                out.retrieval["search_seconds"] = round(time.perf_counter() - started, 4)
-            grouped = [(d, ids) for d, ids in documents_in_order(hits, spec.top_k) if d in trees]
-            out.passage_ids = [h.passage_id for h in hits]
-            out.retrieved_doc_ids = [d for d, _ in grouped]
-            ranks = passage_ranks(hits)
-            documents.append(
-                [RetrievedDocument(d, trees[d], ids, tuple(ranks[d, n] for n in ids)) for d, ids in grouped]
-            )
-        router: Router | LLMEngine | None = engine if spec.router == "llm" else (routers or {}).get(spec.router)
-        if router is None:
-            raise ValueError(f"strategy {spec.name!r} routes with the {spec.router!r} router, which was not provided")
-        result = route_documents(
-            questions, documents, router, spec.routing_knobs(), evidence_budgets=evidence_budgets, trees=trees
-        )
-        for q, routed in enumerate(result.documents):
-            out = gathered[q]
-            if spec.reorder != "retrieval":
-                items = [
-                    EvidenceItem(
-                        render_evidence([doc], trees), rank=rank, router_score=float(bool(doc.selected_node_ids))
-                    )
-                    for rank, doc in enumerate(routed, start=1)
-                ]
-                order = reorder(spec.reorder, questions[q], items, extras.policy)
-                routed = [routed[i] for i in order]
-                out.retrieval["order"] = [i + 1 for i in order]
-            out.evidence = render_evidence(routed, trees, numbered=True)
-            out.citations = [  # in the order the reader sees them
-                node_citation(doc.doc_id, trees[doc.doc_id][n])
-                for doc in routed
-                for _, ids in evidence_groups(doc, trees[doc.doc_id])
-                for n in ids
-                if trees[doc.doc_id][n].kind == CONTENT
-            ]
-            filled = [[doc.doc_id, n] for doc in routed for n in sorted(doc.filled_node_ids)]
-            if filled:  # lineage tells the budget fill's nodes from the router's own ANSWERs
-                out.retrieval["budget_filled"] = filled
-            out.router_prompt_tokens, out.router_output_tokens = result.prompt_tokens[q], result.output_tokens[q]
-            out.routing_rounds = result.rounds_per_question[q]
-            out.expelled = sum(doc.expelled for doc in routed)
-            out.refused_docs = sum(doc.refused for doc in routed)
+    EVIDENCE_GATHERERS[spec.kind](list(questions), spec, inputs, gathered)
     return gathered
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceInputs:
+    """What evidence is gathered with besides the questions and the spec."""
+
+    retrieve: Retrieve
+    trees: Mapping[str, Sequence[TreeNode]]
+    engine: LLMEngine | None
+    routers: Mapping[str, Router] | None
+    evidence_budgets: Sequence[int | None] | None
+    extras: RetrievalExtras
+
+
+def _no_evidence(questions: list[str], spec: StrategySpec, inputs: EvidenceInputs, out: list[GatheredEvidence]) -> None:
+    """`none` (and the generation-side kinds, which gather their own): the reader gets no evidence."""
+
+
+def _passages(
+    questions: list[str], spec: StrategySpec, inputs: EvidenceInputs, gathered: list[GatheredEvidence]
+) -> None:
+    """`rag` / `dota`: the top passages (of the rewrite, in the routed namespaces, reranked and
+    aggregated as the spec says), in the order the reorder knob gives, numbered under their headings."""
+    if spec.top_k <= 0:
+        return
+    searched = _retrieval_queries(questions, spec, gathered, inputs.engine, inputs.extras)
+    for out, question, query in zip(gathered, questions, searched):
+        hits = _search(query, spec, inputs.retrieve, out, inputs.extras)
+        hits = aggregate_passages(hits, spec.aggregate_words)
+        order = reorder(
+            spec.reorder, question, [EvidenceItem(h.text, h.score, h.rank) for h in hits], inputs.extras.policy
+        )
+        hits = [hits[i] for i in order]
+        out.retrieval["order"] = [h.rank for h in hits]
+        out.passage_ids = [h.passage_id for h in hits]
+        out.retrieved_doc_ids = _distinct([h.doc_id for h in hits])
+        out.evidence = number_blocks([(h.heading_path, h.text) for h in hits])
+        out.citations = passage_citations(hits, inputs.trees)
+
+
+def _retrieved_documents(
+    question: str, spec: StrategySpec, inputs: EvidenceInputs, out: GatheredEvidence
+) -> list[RetrievedDocument]:
+    """rdr2's first stage for one question: the passages, grouped into their first top_k documents."""
+    trees = inputs.trees
+    wanted = max(spec.passages_per_query, spec.top_k) if spec.top_k > 0 else 0
+    started = time.perf_counter()
+    # with `rerank`, the trained passage reranker orders the passages, and so which documents
+    # are routed and which of their nodes are lit
+    options = {"rerank": True} if spec.rerank else {}
+    hits = list(inputs.retrieve(question, spec.retrieval_mode, wanted, **options)) if wanted else []
+    if spec.rerank:
+        out.retrieval["search_seconds"] = round(time.perf_counter() - started, 4)
+    grouped = [(d, ids) for d, ids in documents_in_order(hits, spec.top_k) if d in trees]
+    out.passage_ids = [h.passage_id for h in hits]
+    out.retrieved_doc_ids = [d for d, _ in grouped]
+    ranks = passage_ranks(hits)
+    return [RetrievedDocument(d, trees[d], ids, tuple(ranks[d, n] for n in ids)) for d, ids in grouped]
+
+
+def _routed(questions: list[str], spec: StrategySpec, inputs: EvidenceInputs, gathered: list[GatheredEvidence]) -> None:
+    """`rdr2`: retrieval per question, then ONE router call per routing round for all questions'
+    documents; the routed nodes, numbered under their heading paths, are the evidence."""
+    documents = [_retrieved_documents(q, spec, inputs, out) for q, out in zip(questions, gathered)]
+    router: Router | LLMEngine | None = (
+        inputs.engine if spec.router == "llm" else (inputs.routers or {}).get(spec.router)
+    )
+    if router is None:
+        raise ValueError(f"strategy {spec.name!r} routes with the {spec.router!r} router, which was not provided")
+    result = route_documents(
+        questions,
+        documents,
+        router,
+        spec.routing_knobs(),
+        evidence_budgets=inputs.evidence_budgets,
+        trees=inputs.trees,
+    )
+    for q, routed in enumerate(result.documents):
+        out = gathered[q]
+        routed = _reordered(questions[q], spec, routed, inputs, out)
+        _read_routed(out, routed, inputs.trees)
+        out.router_prompt_tokens, out.router_output_tokens = result.prompt_tokens[q], result.output_tokens[q]
+        out.routing_rounds = result.rounds_per_question[q]
+
+
+def _reordered(question: str, spec: StrategySpec, routed: list, inputs: EvidenceInputs, out: GatheredEvidence) -> list:
+    """The routed documents in the order the reorder knob gives (retrieval order by default)."""
+    if spec.reorder == "retrieval":
+        return routed
+    items = [
+        EvidenceItem(render_evidence([doc], inputs.trees), rank=rank, router_score=float(bool(doc.selected_node_ids)))
+        for rank, doc in enumerate(routed, start=1)
+    ]
+    order = reorder(spec.reorder, question, items, inputs.extras.policy)
+    out.retrieval["order"] = [i + 1 for i in order]
+    return [routed[i] for i in order]
+
+
+def _read_routed(out: GatheredEvidence, routed: list, trees: Mapping[str, Sequence[TreeNode]]) -> None:
+    """The evidence, citations and routing counts of one question's routed documents."""
+    out.evidence = render_evidence(routed, trees, numbered=True)
+    out.citations = [  # in the order the reader sees them
+        node_citation(doc.doc_id, trees[doc.doc_id][n])
+        for doc in routed
+        for _, ids in evidence_groups(doc, trees[doc.doc_id])
+        for n in ids
+        if trees[doc.doc_id][n].kind == CONTENT
+    ]
+    filled = [[doc.doc_id, n] for doc in routed for n in sorted(doc.filled_node_ids)]
+    if filled:  # lineage tells the budget fill's nodes from the router's own ANSWERs
+        out.retrieval["budget_filled"] = filled
+    out.expelled = sum(doc.expelled for doc in routed)
+    out.refused_docs = sum(doc.refused for doc in routed)
+
+
+EvidenceGatherer = Callable[[list[str], StrategySpec, EvidenceInputs, list[GatheredEvidence]], None]
+# The one place a strategy kind's evidence is chosen: kind -> its gatherer (every kind in KINDS).
+EVIDENCE_GATHERERS: dict[str, EvidenceGatherer] = {
+    "none": _no_evidence,
+    "rag": _passages,
+    "rdr2": _routed,
+    "dota": _passages,
+    "contregen": _no_evidence,
+    "disco": _no_evidence,
+}
+assert tuple(EVIDENCE_GATHERERS) == KINDS, "every strategy kind needs exactly one evidence gatherer"
 
 
 def passage_ranks(hits: Sequence[SearchHit]) -> dict[tuple[str, int], int]:
