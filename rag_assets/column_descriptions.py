@@ -174,6 +174,14 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "digest": "Digest of the published passages (compared with the catalogue's).",
         "published_at": "When.",
     },
+    "routing_view_settings": {
+        "collection": COLLECTION,
+        "split": "The question splits the views were built for.",
+        "top_docs": "Documents viewed per question.",
+        "passages_per_query": "Passages retrieved per question to choose them.",
+        "expansion_views": "Expansion views per question.",
+        "token_budget": "Router input per view (tokens).",
+    },
     "published_models": {
         "collection": "The collection the piece serves ('' for pieces over every collection: the namespace router).",
         "kind": "encoder, llm, similarity, reranker, namespaces or reorder_policy.",

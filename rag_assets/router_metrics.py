@@ -7,7 +7,7 @@ is scored on the routing validation fold against its teacher's labels, as the ti
 
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -41,13 +41,14 @@ from rag_assets.core.routing.samples import RoutingSample
 from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.published_models import PublishedModel
 from rag_assets.core.store.question_table import load_question_rows
+from rag_assets.core.store.routing_tables import load_view_settings
 from rag_assets.core.store.schemas import ROUTER_COUNT_COLUMNS, ROUTER_INTERVAL_COLUMNS
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import fenced, markdown_table, table_metadata
 from rag_assets.partitions import collection_partitions
 from rag_assets.router import router_adapter
-from rag_assets.routing_data import RoutingDataConfig, routing_subtrees
+from rag_assets.routing_data import RoutingDataConfig
 from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource, LLMResource
 from resources.session_models import ResourceModels
@@ -138,29 +139,22 @@ def _metrics_markdown(scores: dict[str, RoutingScores]) -> str:
     )
 
 
-def _routing_subtrees_record(context: dg.AssetExecutionContext) -> Mapping[str, object]:
-    """The metadata of this partition's latest routing_subtrees materialization ({} when none)."""
-    found = context.instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=routing_subtrees.key, asset_partitions=[context.partition_key]), limit=1
-    )
-    if not found.records:
-        return {}
-    return {k: v.value for k, v in (found.records[0].asset_materialization.metadata or {}).items()}
-
-
-def _view_settings(config: RouterMetricsConfig, recorded: Mapping[str, object]) -> tuple[ViewKnobs, str, str]:
+def _view_settings(
+    config: RouterMetricsConfig, recorded: tuple[str, dict[str, int]] | None
+) -> tuple[ViewKnobs, str, str]:
     """(the knobs the dev + test views are built with, the split the routers' training views came
-    from, where the knobs came from): config, else routing_subtrees' latest materialization, else
-    RoutingDataConfig's defaults."""
+    from, where the knobs came from): config, else what routing_subtrees last built its views with
+    (`routing_view_settings`), else RoutingDataConfig's defaults."""
     defaults = RoutingDataConfig()
     names = ViewKnobs.__dataclass_fields__
+    split, built_with = recorded or (defaults.split, {})
     knobs, sources = resolve_knobs(
         {name: getattr(config, name) for name in names},
-        {name: value for name, value in recorded.items() if name in names and isinstance(value, int)},
+        {name: value for name, value in built_with.items() if name in names},
         {name: getattr(defaults, name) for name in names},
     )
     source = ", ".join(f"{name}={getattr(knobs, name)} ({sources[name]})" for name in names)
-    return knobs, str(recorded.get("split") or defaults.split), source
+    return knobs, split, source
 
 
 def route_with_llm(
@@ -195,7 +189,9 @@ def _scored_views(
     collection has none (or the routers trained on them), the routing validation fold with its
     teacher's labels."""
     collection = context.partition_key
-    knobs, training_split, source = _view_settings(config, _routing_subtrees_record(context))
+    with catalogue.get_connection() as con:
+        recorded = load_view_settings(con, collection)
+    knobs, training_split, source = _view_settings(config, recorded)
     trained_on = trained_evaluation_splits(training_split)
     notes: list[str] = []
     with catalogue.get_connection() as con:

@@ -25,7 +25,7 @@ from rag_assets.core.routing.samples import (
 from rag_assets.core.routing.teachers import FAILED, KINDS, SimilarityThresholds
 from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.question_table import load_question_rows, questions_table
-from rag_assets.core.store.routing_tables import load_subtree_rows
+from rag_assets.core.store.routing_tables import load_subtree_rows, view_settings_table
 from rag_assets.core.store.schemas import ROUTING_ACTIONS_ARROW_SCHEMA
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.deployment import CATALOGUE_POOL, TRANSIENT_RETRY
@@ -183,7 +183,10 @@ def routing_subtrees(
         }
     )
     with catalogue.get_connection() as con:  # held for the write only
-        replace_collection(con, collection, {"routing_subtrees": table})
+        settings = view_settings_table(
+            collection, config.split, {knob: getattr(config, knob) for knob in ViewKnobs.__dataclass_fields__}
+        )
+        replace_collection(con, collection, {"routing_subtrees": table, "routing_view_settings": settings})
         row_counts = row_count_metadata(con, "routing_subtrees", collection)
     return dg.MaterializeResult(
         metadata={
@@ -191,7 +194,7 @@ def routing_subtrees(
             "questions": len(questions),
             "questions_labelled": labelled,
             "questions_synthetic": len(questions) - labelled,
-            # how the views were built: router_metrics builds its evaluation views the same way
+            # how the views were built (also in `routing_view_settings`, which router_metrics reads)
             "split": config.split,
             **{knob: getattr(config, knob) for knob in ViewKnobs.__dataclass_fields__},
             "views": dg.MetadataValue.md(counter_table("view", Counter(s.view.split(":")[0] for s in samples))),

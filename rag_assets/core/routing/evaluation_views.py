@@ -40,8 +40,8 @@ def resolve_knobs(
     given: Mapping[str, int | None], recorded: Mapping[str, int], defaults: Mapping[str, int]
 ) -> tuple[ViewKnobs, dict[str, str]]:
     """Each knob from `given` (a config value, None: not given), else `recorded` (what
-    routing_subtrees' latest materialization used), else `defaults` (RoutingDataConfig's); and
-    where each came from ("config", "routing_subtrees" or "default")."""
+    routing_subtrees last built its views with: `routing_view_settings`), else `defaults`
+    (RoutingDataConfig's); and where each came from ("config", "routing_subtrees" or "default")."""
     values: dict[str, int] = {}
     sources: dict[str, str] = {}
     for name in ViewKnobs.__dataclass_fields__:

@@ -3,9 +3,10 @@ labels) and `router_metrics` (routing quality per router model)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import duckdb
+import pyarrow as pa
 
 from rag_assets.core.store.schemas import (
     ROUTER_COUNT_COLUMNS,
@@ -111,3 +112,23 @@ def load_usable_targets(con: duckdb.DuckDBPyConnection, collection: str, sample_
     if not (table_exists(con, "routing_actions") and table_exists(con, "routing_subtrees")):
         return []
     return load_labelled_rows(con, collection, sample_columns, ["target"])
+
+
+VIEW_KNOBS = ("top_docs", "passages_per_query", "expansion_views", "token_budget")
+
+
+def view_settings_table(collection: str, split: str, knobs: Mapping[str, int]) -> pa.Table:
+    """The `routing_view_settings` row of one collection's views (written with them, atomically)."""
+    return pa.table(
+        {"collection": [collection], "split": [split], **{k: pa.array([int(knobs[k])], pa.int32()) for k in VIEW_KNOBS}}
+    )
+
+
+def load_view_settings(con: duckdb.DuckDBPyConnection, collection: str) -> tuple[str, dict[str, int]] | None:
+    """(split, knobs) routing_subtrees last built the collection's views with; None before it ran."""
+    if not table_exists(con, "routing_view_settings"):
+        return None
+    row = con.execute(
+        f"SELECT split, {', '.join(VIEW_KNOBS)} FROM routing_view_settings WHERE collection = ?", [collection]
+    ).fetchone()
+    return (row[0], dict(zip(VIEW_KNOBS, row[1:]))) if row else None

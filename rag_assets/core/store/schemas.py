@@ -73,6 +73,10 @@ SCHEMA: dict[str, str] = {
     "index_publications": """
         collection VARCHAR NOT NULL, table_name VARCHAR NOT NULL, version BIGINT NOT NULL,
         tag VARCHAR, passages BIGINT NOT NULL, digest VARCHAR NOT NULL, published_at TIMESTAMP NOT NULL""",
+    # how routing_subtrees built its views: router_metrics builds its evaluation views the same way
+    "routing_view_settings": """
+        collection VARCHAR NOT NULL, split VARCHAR NOT NULL, top_docs INTEGER NOT NULL,
+        passages_per_query INTEGER NOT NULL, expansion_views INTEGER NOT NULL, token_budget INTEGER NOT NULL""",
     # the trained pieces answering uses, as their steps last published them (store/published_models.py)
     "published_models": """
         collection VARCHAR NOT NULL, kind VARCHAR NOT NULL, model_id VARCHAR, path VARCHAR,
