@@ -1,0 +1,186 @@
+"""`rag ask` and the service's ask: one question answered through the answering session of its
+collection (core/answering/session.py), exactly as the `answers` asset answers it, then stored with
+its lineage in one short write. Imported only when something is asked (it loads the models' code)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import ChainMap
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rag_assets.core.answering.published import PublishedCollection, load_published
+from rag_assets.core.answering.session import AnsweringSession
+from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
+from rag_assets.core.errors import ConfigError
+from rag_assets.core.lineage import AnswerRecord, store_answers
+from rag_assets.core.store.connections import ShortReads, catalogue_connection
+from rag_assets.core.store.publication import IndexPin
+from rag_assets.core.store.question_table import load_question_rows
+from rag_assets.core.store.transactions import table_exists
+from rag_assets.core.store.tree_tables import CatalogueTrees
+from rag_assets.serving.published import catalogue_path, check_collections, read_catalogue
+from rag_assets.serving.query import MODES, AskOptions, Note
+from rag_assets.serving.streaming import StreamingReader
+from rag_assets.strategy_config import AnswersConfig, answer_style, canonical_strategy, interactive_spec
+
+if TYPE_CHECKING:
+    from rag_assets.serving.query import QueryService
+
+
+@dataclass
+class AskResult:
+    record: AnswerRecord  # as stored
+    outcome: AnswerOutcome  # citations with heading paths
+    published: IndexPin | None  # the index version read (None: the strategy read none)
+    answer_style: str
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "answer": self.record.to_dict(),
+            "citations": [
+                {
+                    "n": i,
+                    "doc_id": c.doc_id,
+                    "node_id": c.node_id,
+                    "heading_path": list(c.heading_path),
+                    "span": [c.span_start, c.span_end],
+                    "pages": c.pages,
+                    "text": c.text,
+                }
+                for i, c in enumerate(self.outcome.citations, start=1)
+            ],
+            "published": self.published.to_dict() if self.published else None,
+            "answer_style": self.answer_style,
+            "notes": self.notes,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What one question is answered with: its collection's session and the spec it runs."""
+
+    session: AnsweringSession
+    spec: StrategySpec
+
+
+class Ask:
+    """One ask of `service`: the notes it makes reach `on_note` as they are made."""
+
+    def __init__(self, service: QueryService, on_note: Note | None = None) -> None:
+        self.service = service
+        self.on_note = on_note
+        self.notes: list[str] = []
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+        if self.on_note:
+            self.on_note(text)
+
+    def answer(
+        self,
+        question: str,
+        collection: str | None,
+        strategy: str,
+        options: AskOptions,
+        source: str,
+        on_text: Note | None,
+    ) -> AskResult:
+        if not question.strip():
+            raise ConfigError("the question is empty: ask something")
+        name = canonical_strategy(strategy)
+        routed: list[str] | None = None
+        if collection == "all":  # the answer is stored under the best routed collection
+            routed = self.service.routed_collections(question)
+            collection = routed[0]
+        asked = self.session(name, collection, routed, options)
+        outcome = self.outcome(question, asked, on_text)
+        record = self.store(asked, outcome, source)
+        read = asked.session.published.index if asked.spec.kind != "none" else None
+        return AskResult(record, outcome, read, asked.spec.answer_style, self.notes)
+
+    def session(self, name: str, collection: str | None, routed: list[str] | None, options: AskOptions) -> Asked:
+        """The answering session of the asked collection and the spec it runs (fallbacks noted)."""
+        with read_catalogue(self.service.on_wait) as con:
+            known = check_collections(con, [collection] if collection else None)
+            if len(known) != 1:
+                raise ConfigError(f"say which collection with --collection (the catalogue holds {', '.join(known)})")
+            published = load_published(con, known[0])
+            questions = load_question_rows(con, known[0]) if table_exists(con, "questions") else []
+        style = options.style or answer_style(AnswersConfig().answer_style, questions)
+        spec = fallback_spec(spec_with_options(name, style, published.llm_adapter, options), published, self.note)
+        # trees are read as the routing needs them, each read on its own short connection
+        reads = ShortReads(catalogue_path(), on_wait=self.service.on_wait)
+        trees = ChainMap(*(CatalogueTrees(reads, c) for c in routed or [published.collection]))
+        session = AnsweringSession(published, self.service.models, trees, search_in=routed)
+        missing = session.missing_piece(spec)
+        if missing:
+            raise ConfigError(f"{missing} for {published.collection!r}: {spec.name} cannot run (materialize it first)")
+        return Asked(session, spec)
+
+    def outcome(self, question: str, asked: Asked, on_text: Note | None) -> AnswerOutcome:
+        """One answer through the session, budgeted as evaluated, streamed to `on_text`."""
+        session, spec = asked.session, asked.spec
+        engine = session.engine  # first: a misconfigured backend fails fast
+        reader = StreamingReader(engine, on_text) if on_text is not None else None
+        if spec.kind != "none":  # `none` reads no evidence: no embedder, no index
+            self.note(session.published.index.note)
+        budgets = None
+        if spec.evidence_budget_from:  # as evaluated: rdr2 reads at most the words rag-hybrid read
+            source = interactive_spec(spec.evidence_budget_from, spec.answer_style, None)
+            budgets = session.evidence_words([question], source)
+        return session.run([question], spec, evidence_budgets=budgets, reader=reader)[0]
+
+    def store(self, asked: Asked, outcome: AnswerOutcome, source: str) -> AnswerRecord:
+        """The answer with its lineage, stored in one short write."""
+        with read_catalogue(self.service.on_wait) as con:
+            record = asked.session.record(con, outcome, asked.spec, source=source)
+        # the only write: one short transaction, waiting (bounded, visibly) for a writer's own
+        with catalogue_connection(catalogue_path(), read_only=False, on_wait=self.service.on_wait) as con:
+            store_answers(con, [record])
+        return record
+
+
+def fallback_spec(spec: StrategySpec, published: PublishedCollection, note: Note) -> StrategySpec:
+    """`spec`, routed by what was published: the untrained encoder without a trained encoder, the
+    base model without a trained LLM adapter (each noted)."""
+    coll = published.collection
+    if spec.kind == "rdr2" and spec.router == "encoder" and "encoder" not in published.routers:
+        note(f"no trained encoder router for {coll!r}: routing with the untrained encoder (similarity)")
+        # labelled as what routed it: the evaluation's `rdr2` row is the trained encoder's
+        label = "rdr2-similarity" if spec.name in ("rdr2", "rdr2-encoder") else spec.name
+        return dataclasses.replace(spec, router="similarity", name=label)
+    if spec.kind == "rdr2" and spec.router == "llm" and spec.adapter and published.llm_adapter is None:
+        note(f"no trained LLM router for {coll!r}: routing with the base model")
+        return dataclasses.replace(spec, adapter=None)
+    return spec
+
+
+def spec_with_options(name: str, style: str, llm_adapter: str | None, options: AskOptions) -> StrategySpec:
+    """The evaluated spec of `name` with the given overrides (the label names a changed router)."""
+    spec = interactive_spec(name, style, llm_adapter)
+    if options.retrieval_mode is not None and options.retrieval_mode not in MODES:
+        raise ConfigError(f"--mode must be dense, bm25 or hybrid, not {options.retrieval_mode!r}")
+    changes = {
+        key: value
+        for key, value in (
+            ("top_k", options.top_k),
+            ("expand_iterations", options.expand_iterations),
+            ("retrieval_mode", options.retrieval_mode),
+            ("tree_depth", options.tree_depth),
+            ("tree_branching", options.tree_branching),
+        )
+        if value is not None
+    }
+    if options.router is not None and spec.kind == "rdr2" and options.router != spec.router:
+        if options.router not in ("encoder", "llm", "similarity", "hit-nodes"):
+            raise ConfigError(f"--router must be encoder, llm, similarity or hit-nodes, not {options.router!r}")
+        changes.update(
+            router=options.router,
+            name=f"rdr2-{options.router}",
+            adapter=llm_adapter if options.router == "llm" else None,
+        )
+    if spec.kind == "rag" and options.retrieval_mode is not None:
+        changes["name"] = f"rag-{options.retrieval_mode}"
+    return dataclasses.replace(spec, **changes) if changes else spec
