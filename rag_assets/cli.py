@@ -248,7 +248,7 @@ def ask(
     `rag trace ANSWER_ID` audits it later. The catalogue is open only for short reads and the
     final write, so runs are not locked out while the models think."""
     from rag_assets.commands.output import note, print_answer, print_json
-    from rag_assets.serving.query import AskOptions
+    from rag_assets.serving.ask_options import AskOptions
 
     if not question.strip():
         raise fail("the question is empty: ask something")

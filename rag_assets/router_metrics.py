@@ -18,7 +18,6 @@ from pydantic import Field
 from rag_assets.core.answering.published import load_published
 from rag_assets.core.answering.session import AnsweringSession
 from rag_assets.core.corpus.tree import TreeNode
-from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.routing.evaluation_views import (
     EVALUATION_SPLITS,
     ViewKnobs,
@@ -34,12 +33,10 @@ from rag_assets.core.routing.held_out_routing import (
     route_samples_with,
     score_routed,
 )
-from rag_assets.core.routing.likelihood_router import LikelihoodRouter, engine_can_score
 from rag_assets.core.routing.metrics import INTERVAL_LEVEL, INTERVAL_RATES, RoutingGold, RoutingScores
 from rag_assets.core.routing.navigation import RoutingKnobs
 from rag_assets.core.routing.samples import RoutingSample
 from rag_assets.core.store.collections import replace_collection
-from rag_assets.core.store.published_models import PublishedModel
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.routing_tables import load_view_settings
 from rag_assets.core.store.schemas import ROUTER_COUNT_COLUMNS, ROUTER_INTERVAL_COLUMNS
@@ -158,8 +155,7 @@ def _view_settings(
 
 
 def route_with_llm(
-    engine: LLMEngine,
-    adapter: PublishedModel | None,
+    session: AnsweringSession,
     samples: Sequence[RoutingSample],
     trees: dict[str, Sequence[TreeNode]],
     config: RouterMetricsConfig,
@@ -167,12 +163,13 @@ def route_with_llm(
     """The base model's routing of `samples` and, with a trained adapter, the adapter's (generated,
     and ranked by likelihood where the engine can score)."""
     options = {"max_new_tokens": config.max_new_tokens, "constrained": config.constrained}
+    engine, adapter = session.engine, session.published.llm_adapter
     routed = {"base": route_samples(engine, samples, trees, **options)}
     if adapter is not None:
-        routed["adapter"] = route_samples(engine, samples, trees, adapter=adapter.model_id, **options)
-        if engine_can_score(engine):  # the same adapter, its actions ranked by likelihood
+        routed["adapter"] = route_samples(engine, samples, trees, adapter=adapter, **options)
+        if session.can_rank():  # the same adapter, its actions ranked by likelihood
             routed["adapter-rank"] = route_samples_with(
-                LikelihoodRouter(engine), samples, trees, RoutingKnobs(adapter=adapter.model_id)
+                session.router("llm-rank"), samples, trees, RoutingKnobs(adapter=adapter)
             )
     return routed
 
@@ -288,7 +285,7 @@ def router_metrics(
     # The LLM is loaded only when it has something to route.
     engine = session.engine if llm_samples else None
     if engine is not None:
-        routed |= route_with_llm(engine, adapter, llm_samples, trees, config)
+        routed |= route_with_llm(session, llm_samples, trees, config)
     scores = {model: score_routed(out, golds[: len(out)]) for model, out in routed.items()}
     table = pa.table(
         {

@@ -23,7 +23,8 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
 from rag_assets.core.errors import BackendUnavailable, ConfigError
-from rag_assets.serving.query import AskOptions, QueryService, hit_dict
+from rag_assets.serving.ask_options import AskOptions
+from rag_assets.serving.query import QueryService, hit_dict
 
 STATIC = Path(__file__).parent / "static"
 MAX_SEARCHES = 32

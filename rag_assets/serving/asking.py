@@ -7,10 +7,10 @@ from __future__ import annotations
 import dataclasses
 from collections import ChainMap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rag_assets.core.answering.published import PublishedCollection, load_published
-from rag_assets.core.answering.session import AnsweringSession
+from rag_assets.core.answering.session import AnsweringSession, SessionModels
 from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
 from rag_assets.core.errors import ConfigError
 from rag_assets.core.lineage import AnswerRecord, store_answers
@@ -19,13 +19,19 @@ from rag_assets.core.store.publication import IndexPin
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.transactions import table_exists
 from rag_assets.core.store.tree_tables import CatalogueTrees
+from rag_assets.serving.ask_options import MODES, AskOptions, Note
 from rag_assets.serving.published import catalogue_path, check_collections, read_catalogue
-from rag_assets.serving.query import MODES, AskOptions, Note
 from rag_assets.serving.streaming import StreamingReader
 from rag_assets.strategy_config import AnswersConfig, answer_style, canonical_strategy, interactive_spec
 
-if TYPE_CHECKING:
-    from rag_assets.serving.query import QueryService
+
+class AskingService(Protocol):
+    """What an ask needs of the query service (rag_assets/serving/query.py `QueryService`)."""
+
+    models: SessionModels
+    on_wait: Note | None
+
+    def routed_collections(self, query: str) -> list[str]: ...
 
 
 @dataclass
@@ -68,7 +74,7 @@ class Asked:
 class Ask:
     """One ask of `service`: the notes it makes reach `on_note` as they are made."""
 
-    def __init__(self, service: QueryService, on_note: Note | None = None) -> None:
+    def __init__(self, service: AskingService, on_note: Note | None = None) -> None:
         self.service = service
         self.on_note = on_note
         self.notes: list[str] = []

@@ -8,14 +8,13 @@ the version published with the catalogue's passages, re-read whenever the catalo
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rag_assets.core.answering.published import published_namespace_router
 from rag_assets.core.errors import CatalogueBusy, ConfigError
 from rag_assets.core.store.answers import AnswerFilter, answer_facets, list_answers
 from rag_assets.core.store.publication import IndexPin
+from rag_assets.serving.ask_options import MODES, AskOptions, Note
 from rag_assets.serving.audit import document_dict, trace_dict
 from rag_assets.serving.models import WarmModels
 from rag_assets.serving.published import (
@@ -26,22 +25,6 @@ from rag_assets.serving.published import (
 
 if TYPE_CHECKING:  # the answering path imports the models' code: loaded when an ask needs it
     from rag_assets.serving.asking import AskResult
-
-MODES = ("dense", "bm25", "hybrid")
-Note = Callable[[str], None]
-
-
-@dataclass(frozen=True, slots=True)
-class AskOptions:
-    """Overrides of the evaluated configuration (None: as evaluated)."""
-
-    top_k: int | None = None
-    expand_iterations: int | None = None
-    retrieval_mode: str | None = None
-    router: str | None = None
-    style: str | None = None
-    tree_depth: int | None = None
-    tree_branching: int | None = None
 
 
 def hit_dict(hit: Any) -> dict[str, Any]:

@@ -215,3 +215,56 @@ def test_no_module_over_the_line_limit() -> None:
         if (lines := len(path.read_text().splitlines())) > MAX_LINES
     ]
     assert too_long == []
+
+
+# What only the answering session (core/answering/session.py) puts together: the strategy run and
+# the routers. The assets, the service and the CLI answer through it, so they cannot drift apart.
+SESSION_ONLY = {
+    "rag_assets.core.answering.strategies": {"run_strategy", "gather_evidence", "STRATEGY_RUNNERS"},
+    "rag_assets.core.routing.scoring_router": {"ScoringRouter", "OracleRouter", "HitNodesRouter"},
+    "rag_assets.core.routing.likelihood_router": {"LikelihoodRouter"},
+}
+
+
+def _outside_core(name: str) -> bool:
+    return not name.startswith("rag_assets.core")
+
+
+def test_only_the_answering_session_runs_strategies_and_builds_routers() -> None:
+    offenders = [
+        f"{_relative(name)}:{line} imports {base}.{n}"
+        for name in _modules()
+        if _outside_core(name)
+        for base, names, line in _imports(name)
+        for n in names
+        if n in SESSION_ONLY.get(base, set())
+    ]
+    assert offenders == []
+
+
+def test_materialization_records_read_only_through_upstream() -> None:
+    # values passed between assets go through catalogue tables (published_models,
+    # routing_view_settings), never through metadata read back by key
+    offenders = [
+        f"{_relative(name)}:{node.lineno} calls {node.func.attr}"
+        for name in _modules()
+        if name != "rag_assets.upstream"
+        for node in ast.walk(_tree(name))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("fetch_materializations", "get_latest_materialization_event")
+    ]
+    assert offenders == []
+
+
+def test_the_session_rules_see_what_they_guard() -> None:
+    # the rules above must find what they forbid where it is allowed, or they prove nothing
+    session = {(base, n) for base, names, _ in _imports("rag_assets.core.answering.session") for n in names}
+    assert ("rag_assets.core.answering.strategies", "run_strategy") in session
+    assert ("rag_assets.core.routing.scoring_router", "ScoringRouter") in session
+    upstream_calls = [
+        node
+        for node in ast.walk(_tree("rag_assets.upstream"))
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "fetch_materializations"
+    ]
+    assert upstream_calls

@@ -1,0 +1,23 @@
+"""What a question may override of the evaluated configuration, and the search modes: shared by
+the light query path (rag_assets/serving/query.py) and the ask path (asking.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+MODES = ("dense", "bm25", "hybrid")
+Note = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class AskOptions:
+    """Overrides of the evaluated configuration (None: as evaluated)."""
+
+    top_k: int | None = None
+    expand_iterations: int | None = None
+    retrieval_mode: str | None = None
+    router: str | None = None
+    style: str | None = None
+    tree_depth: int | None = None
+    tree_branching: int | None = None
