@@ -12,9 +12,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag_assets.serving.published import LanceTables
+
+if TYPE_CHECKING:  # the models' code loads on first use: a BM25 search imports none of it
+    from rag_assets.core.answering.session import SearchableIndex
+    from rag_assets.core.engines.base import LLMEngine
+    from rag_assets.core.index.embedding import Embedder
+    from rag_assets.core.routing.navigation import Router
 
 
 def quiet_model_loading() -> None:
@@ -43,18 +49,18 @@ class WarmModels:
                 self._resources = project_resources(progress=False)
             return self._resources
 
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder:
         with self._lock:
             if self._embedder is None:
                 quiet_model_loading()
                 self._embedder = self.resources()["embedder"].get()
             return self._embedder
 
-    def index(self, version: int | None) -> Any:
+    def index(self, version: int | None) -> SearchableIndex:
         """The passage table at the published `version` (None: the newest)."""
         return self.tables.at(version)
 
-    def engine(self, adapters: Mapping[str, Path] | None = None) -> Any:
+    def engine(self, adapters: Mapping[str, Path] | None = None) -> LLMEngine:
         """The reader/router engine with these LoRA adapters (one engine per adapter set)."""
         key = tuple(sorted((name, str(path)) for name, path in (adapters or {}).items()))
         with self._lock:
@@ -70,7 +76,7 @@ class WarmModels:
                 self._engines[key] = BatchingEngine(llm.engine(adapters=dict(adapters or {})))
             return self._engines[key]
 
-    def encoder_router(self, folder: Path) -> Any:
+    def encoder_router(self, folder: Path) -> Router:
         from rag_assets.core.routing.encoder_training import load_encoder_router
 
         with self._lock:
