@@ -54,7 +54,7 @@ import docx
 from rag_assets.core.corpus.blocks import Block, BlockKind
 from rag_assets.core.corpus.parsers import extract_binary, parse_blocks
 from rag_assets.core.corpus.tree import STRUCTURE, DocumentTree, build_tree
-from rag_assets.settings import PROJECT_ROOT
+from rag_assets.core.settings import PROJECT_ROOT
 
 TWO_COLUMNS = "column-count: 2; column-gap: 2em"  # the same page set in two columns: reading order
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]

@@ -205,7 +205,7 @@ def main() -> None:
     args = parser.parse_args()
     from served_project import running_service
 
-    from rag_assets.settings import data_dir
+    from rag_assets.core.settings import data_dir
 
     env = {"RAG_DATA_DIR": str(data_dir()), "DAGSTER_HOME": os.environ.get("DAGSTER_HOME", ""), "RAG_SERVICE_URL": ""}
     print(f"project: {data_dir()}; collection {args.collection}; {os.cpu_count()} CPU cores")

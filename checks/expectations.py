@@ -10,6 +10,8 @@ from functools import cache
 
 import pandas as pd
 
+# Not a project setting (those are read in rag_assets.core.settings): Great Expectations reads it
+# when imported, so it is set here, just before the import below (setdefault: a user's value wins).
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
 import great_expectations as gx

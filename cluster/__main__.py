@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
 from cluster import profile as cp
 from cluster import services as svc
-
-
-def _data_dir(state_dir: Path) -> Path:
-    return Path(os.environ.get("RAG_CLUSTER_DATA_DIR") or state_dir.parent / "data-cluster")
+from rag_assets.core.settings import cluster_data_dir, run_config_file
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.command == "up":
-            profile = cp.up(state_dir, _data_dir(state_dir))
+            profile = cp.up(state_dir, cluster_data_dir(state_dir))
             print(f"redis {profile.services.broker_url}  postgres {profile.services.postgres_url}  state {state_dir}")
             return 0
         if args.command == "down":
@@ -45,9 +41,9 @@ def main(argv: list[str] | None = None) -> int:
         from rag_assets.settings import load_collections
 
         names = args.collection or [spec.name for spec in load_collections()]
-        config = args.config or (Path(os.environ["RAG_RUN_CONFIG"]) if os.environ.get("RAG_RUN_CONFIG") else None)
+        config = args.config or run_config_file()
         select = [s.strip() for s in args.select.split(",") if s.strip()] or None
-        profile = cp.up(state_dir, _data_dir(state_dir), pool_limit=args.pool_limit or None)
+        profile = cp.up(state_dir, cluster_data_dir(state_dir), pool_limit=args.pool_limit or None)
         print(f"services: redis {profile.services.broker_url}, postgres {profile.services.postgres_url}")
         started = time.monotonic()
         cp.start_workers(profile, args.workers, wait=False)

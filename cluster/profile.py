@@ -27,6 +27,7 @@ from pathlib import Path
 import yaml
 
 from cluster import services as svc
+from rag_assets.core.settings import dagster_home
 
 CLUSTER_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = CLUSTER_DIR.parent
@@ -38,8 +39,7 @@ class ClusterError(RuntimeError):
 
 
 def default_state_dir() -> Path:
-    home = Path(os.environ.get("DAGSTER_HOME") or PROJECT_ROOT / "dagster_home")
-    return home / "cluster"
+    return dagster_home() / "cluster"
 
 
 @dataclass(slots=True)

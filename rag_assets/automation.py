@@ -2,16 +2,16 @@
 the run queue moving (a sensor that fails runs whose process died)."""
 
 import json
-import os
 
 import dagster as dg
 
 from rag_assets.core.corpus.fingerprint import fingerprint_digest, source_fingerprint
+from rag_assets.core.settings import reindex_cron
 from rag_assets.partitions import COLLECTION_PARTITIONS_NAME
 from rag_assets.run_health import recover_dead_runs
 from resources.sources import SourcesResource
 
-REINDEX_CRON = os.environ.get("RAG_REINDEX_CRON", "0 3 * * *")  # daily at 03:00 by default
+REINDEX_CRON = reindex_cron()  # read at import: a schedule's cron is fixed when it is defined
 
 reindex_job = dg.define_asset_job(
     "reindex",

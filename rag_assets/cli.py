@@ -23,7 +23,6 @@ prints the traceback. Exit codes:
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -47,6 +46,7 @@ from rag_assets.commands.errors import (
     say_waiting,
     state,
 )
+from rag_assets.core.settings import debug_enabled, service_url
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_UNAVAILABLE", "EXIT_USAGE", "app", "classify"]
 
@@ -94,12 +94,12 @@ def _options(
     debug: bool = typer.Option(False, "--debug", help="On an error, also print the full traceback."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
-    state["debug"] = debug or bool(os.environ.get("RAG_DEBUG"))  # per invocation, not sticky
+    state["debug"] = debug or debug_enabled()  # per invocation, not sticky
 
 
 def _service() -> Any:
     """The running service's client when RAG_SERVICE_URL is set, else None (work in process)."""
-    from rag_assets.serving.client import ServiceClient, service_url
+    from rag_assets.serving.client import ServiceClient
 
     url = service_url()
     return ServiceClient(url) if url else None

@@ -8,9 +8,9 @@ assets: a deployment that ignores it (in-process, no pool limit, no Kubernetes) 
 
 from __future__ import annotations
 
-import os
-
 import dagster as dg
+
+from rag_assets.core.settings import EXECUTOR_ENV, celery_backend, celery_broker, executor_kind
 
 # Steps that write the DuckDB catalogue (or the shared LanceDB table) share this pool. Without a
 # limit in the instance (dagster_home/dagster.yaml) it changes nothing; a cluster instance sets
@@ -45,19 +45,17 @@ GPU_STEP_TAGS: dict[str, object] = {
     },
 }
 
-EXECUTOR_ENV = "RAG_EXECUTOR"
-
 
 def executor_from_env() -> dg.ExecutorDefinition:
     """`in_process` (default: one process, models load once per run), `multiprocess`, `celery`
     (RAG_CELERY_BROKER) or `k8s` (one Kubernetes job per step; needs dagster-k8s)."""
-    kind = os.environ.get(EXECUTOR_ENV, "in_process").strip().lower() or "in_process"
+    kind = executor_kind()
     if kind == "in_process":
         return dg.in_process_executor
     if kind == "multiprocess":
         return dg.multiprocess_executor
     if kind == "celery":
-        broker = os.environ.get("RAG_CELERY_BROKER", "")
+        broker = celery_broker()
         if not broker:
             raise ValueError(f"{EXECUTOR_ENV}=celery needs RAG_CELERY_BROKER (e.g. redis://127.0.0.1:6379/0)")
         try:
@@ -67,7 +65,7 @@ def executor_from_env() -> dg.ExecutorDefinition:
                 f"{EXECUTOR_ENV}=celery needs the cluster extra: pip install 'rag-assets[cluster]'"
             ) from None
         return celery_executor.configured(
-            {"broker": broker, "backend": os.environ.get("RAG_CELERY_BACKEND", broker)},
+            {"broker": broker, "backend": celery_backend()},
             name="celery",
         )
     if kind == "k8s":

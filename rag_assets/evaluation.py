@@ -19,6 +19,7 @@ from rag_assets.core.evaluation.scoring import aggregate, aggregate_grid, metric
 from rag_assets.core.evaluation.seed_systems import compare_seed_systems
 from rag_assets.core.figures import png_markdown
 from rag_assets.core.lineage import load_answers, utc_now
+from rag_assets.core.settings import reports_root
 from rag_assets.core.store.evidence import load_evidence
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.routing_tables import load_router_metrics
@@ -27,7 +28,6 @@ from rag_assets.evidence import evidence_evaluation
 from rag_assets.metadata import markdown_table
 from rag_assets.partitions import collection_partitions
 from rag_assets.router_metrics import router_metrics
-from rag_assets.settings import reports_root
 from rag_assets.strategy_config import BUDGET_SOURCE, STRATEGIES
 from rag_assets.upstream import latest_materialization
 

@@ -10,7 +10,6 @@ model is published atomically as a versioned folder (`rr-<digest>`) under <data 
 lineage produced.
 """
 
-from pathlib import Path
 from typing import Literal
 
 import dagster as dg
@@ -20,19 +19,15 @@ from pydantic import Field
 from rag_assets.core.index.reranking.recipe import train_collection_reranker
 from rag_assets.core.index.reranking.training import RerankerSettings
 from rag_assets.core.index.retrieval import search
+from rag_assets.core.settings import rerankers_dir
 from rag_assets.core.store.passage_table import load_passages
 from rag_assets.core.store.published_models import PublishedModel, publish_models
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.metadata import line_plot_markdown, markdown_table
 from rag_assets.partitions import collection_partitions
-from rag_assets.settings import data_dir
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
-
-
-def rerankers_dir() -> Path:
-    return data_dir() / "rerankers"
 
 
 class RerankerTrainingConfig(dg.Config):

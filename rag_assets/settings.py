@@ -1,8 +1,10 @@
-"""Where the project keeps things, and which collections it ingests.
+"""Which collections the project ingests, read from the collections file.
 
 Collections are read from a YAML file (``collections.yaml`` at the project root by default, or
 the file named by ``RAG_COLLECTIONS``) when the code location loads, because they are the
-partitions of every per-collection asset and Dagster needs partitions at definition time.
+partitions of every per-collection asset and Dagster needs partitions at definition time. Where
+things are (the data folder, the collections file) and every other environment variable are read
+in `rag_assets.core.settings`.
 """
 
 from __future__ import annotations
@@ -19,31 +21,11 @@ from rag_assets.core.corpus.parsers import FORMATS
 from rag_assets.core.corpus.question_sets import BUILTIN_PYTHON_REFERENCE_QUESTIONS
 from rag_assets.core.corpus.sources import AUTO, BUILTIN_PYTHON_REFERENCE, PAGE_FORMATS, CollectionSpec
 from rag_assets.core.errors import ConfigError
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_COLLECTIONS_FILE = PROJECT_ROOT / "collections.yaml"
-
-
-def dagster_home() -> Path:
-    return Path(os.environ.get("DAGSTER_HOME") or PROJECT_ROOT / "dagster_home")
-
-
-def data_dir() -> Path:
-    """Runtime data (catalogue, vector index, models, reports); git-ignored."""
-    return Path(os.environ.get("RAG_DATA_DIR") or dagster_home() / "data")
-
-
-def reports_root() -> Path:
-    """Evaluation reports: <reports root>/<collection>/<run id>/ and .../latest/."""
-    return data_dir() / "reports"
+from rag_assets.core.settings import collections_file, reports_root
 
 
 def latest_summary_path(collection: str) -> Path:
     return reports_root() / collection / "latest" / "summary.json"
-
-
-def collections_file() -> Path:
-    return Path(os.environ.get("RAG_COLLECTIONS") or DEFAULT_COLLECTIONS_FILE)
 
 
 _ENTRY_KEYS = ("name", "path", "format", "questions")

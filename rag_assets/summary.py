@@ -88,7 +88,7 @@ def print_evaluation(console: Console, collections: list[str], reports_root: Pat
     Returns the HTML paths printed."""
     from rag_assets.core.evaluation.report import METRIC_LABELS
     from rag_assets.core.evaluation.scoring import headline_metrics
-    from rag_assets.settings import reports_root as default_reports_root
+    from rag_assets.core.settings import reports_root as default_reports_root
 
     root = reports_root or default_reports_root()
     printed: list[Path] = []

@@ -8,7 +8,6 @@ as a nested resource (one place says which model the project uses), starts its e
 use and closes it when the run ends.
 """
 
-import os
 from collections.abc import Callable
 from enum import StrEnum
 from functools import cache
@@ -19,7 +18,15 @@ from pydantic import Field, PrivateAttr
 
 from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.engines.base_model import ensure_hf_checkpoint
-from rag_assets.settings import data_dir
+from rag_assets.core.settings import (
+    API_KEY_ENV,
+    adapters_dir,
+    llm_backend,
+    models_dir,
+    openai_api_key,
+    openai_base_url,
+    openai_model,
+)
 
 
 class Backend(StrEnum):
@@ -39,7 +46,6 @@ class Device(StrEnum):
 
 
 BACKENDS: tuple[str, ...] = tuple(b.value for b in Backend)
-API_KEY_ENV = "RAG_OPENAI_API_KEY"
 
 
 class BaseModelResource(dg.ConfigurableResource):
@@ -58,10 +64,10 @@ class BaseModelResource(dg.ConfigurableResource):
             if not (path / "config.json").is_file():
                 raise FileNotFoundError(f"base model folder {path} has no config.json")
             return path
-        return ensure_hf_checkpoint(data_dir() / "models")
+        return ensure_hf_checkpoint(models_dir())
 
     def adapters_dir(self) -> Path:
-        return data_dir() / "adapters"
+        return adapters_dir()
 
     def token_counter(self) -> Callable[[str], int]:
         """Counts tokens with the base model's tokenizer: training views are rendered within the
@@ -115,7 +121,7 @@ class LLMResource(dg.ConfigurableResource):
     openai_api_key: str = Field(
         default="",
         repr=False,
-        description="openai: the key (`dg.EnvVar('RAG_OPENAI_API_KEY')`); empty = that environment variable, "
+        description=f"openai: the key (`dg.EnvVar('{API_KEY_ENV}')`); empty = that environment variable, "
         "read when the engine starts. Never shown in repr.",
     )
     openai_supports_regex: bool = Field(
@@ -131,14 +137,14 @@ class LLMResource(dg.ConfigurableResource):
         """The defaults, switched by environment variables without code: RAG_LLM_BACKEND
         (transformers | vllm | openai), RAG_OPENAI_BASE_URL, RAG_OPENAI_MODEL (the key is read from
         RAG_OPENAI_API_KEY when the engine starts, never stored in the resource config)."""
-        backend = os.environ.get("RAG_LLM_BACKEND", "transformers")
+        backend = llm_backend()
         if backend not in BACKENDS:
             raise ValueError(f"RAG_LLM_BACKEND={backend!r} is not one of {BACKENDS}")
         return cls(
             base_model=base_model or BaseModelResource(),
             backend=Backend(backend),
-            openai_base_url=os.environ.get("RAG_OPENAI_BASE_URL", ""),
-            openai_model=os.environ.get("RAG_OPENAI_MODEL", ""),
+            openai_base_url=openai_base_url(),
+            openai_model=openai_model(),
         )
 
     def model_path(self) -> Path:
@@ -174,7 +180,7 @@ class LLMResource(dg.ConfigurableResource):
         return OpenAIEngine(
             self.openai_model,
             self.openai_base_url,
-            self.openai_api_key or os.environ.get(API_KEY_ENV, ""),
+            self.openai_api_key or openai_api_key(),
             supports_regex=self.openai_supports_regex,
             concurrency=self.openai_concurrency,
             tokenizer_path=Path(self.base_model.model_path) if self.base_model.model_path else None,

@@ -1,10 +1,9 @@
 """The project's resources, built in one place: the code location and the `rag` command use the
 same objects, so a model or folder configured here is the one both see."""
 
-import os
-
 from dagster_duckdb import DuckDBResource
 
+from rag_assets.core.settings import base_model_path
 from resources.catalogue import default_catalogue
 from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource, LLMResource
@@ -16,7 +15,7 @@ def project_resources(*, progress: bool = True) -> dict[str, object]:
     """The defaults (all offline); RAG_BASE_MODEL, RAG_LLM_BACKEND and RAG_OPENAI_* switch the
     models without code (see `LLMResource.from_env`). `progress=False` for commands whose output
     is the result (no embedding progress bar)."""
-    base_model = BaseModelResource(model_path=os.environ.get("RAG_BASE_MODEL", ""))
+    base_model = BaseModelResource(model_path=base_model_path())
     catalogue: DuckDBResource = default_catalogue()
     return {
         "catalogue": catalogue,

@@ -1,6 +1,5 @@
 """The LanceDB passage index as a resource (a local folder by default; any LanceDB URI works)."""
 
-import os
 from datetime import timedelta
 
 import dagster as dg
@@ -8,7 +7,7 @@ from pydantic import Field
 
 from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.index.vector_index import DEFAULT_TABLE, PassageIndex
-from rag_assets.settings import data_dir
+from rag_assets.core.settings import lancedb_uri
 
 
 class VectorStoreResource(dg.ConfigurableResource):
@@ -35,7 +34,7 @@ class VectorStoreResource(dg.ConfigurableResource):
     )
 
     def resolved_uri(self) -> str:
-        return self.uri or os.environ.get("RAG_LANCEDB_URI") or str(data_dir() / "lancedb")
+        return self.uri or lancedb_uri()
 
     def index(self, embedder: Embedder) -> PassageIndex:
         return PassageIndex(self.resolved_uri(), embedder, table_name=self.table_name)

@@ -7,7 +7,6 @@ a documented code; anything else is a bug (exit 70) and says so.
 from __future__ import annotations
 
 import functools
-import os
 import traceback
 import urllib.error
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from rag_assets.core.errors import BackendUnavailable, ConfigError
+from rag_assets.core.settings import data_dir, data_dir_is_set, debug_enabled, export_dagster_home
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SOURCE_CHANGED, EXIT_UNAVAILABLE = 0, 1, 2, 3, 4
 EXIT_INTERNAL, EXIT_INTERRUPTED = 70, 130
@@ -32,7 +32,7 @@ EXIT_CODES_HELP = (
 
 console = Console()
 errors = Console(stderr=True)
-state = {"debug": bool(os.environ.get("RAG_DEBUG"))}
+state = {"debug": debug_enabled()}
 
 
 def classify(err: BaseException) -> tuple[int, str]:
@@ -47,9 +47,9 @@ def classify(err: BaseException) -> tuple[int, str]:
     )
     if isinstance(err, unavailable) or type(err).__name__ == "OpenAIEngineError":
         return EXIT_UNAVAILABLE, str(err)
-    from rag_assets.core.store.connections import is_lock_error, lock_holder
+    from rag_assets.core.store.connections import is_lock_conflict, lock_holder
 
-    if is_lock_error(err):
+    if is_lock_conflict(err):
         return EXIT_UNAVAILABLE, f"the catalogue is in use by {lock_holder(err)}; try again when it finishes"
     if isinstance(err, (ConfigError, ValueError, FileNotFoundError, NotADirectoryError, PermissionError)):
         return EXIT_USAGE, str(err)
@@ -91,9 +91,7 @@ def say_waiting(message: str) -> None:
 def checked_home(*, create: bool) -> Path:
     """DAGSTER_HOME (default: the project's dagster_home), checked: a path that exists and is not
     a folder, or a missing one a read-only command cannot use, is a usage mistake."""
-    from rag_assets.settings import PROJECT_ROOT
-
-    home = Path(os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home")))
+    home = export_dagster_home()
     if home.exists() and not home.is_dir():
         raise ConfigError(f"DAGSTER_HOME={home} is not a folder")
     if not home.exists():
@@ -107,9 +105,7 @@ def checked_data_dir() -> Path:
     """The data folder (RAG_DATA_DIR, else DAGSTER_HOME/data) of a read command: DAGSTER_HOME must
     exist when it decides, and the folder may not be a file (a missing folder is reported by the
     catalogue read as "no catalogue at ...")."""
-    from rag_assets.settings import data_dir
-
-    if not os.environ.get("RAG_DATA_DIR"):
+    if not data_dir_is_set():
         checked_home(create=False)
     folder = data_dir()
     if folder.exists() and not folder.is_dir():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ from rich.markup import escape
 
 from rag_assets.commands.errors import EXIT_FAILED, checked_home, console, errors, say_waiting
 from rag_assets.core.errors import ConfigError
+from rag_assets.core.settings import run_config_file
 
 
 def quiet_model_loading() -> None:
@@ -25,7 +25,7 @@ def run_config(config: Path | None, job: Any) -> dict:
     import dagster as dg
     import yaml
 
-    config = config or (Path(os.environ["RAG_RUN_CONFIG"]) if os.environ.get("RAG_RUN_CONFIG") else None)
+    config = config or run_config_file()
     if config is None:
         return {}
     try:
@@ -93,11 +93,12 @@ def materialize(
     checked_home(create=True)
     import dagster as dg
 
+    from rag_assets.core.settings import collections_file
     from rag_assets.definitions import defs
     from rag_assets.partitions import register_collections
     from rag_assets.progress import console_log_level, run_progress
     from rag_assets.run_health import process_tags, recover_dead_runs
-    from rag_assets.settings import collections_file, load_collections
+    from rag_assets.settings import load_collections
 
     configured = [spec.name for spec in load_collections()]  # validated: one line per mistake
     names = collection or configured

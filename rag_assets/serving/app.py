@@ -73,9 +73,9 @@ def status_of(err: BaseException) -> int:
         return 404
     if isinstance(err, (ConfigError, ValueError, FileNotFoundError)):
         return 400
-    from rag_assets.core.store.connections import is_lock_error
+    from rag_assets.core.store.connections import is_lock_conflict
 
-    return 503 if is_lock_error(err) else 500
+    return 503 if is_lock_conflict(err) else 500
 
 
 def detail_of(err: BaseException) -> str:

@@ -5,7 +5,6 @@ process. Plain urllib: talking to the service imports nothing heavy."""
 from __future__ import annotations
 
 import json
-import os
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -13,15 +12,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from rag_assets.core.errors import BackendUnavailable, ConfigError
+from rag_assets.core.settings import SERVICE_URL_ENV
 
-SERVICE_URL_ENV = "RAG_SERVICE_URL"
 DEFAULT_PORT = 8765
-
-
-def service_url() -> str | None:
-    """The service the CLI talks to (RAG_SERVICE_URL, e.g. http://127.0.0.1:8765), or None."""
-    url = os.environ.get(SERVICE_URL_ENV, "").strip()
-    return url.rstrip("/") or None
 
 
 class ServiceClient:

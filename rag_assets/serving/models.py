@@ -94,9 +94,9 @@ class WarmModels:
         from rag_assets.core.errors import ConfigError
         from rag_assets.core.index.reranking.folders import is_passage_reranker, latest_reranker, load_passage_reranker
         from rag_assets.core.index.retrieval import cross_encoder_reranker
-        from rag_assets.settings import data_dir
+        from rag_assets.core.settings import rerankers_dir
 
-        folder = latest_reranker(data_dir() / "rerankers") if which == "latest" else Path(which)
+        folder = latest_reranker(rerankers_dir()) if which == "latest" else Path(which)
         if folder is None:
             raise ConfigError("no passage reranker trained yet (materialize `passage_reranker`)")
         with self._lock:

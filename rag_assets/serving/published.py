@@ -9,7 +9,6 @@ is never held between reads, so a running materialization never waits on us.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,15 +24,15 @@ DEFAULT_TABLE = "passages"
 
 
 def catalogue_path() -> Path:
-    from rag_assets.settings import data_dir
+    from rag_assets.core.settings import catalogue_file
 
-    return data_dir() / "catalogue.duckdb"
+    return catalogue_file()
 
 
 def lancedb_uri() -> str:
-    from rag_assets.settings import data_dir
+    from rag_assets.core.settings import lancedb_uri as configured_uri
 
-    return os.environ.get("RAG_LANCEDB_URI") or str(data_dir() / "lancedb")
+    return configured_uri()
 
 
 @contextmanager

@@ -1,4 +1,5 @@
-"""The catalogue resource waits for a DuckDB file that another process holds, instead of failing."""
+"""The one catalogue connection path (which the catalogue resource uses) waits for a DuckDB file
+that another process holds, instead of failing, and names the holder when it gives up."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from resources.catalogue import CatalogueLockTimeout, CatalogueResource, connect_waiting
+from rag_assets.core.errors import CatalogueBusy
+from rag_assets.core.store.connections import catalogue_connection
+from resources.catalogue import CatalogueResource
 
 HOLDER = textwrap.dedent(
     """
@@ -37,8 +40,17 @@ def test_connection_waits_for_the_other_process(tmp_path: Path) -> None:
     holder = _hold(db)
     try:
         # the holder releases the lock only after our first attempts have met it
-        with pytest.raises(CatalogueLockTimeout, match="stayed locked by another process"):
-            connect_waiting(str(db), timeout_s=0.3)
+        with (
+            pytest.raises(CatalogueBusy, match=r"still in use by process \d+ .*raise RAG_LOCK_TIMEOUT"),
+            catalogue_connection(db, read_only=False, timeout_s=0.3),
+        ):
+            pass
+        # the resource names its own setting
+        with (
+            pytest.raises(CatalogueBusy, match="lock_timeout_s"),
+            CatalogueResource(database=str(db), lock_timeout_s=0.3).get_connection(),
+        ):
+            pass
         assert holder.stdin is not None
         holder.stdin.write("go\n")
         holder.stdin.flush()
@@ -52,5 +64,8 @@ def test_connection_waits_for_the_other_process(tmp_path: Path) -> None:
 def test_other_errors_are_not_retried(tmp_path: Path) -> None:
     not_a_db = tmp_path / "garbage.duckdb"
     not_a_db.write_text("this is not a database file")
-    with pytest.raises(Exception, match=r"(?i)not a valid duckdb|corrupt|database"):
-        connect_waiting(str(not_a_db), timeout_s=30)
+    with (
+        pytest.raises(Exception, match=r"(?i)not a valid duckdb|corrupt|database"),
+        catalogue_connection(not_a_db, read_only=False, timeout_s=30),
+    ):
+        pass

@@ -268,3 +268,112 @@ def test_the_session_rules_see_what_they_guard() -> None:
         if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "fetch_materializations"
     ]
     assert upstream_calls
+
+
+# Environment variables are read in one module, as typed functions. The only other touches are
+# switches of third-party libraries, set (setdefault) where those libraries are imported.
+SETTINGS = "rag_assets.core.settings"
+THIRD_PARTY_SWITCHES = {
+    ("rag_assets.core.index.embedding", "HF_HUB_OFFLINE"),
+    ("rag_assets.core.index.embedding", "TRANSFORMERS_OFFLINE"),
+    ("checks.expectations", "GX_ANALYTICS_ENABLED"),
+}
+
+
+def _module_aliases(name: str, module: str) -> set[str]:
+    """The names a module binds to `module` (`import os`, `import os as o`)."""
+    return {
+        alias.asname or alias.name
+        for node in ast.walk(_tree(name))
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.name == module
+    }
+
+
+def _environment_uses(name: str) -> Iterator[tuple[int, str]]:
+    """(line, what) of every `os.environ` / `os.getenv` (and `from os import ...` of them) in a
+    module, except a `setdefault` of an allowed third-party switch."""
+    tree = _tree(name)
+    aliases = _module_aliases(name, "os")
+    allowed: set[int] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "setdefault"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and (name, node.args[0].value) in THIRD_PARTY_SWITCHES
+        ):
+            allowed.add(id(node.func.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "os":
+            yield from (
+                (node.lineno, f"from os import {a.name}") for a in node.names if a.name in ("environ", "getenv")
+            )
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in ("environ", "getenv")
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+            and id(node) not in allowed
+        ):
+            yield node.lineno, f"os.{node.attr}"
+
+
+def test_environment_variables_are_read_only_in_the_settings_module() -> None:
+    offenders = [
+        f"{_relative(name)}:{line} {what}"
+        for name in _modules()
+        if name != SETTINGS
+        for line, what in _environment_uses(name)
+    ]
+    assert offenders == [], "read environment variables through rag_assets/core/settings.py"
+    # the rule sees what it guards: the settings module's reads, and no more than the allowed switches
+    assert len(list(_environment_uses(SETTINGS))) >= 10
+    seen = {
+        (name, call.args[0].value)
+        for name in _modules()
+        for call in ast.walk(_tree(name))
+        if isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "setdefault" and call.args
+        if isinstance(call.args[0], ast.Constant) and isinstance(call.func.value, ast.Attribute)
+        if call.func.value.attr == "environ" and name != SETTINGS
+    }
+    assert seen == THIRD_PARTY_SWITCHES
+
+
+CONNECTIONS = "rag_assets.core.store.connections"
+
+
+def _duckdb_connects(name: str) -> Iterator[int]:
+    """Lines of a module that call `duckdb.connect` (or import `connect` from duckdb)."""
+    aliases = _module_aliases(name, "duckdb")
+    for node in ast.walk(_tree(name)):
+        imports_connect = (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "duckdb"
+            and any(a.name == "connect" for a in node.names)
+        )
+        calls_connect = (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "connect"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in aliases
+        )
+        if imports_connect or calls_connect:
+            yield node.lineno
+
+
+def test_the_catalogue_is_opened_only_by_the_connection_module() -> None:
+    # one lock wait loop, one error, one lock-conflict check: every DuckDB connection goes through
+    # rag_assets/core/store/connections.py (catalogue_connection; the catalogue resource uses it)
+    offenders = [
+        f"{_relative(name)}:{line} calls duckdb.connect"
+        for name in _modules()
+        if name != CONNECTIONS
+        for line in _duckdb_connects(name)
+    ]
+    assert offenders == [], "open DuckDB through rag_assets.core.store.connections.catalogue_connection"
+    assert list(_duckdb_connects(CONNECTIONS))  # the rule sees what it guards

@@ -15,6 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
+# Not project settings (those are read in rag_assets.core.settings): switches of the Hugging Face
+# libraries (no hub access), which read them from the environment themselves, so they are set
+# here, where the embedding code loads, before a model is. setdefault: a user's value wins.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 

@@ -1,20 +1,27 @@
-"""Short-lived catalogue connections that wait for a busy lock, visibly and for a bounded time.
+"""The one way to open the catalogue: a connection that waits for a busy lock, visibly and for a
+bounded time. The CLI, the service and the pipeline's catalogue resource all connect here.
 
 DuckDB lets one process write a database file, and while it has it open read-write no other
 process may open it at all (not even read-only). So commands that only read open a read-only
 connection for the reads, commands that write open read-write only for the write, and nobody
-keeps the file open while a model loads or generates. When another process holds the file, the
-connection is retried until `timeout_s`, after telling the user once who holds it; then a
-`CatalogueBusy` error says so in one line.
+keeps the file open while a model loads or generates. With the Celery or multiprocess executor
+every step is its own process, and two partitions' steps reach the file at once.
+
+When another process holds the file, the connection is retried with capped exponential backoff
+and jitter (two waiters that collided do not retry in lock-step) until `timeout_s`: a command's
+is RAG_LOCK_TIMEOUT (120 s by default, `rag_assets.core.settings.lock_timeout_s`), a pipeline
+step's is the catalogue resource's `lock_timeout_s` (900 s: steps of concurrent partitions wait
+for each other's writes). `on_wait` is told once who holds the file; past the timeout one
+`CatalogueBusy` error names the holder. Any other error is raised at once.
 """
 
 from __future__ import annotations
 
-import os
+import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,28 +29,22 @@ from typing import Any
 import duckdb
 
 from rag_assets.core.errors import CatalogueBusy, ConfigError
+from rag_assets.core.settings import LOCK_TIMEOUT_ENV, lock_timeout_s
 
-LOCK_TIMEOUT_ENV = "RAG_LOCK_TIMEOUT"
-DEFAULT_LOCK_TIMEOUT_S = 120.0
-_RETRY_EVERY_S = 0.5
+FIRST_WAIT_S = 0.05
+MAX_WAIT_S = 2.0
 # DuckDB refuses, within one process, a read-write connection to a file another thread has open
 # read-only (and the reverse): the service's threads take turns per file (each holds it briefly)
 _IN_PROCESS: dict[str, threading.RLock] = {}
 _IN_PROCESS_GUARD = threading.Lock()
+# DuckDB's message: Could not set lock on file "...": Conflicting lock is held in PROGRAM (PID N) ...
+_LOCK_CONFLICT = "Could not set lock on file"
 _HOLDER = re.compile(r"held in (?P<program>\S+) \(PID (?P<pid>\d+)\)")
 
 
-def lock_timeout_s() -> float:
-    """Seconds to wait for a busy catalogue: RAG_LOCK_TIMEOUT, else 120."""
-    raw = os.environ.get(LOCK_TIMEOUT_ENV)
-    try:
-        return float(raw) if raw else DEFAULT_LOCK_TIMEOUT_S
-    except ValueError:
-        raise ConfigError(f"{LOCK_TIMEOUT_ENV}={raw!r} is not a number of seconds") from None
-
-
-def is_lock_error(err: BaseException) -> bool:
-    return isinstance(err, duckdb.IOException) and "lock" in str(err).lower()
+def is_lock_conflict(err: BaseException) -> bool:
+    """Whether `err` is DuckDB refusing the file because another process holds its lock."""
+    return isinstance(err, duckdb.IOException) and _LOCK_CONFLICT in str(err)
 
 
 def lock_holder(err: BaseException) -> str:
@@ -60,49 +61,60 @@ def catalogue_connection(
     *,
     read_only: bool,
     timeout_s: float | None = None,
+    timeout_name: str = LOCK_TIMEOUT_ENV,
     on_wait: Callable[[str], None] | None = None,
+    config: Mapping[str, Any] | None = None,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection to the catalogue file, closed on exit; waits up to `timeout_s` for a lock
-    held by another process, calling `on_wait` once with a message saying who holds it."""
+    """A connection to the catalogue file, closed on exit; waits up to `timeout_s` (default
+    RAG_LOCK_TIMEOUT, else 120 s) for a lock held by another process, calling `on_wait` once with
+    a message saying who holds it. `timeout_name` is the setting a `CatalogueBusy` error tells
+    the user to raise; `config` is DuckDB's connection config."""
     path = Path(path)
     if read_only and not path.exists():
         raise ConfigError(f"no catalogue at {path} yet: run `rag run` (or `rag index`) first")
     timeout_s = lock_timeout_s() if timeout_s is None else timeout_s
     with _IN_PROCESS_GUARD:
         turn = _IN_PROCESS.setdefault(str(path.resolve()), threading.RLock())
-    with turn, _connect(path, read_only, timeout_s, on_wait) as con:
-        yield con
+    with turn:
+        con = _connect_waiting(path, read_only, dict(config or {}), timeout_s, timeout_name, on_wait)
+        try:
+            yield con
+        finally:
+            con.close()
 
 
-@contextmanager
-def _connect(
-    path: Path, read_only: bool, timeout_s: float, on_wait: Callable[[str], None] | None
-) -> Iterator[duckdb.DuckDBPyConnection]:
-    deadline = time.monotonic() + timeout_s
+def _connect_waiting(
+    path: Path,
+    read_only: bool,
+    config: dict[str, Any],
+    timeout_s: float,
+    timeout_name: str,
+    on_wait: Callable[[str], None] | None,
+) -> duckdb.DuckDBPyConnection:
+    """The one lock wait loop: capped exponential backoff with jitter, up to `timeout_s`."""
+    started = time.monotonic()
+    wait = FIRST_WAIT_S
     told = False
     while True:
         try:
-            con = duckdb.connect(str(path), read_only=read_only)
-            break
+            return duckdb.connect(str(path), read_only=read_only, config=config)
         except duckdb.IOException as err:
-            if not is_lock_error(err):
+            if not is_lock_conflict(err):
                 raise
-            if time.monotonic() >= deadline:
+            waited = time.monotonic() - started
+            if waited >= timeout_s:
                 raise CatalogueBusy(
                     f"the catalogue {path} is still in use by {lock_holder(err)} after {timeout_s:g} s; "
-                    f"try again when it finishes (or raise {LOCK_TIMEOUT_ENV})"
+                    f"try again when it finishes (or raise {timeout_name})"
                 ) from None
             if not told and on_wait is not None:
                 on_wait(
                     f"the catalogue {path} is in use by {lock_holder(err)}; "
-                    f"waiting for it (up to {timeout_s:g} s, {LOCK_TIMEOUT_ENV})"
+                    f"waiting for it (up to {timeout_s:g} s, {timeout_name})"
                 )
                 told = True
-            time.sleep(_RETRY_EVERY_S)
-    try:
-        yield con
-    finally:
-        con.close()
+            time.sleep(min(wait, timeout_s - waited) * random.uniform(0.5, 1.0))
+            wait = min(wait * 2, MAX_WAIT_S)
 
 
 class _Rows:

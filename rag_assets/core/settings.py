@@ -1,0 +1,193 @@
+"""Every environment variable the project reads, read here and nowhere else, as small typed
+functions; and the layout of the data folder, derived here once.
+
+| variable | default | function | what |
+|---|---|---|---|
+| `DAGSTER_HOME` | `<project>/dagster_home` | `dagster_home()`, `export_dagster_home()` | Dagster's instance; parent of the default data folder |
+| `RAG_DATA_DIR` | `$DAGSTER_HOME/data` | `data_dir()`, `data_dir_is_set()` | catalogue, index, models, routers, reports |
+| `RAG_COLLECTIONS` | `<project>/collections.yaml` | `collections_file()` | the collections file |
+| `RAG_LANCEDB_URI` | `<data dir>/lancedb` | `lancedb_uri()` | the passage index (a folder, s3://...) |
+| `RAG_LOCK_TIMEOUT` | 120 (seconds) | `lock_timeout_s()` | how long a command waits for a busy catalogue |
+| `RAG_RUN_CONFIG` | none | `run_config_file()` | asset config YAML for `rag run` and the cluster run |
+| `RAG_DEBUG` | off | `debug_enabled()` | print the traceback of a command's error |
+| `RAG_SERVICE_URL` | none | `service_url()` | the running `rag serve` the CLI sends its queries to |
+| `RAG_EXECUTOR` | `in_process` | `executor_kind()` | `in_process`, `multiprocess`, `celery` or `k8s` |
+| `RAG_CELERY_BROKER` | none | `celery_broker()` | the Celery executor's broker |
+| `RAG_CELERY_BACKEND` | the broker | `celery_backend()` | the Celery executor's result backend |
+| `RAG_REINDEX_CRON` | `0 3 * * *` | `reindex_cron()` | the reindex schedule |
+| `RAG_BASE_MODEL` | empty: the packaged SmolLM2 | `base_model_path()` | a local Hugging Face model folder |
+| `RAG_LLM_BACKEND` | `transformers` | `llm_backend()` | `transformers`, `vllm` or `openai` |
+| `RAG_OPENAI_BASE_URL` | empty | `openai_base_url()` | the OpenAI-compatible endpoint (…/v1) |
+| `RAG_OPENAI_MODEL` | empty | `openai_model()` | the served model name |
+| `RAG_OPENAI_API_KEY` | empty | `openai_api_key()` | the key, read when the engine starts |
+| `RAG_CLUSTER_DATA_DIR` | `<cluster state>/../data-cluster` | `cluster_data_dir()` | the cluster profile's data folder |
+
+The data folder: `catalogue_file()` (the DuckDB catalogue), `lancedb_uri()`, `models_dir()` (the
+converted base model), `adapters_dir()` (router adapters), `rerankers_dir()` (passage
+rerankers), `reports_root()` (evaluation reports).
+
+Values are read on every call, never cached: tests and commands set variables at run time.
+Variables that configure third-party libraries (HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE,
+GX_ANALYTICS_ENABLED) are set where those libraries are imported, not here. No Dagster import:
+the CLI's light commands and the core read these too.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rag_assets.core.errors import ConfigError
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_COLLECTIONS_FILE = PROJECT_ROOT / "collections.yaml"
+CATALOGUE_FILE_NAME = "catalogue.duckdb"
+
+LOCK_TIMEOUT_ENV = "RAG_LOCK_TIMEOUT"
+DEFAULT_LOCK_TIMEOUT_S = 120.0
+SERVICE_URL_ENV = "RAG_SERVICE_URL"
+EXECUTOR_ENV = "RAG_EXECUTOR"
+API_KEY_ENV = "RAG_OPENAI_API_KEY"
+
+
+# --- where things are -------------------------------------------------------------------------
+
+
+def dagster_home() -> Path:
+    """DAGSTER_HOME, else the project's dagster_home folder."""
+    return Path(os.environ.get("DAGSTER_HOME") or PROJECT_ROOT / "dagster_home")
+
+
+def export_dagster_home() -> Path:
+    """`dagster_home()`, also set as DAGSTER_HOME when unset, so that Dagster's instance (which
+    reads the variable itself) is the one the command checked."""
+    return Path(os.environ.setdefault("DAGSTER_HOME", str(dagster_home())))
+
+
+def data_dir_is_set() -> bool:
+    """Whether RAG_DATA_DIR names the data folder (else it is derived from DAGSTER_HOME)."""
+    return bool(os.environ.get("RAG_DATA_DIR"))
+
+
+def data_dir() -> Path:
+    """Runtime data (catalogue, vector index, models, reports); git-ignored."""
+    return Path(os.environ.get("RAG_DATA_DIR") or dagster_home() / "data")
+
+
+def catalogue_file() -> Path:
+    """The DuckDB catalogue: every table of every stage."""
+    return data_dir() / CATALOGUE_FILE_NAME
+
+
+def lancedb_uri() -> str:
+    """The LanceDB passage index: RAG_LANCEDB_URI (e.g. s3://bucket/lancedb for workers on
+    several machines), else <data dir>/lancedb."""
+    return os.environ.get("RAG_LANCEDB_URI") or str(data_dir() / "lancedb")
+
+
+def models_dir() -> Path:
+    """Base-model checkpoints converted once from their packages."""
+    return data_dir() / "models"
+
+
+def adapters_dir() -> Path:
+    """Trained router adapters."""
+    return data_dir() / "adapters"
+
+
+def rerankers_dir() -> Path:
+    """Trained passage rerankers."""
+    return data_dir() / "rerankers"
+
+
+def reports_root() -> Path:
+    """Evaluation reports: <reports root>/<collection>/<run id>/ and .../latest/."""
+    return data_dir() / "reports"
+
+
+def collections_file() -> Path:
+    """RAG_COLLECTIONS, else collections.yaml at the project root."""
+    return Path(os.environ.get("RAG_COLLECTIONS") or DEFAULT_COLLECTIONS_FILE)
+
+
+def run_config_file() -> Path | None:
+    """RAG_RUN_CONFIG: the asset config YAML used when no --config is given, or None."""
+    raw = os.environ.get("RAG_RUN_CONFIG")
+    return Path(raw) if raw else None
+
+
+def cluster_data_dir(state_dir: Path) -> Path:
+    """The cluster profile's data folder: RAG_CLUSTER_DATA_DIR, else next to its state folder."""
+    return Path(os.environ.get("RAG_CLUSTER_DATA_DIR") or state_dir.parent / "data-cluster")
+
+
+# --- how commands behave ----------------------------------------------------------------------
+
+
+def lock_timeout_s() -> float:
+    """Seconds a command waits for a busy catalogue: RAG_LOCK_TIMEOUT, else 120."""
+    raw = os.environ.get(LOCK_TIMEOUT_ENV)
+    try:
+        return float(raw) if raw else DEFAULT_LOCK_TIMEOUT_S
+    except ValueError:
+        raise ConfigError(f"{LOCK_TIMEOUT_ENV}={raw!r} is not a number of seconds") from None
+
+
+def debug_enabled() -> bool:
+    """RAG_DEBUG set (to anything non-empty): errors also print their traceback."""
+    return bool(os.environ.get("RAG_DEBUG"))
+
+
+def service_url() -> str | None:
+    """The service the CLI talks to (RAG_SERVICE_URL, e.g. http://127.0.0.1:8765), or None."""
+    url = os.environ.get(SERVICE_URL_ENV, "").strip()
+    return url.rstrip("/") or None
+
+
+# --- how the graph is deployed (read when the definitions load) -------------------------------
+
+
+def executor_kind() -> str:
+    """RAG_EXECUTOR, lower-cased: in_process (the default), multiprocess, celery or k8s."""
+    return os.environ.get(EXECUTOR_ENV, "in_process").strip().lower() or "in_process"
+
+
+def celery_broker() -> str:
+    """RAG_CELERY_BROKER (empty when unset)."""
+    return os.environ.get("RAG_CELERY_BROKER", "")
+
+
+def celery_backend() -> str:
+    """RAG_CELERY_BACKEND, else the broker."""
+    return os.environ.get("RAG_CELERY_BACKEND", celery_broker())
+
+
+def reindex_cron() -> str:
+    """RAG_REINDEX_CRON, else daily at 03:00."""
+    return os.environ.get("RAG_REINDEX_CRON", "0 3 * * *")
+
+
+# --- which models ---------------------------------------------------------------------------
+
+
+def base_model_path() -> str:
+    """RAG_BASE_MODEL: a local Hugging Face model folder; empty = the packaged SmolLM2."""
+    return os.environ.get("RAG_BASE_MODEL", "")
+
+
+def llm_backend() -> str:
+    """RAG_LLM_BACKEND, else transformers (checked against the backends by the LLM resource)."""
+    return os.environ.get("RAG_LLM_BACKEND", "transformers")
+
+
+def openai_base_url() -> str:
+    return os.environ.get("RAG_OPENAI_BASE_URL", "")
+
+
+def openai_model() -> str:
+    return os.environ.get("RAG_OPENAI_MODEL", "")
+
+
+def openai_api_key() -> str:
+    """RAG_OPENAI_API_KEY, read when the engine starts; never stored in a resource's config."""
+    return os.environ.get(API_KEY_ENV, "")
