@@ -23,17 +23,27 @@ Stages, each ONE engine call for all questions (skipped when it has no chat):
    is told to follow the plan.
 `disco-no-structure` (spec.discourse False) is the paper's ablation: no stage 1 or 2, the
 blueprint and the reader see the plain chunks and the plan.
+
+`run_disco` reads as the list of these stages; each stage is one function that builds its chats,
+makes its one batched call (`StageRunner.run`) and records the parsed outputs on each question's
+`QuestionState` (`disco_evidence.py`: the evidence, its rendering and its structure JSON).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 
 from rag_assets.core.answering.citations import passage_citations
-from rag_assets.core.answering.generation.contregen import citation_dict
+from rag_assets.core.answering.generation.disco_evidence import (
+    Chunk,
+    QuestionState,
+    chunk_dict,
+    reader_evidence,
+    render_evidence,
+    segment,
+)
 from rag_assets.core.answering.generation.parsers import parse_blueprint, parse_discourse, parse_rhetorical
 from rag_assets.core.answering.generation.prompts import (
     BLUEPRINT_MAX_STEPS,
@@ -46,106 +56,55 @@ from rag_assets.core.answering.generation.prompts import (
     graph_messages,
 )
 from rag_assets.core.answering.generation.stages import StageRunner, clip_words
-from rag_assets.core.answering.readers import number_blocks, reader_messages, reader_style
+from rag_assets.core.answering.readers import reader_messages, reader_style
 from rag_assets.core.answering.types import AnswerOutcome, Retrieve, StrategySpec
 from rag_assets.core.corpus.tree import TreeNode
-from rag_assets.core.engines.base import BatchClock, LLMEngine
-from rag_assets.core.index.retrieval import SearchHit
+from rag_assets.core.engines.base import BatchClock, Generation, LLMEngine
 
-MAX_UNITS = 6  # units per chunk the LLM labels (later ones stay in the chunk, unlabelled)
 MAX_PAIRS = 3  # chunk pairs per question in the rhetorical graph
 UNIT_PROMPT_WORDS = 50
 PAIR_PROMPT_WORDS = 60
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
-_EDGE_WORDS = {
-    "support": "supports",
-    "contradiction": "contradicts",
-    "background": "gives background for",
-    "elaboration": "elaborates on",
-}
 
 
-@dataclass(slots=True)
-class Unit:
-    doc_id: str
-    node_id: int
-    start: int  # document character span
-    end: int
-    text: str
-    parent: int | None = None  # the unit (1-based) it attaches to
-    relation: str | None = None
+@dataclass(frozen=True, slots=True)
+class QuestionChunk:
+    """A chunk of one question's evidence, with the index of that question: a stage batches the
+    chunks of every question in one call, and each chat's tokens and counts go to its question."""
+
+    question: int
+    chunk: Chunk
 
 
-@dataclass(slots=True)
-class Chunk:
-    hit: SearchHit
-    units: list[Unit]
-    status: str = "plain"  # parsed | fallback | single-unit | plain (no discourse stage)
-    raw: str = ""
-    invalid: int = 0
-    missing: int = 0
+@dataclass(frozen=True, slots=True)
+class ChunkPair:
+    """Two chunks of one question's evidence (0-based, first < second): one edge of its graph."""
 
-    @property
-    def parsed_units(self) -> int:
-        return min(len(self.units), MAX_UNITS)
+    question: int
+    first: int
+    second: int
 
 
-@dataclass(slots=True)
-class QuestionState:
-    chunks: list[Chunk] = field(default_factory=list)
-    edges: list[dict] = field(default_factory=list)
-    blueprint: list[tuple[int, str]] = field(default_factory=list)
-    blueprint_status: str = ""
-    blueprint_raw: str = ""
-    counts: dict[str, int] = field(default_factory=dict)
+@dataclass(frozen=True, slots=True)
+class DiscoBatch:
+    """What every stage of one `run_disco` call shares."""
+
+    questions: Sequence[str]
+    spec: StrategySpec
+    stages: StageRunner  # one engine call per stage; tokens, calls and stage names per question
+    trees: Mapping[str, Sequence[TreeNode]]  # the documents' trees (units' and citations' exact spans)
 
 
-def segment(hit: SearchHit, trees: Mapping[str, Sequence[TreeNode]]) -> list[Unit]:
-    """The passage's sentences, each inside one DST node with its exact document span."""
-    nodes = trees.get(hit.doc_id)
-    units: list[Unit] = []
-    for node_id, (start, end) in zip(hit.node_ids, hit.spans):
-        if nodes is None or not 0 <= node_id < len(nodes):
-            continue
-        node = nodes[node_id]
-        if not (node.span_start <= start <= end <= node.span_end):
-            continue
-        text = node.text[start - node.span_start : end - node.span_start]
-        cursor = 0
-        for piece in [*_SENTENCE_END.split(text)]:
-            at = text.find(piece, cursor)
-            cursor = at + len(piece)
-            stripped = piece.strip()
-            if not stripped:
-                continue
-            lead = piece.index(stripped[0])
-            begin = start + at + lead
-            units.append(Unit(hit.doc_id, node_id, begin, begin + len(stripped), stripped))
-    return units
+@dataclass(frozen=True, slots=True)
+class AnsweredQuestion:
+    """One question at the end: its evidence's structure, what the reader saw, the reader's answer."""
+
+    question: str
+    state: QuestionState
+    evidence: str
+    answer: Generation
 
 
-def render_chunk(chunk: Chunk, structure: bool) -> str:
-    """The chunk as the blueprint writer and the reader see it."""
-    if not structure or chunk.status in ("plain", "fallback") or not chunk.units:
-        return chunk.hit.text
-    lines = []
-    for n, unit in enumerate(chunk.units, start=1):
-        label = f"{n}, {unit.relation} of {unit.parent}" if unit.relation else str(n)
-        lines.append(f"({label}) {unit.text}")
-    return "\n".join(lines)
-
-
-def render_evidence(state: QuestionState, structure: bool) -> str:
-    text = number_blocks([(c.hit.heading_path, render_chunk(c, structure)) for c in state.chunks])
-    edges = [
-        f"[{e['from']}] {_EDGE_WORDS[e['relation']]} [{e['to']}]" for e in state.edges if e["relation"] in _EDGE_WORDS
-    ]
-    if structure and edges:
-        text += "\n\nHow the passages relate:\n" + "\n".join(edges)
-    return text
-
-
-def run_disco(  # noqa: C901 — the method's stages in order (discourse, graph, blueprint, read), each one batched call
+def run_disco(
     questions: Sequence[str],
     spec: StrategySpec,
     *,
@@ -154,112 +113,147 @@ def run_disco(  # noqa: C901 — the method's stages in order (discourse, graph,
     engine: LLMEngine,
     reader: LLMEngine,
 ) -> list[AnswerOutcome]:
-    clock = BatchClock(engine, reader)
-    stages = StageRunner(engine, len(questions))
-    states = [QuestionState() for _ in questions]
-    for state, question in zip(states, questions):
-        hits = list(retrieve(question, spec.retrieval_mode, spec.top_k))[: spec.top_k] if spec.top_k else []
-        state.chunks = [Chunk(h, segment(h, trees) if spec.discourse else []) for h in hits]
-        state.counts = {
-            "discourse_invalid_lines": 0,
-            "discourse_fallbacks": 0,
-            "discourse_missing_relations": 0,
-            "graph_invalid": 0,
-            "blueprint_invalid_lines": 0,
-            "blueprint_fallbacks": 0,
-        }
+    """The four stages in order, each one batched call for all questions (module docstring)."""
+    clock = BatchClock(engine, reader)  # started first: the seconds include retrieval
+    batch = DiscoBatch(questions, spec, StageRunner(engine, len(questions)), trees)
+    states = [gather_chunks(batch, question, retrieve) for question in questions]
+    if spec.discourse:  # the ablation (`disco-no-structure`) has neither discourse trees nor graph
+        label_discourse(batch, states)
+        relate_chunks(batch, states)
+    plan_blueprints(batch, states)
+    evidences = [reader_evidence(state, spec.discourse) for state in states]
+    answers = read_with_plans(batch, evidences, reader)
+    seconds = clock.seconds_per_question(len(questions))
+    return [
+        disco_outcome(batch, q, AnsweredQuestion(question, state, evidence, answer), seconds)
+        for q, (question, state, evidence, answer) in enumerate(zip(questions, states, evidences, answers))
+    ]
 
-    if spec.discourse:
-        # 1. discourse trees: one call for every multi-unit chunk of every question
-        todo = [(q, c) for q, s in enumerate(states) for c in s.chunks if len(c.units) >= 2]
-        for state in states:
-            for chunk in state.chunks:
-                if len(chunk.units) < 2:
-                    chunk.status = "single-unit"
-        generations = stages.run(
-            "discourse",
-            [
-                (q, discourse_messages([clip_words(u.text, UNIT_PROMPT_WORDS) for u in c.units[: c.parsed_units]]))
-                for q, c in todo
-            ],
-            max_new_tokens=spec.stage_max_new_tokens,
-            regex=[discourse_regex(c.parsed_units) for _, c in todo],
-        )
-        for (q, chunk), generation in zip(todo, generations):
-            parsed = parse_discourse(generation.text, chunk.parsed_units)
-            chunk.raw, chunk.invalid, chunk.missing = generation.text, parsed.invalid, parsed.missing
-            states[q].counts["discourse_invalid_lines"] += parsed.invalid
-            states[q].counts["discourse_missing_relations"] += parsed.missing
-            if parsed.fallback:
-                chunk.status = "fallback"
-                states[q].counts["discourse_fallbacks"] += 1
-                continue
-            chunk.status = "parsed"
-            for unit_number, (parent, relation) in parsed.relations.items():
-                chunk.units[unit_number - 1].parent = parent
-                chunk.units[unit_number - 1].relation = relation
 
-        # 2. the rhetorical graph: one call for the chunk pairs of every question
-        pairs = [
-            (q, i, j) for q, s in enumerate(states) for i, j in list(combinations(range(len(s.chunks)), 2))[:MAX_PAIRS]
-        ]
-        generations = stages.run(
-            "graph",
-            [
-                (
-                    q,
-                    graph_messages(
-                        questions[q],
-                        clip_words(states[q].chunks[i].hit.text, PAIR_PROMPT_WORDS),
-                        clip_words(states[q].chunks[j].hit.text, PAIR_PROMPT_WORDS),
-                    ),
-                )
-                for q, i, j in pairs
-            ],
-            max_new_tokens=4,
-            regex=GRAPH_REGEX,
-        )
-        for (q, i, j), generation in zip(pairs, generations):
-            label = parse_rhetorical(generation.text)
-            if label is None:
-                states[q].counts["graph_invalid"] += 1
-            states[q].edges.append({"from": i + 1, "to": j + 1, "relation": label, "raw": generation.text})
+def gather_chunks(batch: DiscoBatch, question: str, retrieve: Retrieve) -> QuestionState:
+    """The question's `top_k` chunks, each cut into its discourse units when the stages use them."""
+    spec = batch.spec
+    hits = list(retrieve(question, spec.retrieval_mode, spec.top_k))[: spec.top_k] if spec.top_k else []
+    return QuestionState(chunks=[Chunk(h, segment(h, batch.trees) if spec.discourse else []) for h in hits])
 
-    # 3. the planning blueprint: one call for every question with evidence
+
+def label_discourse(batch: DiscoBatch, states: Sequence[QuestionState]) -> None:
+    """1. Discourse trees: one call for every multi-unit chunk of every question (a one-unit chunk
+    has nothing to relate)."""
+    multi_unit = [QuestionChunk(q, c) for q, s in enumerate(states) for c in s.chunks if len(c.units) >= 2]
+    for state in states:
+        for chunk in state.chunks:
+            if len(chunk.units) < 2:
+                chunk.status = "single-unit"
+    generations = batch.stages.run(
+        "discourse",
+        [
+            (
+                item.question,
+                discourse_messages(
+                    [clip_words(u.text, UNIT_PROMPT_WORDS) for u in item.chunk.units[: item.chunk.parsed_units]]
+                ),
+            )
+            for item in multi_unit
+        ],
+        max_new_tokens=batch.spec.stage_max_new_tokens,
+        regex=[discourse_regex(item.chunk.parsed_units) for item in multi_unit],
+    )
+    for item, generation in zip(multi_unit, generations):
+        record_discourse(states[item.question], item.chunk, generation.text)
+
+
+def record_discourse(state: QuestionState, chunk: Chunk, text: str) -> None:
+    """The labelled tree on the chunk's units (`parsed`), or, with no valid relation, the plain
+    chunk (`fallback`); invalid lines and unlabelled units are counted either way."""
+    parsed = parse_discourse(text, chunk.parsed_units)
+    chunk.raw, chunk.invalid, chunk.missing = text, parsed.invalid, parsed.missing
+    state.counts["discourse_invalid_lines"] += parsed.invalid
+    state.counts["discourse_missing_relations"] += parsed.missing
+    if parsed.fallback:
+        chunk.status = "fallback"
+        state.counts["discourse_fallbacks"] += 1
+        return
+    chunk.status = "parsed"
+    for unit_number, (parent, relation) in parsed.relations.items():
+        chunk.units[unit_number - 1].parent = parent
+        chunk.units[unit_number - 1].relation = relation
+
+
+def chunk_pairs(states: Sequence[QuestionState]) -> list[ChunkPair]:
+    """Each question's first `MAX_PAIRS` chunk pairs, in (first, second) order, all questions."""
+    return [
+        ChunkPair(q, first, second)
+        for q, state in enumerate(states)
+        for first, second in list(combinations(range(len(state.chunks)), 2))[:MAX_PAIRS]
+    ]
+
+
+def relate_chunks(batch: DiscoBatch, states: Sequence[QuestionState]) -> None:
+    """2. The rhetorical graph: one call for the chunk pairs of every question. An invalid label
+    is counted, and its edge kept with relation None (the reader is not told about it)."""
+    pairs = chunk_pairs(states)
+    generations = batch.stages.run(
+        "graph",
+        [
+            (
+                pair.question,
+                graph_messages(
+                    batch.questions[pair.question],
+                    clip_words(states[pair.question].chunks[pair.first].hit.text, PAIR_PROMPT_WORDS),
+                    clip_words(states[pair.question].chunks[pair.second].hit.text, PAIR_PROMPT_WORDS),
+                ),
+            )
+            for pair in pairs
+        ],
+        max_new_tokens=4,
+        regex=GRAPH_REGEX,
+    )
+    for pair, generation in zip(pairs, generations):
+        state, label = states[pair.question], parse_rhetorical(generation.text)
+        if label is None:
+            state.counts["graph_invalid"] += 1
+        state.edges.append({"from": pair.first + 1, "to": pair.second + 1, "relation": label, "raw": generation.text})
+
+
+def plan_blueprints(batch: DiscoBatch, states: Sequence[QuestionState]) -> None:
+    """3. The planning blueprint: one call for every question with evidence (none: no plan)."""
+    structure = batch.spec.discourse
     planned = [q for q, s in enumerate(states) if s.chunks]
-    generations = stages.run(
+    generations = batch.stages.run(
         "blueprint",
         [
-            (q, blueprint_messages(questions[q], render_evidence(states[q], spec.discourse), structure=spec.discourse))
+            (q, blueprint_messages(batch.questions[q], render_evidence(states[q], structure), structure=structure))
             for q in planned
         ],
-        max_new_tokens=spec.stage_max_new_tokens,  # a step cut short is still a step
+        max_new_tokens=batch.spec.stage_max_new_tokens,  # a step cut short is still a step
         regex=[blueprint_regex(len(states[q].chunks)) for q in planned],
     )
     for q, generation in zip(planned, generations):
-        state = states[q]
-        parsed = parse_blueprint(generation.text, len(state.chunks))
-        state.blueprint_raw = generation.text
-        state.counts["blueprint_invalid_lines"] += parsed.invalid
-        if parsed.fallback:
-            state.blueprint_status = "fallback"
-            state.counts["blueprint_fallbacks"] += 1
-            state.blueprint = [
-                (n, "use what this passage says") for n in range(1, min(len(state.chunks), BLUEPRINT_MAX_STEPS) + 1)
-            ]
-        else:
-            state.blueprint_status, state.blueprint = "parsed", list(parsed.steps)
+        record_blueprint(states[q], generation.text)
 
-    # 4. the blueprint-conditioned reader: one call for all questions
-    evidences = []
-    for state in states:
-        if not state.chunks:
-            evidences.append("")
-            continue
-        plan = "\n".join(f"- [{n}] {step}" for n, step in state.blueprint)
-        evidences.append(f"{render_evidence(state, spec.discourse)}\n\nPlan:\n{plan}")
-    style = reader_style(spec.answer_style)
-    answers = stages.run(
+
+def record_blueprint(state: QuestionState, text: str) -> None:
+    """The parsed plan (`parsed`), or, when no step is valid, "use the passages in retrieval
+    order" (`fallback`, counted)."""
+    parsed = parse_blueprint(text, len(state.chunks))
+    state.blueprint_raw = text
+    state.counts["blueprint_invalid_lines"] += parsed.invalid
+    if parsed.fallback:
+        state.blueprint_status = "fallback"
+        state.counts["blueprint_fallbacks"] += 1
+        state.blueprint = [
+            (n, "use what this passage says") for n in range(1, min(len(state.chunks), BLUEPRINT_MAX_STEPS) + 1)
+        ]
+    else:
+        state.blueprint_status, state.blueprint = "parsed", list(parsed.steps)
+
+
+def read_with_plans(batch: DiscoBatch, evidences: Sequence[str], reader: LLMEngine) -> list[Generation]:
+    """4. The blueprint-conditioned reader: one call for all questions (one without evidence gets
+    the plain reader prompt). Its tokens are the reader's, not the stages'."""
+    style = reader_style(batch.spec.answer_style)
+    return batch.stages.run(
         "answer",
         [
             (
@@ -268,73 +262,50 @@ def run_disco(  # noqa: C901 — the method's stages in order (discourse, graph,
                 if evidences[q]
                 else reader_messages(question, "", style.name),
             )
-            for q, question in enumerate(questions)
+            for q, question in enumerate(batch.questions)
         ],
-        max_new_tokens=spec.reader_max_new_tokens or style.max_new_tokens,
+        max_new_tokens=batch.spec.reader_max_new_tokens or style.max_new_tokens,
         engine=reader,
         charge_tokens=False,
     )
-    seconds = clock.seconds_per_question(len(questions))
-
-    outcomes = []
-    for q, (question, state, answer) in enumerate(zip(questions, states, answers)):
-        hits = [c.hit for c in state.chunks]
-        structure = {
-            "strategy": "disco" if spec.discourse else "disco-no-structure",
-            "discourse": spec.discourse,
-            "counts": state.counts,
-            "stages": stages.stages[q],
-            "chunks": [_chunk_dict(n, c, trees) for n, c in enumerate(state.chunks, start=1)],
-            "graph": state.edges,
-            "blueprint": {
-                "status": state.blueprint_status or "none",
-                "raw": state.blueprint_raw,
-                "steps": [{"passage": n, "step": step} for n, step in state.blueprint],
-            },
-        }
-        outcomes.append(
-            AnswerOutcome(
-                question=question,
-                answer=answer.text,
-                evidence=evidences[q],
-                evidence_words=len(evidences[q].split()),
-                citations=passage_citations(hits, trees),
-                passage_ids=[h.passage_id for h in hits],
-                retrieved_doc_ids=list(dict.fromkeys(h.doc_id for h in hits)),
-                router_prompt_tokens=stages.prompt_tokens[q],
-                router_output_tokens=stages.output_tokens[q],
-                reader_prompt_tokens=answer.prompt_tokens,
-                reader_output_tokens=answer.output_tokens,
-                engine_calls=stages.calls[q],
-                seconds=seconds,
-                expelled=state.counts["discourse_invalid_lines"]
-                + state.counts["graph_invalid"]
-                + state.counts["blueprint_invalid_lines"],
-                refused_docs=0,
-                structure=structure,
-            )
-        )
-    return outcomes
 
 
-def _chunk_dict(number: int, chunk: Chunk, trees: Mapping[str, Sequence[TreeNode]]) -> dict:
+def disco_outcome(batch: DiscoBatch, q: int, answered: AnsweredQuestion, seconds: float) -> AnswerOutcome:
+    """Question `q`'s outcome: the answer, cited by its chunks, with every stage's structure."""
+    stages, counts = batch.stages, answered.state.counts
+    hits = [c.hit for c in answered.state.chunks]
+    return AnswerOutcome(
+        question=answered.question,
+        answer=answered.answer.text,
+        evidence=answered.evidence,
+        evidence_words=len(answered.evidence.split()),
+        citations=passage_citations(hits, batch.trees),
+        passage_ids=[h.passage_id for h in hits],
+        retrieved_doc_ids=list(dict.fromkeys(h.doc_id for h in hits)),
+        router_prompt_tokens=stages.prompt_tokens[q],
+        router_output_tokens=stages.output_tokens[q],
+        reader_prompt_tokens=answered.answer.prompt_tokens,
+        reader_output_tokens=answered.answer.output_tokens,
+        engine_calls=stages.calls[q],
+        seconds=seconds,
+        expelled=counts["discourse_invalid_lines"] + counts["graph_invalid"] + counts["blueprint_invalid_lines"],
+        refused_docs=0,
+        structure=disco_structure(batch, q, answered.state),
+    )
+
+
+def disco_structure(batch: DiscoBatch, q: int, state: QuestionState) -> dict:
+    """The answer's `structure`: discourse trees with their units' spans, graph, blueprint."""
     return {
-        "passage": number,
-        "passage_id": chunk.hit.passage_id,
-        "doc_id": chunk.hit.doc_id,
-        "heading_path": list(chunk.hit.heading_path),
-        "status": chunk.status,
-        "raw": chunk.raw,
-        "invalid": chunk.invalid,
-        "missing": chunk.missing,
-        "units": [
-            {
-                "unit": n,
-                "parent": u.parent,
-                "relation": u.relation,
-                "citation": {"doc_id": u.doc_id, "node_id": u.node_id, "span": [u.start, u.end], "text": u.text},
-            }
-            for n, u in enumerate(chunk.units, start=1)
-        ],
-        "citations": [citation_dict(c) for c in passage_citations([chunk.hit], trees)],
+        "strategy": "disco" if batch.spec.discourse else "disco-no-structure",
+        "discourse": batch.spec.discourse,
+        "counts": state.counts,
+        "stages": batch.stages.stages[q],
+        "chunks": [chunk_dict(n, c, batch.trees) for n, c in enumerate(state.chunks, start=1)],
+        "graph": state.edges,
+        "blueprint": {
+            "status": state.blueprint_status or "none",
+            "raw": state.blueprint_raw,
+            "steps": [{"passage": n, "step": step} for n, step in state.blueprint],
+        },
     }
