@@ -189,9 +189,9 @@ def prepare(
     `config`'s `routing_subtrees`); the same for each `borrow` collection, whose labelled views
     all join every fold's training views."""
     from rag_assets.core.routing.evaluation_views import ViewKnobs
-    from rag_assets.router_config import RouterTrainingConfig
-    from rag_assets.routing_data import RoutingDataConfig
-    from rag_assets.strategy_config import AnswersConfig, strategy_specs
+    from rag_assets.defs.evaluation.strategy_config import AnswersConfig, strategy_specs
+    from rag_assets.defs.routing.router_config import RouterTrainingConfig
+    from rag_assets.defs.routing.routing_data import RoutingDataConfig
     from resources.project import project_resources
 
     if collection in borrow:

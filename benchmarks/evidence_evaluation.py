@@ -39,7 +39,7 @@ def main() -> None:
     from rag_assets.core.store.evidence import load_evidence
     from rag_assets.core.tables import markdown_table
     from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS, defs
-    from rag_assets.partitions import register_collections
+    from rag_assets.defs.partitions import register_collections
     from resources.project import project_resources
 
     selection = dg.AssetSelection.assets("evidence_evaluation").upstream()

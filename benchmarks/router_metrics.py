@@ -31,7 +31,7 @@ def main() -> None:
     import dagster as dg
 
     from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
-    from rag_assets.partitions import register_collections
+    from rag_assets.defs.partitions import register_collections
     from resources.project import project_resources
 
     keys = SELECTED if args.report else SELECTED[:1]

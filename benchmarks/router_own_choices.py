@@ -73,7 +73,7 @@ def run(collection: str, target: float, ideas: bool, misses: bool = False, recho
     from rag_assets.core.store.router_registry import latest_router
     from rag_assets.core.store.tree_tables import load_trees
     from rag_assets.core.tables import markdown_table
-    from rag_assets.strategy_config import AnswersConfig, strategy_specs
+    from rag_assets.defs.evaluation.strategy_config import AnswersConfig, strategy_specs
     from resources.project import project_resources
 
     resources = project_resources(progress=False)
@@ -145,7 +145,7 @@ def run(collection: str, target: float, ideas: bool, misses: bool = False, recho
         show_misses(threshold.with_own_choices(own_rule), evaluation, routed, retrieve, trees)
     if ideas:
         from rag_assets.core.index.reranking.folders import latest_reranker, load_passage_reranker
-        from rag_assets.reranker import rerankers_dir
+        from rag_assets.defs.index.passage_reranker import rerankers_dir
 
         folder = latest_reranker(rerankers_dir(), collection)
         reranker = load_passage_reranker(folder, device=embedder.device) if folder else None

@@ -10,9 +10,9 @@ from checks.partition import checked_partition
 from rag_assets.core.evaluation.evidence import evidence_problems
 from rag_assets.core.evaluation.report import non_finite_numbers
 from rag_assets.core.store.evidence import load_evidence
-from rag_assets.metadata import markdown_table
+from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE
+from rag_assets.defs.metadata import markdown_table
 from rag_assets.settings import latest_summary_path
-from rag_assets.strategy_config import BUDGET_SOURCE
 
 
 def _problems_table(problems: list[str]) -> dg.MetadataValue:

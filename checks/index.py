@@ -11,7 +11,7 @@ from rag_assets.core.index.passages import passage_problems, uncovered_content_n
 from rag_assets.core.store.passage_table import load_passages
 from rag_assets.core.store.publication import catalogue_passages, compare_stores, load_publication
 from rag_assets.core.store.tree_tables import load_trees
-from rag_assets.metadata import markdown_table
+from rag_assets.defs.metadata import markdown_table
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
 

@@ -7,7 +7,7 @@ from dagster_duckdb import DuckDBResource
 from checks.partition import checked_partition
 from rag_assets.core.answering.types import DEFAULT_ROUTER_KIND, TRAINED_VS_UNTRAINED
 from rag_assets.core.store.routing_tables import load_router_metrics
-from rag_assets.metadata import markdown_table
+from rag_assets.defs.metadata import markdown_table
 
 COMPARED = ("ans_f1", "ref_acc")
 SHOWN = ("ans_f1", "exp_pre", "ref_acc")

@@ -10,7 +10,7 @@ from rag_assets.core.routing.samples import RoutingSample, restore, sample_from_
 from rag_assets.core.store.collections import count_by
 from rag_assets.core.store.routing_tables import load_usable_targets, teacher_failures
 from rag_assets.core.store.tree_tables import load_trees
-from rag_assets.metadata import markdown_table
+from rag_assets.defs.metadata import markdown_table
 
 ACTION_KINDS = ("answer", "expand", "refuse")
 MAX_TEACHER_FAILURE_RATE = 0.5

@@ -10,7 +10,7 @@ from rag_assets.core.corpus.tree import tree_problems
 from rag_assets.core.store.collections import collection_frame
 from rag_assets.core.store.document_tables import unaccounted_documents
 from rag_assets.core.store.tree_tables import load_trees
-from rag_assets.metadata import markdown_table
+from rag_assets.defs.metadata import markdown_table
 
 
 @dg.asset_check(

@@ -16,7 +16,7 @@ import dagster as dg
 import yaml
 
 from cluster.jobs import main_job
-from rag_assets.partitions import register_collections
+from rag_assets.defs.partitions import register_collections
 
 
 def launch(

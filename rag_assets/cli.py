@@ -141,7 +141,7 @@ def run(
 ) -> None:
     """Materialize the whole asset graph (with its checks) for every collection, then summarise."""
     from rag_assets.commands.runs import materialize
-    from rag_assets.summary import print_evaluation, print_summary
+    from rag_assets.commands.summary import print_evaluation, print_summary
 
     names = materialize("main_job", collection, config, verbose=verbose)
     print_summary(console, names)
@@ -157,7 +157,7 @@ def index(
     """Index only: sources -> trees -> passages -> passage index (the `reindex` job), with checks;
     no routing data, training or evaluation."""
     from rag_assets.commands.runs import materialize
-    from rag_assets.summary import print_summary
+    from rag_assets.commands.summary import print_summary
 
     names = materialize("reindex", collection, config, verbose=verbose)
     print_summary(console, names)

@@ -10,22 +10,22 @@ from checks import index as index_checks
 from checks import router as router_checks
 from checks import routing_data as routing_data_checks
 from checks import structure as structure_checks
-from rag_assets.answers import answers
-from rag_assets.automation import dead_run_sensor, reindex_job, reindex_schedule, source_change_sensor
-from rag_assets.corpus import source_documents
-from rag_assets.deployment import executor_from_env
-from rag_assets.evaluation import evaluation_report
-from rag_assets.evidence import evidence_evaluation
-from rag_assets.index import passage_index, passages
-from rag_assets.namespaces import namespace_router
-from rag_assets.questions import questions
-from rag_assets.reorder import reorder_policy
-from rag_assets.reranker import passage_reranker
-from rag_assets.router import router_adapter
-from rag_assets.router_metrics import router_metrics
-from rag_assets.routing_data import routing_actions, routing_subtrees, synthetic_questions
-from rag_assets.side_tables import SIDE_TABLES
-from rag_assets.structure import document_trees
+from rag_assets.defs.automation import dead_run_sensor, reindex_job, reindex_schedule, source_change_sensor
+from rag_assets.defs.corpus.questions import questions
+from rag_assets.defs.corpus.source_documents import source_documents
+from rag_assets.defs.deployment import executor_from_env
+from rag_assets.defs.evaluation.answers import answers
+from rag_assets.defs.evaluation.evaluation_report import evaluation_report
+from rag_assets.defs.evaluation.evidence_evaluation import evidence_evaluation
+from rag_assets.defs.index.namespace_router import namespace_router
+from rag_assets.defs.index.passage_index import passage_index, passages
+from rag_assets.defs.index.passage_reranker import passage_reranker
+from rag_assets.defs.routing.reorder_policy import reorder_policy
+from rag_assets.defs.routing.router_adapter import router_adapter
+from rag_assets.defs.routing.router_metrics import router_metrics
+from rag_assets.defs.routing.routing_data import routing_actions, routing_subtrees, synthetic_questions
+from rag_assets.defs.side_tables import SIDE_TABLES
+from rag_assets.defs.structure.document_trees import document_trees
 from resources.project import project_resources
 
 ALL_ASSETS = [

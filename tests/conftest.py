@@ -157,7 +157,7 @@ def tiny_project(
     import dagster as dg
     from dagster_duckdb import DuckDBResource
 
-    from rag_assets.partitions import register_collections
+    from rag_assets.defs.partitions import register_collections
     from resources.embedder import EmbedderResource
     from resources.llm import BaseModelResource, LLMResource
     from resources.sources import SourcesResource

@@ -93,11 +93,11 @@ def materialize(
     checked_home(create=True)
     import dagster as dg
 
+    from rag_assets.commands.progress import console_log_level, run_progress
+    from rag_assets.commands.run_health import process_tags, recover_dead_runs
     from rag_assets.core.settings import collections_file
     from rag_assets.definitions import defs
-    from rag_assets.partitions import register_collections
-    from rag_assets.progress import console_log_level, run_progress
-    from rag_assets.run_health import process_tags, recover_dead_runs
+    from rag_assets.defs.partitions import register_collections
     from rag_assets.settings import load_collections
 
     configured = [spec.name for spec in load_collections()]  # validated: one line per mistake
@@ -143,7 +143,7 @@ def recover() -> None:
     checked_home(create=True)
     import dagster as dg
 
-    from rag_assets.run_health import IN_PROGRESS, recover_dead_runs
+    from rag_assets.commands.run_health import IN_PROGRESS, recover_dead_runs
 
     with dg.DagsterInstance.get() as instance:
         recovered = recover_dead_runs(instance)

@@ -127,7 +127,7 @@ def create_app(  # noqa: C901 — FastAPI's idiom: each route is a small closure
 
     @app.get("/strategies")
     def strategies() -> dict[str, Any]:
-        from rag_assets.strategy_config import ASKABLE
+        from rag_assets.defs.evaluation.strategy_config import ASKABLE
 
         return {"strategies": list(ASKABLE), "default": "rdr2"}
 

@@ -19,10 +19,10 @@ from rag_assets.core.store.publication import IndexPin
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.transactions import table_exists
 from rag_assets.core.store.tree_tables import CatalogueTrees
+from rag_assets.defs.evaluation.strategy_config import AnswersConfig, answer_style, canonical_strategy, interactive_spec
 from rag_assets.serving.ask_options import MODES, AskOptions, Note
 from rag_assets.serving.published import catalogue_path, check_collections, read_catalogue
 from rag_assets.serving.streaming import StreamingReader
-from rag_assets.strategy_config import AnswersConfig, answer_style, canonical_strategy, interactive_spec
 
 
 class AskingService(Protocol):

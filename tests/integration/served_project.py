@@ -24,7 +24,7 @@ STARTUP_LIMIT_S = 600  # the service loads the embedder and the reader first: mi
 MATERIALIZE = """
 import dagster as dg
 from rag_assets.definitions import defs
-from rag_assets.partitions import register_collections
+from rag_assets.defs.partitions import register_collections
 with dg.DagsterInstance.get() as instance:
     register_collections(instance, ["tiny"])
     result = defs.resolve_job_def("reindex").execute_in_process(partition_key="tiny", instance=instance)

@@ -23,7 +23,7 @@ runner = CliRunner()
 MATERIALIZE = """
 import dagster as dg
 from rag_assets.definitions import defs
-from rag_assets.partitions import register_collections
+from rag_assets.defs.partitions import register_collections
 with dg.DagsterInstance.get() as instance:
     register_collections(instance, ["tiny"])
     result = defs.resolve_job_def("reindex").execute_in_process(partition_key="tiny", instance=instance)

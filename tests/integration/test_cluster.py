@@ -70,10 +70,10 @@ MATERIALIZE = textwrap.dedent(
     import logging, sys, time
     from pathlib import Path
     import dagster as dg
-    from rag_assets.corpus import source_documents
-    from rag_assets.index import passage_index, passages
-    from rag_assets.partitions import register_collections
-    from rag_assets.structure import document_trees
+    from rag_assets.defs.corpus.source_documents import source_documents
+    from rag_assets.defs.index.passage_index import passage_index, passages
+    from rag_assets.defs.partitions import register_collections
+    from rag_assets.defs.structure.document_trees import document_trees
     from resources.catalogue import CatalogueResource
     from resources.embedder import EmbedderResource
     from resources.sources import SourcesResource
@@ -152,10 +152,10 @@ def materialize_here(collection: str, collections_file: Path, data: Path) -> Non
     """The same stages in this process (the reference: one collection after the other)."""
     import dagster as dg
 
-    from rag_assets.corpus import source_documents
-    from rag_assets.index import passage_index, passages
-    from rag_assets.partitions import register_collections
-    from rag_assets.structure import document_trees
+    from rag_assets.defs.corpus.source_documents import source_documents
+    from rag_assets.defs.index.passage_index import passage_index, passages
+    from rag_assets.defs.partitions import register_collections
+    from rag_assets.defs.structure.document_trees import document_trees
     from resources.catalogue import CatalogueResource
     from resources.embedder import EmbedderResource
     from resources.sources import SourcesResource

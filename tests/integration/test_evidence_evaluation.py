@@ -128,7 +128,7 @@ def test_the_check_fails_when_a_routed_row_breaks_the_budget(project: dict) -> N
     from checks.evaluation import evidence_covers_every_question
     from rag_assets.core.evaluation.evidence import EvidenceRow
     from rag_assets.core.store.evidence import store_evidence
-    from rag_assets.evidence import evidence_evaluation
+    from rag_assets.defs.evaluation.evidence_evaluation import evidence_evaluation
 
     rows = [
         EvidenceRow("rag-hybrid", "", False, "tide", {"passage_hit": 1.0}, 40, 0.01),

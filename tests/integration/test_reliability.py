@@ -202,7 +202,7 @@ def _dead_process_tags() -> dict[str, str]:
     """Tags as a `rag run` process writes them, for a process that has exited."""
     import socket
 
-    from rag_assets.run_health import HOST_TAG, PID_STARTED_TAG, PID_TAG
+    from rag_assets.commands.run_health import HOST_TAG, PID_STARTED_TAG, PID_TAG
 
     pid, started = _dead_process()
     return {PID_TAG: str(pid), PID_STARTED_TAG: f"{started:.2f}", HOST_TAG: socket.gethostname()}
@@ -219,8 +219,8 @@ def test_the_dead_run_sensor_fails_runs_whose_process_died(tmp_path: Path) -> No
     import dagster as dg
     from dagster._core.events import EngineEventData  # test-only: a worker's pid event, as Dagster writes it
 
-    from rag_assets.automation import dead_run_sensor
-    from rag_assets.run_health import CODE_SERVER_TAG, process_tags
+    from rag_assets.commands.run_health import CODE_SERVER_TAG, process_tags
+    from rag_assets.defs.automation import dead_run_sensor
 
     shutil.copy(REPO_ROOT / "dagster_home" / "dagster.yaml", tmp_path / "dagster.yaml")
 
@@ -337,7 +337,7 @@ def killed_then_recovered(tmp_path_factory: pytest.TempPathFactory) -> dict:
     with dg.DagsterInstance.from_config(str(home)) as instance:
         wedged = instance.get_run_by_id(killed_run)
         status_after_kill = wedged.status
-        from rag_assets.run_health import dead_run_reason
+        from rag_assets.commands.run_health import dead_run_reason
 
         dead_reason = dead_run_reason(instance, wedged)
     _poison_another_collection(root / "data" / "catalogue.duckdb")  # must not fail tiny's checks

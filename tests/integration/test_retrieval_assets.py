@@ -20,7 +20,7 @@ from rag_assets.core.answering.r4_reordering import load_position_policy
 from rag_assets.core.index.namespace_routing import QueryNamespaces, load_namespace_router
 from rag_assets.core.index.reranking.folders import is_passage_reranker
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
-from rag_assets.partitions import register_collections
+from rag_assets.defs.partitions import register_collections
 from tests.conftest import tiny_project
 
 QUESTIONS = [

@@ -16,8 +16,8 @@ from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.lineage import build_record, store_answers
 from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.question_table import questions_table
-from rag_assets.evaluation import evaluation_report
-from rag_assets.partitions import register_collections
+from rag_assets.defs.evaluation.evaluation_report import evaluation_report
+from rag_assets.defs.partitions import register_collections
 from tests.answer_outcomes import answer_outcome
 
 

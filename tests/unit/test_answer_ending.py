@@ -31,7 +31,12 @@ def test_only_rdr2_rows_say_which_router_routed() -> None:
 
 
 def test_interactive_specs_are_the_evaluated_rows() -> None:
-    from rag_assets.strategy_config import AnswersConfig, canonical_strategy, interactive_spec, strategy_specs
+    from rag_assets.defs.evaluation.strategy_config import (
+        AnswersConfig,
+        canonical_strategy,
+        interactive_spec,
+        strategy_specs,
+    )
 
     evaluated = strategy_specs(AnswersConfig(), "short", None)
     assert interactive_spec("rdr2", "short", None) == evaluated["rdr2"]

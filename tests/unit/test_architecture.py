@@ -248,7 +248,7 @@ def test_materialization_records_read_only_through_upstream() -> None:
     offenders = [
         f"{_relative(name)}:{node.lineno} calls {node.func.attr}"
         for name in _modules()
-        if name != "rag_assets.upstream"
+        if name != "rag_assets.defs.upstream"
         for node in ast.walk(_tree(name))
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -264,7 +264,7 @@ def test_the_session_rules_see_what_they_guard() -> None:
     assert ("rag_assets.core.routing.scoring_router", "ScoringRouter") in session
     upstream_calls = [
         node
-        for node in ast.walk(_tree("rag_assets.upstream"))
+        for node in ast.walk(_tree("rag_assets.defs.upstream"))
         if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "fetch_materializations"
     ]
     assert upstream_calls

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from rag_assets.automation import reindex_schedule, source_change_sensor
-from rag_assets.partitions import COLLECTION_PARTITIONS_NAME, register_collections
+from rag_assets.defs.automation import reindex_schedule, source_change_sensor
+from rag_assets.defs.partitions import COLLECTION_PARTITIONS_NAME, register_collections
 from resources.sources import SourcesResource
 
 TICK = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)

@@ -3,9 +3,9 @@ a column the table does not have."""
 
 from __future__ import annotations
 
-from rag_assets.column_descriptions import COLUMN_DESCRIPTIONS
 from rag_assets.core.store.schemas import SCHEMA, table_columns
-from rag_assets.metadata import table_metadata
+from rag_assets.defs.column_descriptions import COLUMN_DESCRIPTIONS
+from rag_assets.defs.metadata import table_metadata
 
 
 def test_every_catalogue_column_is_described_and_nothing_else() -> None:

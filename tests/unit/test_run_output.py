@@ -10,8 +10,8 @@ import dagster as dg
 import pytest
 from rich.console import Console
 
-from rag_assets.progress import console_log_level, run_progress
-from rag_assets.summary import column_chunks, print_evaluation
+from rag_assets.commands.progress import console_log_level, run_progress
+from rag_assets.commands.summary import column_chunks, print_evaluation
 
 STRATEGIES = ["no-retrieval", "rag-hybrid", "rdr2-no-structure", "rdr2-no-expand", "rdr2-no-ref"]
 

@@ -9,9 +9,9 @@ from pydantic import Field, model_validator
 from rag_assets.core.corpus.question_sets import load_questions
 from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.question_table import questions_table
-from rag_assets.deployment import CATALOGUE_POOL
-from rag_assets.metadata import counter_table, markdown_table, row_count_metadata, table_metadata
-from rag_assets.partitions import collection_partitions
+from rag_assets.defs.deployment import CATALOGUE_POOL
+from rag_assets.defs.metadata import counter_table, markdown_table, row_count_metadata, table_metadata
+from rag_assets.defs.partitions import collection_partitions
 from resources.sources import SourcesResource
 
 

@@ -5,10 +5,10 @@ import json
 
 import dagster as dg
 
+from rag_assets.commands.run_health import recover_dead_runs
 from rag_assets.core.corpus.fingerprint import fingerprint_digest, source_fingerprint
 from rag_assets.core.settings import reindex_cron
-from rag_assets.partitions import COLLECTION_PARTITIONS_NAME
-from rag_assets.run_health import recover_dead_runs
+from rag_assets.defs.partitions import COLLECTION_PARTITIONS_NAME
 from resources.sources import SourcesResource
 
 REINDEX_CRON = reindex_cron()  # read at import: a schedule's cron is fixed when it is defined

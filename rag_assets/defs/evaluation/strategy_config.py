@@ -16,7 +16,7 @@ from rag_assets.core.answer_metrics import word_count
 from rag_assets.core.answering.types import DEFAULT_ROUTER_KIND, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.errors import ConfigError
-from rag_assets.generation import GENERATION_STRATEGIES, GenerationConfig, generation_specs
+from rag_assets.defs.evaluation.generation_config import GENERATION_STRATEGIES, GenerationConfig, generation_specs
 
 STRATEGIES = (
     "no-retrieval",

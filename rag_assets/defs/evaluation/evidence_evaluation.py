@@ -27,11 +27,11 @@ from rag_assets.core.lineage import utc_now
 from rag_assets.core.store.evidence import store_evidence
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.tree_tables import load_trees
-from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
-from rag_assets.metadata import markdown_table
-from rag_assets.partitions import collection_partitions
-from rag_assets.router import router_adapter
-from rag_assets.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
+from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
+from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
+from rag_assets.defs.metadata import markdown_table
+from rag_assets.defs.partitions import collection_partitions
+from rag_assets.defs.routing.router_adapter import router_adapter
 from resources.embedder import EmbedderResource
 from resources.llm import LLMResource
 from resources.session_models import ResourceModels

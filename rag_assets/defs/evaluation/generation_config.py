@@ -14,7 +14,7 @@ import dagster as dg
 from pydantic import Field
 
 from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
-from rag_assets.metadata import markdown_table
+from rag_assets.defs.metadata import markdown_table
 
 GENERATION_STRATEGIES = ("contregen", "disco", "disco-no-structure")
 

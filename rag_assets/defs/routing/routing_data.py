@@ -28,12 +28,12 @@ from rag_assets.core.store.question_table import load_question_rows, questions_t
 from rag_assets.core.store.routing_tables import load_subtree_rows, view_settings_table
 from rag_assets.core.store.schemas import ROUTING_ACTIONS_ARROW_SCHEMA
 from rag_assets.core.store.tree_tables import load_trees
-from rag_assets.deployment import CATALOGUE_POOL, TRANSIENT_RETRY
-from rag_assets.index import passage_index
-from rag_assets.metadata import counter_table, fenced, markdown_table, row_count_metadata, table_metadata
-from rag_assets.partitions import collection_partitions
-from rag_assets.questions import questions as questions_asset
-from rag_assets.structure import document_trees
+from rag_assets.defs.corpus.questions import questions as questions_asset
+from rag_assets.defs.deployment import CATALOGUE_POOL, TRANSIENT_RETRY
+from rag_assets.defs.index.passage_index import passage_index
+from rag_assets.defs.metadata import counter_table, fenced, markdown_table, row_count_metadata, table_metadata
+from rag_assets.defs.partitions import collection_partitions
+from rag_assets.defs.structure.document_trees import document_trees
 from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource, LLMResource
 from resources.vectors import VectorStoreResource

@@ -9,11 +9,11 @@ from typing import Any
 import dagster as dg
 import duckdb
 
-from rag_assets.column_descriptions import column_description
 from rag_assets.core.figures import figure, png_bytes, png_markdown
 from rag_assets.core.store.collections import count_rows
 from rag_assets.core.store.schemas import table_columns
 from rag_assets.core.tables import markdown_table
+from rag_assets.defs.column_descriptions import column_description
 
 PLOT_COLOUR = "#4f6bed"
 CATALOGUE_DATABASE = "catalogue"  # the DuckDB file's stem: tables are catalogue.main.<table>
@@ -51,7 +51,7 @@ def report_side_table(
     context: dg.AssetExecutionContext, con: duckdb.DuckDBPyConnection, table: str, **metadata: object
 ) -> None:
     """Record that this step rewrote `table`'s rows of the run's collection: a materialization of
-    the side table's asset spec (declared in `rag_assets.side_tables`), so its history shows in the UI."""
+    the side table's asset spec (declared in `rag_assets.defs.side_tables`), so its history shows in the UI."""
     collection = context.partition_key
     context.log_event(
         dg.AssetMaterialization(

@@ -11,7 +11,7 @@ reader at most the words rag-hybrid gave it for the same question (`evidence_bud
 evidence recall is compared at equal length. Test-time scaling rows re-run rdr2 over a grid of
 expand iterations and of top-k documents. Strategies whose settings are identical (rdr2 and
 rdr2-encoder, a grid point equal to rdr2) are computed once and stored under each label.
-The generation-side rows `contregen`, `disco` and `disco-no-structure` (rag_assets/generation.py)
+The generation-side rows `contregen`, `disco` and `disco-no-structure` (rag_assets/defs/evaluation/generation_config.py)
 answer the first `generation_max_questions` questions and store their intermediate structures.
 
 The retrieval-side rows: `rag-hybrid-rerank` (hybrid + the trained `passage_reranker`
@@ -39,16 +39,16 @@ from rag_assets.core.engines.cache import CachingEngine
 from rag_assets.core.lineage import AnswerRecord, store_answers, utc_now
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.tree_tables import load_trees
-from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
-from rag_assets.generation import generation_metadata
-from rag_assets.metadata import counter_table, markdown_table
-from rag_assets.namespaces import namespace_router
-from rag_assets.partitions import collection_partitions
-from rag_assets.reorder import reorder_policy
-from rag_assets.reranker import passage_reranker
-from rag_assets.router import router_adapter
-from rag_assets.router_metrics import router_metrics
-from rag_assets.strategy_config import BUDGET_SOURCE, AnswersConfig, answer_style, strategy_specs
+from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
+from rag_assets.defs.evaluation.generation_config import generation_metadata
+from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, AnswersConfig, answer_style, strategy_specs
+from rag_assets.defs.index.namespace_router import namespace_router
+from rag_assets.defs.index.passage_reranker import passage_reranker
+from rag_assets.defs.metadata import counter_table, markdown_table
+from rag_assets.defs.partitions import collection_partitions
+from rag_assets.defs.routing.reorder_policy import reorder_policy
+from rag_assets.defs.routing.router_adapter import router_adapter
+from rag_assets.defs.routing.router_metrics import router_metrics
 from resources.embedder import EmbedderResource
 from resources.llm import LLMResource
 from resources.session_models import ResourceModels

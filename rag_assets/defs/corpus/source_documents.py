@@ -9,8 +9,8 @@ from dagster_duckdb import DuckDBResource
 from rag_assets.core.corpus.sources import ingest
 from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.document_tables import documents_table
-from rag_assets.deployment import CATALOGUE_POOL
-from rag_assets.metadata import (
+from rag_assets.defs.deployment import CATALOGUE_POOL
+from rag_assets.defs.metadata import (
     counter_table,
     markdown_table,
     rejections_markdown,
@@ -18,7 +18,7 @@ from rag_assets.metadata import (
     row_count_metadata,
     table_metadata,
 )
-from rag_assets.partitions import collection_partitions
+from rag_assets.defs.partitions import collection_partitions
 from resources.sources import SourcesResource
 
 

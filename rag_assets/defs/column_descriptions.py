@@ -1,5 +1,5 @@
 """What each column of each catalogue table holds, in words, for the table schemas the Dagster UI
-shows on every catalogue asset (`rag_assets.metadata.table_metadata`). The column names and types
+shows on every catalogue asset (`rag_assets.defs.metadata.table_metadata`). The column names and types
 come from the store's schema; a test keeps this file and the schema in step."""
 
 COLLECTION = "The collection (partition) the row belongs to."

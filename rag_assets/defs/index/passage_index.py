@@ -11,10 +11,10 @@ from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.passage_table import load_passages, passages_table
 from rag_assets.core.store.publication import new_publication, publish
 from rag_assets.core.store.tree_tables import load_trees
-from rag_assets.deployment import CATALOGUE_POOL, INDEX_RETRY
-from rag_assets.metadata import histogram_markdown, markdown_table, row_count_metadata, table_metadata
-from rag_assets.partitions import collection_partitions
-from rag_assets.structure import document_trees
+from rag_assets.defs.deployment import CATALOGUE_POOL, INDEX_RETRY
+from rag_assets.defs.metadata import histogram_markdown, markdown_table, row_count_metadata, table_metadata
+from rag_assets.defs.partitions import collection_partitions
+from rag_assets.defs.structure.document_trees import document_trees
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
 

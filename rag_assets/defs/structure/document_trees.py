@@ -11,9 +11,9 @@ from rag_assets.core.corpus.tree_building import build_trees
 from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.document_tables import load_documents
 from rag_assets.core.store.tree_tables import nodes_table, texts_table
-from rag_assets.corpus import source_documents
-from rag_assets.deployment import CATALOGUE_POOL
-from rag_assets.metadata import (
+from rag_assets.defs.corpus.source_documents import source_documents
+from rag_assets.defs.deployment import CATALOGUE_POOL
+from rag_assets.defs.metadata import (
     counter_table,
     fenced,
     histogram_markdown,
@@ -22,7 +22,7 @@ from rag_assets.metadata import (
     row_count_metadata,
     table_metadata,
 )
-from rag_assets.partitions import collection_partitions
+from rag_assets.defs.partitions import collection_partitions
 
 
 @dg.asset(

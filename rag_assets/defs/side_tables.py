@@ -1,14 +1,14 @@
 """Catalogue tables written as a by-product of another asset's step, declared as asset specs so
 the lineage graph shows them (and who writes them); the writers record a materialization of each
-partition they rewrite (`rag_assets.metadata.report_side_table`)."""
+partition they rewrite (`rag_assets.defs.metadata.report_side_table`)."""
 
 import dagster as dg
 
-from rag_assets.corpus import source_documents
-from rag_assets.metadata import table_metadata
-from rag_assets.partitions import collection_partitions
-from rag_assets.router import router_adapter
-from rag_assets.structure import document_trees
+from rag_assets.defs.corpus.source_documents import source_documents
+from rag_assets.defs.metadata import table_metadata
+from rag_assets.defs.partitions import collection_partitions
+from rag_assets.defs.routing.router_adapter import router_adapter
+from rag_assets.defs.structure.document_trees import document_trees
 
 rejected_documents = dg.AssetSpec(
     "rejected_documents",

@@ -26,8 +26,8 @@ from rag_assets.core.index.retrieval import search
 from rag_assets.core.settings import data_dir
 from rag_assets.core.store.published_models import ALL_COLLECTIONS, PublishedModel, publish_models
 from rag_assets.core.store.question_table import load_question_rows
-from rag_assets.deployment import CATALOGUE_POOL
-from rag_assets.metadata import markdown_table
+from rag_assets.defs.deployment import CATALOGUE_POOL
+from rag_assets.defs.metadata import markdown_table
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
 

@@ -41,11 +41,11 @@ from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.routing_tables import load_view_settings
 from rag_assets.core.store.schemas import ROUTER_COUNT_COLUMNS, ROUTER_INTERVAL_COLUMNS
 from rag_assets.core.store.tree_tables import load_trees
-from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
-from rag_assets.metadata import fenced, markdown_table, table_metadata
-from rag_assets.partitions import collection_partitions
-from rag_assets.router import router_adapter
-from rag_assets.routing_data import RoutingDataConfig
+from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
+from rag_assets.defs.metadata import fenced, markdown_table, table_metadata
+from rag_assets.defs.partitions import collection_partitions
+from rag_assets.defs.routing.router_adapter import router_adapter
+from rag_assets.defs.routing.routing_data import RoutingDataConfig
 from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource, LLMResource
 from resources.session_models import ResourceModels

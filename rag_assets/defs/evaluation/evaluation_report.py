@@ -6,7 +6,6 @@ from collections import deque
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.answers import answers
 from rag_assets.core.evaluation.evidence import evidence_table, summarise_evidence
 from rag_assets.core.evaluation.report import (
     GENERATED_OUTPUT_METRICS,
@@ -24,12 +23,13 @@ from rag_assets.core.store.evidence import load_evidence
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.routing_tables import load_router_metrics
 from rag_assets.core.store.schemas import ROUTER_METRIC_COLUMNS
-from rag_assets.evidence import evidence_evaluation
-from rag_assets.metadata import markdown_table
-from rag_assets.partitions import collection_partitions
-from rag_assets.router_metrics import router_metrics
-from rag_assets.strategy_config import BUDGET_SOURCE, STRATEGIES
-from rag_assets.upstream import latest_materialization
+from rag_assets.defs.evaluation.answers import answers
+from rag_assets.defs.evaluation.evidence_evaluation import evidence_evaluation
+from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, STRATEGIES
+from rag_assets.defs.metadata import markdown_table
+from rag_assets.defs.partitions import collection_partitions
+from rag_assets.defs.routing.router_metrics import router_metrics
+from rag_assets.defs.upstream import latest_materialization
 
 SOURCE = "evaluation"
 _SCALAR = (int, float, str, bool)

@@ -27,9 +27,9 @@ from rag_assets.core.index.retrieval import search
 from rag_assets.core.settings import data_dir
 from rag_assets.core.store.published_models import PublishedModel, publish_models
 from rag_assets.core.store.question_table import load_question_rows
-from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
-from rag_assets.metadata import line_plot_markdown, markdown_table
-from rag_assets.partitions import collection_partitions
+from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
+from rag_assets.defs.metadata import line_plot_markdown, markdown_table
+from rag_assets.defs.partitions import collection_partitions
 from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource
 from resources.vectors import VectorStoreResource

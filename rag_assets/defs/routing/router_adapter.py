@@ -41,11 +41,11 @@ from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.router_registry import AdapterRecord, record_adapter
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
-from rag_assets.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
-from rag_assets.metadata import PLOT_COLOUR, line_plot_markdown, markdown_table, report_side_table
-from rag_assets.partitions import collection_partitions
-from rag_assets.router_config import RouterKind, RouterTrainingConfig
-from rag_assets.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
+from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
+from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
+from rag_assets.defs.metadata import PLOT_COLOUR, line_plot_markdown, markdown_table, report_side_table
+from rag_assets.defs.partitions import collection_partitions
+from rag_assets.defs.routing.router_config import RouterKind, RouterTrainingConfig
 from resources.embedder import EmbedderResource
 from resources.llm import BaseModelResource
 from resources.session_models import ResourceModels

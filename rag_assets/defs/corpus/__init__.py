@@ -1,0 +1,1 @@
+"""The `corpus` group: every collection's source documents and its question sets."""

@@ -1,0 +1,1 @@
+"""The `structure` group: Document Structure Trees built from the source documents."""
