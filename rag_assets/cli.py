@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -47,6 +47,9 @@ from rag_assets.commands.errors import (
     state,
 )
 from rag_assets.core.settings import debug_enabled, service_url
+
+if TYPE_CHECKING:
+    from rag_assets.serving.ask_options import AskOptions
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_UNAVAILABLE", "EXIT_USAGE", "app", "classify"]
 
@@ -247,7 +250,7 @@ def ask(
     strategy (the options override it) and store it with its lineage in the `answers` table;
     `rag trace ANSWER_ID` audits it later. The catalogue is open only for short reads and the
     final write, so runs are not locked out while the models think."""
-    from rag_assets.commands.output import note, print_answer, print_json
+    from rag_assets.commands.output import print_answer, print_json
     from rag_assets.serving.ask_options import AskOptions
 
     if not question.strip():
@@ -266,6 +269,20 @@ def ask(
         if not as_json:
             console.print(text, end="", markup=False, highlight=False, style="bold")
 
+    result = _answer(question, collection, strategy, options, stream)
+    if as_json:
+        print_json(result["answer"])
+    else:
+        print_answer(result, streamed=True)
+
+
+def _answer(
+    question: str, collection: str | None, strategy: str, options: AskOptions, stream: Callable[[str], None]
+) -> dict[str, Any]:
+    """The stored answer, asked of the running service (RAG_SERVICE_URL) or answered here, its
+    text streamed and its notes printed as they come."""
+    from rag_assets.commands.output import note
+
     service = _service()
     if service is not None:
         from dataclasses import asdict
@@ -276,16 +293,12 @@ def ask(
         result = ask_streaming(service, body, stream)
         for line in result["notes"]:
             note(line)
-    else:
-        result = (
-            _local()
-            .ask(question, collection=collection, strategy=strategy, options=options, on_text=stream, on_note=note)
-            .to_dict()
-        )
-    if as_json:
-        print_json(result["answer"])
-    else:
-        print_answer(result, streamed=True)
+        return result
+    return (
+        _local()
+        .ask(question, collection=collection, strategy=strategy, options=options, on_text=stream, on_note=note)
+        .to_dict()
+    )
 
 
 @app.command()

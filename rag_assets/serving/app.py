@@ -84,9 +84,7 @@ def detail_of(err: BaseException) -> str:
     return " ".join(str(err).split()) or type(err).__name__
 
 
-def create_app(  # noqa: C901 — FastAPI's idiom: each route is a small closure over the one service, counted as one function
-    service: QueryService | None = None, *, max_asks: int = 8, preload: bool = False
-) -> FastAPI:
+def create_app(service: QueryService | None = None, *, max_asks: int = 8, preload: bool = False) -> FastAPI:
     service = service or QueryService()
     asks = Gate(max_asks, "questions")
     searches = Gate(MAX_SEARCHES, "searches")
@@ -110,12 +108,25 @@ def create_app(  # noqa: C901 — FastAPI's idiom: each route is a small closure
     async def _errors(_: Request, err: Exception) -> JSONResponse:
         return JSONResponse({"detail": detail_of(err)}, status_code=status_of(err))
 
-    def gated(gate: Gate, work: Callable[[], Any]) -> Any:
-        gate.enter()
-        try:
-            return work()
-        finally:
-            gate.leave()
+    # FastAPI's idiom: each route is a small closure over the one service, registered by area
+    _register_pages(app, service)
+    _register_search_and_ask(app, service, searches, asks)
+    _register_ask_stream(app, service, asks)
+    _register_audit(app, service)
+    return app
+
+
+def _gated(gate: Gate, work: Callable[[], Any]) -> Any:
+    """`work()` inside the gate (refused at once, 503, when the gate is full)."""
+    gate.enter()
+    try:
+        return work()
+    finally:
+        gate.leave()
+
+
+def _register_pages(app: FastAPI, service: QueryService) -> None:
+    """The audit page, the health check and the askable strategies."""
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
@@ -131,6 +142,10 @@ def create_app(  # noqa: C901 — FastAPI's idiom: each route is a small closure
 
         return {"strategies": list(ASKABLE), "default": "rdr2"}
 
+
+def _register_search_and_ask(app: FastAPI, service: QueryService, searches: Gate, asks: Gate) -> None:
+    """Search the index and ask a question (answered whole), each bounded by its gate."""
+
     @app.get("/search")
     def search(
         q: str = Query(description="What to look for."),
@@ -139,7 +154,7 @@ def create_app(  # noqa: C901 — FastAPI's idiom: each route is a small closure
         k: int = Query(default=5, ge=1, le=100),
         reranker: str | None = None,
     ) -> dict[str, Any]:
-        hits, pairs = gated(
+        hits, pairs = _gated(
             searches,
             lambda: service.search(q, collections=collection or None, mode=mode, k=k, reranker=reranker),
         )
@@ -147,7 +162,7 @@ def create_app(  # noqa: C901 — FastAPI's idiom: each route is a small closure
 
     @app.post("/ask")
     def ask(body: AskBody) -> dict[str, Any]:
-        result = gated(
+        result = _gated(
             asks,
             lambda: service.ask(
                 body.question,
@@ -158,6 +173,10 @@ def create_app(  # noqa: C901 — FastAPI's idiom: each route is a small closure
             ),
         )
         return result.to_dict()
+
+
+def _register_ask_stream(app: FastAPI, service: QueryService, asks: Gate) -> None:
+    """Ask a question, the answer streamed as server-sent events."""
 
     @app.post("/ask/stream")
     async def ask_stream(body: AskBody) -> StreamingResponse:
@@ -197,6 +216,10 @@ def create_app(  # noqa: C901 — FastAPI's idiom: each route is a small closure
 
         return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
+
+def _register_audit(app: FastAPI, service: QueryService) -> None:
+    """An answer's trace, the stored answers, a document, and the collections with their published index."""
+
     @app.get("/trace/{answer_id}")
     def trace(answer_id: str) -> dict[str, Any]:
         return service.trace(answer_id)
@@ -223,8 +246,6 @@ def create_app(  # noqa: C901 — FastAPI's idiom: each route is a small closure
         names = service.collections()
         with read_catalogue() as con:
             return {"collections": [pin_index(con, name).to_dict() for name in names]}
-
-    return app
 
 
 def run_service(*, host: str, port: int, max_asks: int, preload: bool) -> None:

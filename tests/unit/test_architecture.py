@@ -377,3 +377,26 @@ def test_the_catalogue_is_opened_only_by_the_connection_module() -> None:
     ]
     assert offenders == [], "open DuckDB through rag_assets.core.store.connections.catalogue_connection"
     assert list(_duckdb_connects(CONNECTIONS))  # the rule sees what it guards
+
+
+LONG_FUNCTION_LAYERS = ("rag_assets.defs", "rag_assets.serving", "rag_assets.commands", "rag_assets.cli")
+MAX_FUNCTION_LINES = 60
+
+
+def _in_layer(name: str, layer: str) -> bool:
+    return name == layer or name.startswith(layer + ".")
+
+
+def test_no_long_function_in_the_asset_and_serving_layers() -> None:
+    # functions of one step (issue 44): an asset, a route registration or a command reads as a few
+    # named steps; a function longer than this (signature to last line, docstring included) is split
+    checked = [name for name in _modules() if any(_in_layer(name, layer) for layer in LONG_FUNCTION_LAYERS)]
+    offenders = [
+        f"{_relative(name)}:{node.lineno} {node.name} spans {node.end_lineno - node.lineno + 1} lines"
+        for name in checked
+        for node in ast.walk(_tree(name))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert offenders == [], f"split these into named steps of at most {MAX_FUNCTION_LINES} lines"
+    assert "rag_assets.cli" in checked and any(_in_layer(name, "rag_assets.serving") for name in checked)

@@ -31,7 +31,7 @@ from collections import Counter
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.core.answering.published import load_published
+from rag_assets.core.answering.published import PublishedCollection, load_published
 from rag_assets.core.answering.session import AnsweringSession
 from rag_assets.core.answering.types import GENERATION_KINDS, AnswerOutcome, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
@@ -198,9 +198,7 @@ def answers(
     # Grid points repeat most prompts of the main rdr2 run (greedy: same output): replayed, with
     # their seconds charged back to each strategy (core/engines/cache.py).
     session = AnsweringSession(published, ResourceModels(embedder, vectors, llm, replay=True), trees, gold=questions)
-    notes = [*([note] if note else []), *published.notes]
-    if not published.index.consistent:
-        notes.append(published.index.note)
+    notes = _published_notes(published, note)
     style = answer_style(config.answer_style, questions)
     all_specs = strategy_specs(config, style, published.llm_adapter)
     specs = runnable_specs(config, all_specs, session, notes)
@@ -234,13 +232,24 @@ def answers(
                 config, {name: results for (name, grid, _), (_, results) in outcomes.items() if not grid}
             ),
             "index": dg.MetadataValue.json(published.index.index_info() if questions else {}),
-            "sample": dg.MetadataValue.md(
-                markdown_table(
-                    ["strategy", "question", "answer", "evidence words"],
-                    [(r.strategy, r.question[:80], r.answer[:80], r.evidence_words) for r in records if not r.grid][:8],
-                )
-            ),
+            "sample": dg.MetadataValue.md(_sample_markdown(records)),
         }
+    )
+
+
+def _published_notes(published: PublishedCollection, note: str | None) -> list[str]:
+    """The question pick's note, the published models' notes, and the index's when inconsistent."""
+    notes = [*([note] if note else []), *published.notes]
+    if not published.index.consistent:
+        notes.append(published.index.note)
+    return notes
+
+
+def _sample_markdown(records: list[AnswerRecord]) -> str:
+    """The first main-run answers (no grid points), as a table."""
+    return markdown_table(
+        ["strategy", "question", "answer", "evidence words"],
+        [(r.strategy, r.question[:80], r.answer[:80], r.evidence_words) for r in records if not r.grid][:8],
     )
 
 

@@ -2,22 +2,24 @@
 
 import math
 from collections import deque
+from typing import TypeVar
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.core.evaluation.evidence import evidence_table, summarise_evidence
+from rag_assets.core.evaluation.evidence import EvidenceSummary, evidence_table, summarise_evidence
 from rag_assets.core.evaluation.report import (
     GENERATED_OUTPUT_METRICS,
     SCORING_ROUTER_MODELS,
     ReportData,
+    ReportFiles,
     write_report,
 )
 from rag_assets.core.evaluation.retrieval_report import retrieval_notes
 from rag_assets.core.evaluation.scoring import aggregate, aggregate_grid, metric_intervals, score_answers
 from rag_assets.core.evaluation.seed_systems import compare_seed_systems
 from rag_assets.core.figures import png_markdown
-from rag_assets.core.lineage import load_answers, utc_now
+from rag_assets.core.lineage import AnswerRecord, load_answers, utc_now
 from rag_assets.core.settings import reports_root
 from rag_assets.core.store.evidence import load_evidence
 from rag_assets.core.store.question_table import load_question_rows
@@ -33,6 +35,7 @@ from rag_assets.defs.upstream import latest_materialization
 
 SOURCE = "evaluation"
 _SCALAR = (int, float, str, bool)
+T = TypeVar("T")
 
 
 def upstream_versions(context: dg.AssetExecutionContext) -> dict[str, dict]:
@@ -126,38 +129,10 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         router, notes = _router_rows(con, collection)
         evidence_rows = load_evidence(con, collection)
     scored = score_answers(records, questions)
-    results, scaling = aggregate(scored), aggregate_grid(scored)
-    # The strategies in the order the answers asset names them (baselines first, ablations last),
-    # not in the order the rows came back from the catalogue.
-    rank = {name: i for i, name in enumerate(STRATEGIES)}
-    results = dict(sorted(results.items(), key=lambda item: (rank.get(item[0], len(rank)), item[0])))
-    if not records:
-        notes.append("no evaluation answers: materialize `answers` (with questions) first")
-    budgeted = sorted({r.strategy for r in records if not r.grid and r.knobs_dict.get("evidence_budget_from")})
-    if budgeted:
-        notes.append(
-            f"{', '.join(budgeted)}: routed evidence cut to at most the words rag-hybrid gave the reader for the "
-            "same question (rdr2-free: uncut), so evidence quality is compared at equal length"
-        )
-    notes += retrieval_notes(records)  # rewrite use, namespace accuracy, share searched, search ms
-    # the index and embedder every row that searched read (no-retrieval rows record none)
-    versions_of_answers = next(
-        (r.versions_dict for r in records if r.strategy_kind != "none"), records[0].versions_dict if records else {}
-    )
+    results, scaling = _in_strategy_order(aggregate(scored)), aggregate_grid(scored)
+    notes += _answer_notes(records)
     run_ids = sorted({r.run_id for r in records})
-    versions = {
-        "assets": upstream_versions(context),
-        "index": versions_of_answers.get("index"),
-        "adapter_id": next(
-            (r.versions_dict.get("adapter_id") for r in records if r.strategy == "rdr2" and not r.grid), None
-        ),
-        "router_model": next(
-            (r.versions_dict.get("router_model") for r in records if r.strategy == "rdr2" and not r.grid), None
-        ),
-        "reader_model": versions_of_answers.get("reader_model"),
-        "embedder": versions_of_answers.get("embedder"),
-        "answers_run_ids": run_ids,
-    }
+    versions = {**_report_versions(context, records), "answers_run_ids": run_ids}
     splits = sorted({questions[r.qid].split for r in records if r.qid in questions})
     evidence = summarise_evidence(evidence_rows, BUDGET_SOURCE)
     if evidence is None:
@@ -181,17 +156,70 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
     )
     files = write_report(data, reports_root())
     context.log.info(f"evaluation report: {files.html}")
+    return dg.MaterializeResult(metadata=_report_metadata(files, data, len(records), evidence, router))
+
+
+def _in_strategy_order(results: dict[str, T]) -> dict[str, T]:
+    """The strategies in the order the answers asset names them (baselines first, ablations last),
+    not in the order the rows came back from the catalogue."""
+    rank = {name: i for i, name in enumerate(STRATEGIES)}
+    return dict(sorted(results.items(), key=lambda item: (rank.get(item[0], len(rank)), item[0])))
+
+
+def _answer_notes(records: list[AnswerRecord]) -> list[str]:
+    """Notes on the answers: none yet, evidence cut to a budget, and the retrieval's."""
+    notes: list[str] = []
+    if not records:
+        notes.append("no evaluation answers: materialize `answers` (with questions) first")
+    budgeted = sorted({r.strategy for r in records if not r.grid and r.knobs_dict.get("evidence_budget_from")})
+    if budgeted:
+        notes.append(
+            f"{', '.join(budgeted)}: routed evidence cut to at most the words rag-hybrid gave the reader for the "
+            "same question (rdr2-free: uncut), so evidence quality is compared at equal length"
+        )
+    notes += retrieval_notes(records)  # rewrite use, namespace accuracy, share searched, search ms
+    return notes
+
+
+def _report_versions(context: dg.AssetExecutionContext, records: list[AnswerRecord]) -> dict[str, object]:
+    """The versions the report rests on: upstream assets, index, router and reader models, embedder."""
+    # the index and embedder every row that searched read (no-retrieval rows record none)
+    versions_of_answers = next(
+        (r.versions_dict for r in records if r.strategy_kind != "none"), records[0].versions_dict if records else {}
+    )
+    return {
+        "assets": upstream_versions(context),
+        "index": versions_of_answers.get("index"),
+        "adapter_id": next(
+            (r.versions_dict.get("adapter_id") for r in records if r.strategy == "rdr2" and not r.grid), None
+        ),
+        "router_model": next(
+            (r.versions_dict.get("router_model") for r in records if r.strategy == "rdr2" and not r.grid), None
+        ),
+        "reader_model": versions_of_answers.get("reader_model"),
+        "embedder": versions_of_answers.get("embedder"),
+    }
+
+
+def _report_metadata(
+    files: ReportFiles,
+    data: ReportData,
+    answer_count: int,
+    evidence: EvidenceSummary | None,
+    router: dict[str, dict[str, float]],
+) -> dict[str, object]:
+    """The report in the UI: its files, headline, counts, notes, evidence and router tables."""
     metadata: dict[str, object] = {
         "headline": dg.MetadataValue.md(files.headline_markdown),
         "report_html": dg.MetadataValue.path(str(files.html)),
         "report_markdown": dg.MetadataValue.path(str(files.markdown)),
         "summary_json": dg.MetadataValue.path(str(files.summary)),
         "latest": dg.MetadataValue.path(str(files.latest)),
-        "strategies": len(results),
-        "answers": len(records),
+        "strategies": len(data.results),
+        "answers": answer_count,
         "questions": data.questions,
         "evidence_questions": evidence.questions if evidence else 0,
-        "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
+        "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in data.notes) or "none"),
     }
     if evidence is not None:
         header, rows = evidence_table(evidence)
@@ -200,19 +228,22 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         metadata["main_plot"] = dg.MetadataValue.path(str(files.plots["metrics"]))
         metadata["main_plot_image"] = dg.MetadataValue.md(png_markdown(files.plots["metrics"], "metrics per strategy"))
     if router:
-        metadata["router"] = dg.MetadataValue.md(
-            markdown_table(
-                ["model", *ROUTER_METRIC_COLUMNS],
-                [
-                    (
-                        m,
-                        *(
-                            "n/a" if m in SCORING_ROUTER_MODELS and k in GENERATED_OUTPUT_METRICS else _metric(v, k)
-                            for k in ROUTER_METRIC_COLUMNS
-                        ),
-                    )
-                    for m, v in router.items()
-                ],
+        metadata["router"] = dg.MetadataValue.md(_router_markdown(router))
+    return metadata
+
+
+def _router_markdown(router: dict[str, dict[str, float]]) -> str:
+    """The router metrics per model (n/a where a scoring router generates no output to measure)."""
+    return markdown_table(
+        ["model", *ROUTER_METRIC_COLUMNS],
+        [
+            (
+                m,
+                *(
+                    "n/a" if m in SCORING_ROUTER_MODELS and k in GENERATED_OUTPUT_METRICS else _metric(v, k)
+                    for k in ROUTER_METRIC_COLUMNS
+                ),
             )
-        )
-    return dg.MaterializeResult(metadata=metadata)
+            for m, v in router.items()
+        ],
+    )

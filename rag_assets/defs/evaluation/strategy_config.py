@@ -142,7 +142,28 @@ def strategy_specs(
 ) -> dict[str, StrategySpec]:
     """Every strategy by label (the config's `strategies` choose which run; the grids use 'rdr2')."""
     budget_from = BUDGET_SOURCE if budget and config.evidence_budget else None
-    rdr2 = StrategySpec(
+    rdr2 = _rdr2_spec(config, style, llm_adapter, budget_from)
+    specs = {
+        "no-retrieval": StrategySpec("no-retrieval", "none", top_k=0, answer_style=style),
+        "rag-dense": StrategySpec(
+            "rag-dense", "rag", retrieval_mode="dense", top_k=config.rag_top_k, answer_style=style
+        ),
+        "rag-hybrid": StrategySpec(
+            "rag-hybrid", "rag", retrieval_mode="hybrid", top_k=config.rag_top_k, answer_style=style
+        ),
+        **_rdr2_variants(rdr2, llm_adapter),
+        **generation_specs(config, style),
+    }
+    specs.update(_hybrid_variants(specs["rag-hybrid"], rdr2, config.dota_words))
+    unknown = sorted(set(config.strategies) - set(specs))
+    if unknown:
+        raise dg.Failure(f"unknown strategies {unknown}; expected some of {list(STRATEGIES)}")
+    return specs
+
+
+def _rdr2_spec(config: AnswersConfig, style: str, llm_adapter: str | None, budget_from: str | None) -> StrategySpec:
+    """The main rdr2 strategy, as the config sets it."""
+    return StrategySpec(
         "rdr2",
         "rdr2",
         retrieval_mode=config.retrieval_mode,
@@ -157,17 +178,14 @@ def strategy_specs(
         evidence_budget_from=budget_from,
     )
 
+
+def _rdr2_variants(rdr2: StrategySpec, llm_adapter: str | None) -> dict[str, StrategySpec]:
+    """rdr2, uncut, with each router, and its ablations (no expand, no refuse, no structure)."""
+
     def routed(name: str, router: str, adapter: str | None = None) -> StrategySpec:
         return dataclasses.replace(rdr2, name=name, router=router, adapter=adapter)
 
-    specs = {
-        "no-retrieval": StrategySpec("no-retrieval", "none", top_k=0, answer_style=style),
-        "rag-dense": StrategySpec(
-            "rag-dense", "rag", retrieval_mode="dense", top_k=config.rag_top_k, answer_style=style
-        ),
-        "rag-hybrid": StrategySpec(
-            "rag-hybrid", "rag", retrieval_mode="hybrid", top_k=config.rag_top_k, answer_style=style
-        ),
+    return {
         "rdr2": rdr2,
         "rdr2-free": dataclasses.replace(rdr2, name="rdr2-free", evidence_budget_from=None),
         "rdr2-encoder": routed("rdr2-encoder", "encoder"),
@@ -180,32 +198,28 @@ def strategy_specs(
         "rdr2-no-expand": dataclasses.replace(rdr2, name="rdr2-no-expand", allow_expand=False),
         "rdr2-no-refuse": dataclasses.replace(rdr2, name="rdr2-no-refuse", allow_refuse=False),
         "rdr2-no-structure": dataclasses.replace(rdr2, name="rdr2-no-structure", structure=False),
-        **generation_specs(config, style),
     }
-    hybrid = specs["rag-hybrid"]
-    specs.update(
-        {
-            "rag-hybrid-rerank": dataclasses.replace(hybrid, name="rag-hybrid-rerank", rerank=True),
-            "rag-hybrid-rewrite": dataclasses.replace(hybrid, name="rag-hybrid-rewrite", rewrite=True),
-            "dota": dataclasses.replace(
-                hybrid,
-                name="dota",
-                kind="dota",
-                rewrite=True,
-                route_namespaces=True,
-                rerank=True,
-                aggregate_words=config.dota_words,
-            ),
-            "rag-hybrid-edges": dataclasses.replace(hybrid, name="rag-hybrid-edges", reorder="edges"),
-            "rag-hybrid+r4": dataclasses.replace(hybrid, name="rag-hybrid+r4", reorder="learned"),
-            "rdr2+r4": dataclasses.replace(rdr2, name="rdr2+r4", reorder="learned"),
-            "rdr2-rerank": dataclasses.replace(rdr2, name="rdr2-rerank", rerank=True),
-        }
-    )
-    unknown = sorted(set(config.strategies) - set(specs))
-    if unknown:
-        raise dg.Failure(f"unknown strategies {unknown}; expected some of {list(STRATEGIES)}")
-    return specs
+
+
+def _hybrid_variants(hybrid: StrategySpec, rdr2: StrategySpec, dota_words: int) -> dict[str, StrategySpec]:
+    """rag-hybrid reranked, rewritten, reordered and as DOTA; rdr2 reordered and reranked."""
+    return {
+        "rag-hybrid-rerank": dataclasses.replace(hybrid, name="rag-hybrid-rerank", rerank=True),
+        "rag-hybrid-rewrite": dataclasses.replace(hybrid, name="rag-hybrid-rewrite", rewrite=True),
+        "dota": dataclasses.replace(
+            hybrid,
+            name="dota",
+            kind="dota",
+            rewrite=True,
+            route_namespaces=True,
+            rerank=True,
+            aggregate_words=dota_words,
+        ),
+        "rag-hybrid-edges": dataclasses.replace(hybrid, name="rag-hybrid-edges", reorder="edges"),
+        "rag-hybrid+r4": dataclasses.replace(hybrid, name="rag-hybrid+r4", reorder="learned"),
+        "rdr2+r4": dataclasses.replace(rdr2, name="rdr2+r4", reorder="learned"),
+        "rdr2-rerank": dataclasses.replace(rdr2, name="rdr2-rerank", rerank=True),
+    }
 
 
 def answer_style(config_style: str, questions: list[Question]) -> str:

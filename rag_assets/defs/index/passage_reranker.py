@@ -17,7 +17,7 @@ from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
 from rag_assets.core.index.reranking.recipe import train_collection_reranker
-from rag_assets.core.index.reranking.training import RerankerSettings
+from rag_assets.core.index.reranking.training import RerankerSettings, RerankerTrainingResult
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.settings import rerankers_dir
 from rag_assets.core.store.passage_table import load_passages
@@ -122,35 +122,39 @@ def passage_reranker(
     if result is None:
         context.log.warning(f"{collection}: no question with a gold passage and negatives; no reranker trained")
         return dg.MaterializeResult(metadata={"trained": False, "reason": "no training groups"})
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(result.reranker_id), metadata=_reranker_metadata(settings, result)
+    )
+
+
+def _reranker_metadata(settings: RerankerSettings, result: RerankerTrainingResult) -> dict[str, object]:
+    """The trained reranker in the UI: ids, losses, the fusion weight and its held-out calibration."""
     first_stage = result.calibration.get("0.0")
     chosen = result.calibration.get(str(result.weight))
-    return dg.MaterializeResult(
-        data_version=dg.DataVersion(result.reranker_id),
-        metadata={
-            "trained": True,
-            "model": settings.model,
-            "reranker_id": result.reranker_id,
-            "path": str(result.folder),
-            "groups": result.groups,
-            "groups_synthetic": result.details["groups_synthetic"],
-            "synthetic_out_of_scope": result.details["synthetic_out_of_scope"],
-            "steps": result.steps,
-            "seconds_per_step": round(result.seconds_per_step, 3),
-            "first_loss": round(result.losses[0], 4),
-            "last_loss": round(result.losses[-1], 4),
-            "fusion_weight": result.weight,
-            "held_out_questions": result.calibrated_on,
-            "held_out_synthetic": result.details["calibrated_on_synthetic"],
-            "held_out_recall_at_5_first_stage": first_stage if first_stage is not None else "n/a",
-            "held_out_recall_at_5_reranked": chosen if chosen is not None else "n/a",
-            "calibration": dg.MetadataValue.md(
-                markdown_table(
-                    ["fusion weight (-1 = the model alone)", "held-out recall@5 (gold passage)"],
-                    [(w, round(r, 3)) for w, r in result.calibration.items()],
-                )
-            ),
-            "loss_curve": dg.MetadataValue.md(
-                line_plot_markdown(result.losses, title="passage reranker loss", xlabel="step", ylabel="loss")
-            ),
-        },
-    )
+    return {
+        "trained": True,
+        "model": settings.model,
+        "reranker_id": result.reranker_id,
+        "path": str(result.folder),
+        "groups": result.groups,
+        "groups_synthetic": result.details["groups_synthetic"],
+        "synthetic_out_of_scope": result.details["synthetic_out_of_scope"],
+        "steps": result.steps,
+        "seconds_per_step": round(result.seconds_per_step, 3),
+        "first_loss": round(result.losses[0], 4),
+        "last_loss": round(result.losses[-1], 4),
+        "fusion_weight": result.weight,
+        "held_out_questions": result.calibrated_on,
+        "held_out_synthetic": result.details["calibrated_on_synthetic"],
+        "held_out_recall_at_5_first_stage": first_stage if first_stage is not None else "n/a",
+        "held_out_recall_at_5_reranked": chosen if chosen is not None else "n/a",
+        "calibration": dg.MetadataValue.md(
+            markdown_table(
+                ["fusion weight (-1 = the model alone)", "held-out recall@5 (gold passage)"],
+                [(w, round(r, 3)) for w, r in result.calibration.items()],
+            )
+        ),
+        "loss_curve": dg.MetadataValue.md(
+            line_plot_markdown(result.losses, title="passage reranker loss", xlabel="step", ylabel="loss")
+        ),
+    }

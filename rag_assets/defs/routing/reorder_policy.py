@@ -20,10 +20,14 @@ from rag_assets.core.answering.r4_reordering import (
     ReaderScorer,
     ReorderExample,
     ReorderSettings,
+    ReorderTrainingResult,
     train_position_policy,
 )
 from rag_assets.core.answering.readers import number_blocks, reader_messages
+from rag_assets.core.corpus.question_sets import Question
+from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.index.retrieval import search
+from rag_assets.core.index.vector_index import PassageIndex
 from rag_assets.core.settings import data_dir
 from rag_assets.core.store.published_models import PublishedModel, publish_models
 from rag_assets.core.store.question_table import load_question_rows
@@ -81,11 +85,7 @@ def reorder_policy(
     with catalogue.get_connection() as con:
         questions = [q for q in load_question_rows(con, collection, "train") if q.answers]
     questions = questions[: config.max_questions]
-    examples = []
-    for q in questions:
-        hits = search(index, model, q.query, mode="hybrid", k=config.top_k, collections=[collection])
-        items = tuple(EvidenceItem(h.text, h.score, h.rank, heading_path=h.heading_path) for h in hits)
-        examples.append(ReorderExample(q.query, items, q.answers[0]))
+    examples = _reorder_examples(index, model, questions, config.top_k, collection)
     if not any(len(e.items) >= 2 for e in examples):
         context.log.warning(f"{collection}: no train question with an answer and two passages; no policy trained")
         publish_policy(
@@ -97,17 +97,13 @@ def reorder_policy(
 
     scorer = ReaderScorer(base_model.path(), device=model.device, max_length=config.max_length)
 
-    def render(query: str, items) -> list[dict[str, str]]:
-        # exactly the evidence rag-hybrid would give the reader, in the sampled order
-        return reader_messages(query, number_blocks([(item.heading_path, item.text) for item in items]), "short")
-
     def log(step: int, total: int, reward: float) -> None:
         context.log.info(f"reorder policy: step {step}/{total} mean reward {reward:.4f}")
 
     result = train_position_policy(
         examples,
         scorer.log_likelihoods,
-        render,
+        _reader_evidence,
         reorder_policies_dir(),
         ReorderSettings(
             epochs=config.epochs,
@@ -123,28 +119,47 @@ def reorder_policy(
         collection,
         PublishedModel("reorder_policy", result.policy_id, str(result.folder), run_id=context.run.run_id),
     )
-    return dg.MaterializeResult(
-        data_version=dg.DataVersion(result.policy_id),
-        metadata={
-            "trained": True,
-            "policy_id": result.policy_id,
-            "path": str(result.folder),
-            "algorithm": "REINFORCE, per-question mean-reward baseline",
-            "examples": result.examples,
-            "steps": result.steps,
-            "first_reward": round(result.rewards[0], 4),
-            "last_reward": round(result.rewards[-1], 4),
-            "reward_by_order": dg.MetadataValue.md(
-                markdown_table(
-                    ["order", "mean reward on the train questions (log-likelihood per token)"],
-                    [(k, round(v, 4)) for k, v in result.reward_by_order.items()],
-                )
-            ),
-            "reward_curve": dg.MetadataValue.md(
-                line_plot_markdown(result.rewards, title="reorder policy reward", xlabel="step", ylabel="mean reward")
-            ),
-        },
-    )
+    return dg.MaterializeResult(data_version=dg.DataVersion(result.policy_id), metadata=_policy_metadata(result))
+
+
+def _reorder_examples(
+    index: PassageIndex, model: Embedder, questions: list[Question], top_k: int, collection: str
+) -> list[ReorderExample]:
+    """Each question with its hybrid-retrieved passages and its first gold answer."""
+    examples = []
+    for q in questions:
+        hits = search(index, model, q.query, mode="hybrid", k=top_k, collections=[collection])
+        items = tuple(EvidenceItem(h.text, h.score, h.rank, heading_path=h.heading_path) for h in hits)
+        examples.append(ReorderExample(q.query, items, q.answers[0]))
+    return examples
+
+
+def _reader_evidence(query: str, items) -> list[dict[str, str]]:
+    """The reader's messages: exactly the evidence rag-hybrid would give the reader, in the sampled order."""
+    return reader_messages(query, number_blocks([(item.heading_path, item.text) for item in items]), "short")
+
+
+def _policy_metadata(result: ReorderTrainingResult) -> dict[str, object]:
+    """The trained policy in the UI: ids, rewards per order and the reward curve."""
+    return {
+        "trained": True,
+        "policy_id": result.policy_id,
+        "path": str(result.folder),
+        "algorithm": "REINFORCE, per-question mean-reward baseline",
+        "examples": result.examples,
+        "steps": result.steps,
+        "first_reward": round(result.rewards[0], 4),
+        "last_reward": round(result.rewards[-1], 4),
+        "reward_by_order": dg.MetadataValue.md(
+            markdown_table(
+                ["order", "mean reward on the train questions (log-likelihood per token)"],
+                [(k, round(v, 4)) for k, v in result.reward_by_order.items()],
+            )
+        ),
+        "reward_curve": dg.MetadataValue.md(
+            line_plot_markdown(result.rewards, title="reorder policy reward", xlabel="step", ylabel="mean reward")
+        ),
+    }
 
 
 def publish_policy(catalogue: DuckDBResource, collection: str, piece: PublishedModel) -> None:

@@ -15,7 +15,7 @@ materialization produced) through `load_published`.
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 
 import dagster as dg
@@ -25,6 +25,7 @@ from rag_assets.core.answering.published import load_published
 from rag_assets.core.answering.session import AnsweringSession
 from rag_assets.core.evaluation.held_out_evidence import HeldOutEvidence, held_out_evidence
 from rag_assets.core.figures import figure, png_bytes, png_markdown
+from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.routing.action_format import routing_messages
 from rag_assets.core.routing.encoder_settings import EncoderSettings
 from rag_assets.core.routing.encoder_training import EncoderTrainingResult, train_encoder
@@ -83,104 +84,27 @@ def router_adapter(
         if RouterKind.encoder in config.kinds and config.encoder_held_out_evidence:
             held_out = validation_evidence(context, con, collection, validation, ResourceModels(embedder, vectors))
     if not train:
-        reason = "no training routing actions"
-        context.log.warning(f"{collection}: {reason} (no train questions?); no router trained")
-        with catalogue.get_connection() as con:
-            publish_models(
-                con,
-                collection,
-                [PublishedModel("similarity", details={"reason": reason}, run_id=context.run.run_id)],
-                kinds=ROUTER_PIECES,
-            )
-        return dg.MaterializeResult(metadata={"trained": False, "reason": reason})
-    synthetic = sum(e.qid.startswith(SYNTHETIC_QID_PREFIX) for e in train)
-    metadata: dict[str, object] = {
-        "trained": True,
-        "kinds": ", ".join(map(str, config.kinds)),
-        "train_views": len(train),
-        "validation_views": len(validation),
-        "train_views_synthetic": synthetic,
-        "train_views_labelled": len(train) - synthetic,
-    }
+        return _publish_untrained(context, catalogue, collection)
+    metadata = _views_metadata(config, train, validation)
     records: dict[str, AdapterRecord] = {}
-
-    def log_step(kind: str):
-        def log(step: int, total: int, loss: float) -> None:
-            if step == 1 or step == total or step % 10 == 0:
-                context.log.info(f"{kind} router: step {step}/{total} loss {loss:.4f}")
-
-        return log
-
+    encoder = embedder.get()
     # The untrained encoder's thresholds (the similarity router), calibrated on the train fold.
-    similarity = calibrate_similarity(embedder.get(), [e.example for e in train])
+    similarity = calibrate_similarity(encoder, [e.example for e in train])
     metadata.update(
         {
             "similarity_answer_threshold": similarity.answer,
             "similarity_expand_threshold": similarity.expand,
         }
     )
+    folds = _Folds(collection, train, validation)
     if RouterKind.encoder in config.kinds:
-        settings = config.encoder_settings()
-        weighted = weight_real_views(train, config.encoder_real_weight)
-        result = train_encoder(
-            embedder.get().model_path,
-            [e.example for e in weighted],
-            [e.example for e in validation],
-            base_model.adapters_dir(),
-            settings,
-            device=embedder.get().device,
-            on_step=log_step("encoder"),
-            extra_record={
-                "collection": collection,
-                "similarity_thresholds": asdict(similarity),
-                "real_weight": config.encoder_real_weight,
-            },
-            held_out=held_out,
+        records["encoder"], trained = _train_encoder_router(
+            context, config, catalogue, base_model, encoder, folds, held_out, similarity
         )
-        with catalogue.get_connection() as con:
-            records["encoder"] = record_adapter(
-                con, collection, result.adapter_id, str(result.folder), embedder.get().model_id
-            )
-        metadata.update(encoder_metadata(result, settings, held_out))
-        metadata["encoder_real_weight"] = config.encoder_real_weight
-        metadata["encoder_ancestor_levels"] = settings.ancestor_levels
-        metadata["encoder_train_views"] = len(weighted)
-
+        metadata.update(trained)
     if RouterKind.llm in config.kinds:
-        examples = [TrainingExample(routing_messages(e.query, e.rendered), e.target) for e in train]
-        settings = LoraSettings(
-            rank=config.rank,
-            alpha=config.alpha,
-            dropout=config.dropout,
-            target_modules=list(config.target_modules),
-            learning_rate=config.learning_rate,
-            epochs=config.epochs,
-            max_steps=config.max_steps,
-            batch_size=config.batch_size,
-            max_length=config.max_length,
-        )
-        model_path = base_model.path()
-        lora = train_lora(
-            model_path, examples, base_model.adapters_dir(), settings, device=base_model.device, on_step=log_step("llm")
-        )
-        with catalogue.get_connection() as con:
-            records["llm"] = record_adapter(con, collection, lora.adapter_id, str(lora.adapter_dir), str(model_path))
-        metadata.update(
-            {
-                "adapter_id": lora.adapter_id,
-                "path": str(lora.adapter_dir),
-                "examples": lora.trained_examples,
-                "steps": lora.steps,
-                "seconds_per_step": round(lora.seconds_per_step, 3),
-                "device": lora.device,
-                "dtype": lora.dtype,
-                "first_loss": round(lora.losses[0], 4),
-                "last_loss": round(lora.losses[-1], 4),
-                "loss_curve": dg.MetadataValue.md(
-                    line_plot_markdown(lora.losses, title="LLM router loss", xlabel="step", ylabel="loss")
-                ),
-            }
-        )
+        records["llm"], trained = _train_llm_router(context, config, catalogue, base_model, folds)
+        metadata.update(trained)
     with catalogue.get_connection() as con:
         publish_models(con, collection, published_routers(records, similarity, context.run.run_id), kinds=ROUTER_PIECES)
         if records:  # the registry rows this step wrote: a materialization of the side table
@@ -189,6 +113,144 @@ def router_adapter(
             )
     version = "+".join(r.adapter_id for r in records.values()) or "untrained"
     return dg.MaterializeResult(data_version=dg.DataVersion(version), metadata=metadata)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Folds:
+    """A collection's labelled routing views, train and validation folds."""
+
+    collection: str
+    train: list[LabelledView]
+    validation: list[LabelledView]
+
+
+def _publish_untrained(
+    context: dg.AssetExecutionContext, catalogue: DuckDBResource, collection: str
+) -> dg.MaterializeResult:
+    """Publish the similarity router alone (no training routing actions), logged."""
+    reason = "no training routing actions"
+    context.log.warning(f"{collection}: {reason} (no train questions?); no router trained")
+    with catalogue.get_connection() as con:
+        publish_models(
+            con,
+            collection,
+            [PublishedModel("similarity", details={"reason": reason}, run_id=context.run.run_id)],
+            kinds=ROUTER_PIECES,
+        )
+    return dg.MaterializeResult(metadata={"trained": False, "reason": reason})
+
+
+def _views_metadata(
+    config: RouterTrainingConfig, train: list[LabelledView], validation: list[LabelledView]
+) -> dict[str, object]:
+    """What the routers train on: kinds, and views per fold and source."""
+    synthetic = sum(e.qid.startswith(SYNTHETIC_QID_PREFIX) for e in train)
+    return {
+        "trained": True,
+        "kinds": ", ".join(map(str, config.kinds)),
+        "train_views": len(train),
+        "validation_views": len(validation),
+        "train_views_synthetic": synthetic,
+        "train_views_labelled": len(train) - synthetic,
+    }
+
+
+def _step_logger(context: dg.AssetExecutionContext, kind: str) -> Callable[[int, int, float], None]:
+    """A training-step callback logging the first, the last and every tenth step's loss."""
+
+    def log(step: int, total: int, loss: float) -> None:
+        if step == 1 or step == total or step % 10 == 0:
+            context.log.info(f"{kind} router: step {step}/{total} loss {loss:.4f}")
+
+    return log
+
+
+def _train_encoder_router(
+    context: dg.AssetExecutionContext,
+    config: RouterTrainingConfig,
+    catalogue: DuckDBResource,
+    base_model: BaseModelResource,
+    encoder: Embedder,
+    folds: _Folds,
+    held_out: HeldOutEvidence | None,
+    similarity: SimilarityThresholds,
+) -> tuple[AdapterRecord, dict[str, object]]:
+    """Fine-tune the encoder router and record it: its registry row and its metadata."""
+    settings = config.encoder_settings()
+    weighted = weight_real_views(folds.train, config.encoder_real_weight)
+    result = train_encoder(
+        encoder.model_path,
+        [e.example for e in weighted],
+        [e.example for e in folds.validation],
+        base_model.adapters_dir(),
+        settings,
+        device=encoder.device,
+        on_step=_step_logger(context, "encoder"),
+        extra_record={
+            "collection": folds.collection,
+            "similarity_thresholds": asdict(similarity),
+            "real_weight": config.encoder_real_weight,
+        },
+        held_out=held_out,
+    )
+    with catalogue.get_connection() as con:
+        record = record_adapter(con, folds.collection, result.adapter_id, str(result.folder), encoder.model_id)
+    metadata = encoder_metadata(result, settings, held_out)
+    metadata["encoder_real_weight"] = config.encoder_real_weight
+    metadata["encoder_ancestor_levels"] = settings.ancestor_levels
+    metadata["encoder_train_views"] = len(weighted)
+    return record, metadata
+
+
+def _lora_settings(config: RouterTrainingConfig) -> LoraSettings:
+    """The LoRA training settings of the config."""
+    return LoraSettings(
+        rank=config.rank,
+        alpha=config.alpha,
+        dropout=config.dropout,
+        target_modules=list(config.target_modules),
+        learning_rate=config.learning_rate,
+        epochs=config.epochs,
+        max_steps=config.max_steps,
+        batch_size=config.batch_size,
+        max_length=config.max_length,
+    )
+
+
+def _train_llm_router(
+    context: dg.AssetExecutionContext,
+    config: RouterTrainingConfig,
+    catalogue: DuckDBResource,
+    base_model: BaseModelResource,
+    folds: _Folds,
+) -> tuple[AdapterRecord, dict[str, object]]:
+    """Train the LLM router's LoRA adapter and record it: its registry row and its metadata."""
+    examples = [TrainingExample(routing_messages(e.query, e.rendered), e.target) for e in folds.train]
+    model_path = base_model.path()
+    lora = train_lora(
+        model_path,
+        examples,
+        base_model.adapters_dir(),
+        _lora_settings(config),
+        device=base_model.device,
+        on_step=_step_logger(context, "llm"),
+    )
+    with catalogue.get_connection() as con:
+        record = record_adapter(con, folds.collection, lora.adapter_id, str(lora.adapter_dir), str(model_path))
+    return record, {
+        "adapter_id": lora.adapter_id,
+        "path": str(lora.adapter_dir),
+        "examples": lora.trained_examples,
+        "steps": lora.steps,
+        "seconds_per_step": round(lora.seconds_per_step, 3),
+        "device": lora.device,
+        "dtype": lora.dtype,
+        "first_loss": round(lora.losses[0], 4),
+        "last_loss": round(lora.losses[-1], 4),
+        "loss_curve": dg.MetadataValue.md(
+            line_plot_markdown(lora.losses, title="LLM router loss", xlabel="step", ylabel="loss")
+        ),
+    }
 
 
 def encoder_metadata(
@@ -227,43 +289,47 @@ def encoder_metadata(
             "encoder_fill_order": result.fill_order,
             "encoder_node_text": result.node_text,
             "encoder_own_choices": str(result.own_choices.chosen) if result.own_choices else "threshold",
-            "encoder_section_weights": dg.MetadataValue.md(
-                markdown_table(
-                    [
-                        "section weight",
-                        "node text",
-                        "budget fill order",
-                        f"gold ANSWER nodes kept in {'/'.join(map(str, settings.section_budgets))} words "
-                        f"({result.calibrated_on} views)",
-                        f"routed evidence ({held_out.metric}, {len(held_out.questions)} validation questions)"
-                        if held_out
-                        else "routed evidence (no held-out questions)",
-                        f"ANS-F1 ({result.calibrated_on} views, calibrated)",
-                        "chosen",
-                    ],
-                    [
-                        (
-                            t.weight,
-                            t.node_text,
-                            t.fill_order,
-                            t.budget_recall,
-                            _maybe(t.routed_evidence),
-                            _maybe(t.answer_f1),
-                            "yes"
-                            if (t.weight, t.fill_order, t.node_text)
-                            == (result.section_weight, result.fill_order, result.node_text)
-                            else "",
-                        )
-                        for t in result.section_weights
-                    ],
-                )
-            ),
+            "encoder_section_weights": dg.MetadataValue.md(_section_weights_table(result, settings, held_out)),
             "encoder_loss_curve": dg.MetadataValue.md(
                 line_plot_markdown(result.losses, title="encoder router loss", xlabel="step", ylabel="loss")
             ),
         }
     )
     return metadata
+
+
+def _section_weights_table(
+    result: EncoderTrainingResult, settings: EncoderSettings, held_out: HeldOutEvidence | None
+) -> str:
+    """Every section weight (node text, fill order) the encoder training tried, with its scores."""
+    return markdown_table(
+        [
+            "section weight",
+            "node text",
+            "budget fill order",
+            f"gold ANSWER nodes kept in {'/'.join(map(str, settings.section_budgets))} words "
+            f"({result.calibrated_on} views)",
+            f"routed evidence ({held_out.metric}, {len(held_out.questions)} validation questions)"
+            if held_out
+            else "routed evidence (no held-out questions)",
+            f"ANS-F1 ({result.calibrated_on} views, calibrated)",
+            "chosen",
+        ],
+        [
+            (
+                t.weight,
+                t.node_text,
+                t.fill_order,
+                t.budget_recall,
+                _maybe(t.routed_evidence),
+                _maybe(t.answer_f1),
+                "yes"
+                if (t.weight, t.fill_order, t.node_text) == (result.section_weight, result.fill_order, result.node_text)
+                else "",
+            )
+            for t in result.section_weights
+        ],
+    )
 
 
 def published_routers(

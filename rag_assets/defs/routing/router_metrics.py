@@ -7,7 +7,8 @@ is scored on the routing validation fold against its teacher's labels, as the ti
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
@@ -18,6 +19,7 @@ from pydantic import Field
 from rag_assets.core.answering.published import load_published
 from rag_assets.core.answering.session import AnsweringSession
 from rag_assets.core.corpus.tree import TreeNode
+from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.routing.evaluation_views import (
     EVALUATION_SPLITS,
     ViewKnobs,
@@ -37,6 +39,7 @@ from rag_assets.core.routing.metrics import INTERVAL_LEVEL, INTERVAL_RATES, Rout
 from rag_assets.core.routing.navigation import RoutingKnobs
 from rag_assets.core.routing.samples import RoutingSample
 from rag_assets.core.store.collections import replace_collection
+from rag_assets.core.store.published_models import PublishedModel
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.routing_tables import load_view_settings
 from rag_assets.core.store.schemas import ROUTER_COUNT_COLUMNS, ROUTER_INTERVAL_COLUMNS
@@ -264,6 +267,45 @@ def router_metrics(
     samples, golds = [s for s, _ in pairs], [g for _, g in pairs]
     if not samples:
         context.log.warning(f"{collection}: no routing views; nothing to score")
+    routed = _route_with_encoders(session, routers, samples, trees)
+    llm_samples = samples[: max(config.max_samples, 0)]
+    adapter = routers.get("llm")
+    _warn_on_other_base_model(context, adapter, llm)
+    # The LLM is loaded only when it has something to route.
+    engine = session.engine if llm_samples else None
+    if engine is not None:
+        routed |= route_with_llm(session, llm_samples, trees, config)
+    scores = {model: score_routed(out, golds[: len(out)]) for model, out in routed.items()}
+    with catalogue.get_connection() as con:
+        replace_collection(con, collection, {"router_metrics": _metrics_table(collection, scores, dev_test)})
+    run = _ScoredRun(samples, golds, split_of, dev_test, notes, llm_samples, routed, scores)
+    metadata = _metrics_metadata(config, run, routers, engine, llm)
+    metadata["seconds"] = round(time.perf_counter() - started, 1)
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@dataclass(frozen=True)
+class _ScoredRun:
+    """What one `router_metrics` run scored: the views, their golds and questions, each router's outputs
+    and scores."""
+
+    samples: list[RoutingSample]
+    golds: list[RoutingGold]
+    split_of: dict[str, str]
+    dev_test: bool
+    notes: list[str]
+    llm_samples: list[RoutingSample]
+    routed: dict[str, list[RoutedSample]]
+    scores: dict[str, RoutingScores]
+
+
+def _route_with_encoders(
+    session: AnsweringSession,
+    routers: Mapping[str, PublishedModel],
+    samples: list[RoutingSample],
+    trees: dict[str, list[TreeNode]],
+) -> dict[str, list[RoutedSample]]:
+    """The views routed by the similarity router and, when published, the trained encoder."""
     routed: dict[str, list] = {}
     if samples:
         routed["similarity"] = route_samples_with(session.router("similarity"), samples, trees)
@@ -274,20 +316,24 @@ def router_metrics(
             # word target (measured by `evidence_evaluation`)
             encoder = session.router("encoder").with_own_choices(None)
             routed["encoder"] = route_samples_with(encoder, samples, trees)
-    llm_samples = samples[: max(config.max_samples, 0)]
-    adapter = routers.get("llm")
+    return routed
+
+
+def _warn_on_other_base_model(
+    context: dg.AssetExecutionContext, adapter: PublishedModel | None, llm: LLMResource
+) -> None:
+    """Warn when the LLM adapter was trained on another base model than the llm resource serves."""
     trained_on = Path(str(adapter.details.get("base_model", ""))) if adapter is not None else None
     if trained_on is not None and trained_on.resolve() != llm.model_path().resolve():
         context.log.warning(
             f"adapter {adapter.model_id} was trained on {trained_on}, the llm resource "
             f"serves {llm.model_path()}: the comparison assumes the same base model"
         )
-    # The LLM is loaded only when it has something to route.
-    engine = session.engine if llm_samples else None
-    if engine is not None:
-        routed |= route_with_llm(session, llm_samples, trees, config)
-    scores = {model: score_routed(out, golds[: len(out)]) for model, out in routed.items()}
-    table = pa.table(
+
+
+def _metrics_table(collection: str, scores: dict[str, RoutingScores], dev_test: bool) -> pa.Table:
+    """The `router_metrics` rows: one per router kind scored."""
+    return pa.table(
         {
             "collection": [collection] * len(scores),
             "model": list(scores),
@@ -301,16 +347,26 @@ def router_metrics(
             **{c: pa.array([getattr(s, c) for s in scores.values()], pa.int32()) for c in ROUTER_COUNT_COLUMNS},
         }
     )
-    with catalogue.get_connection() as con:
-        replace_collection(con, collection, {"router_metrics": table})
-    title = views_title(len(samples), len(split_of), dev_test, len(llm_samples) if engine else None)
+
+
+def _metrics_metadata(
+    config: RouterMetricsConfig,
+    run: _ScoredRun,
+    routers: Mapping[str, PublishedModel],
+    engine: LLMEngine | None,
+    llm: LLMResource,
+) -> dict[str, object]:
+    """The run in the UI: its views, routers, the metrics table and each router's rates."""
+    samples, split_of, dev_test, scores = run.samples, run.split_of, run.dev_test, run.scores
+    adapter = routers.get("llm")
+    title = views_title(len(samples), len(split_of), dev_test, len(run.llm_samples) if engine else None)
     by_split = Counter(split_of[s.qid] for s in samples)
     metadata: dict[str, object] = {
         "dagster/row_count": len(scores),
         "views_from": "dev+test questions, oracle labels" if dev_test else "validation fold, teacher labels",
         "samples": len(samples),
         "questions": len(split_of),
-        "llm_samples": len(llm_samples),
+        "llm_samples": len(run.llm_samples),
         "questions_by_split": dg.MetadataValue.md(
             markdown_table(
                 ["split", "questions", "views"],
@@ -326,17 +382,22 @@ def router_metrics(
             f"**{title}**, {INTERVAL_LEVEL:.0%} bootstrap intervals over {INTERVAL_UNIT}\n\n"
             + _metrics_markdown(scores)
         ),
-        "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
+        "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in run.notes) or "none"),
     }
     for model, s in scores.items():
         metadata |= {f"{model}/{rate}": getattr(s, rate) for rate in INTERVAL_RATES}
         metadata |= {f"{model}/{rate}_interval": s.interval(rate) for rate in INTERVAL_RATES}
         metadata[f"{model}/ans_f1_views"] = s.answer_views
     if samples:
-        examples = [
-            f"**{samples[0].query}** (gold: answer {sorted(golds[0].answer_ids)}, expand {sorted(golds[0].expand_ids)})"
-        ]
-        examples += [f"{model}:\n" + fenced(out[0].output or "(empty)", max_lines=8) for model, out in routed.items()]
-        metadata["example"] = dg.MetadataValue.md("\n\n".join(examples))
-    metadata["seconds"] = round(time.perf_counter() - started, 1)
-    return dg.MaterializeResult(metadata=metadata)
+        metadata["example"] = dg.MetadataValue.md(_example_markdown(run))
+    return metadata
+
+
+def _example_markdown(run: _ScoredRun) -> str:
+    """The first view's question and gold, and each router's output on it."""
+    gold = run.golds[0]
+    examples = [
+        f"**{run.samples[0].query}** (gold: answer {sorted(gold.answer_ids)}, expand {sorted(gold.expand_ids)})"
+    ]
+    examples += [f"{model}:\n" + fenced(out[0].output or "(empty)", max_lines=8) for model, out in run.routed.items()]
+    return "\n\n".join(examples)

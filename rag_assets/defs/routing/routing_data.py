@@ -3,6 +3,7 @@ curated by a teacher from the collection's labelled train questions and from que
 the corpus itself."""
 
 from collections import Counter
+from collections.abc import Sequence
 from enum import StrEnum
 
 import dagster as dg
@@ -22,7 +23,7 @@ from rag_assets.core.routing.samples import (
     routing_fold,
     sample_from_row,
 )
-from rag_assets.core.routing.teachers import FAILED, KINDS, SimilarityThresholds
+from rag_assets.core.routing.teachers import FAILED, KINDS, Calibration, SimilarityThresholds, TeacherLabel
 from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.question_table import load_question_rows, questions_table
 from rag_assets.core.store.routing_tables import load_subtree_rows, view_settings_table
@@ -270,20 +271,8 @@ def routing_actions(
         questions = {q.qid: q for q in load_question_rows(con, collection)}
         questions.update({q.qid: q for q in load_question_rows(con, collection, table="synthetic_questions")})
         trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
-    # Synthetic questions always train, so thresholds are calibrated (validation fold) on real
-    # questions; a collection with only synthetic ones splits those instead.
-    only_synthetic = all(s.qid.startswith(SYNTHETIC_QID_PREFIX) for s in samples)
-    folds = {
-        s.subtree_id: "train"
-        if s.qid.startswith(SYNTHETIC_QID_PREFIX) and not only_synthetic
-        else routing_fold(s.qid, config.validation_fraction)
-        for s in samples
-    }
-    thresholds = None
-    if config.similarity_answer_threshold >= 0 and config.similarity_expand_threshold >= 0:
-        thresholds = SimilarityThresholds(config.similarity_answer_threshold, config.similarity_expand_threshold)
-    elif config.similarity_answer_threshold >= 0 or config.similarity_expand_threshold >= 0:
-        raise dg.Failure("set both similarity thresholds, or neither (to calibrate them)")
+    folds = _routing_folds(samples, config.validation_fraction)
+    thresholds = _given_thresholds(config)
     needs_encoder = config.teacher in ("similarity", "mix")
     curation = curate(
         samples,
@@ -296,7 +285,45 @@ def routing_actions(
         calibrate_on={sid for sid, fold in folds.items() if fold == "train"},
         llm_max_new_tokens=config.llm_max_new_tokens,
     )
-    rows = [
+    rows = _action_rows(collection, samples, folds, curation.labels)
+    with catalogue.get_connection() as con:
+        replace_collection(con, collection, {"routing_actions": _actions_table(rows)})
+        row_counts = row_count_metadata(con, "routing_actions", collection)
+    metadata = _actions_metadata(context, collection, rows, curation.labels, row_counts)
+    metadata["teacher"] = str(config.teacher)
+    if config.teacher == "llm":
+        metadata["teacher_model"] = llm.engine().model_id
+    if curation.calibration is not None:
+        metadata.update(_calibration_metadata(curation.calibration, given=thresholds is not None))
+    return dg.MaterializeResult(metadata=metadata)
+
+
+def _routing_folds(samples: list[RoutingSample], validation_fraction: float) -> dict[str, str]:
+    """The fold of each subtree: synthetic questions always train, so thresholds are calibrated
+    (validation fold) on real questions; a collection with only synthetic ones splits those instead."""
+    only_synthetic = all(s.qid.startswith(SYNTHETIC_QID_PREFIX) for s in samples)
+    return {
+        s.subtree_id: "train"
+        if s.qid.startswith(SYNTHETIC_QID_PREFIX) and not only_synthetic
+        else routing_fold(s.qid, validation_fraction)
+        for s in samples
+    }
+
+
+def _given_thresholds(config: TeacherConfig) -> SimilarityThresholds | None:
+    """The similarity thresholds the config sets (both), None to calibrate them (neither)."""
+    if config.similarity_answer_threshold >= 0 and config.similarity_expand_threshold >= 0:
+        return SimilarityThresholds(config.similarity_answer_threshold, config.similarity_expand_threshold)
+    if config.similarity_answer_threshold >= 0 or config.similarity_expand_threshold >= 0:
+        raise dg.Failure("set both similarity thresholds, or neither (to calibrate them)")
+    return None
+
+
+def _action_rows(
+    collection: str, samples: list[RoutingSample], folds: dict[str, str], labels: Sequence[TeacherLabel]
+) -> list[dict]:
+    """One `routing_actions` row per subtree and its teacher label."""
+    return [
         {
             "collection": collection,
             "subtree_id": s.subtree_id,
@@ -309,20 +336,26 @@ def routing_actions(
             "kind": label.kind,
             "raw": label.raw,
         }
-        for s, label in zip(samples, curation.labels)
+        for s, label in zip(samples, labels)
     ]
-    with catalogue.get_connection() as con:
-        replace_collection(
-            con,
-            collection,
-            {
-                "routing_actions": pa.table(
-                    {name: [r[name] for r in rows] for name in ROUTING_ACTIONS_ARROW_SCHEMA.names},
-                    schema=ROUTING_ACTIONS_ARROW_SCHEMA,
-                )
-            },
-        )
-        row_counts = row_count_metadata(con, "routing_actions", collection)
+
+
+def _actions_table(rows: list[dict]) -> pa.Table:
+    """The rows as the `routing_actions` Arrow table."""
+    return pa.table(
+        {name: [r[name] for r in rows] for name in ROUTING_ACTIONS_ARROW_SCHEMA.names},
+        schema=ROUTING_ACTIONS_ARROW_SCHEMA,
+    )
+
+
+def _actions_metadata(
+    context: dg.AssetExecutionContext,
+    collection: str,
+    rows: list[dict],
+    labels: Sequence[TeacherLabel],
+    row_counts: dict[str, object],
+) -> dict[str, object]:
+    """Counts of the labels (warning about failed teacher outputs), as `routing_actions` metadata."""
     kinds = Counter(r["kind"] for r in rows)
     failed = kinds[FAILED]
     if failed:
@@ -330,14 +363,14 @@ def routing_actions(
             f"{collection}: {failed}/{len(rows)} teacher outputs unusable; kept with kind "
             "'failed', excluded from training and metrics"
         )
-    metadata: dict[str, object] = {
+    return {
         **row_counts,
         "ANS": kinds["answer"],
         "EXP": kinds["expand"],
         "REF": kinds["refuse"],
         "failed": failed,
         "teacher_parse_failure_rate": round(failed / len(rows), 4) if rows else 0.0,
-        "invalid_ids_dropped": sum(label.invalid_ids for label in curation.labels),
+        "invalid_ids_dropped": sum(label.invalid_ids for label in labels),
         "actions": dg.MetadataValue.md(_table3(rows)),
         "teachers_used": dg.MetadataValue.md(counter_table("teacher", Counter(r["teacher"] for r in rows))),
         "folds": dg.MetadataValue.md(counter_table("fold", Counter(r["fold"] for r in rows))),
@@ -350,43 +383,36 @@ def routing_actions(
                 ),
             )
         ),
-        "teacher": str(config.teacher),
     }
-    if config.teacher == "llm":
-        metadata["teacher_model"] = llm.engine().model_id
-    if curation.calibration is not None:
-        cal = curation.calibration
-        metadata.update(
-            {
-                "similarity_answer_threshold": cal.thresholds.answer,
-                "similarity_expand_threshold": cal.thresholds.expand,
-                "similarity_calibration": dg.MetadataValue.md(
-                    markdown_table(
-                        ["action", "threshold", "F1 on labelled train views", "source"],
-                        [
-                            (
-                                "ANSWER",
-                                cal.thresholds.answer,
-                                "-" if cal.answer_f1 is None else round(cal.answer_f1, 3),
-                                "given"
-                                if thresholds
-                                else "default"
-                                if cal.answer_f1 is None
-                                else f"grid, {cal.labelled} views",
-                            ),
-                            (
-                                "EXPAND",
-                                cal.thresholds.expand,
-                                "-" if cal.expand_f1 is None else round(cal.expand_f1, 3),
-                                "given"
-                                if thresholds
-                                else "default"
-                                if cal.expand_f1 is None
-                                else f"grid, {cal.labelled} views",
-                            ),
-                        ],
-                    )
-                ),
-            }
-        )
-    return dg.MaterializeResult(metadata=metadata)
+
+
+def _calibration_source(f1: float | None, labelled: int, *, given: bool) -> str:
+    """Where a similarity threshold came from: given, the default, or the calibration grid."""
+    return "given" if given else "default" if f1 is None else f"grid, {labelled} views"
+
+
+def _calibration_metadata(cal: Calibration, *, given: bool) -> dict[str, object]:
+    """The similarity thresholds used and how they were chosen."""
+    return {
+        "similarity_answer_threshold": cal.thresholds.answer,
+        "similarity_expand_threshold": cal.thresholds.expand,
+        "similarity_calibration": dg.MetadataValue.md(
+            markdown_table(
+                ["action", "threshold", "F1 on labelled train views", "source"],
+                [
+                    (
+                        "ANSWER",
+                        cal.thresholds.answer,
+                        "-" if cal.answer_f1 is None else round(cal.answer_f1, 3),
+                        _calibration_source(cal.answer_f1, cal.labelled, given=given),
+                    ),
+                    (
+                        "EXPAND",
+                        cal.thresholds.expand,
+                        "-" if cal.expand_f1 is None else round(cal.expand_f1, 3),
+                        _calibration_source(cal.expand_f1, cal.labelled, given=given),
+                    ),
+                ],
+            )
+        ),
+    }
