@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS, defs
-from rag_assets.partitions import COLLECTION_PARTITIONS_NAME, register_collections
+from rag_assets.defs.partitions import COLLECTION_PARTITIONS_NAME, register_collections
 from tests.conftest import tiny_project
 
 

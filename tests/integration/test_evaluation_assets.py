@@ -15,9 +15,9 @@ from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.lineage import trace_answer
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
-from rag_assets.partitions import register_collections
-from rag_assets.strategy_config import DEFAULT_STRATEGIES
-from rag_assets.strategy_config import STRATEGIES as ALL_STRATEGIES
+from rag_assets.defs.partitions import register_collections
+from rag_assets.defs.evaluation.strategy_config import DEFAULT_STRATEGIES
+from rag_assets.defs.evaluation.strategy_config import STRATEGIES as ALL_STRATEGIES
 from tests.answer_outcomes import answer_outcome
 from tests.conftest import tiny_project
 
@@ -304,7 +304,7 @@ def test_evaluation_report_on_stored_answers_without_models(tmp_path: Path, monk
     from rag_assets.core.lineage import build_record, store_answers
     from rag_assets.core.store.collections import replace_collection
     from rag_assets.core.store.question_table import questions_table
-    from rag_assets.evaluation import evaluation_report
+    from rag_assets.defs.evaluation.evaluation_report import evaluation_report
 
     monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))
     db = tmp_path / "catalogue.duckdb"
