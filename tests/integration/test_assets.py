@@ -50,7 +50,26 @@ def test_definitions_load_with_every_asset_check_and_job() -> None:
         "every_document_accounted_for",
         "source_documents_expectations",
     } <= checks
-    assert defs.resolve_job_def("main_job") is not None
+    # the main job materializes the whole graph (resolve_job_def raises when there is no such job)
+    main_job = defs.resolve_job_def("main_job")
+    assert {k.to_user_string() for k in main_job.asset_layer.executable_asset_keys} == {
+        "source_documents",
+        "document_trees",
+        "passages",
+        "passage_index",
+        "questions",
+        "synthetic_questions",
+        "routing_subtrees",
+        "routing_actions",
+        "router_adapter",
+        "router_metrics",
+        "passage_reranker",
+        "namespace_router",
+        "reorder_policy",
+        "answers",
+        "evidence_evaluation",
+        "evaluation_report",
+    }
     # The side tables are in the lineage graph, downstream of the steps that write them.
     graph = repo.asset_graph
     parents = {

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+from collections.abc import Iterator
 from dataclasses import replace as dataclasses_replace
 from pathlib import Path
 
@@ -15,11 +17,11 @@ from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.lineage import trace_answer
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
-from rag_assets.defs.partitions import register_collections
 from rag_assets.defs.evaluation.strategy_config import DEFAULT_STRATEGIES
 from rag_assets.defs.evaluation.strategy_config import STRATEGIES as ALL_STRATEGIES
+from rag_assets.defs.partitions import register_collections
 from tests.answer_outcomes import answer_outcome
-from tests.conftest import tiny_project
+from tests.conftest import tiny_project, write_corpus
 
 QUESTIONS = [
     {"qid": "t1", "question": "How hot should the water be for green tea?", "answers": ["80 C"], "split": "train"},
@@ -103,82 +105,133 @@ RUN_CONFIG = {
 }
 
 
-@pytest.fixture
-def project(tmp_path: Path, corpus_dir: Path, smollm2_checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
-    monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))  # adapters and reports are written under it
-    project = tiny_project(tmp_path, corpus_dir, smollm2_checkpoint, "\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
-    return {**project, "reports": tmp_path / "data" / "reports" / "tiny"}
-
-
-# One pipeline per test run (the index, adapter and models are the expensive part); generous timeout
-# because the CPU may be shared.
-@pytest.mark.timeout(1800)
-def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: dict) -> None:
-    # 1. the whole graph: every strategy, the grids, the report
-    result = dg.materialize(
+def _materialize(project: dict, stages: tuple[str, ...], run_config: dict) -> dg.ExecuteInProcessResult:
+    return dg.materialize(
         [*ALL_ASSETS, *ALL_CHECKS],
         resources=project["resources"],
         partition_key="tiny",
         instance=project["instance"],
-        selection=dg.AssetSelection.assets(*STAGES),
-        run_config=RUN_CONFIG,
+        selection=dg.AssetSelection.assets(*stages),
+        run_config=run_config,
     )
-    assert result.success
-    meta = {m.asset_key.to_user_string(): m.materialization.metadata for m in result.get_asset_materialization_events()}
 
-    # answers: every strategy for both test questions, plus the grid rows
-    answers_meta = meta["answers"]
+
+def _metadata(result: dg.ExecuteInProcessResult) -> dict[str, dict]:
+    return {m.asset_key.to_user_string(): m.materialization.metadata for m in result.get_asset_materialization_events()}
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory: pytest.TempPathFactory, smollm2_checkpoint: Path) -> Iterator[dict]:
+    """The whole graph materialized ONCE for this module (the index, adapters and models are the
+    expensive part): every strategy, the grids, the report. The tests of this first run read a copy
+    of the catalogue and of `latest/` taken right after it, so the later scenarios (which replace
+    the answers and rewrite `latest/`) cannot change what they see, whatever the test order."""
+    tmp_path = tmp_path_factory.mktemp("evaluation")
+    corpus_dir = write_corpus(tmp_path / "corpus")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))  # adapters and reports are written under it
+        questions = "\n".join(json.dumps(q) for q in QUESTIONS) + "\n"
+        project = tiny_project(tmp_path, corpus_dir, smollm2_checkpoint, questions)
+        reports = tmp_path / "data" / "reports" / "tiny"
+        result = _materialize(project, STAGES, RUN_CONFIG)
+        first = tmp_path / "first-run"
+        first.mkdir()
+        for part in project["db"].parent.glob(project["db"].name + "*"):  # the file and any write-ahead log
+            shutil.copy(part, first / part.name)
+        shutil.copytree(reports / "latest", first / "latest")
+        yield {
+            **project,
+            "reports": reports,
+            "result": result,
+            "first_db": first / "catalogue.duckdb",
+            "first_latest": first / "latest",
+        }
+
+
+# The module's first test pays for the pipeline (the timeout counts fixture set-up); generous
+# because the CPU may be shared.
+PIPELINE_TIMEOUT = pytest.mark.timeout(1800)
+
+
+def _first_run_answers(pipeline: dict, sql: str) -> list[tuple]:
+    with duckdb.connect(str(pipeline["first_db"]), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+@PIPELINE_TIMEOUT
+def test_answers_holds_every_strategy_and_grid_point_for_both_test_questions(pipeline: dict) -> None:
+    result = pipeline["result"]
+    assert result.success
+    answers_meta = _metadata(result)["answers"]
     assert answers_meta["questions"].value == 2 and answers_meta["split"].value == "test"
-    with duckdb.connect(str(project["db"])) as con:
-        rows = con.execute(
-            "SELECT strategy, grid, grid_value, count(*), count(DISTINCT answer_id), min(run_id), "
-            "min(source) FROM answers GROUP BY ALL ORDER BY ALL"
-        ).fetchall()
-        versions = json.loads(con.execute("SELECT versions FROM answers WHERE strategy = 'rdr2' LIMIT 1").fetchone()[0])
-        words = dict(
-            con.execute(
-                "SELECT qid || '/' || strategy, evidence_words FROM answers WHERE grid = '' AND strategy IN "
-                "('rag-hybrid', 'rdr2', 'rdr2-oracle', 'rdr2-hit-nodes', 'rdr2-similarity')"
-            ).fetchall()
-        )
-        routed_id = con.execute(
-            "SELECT answer_id FROM answers WHERE strategy = 'rdr2' AND cardinality(cited_node_ids) > 0 LIMIT 1"
-        ).fetchone()
-        rag = con.execute(
-            "SELECT cited_node_ids, passage_ids, evidence_words FROM answers WHERE strategy = 'rag-hybrid' LIMIT 1"
-        ).fetchone()
+    rows = _first_run_answers(
+        pipeline,
+        "SELECT strategy, grid, grid_value, count(*), count(DISTINCT answer_id), min(run_id), min(source) "
+        "FROM answers GROUP BY ALL ORDER BY ALL",
+    )
     main = {r[0]: r[3] for r in rows if r[1] == ""}
     assert main == {name: 2 for name in STRATEGIES}
     grids = {(r[1], r[2]) for r in rows if r[1]}
     assert grids == {("expand_iterations", 0), ("expand_iterations", 1), ("top_k", 1), ("top_k", 2)}
     assert all(r[3] == r[4] and r[5] == result.run_id and r[6] == "evaluation" for r in rows)
     assert answers_meta["dagster/row_count"].value == sum(r[3] for r in rows) == 2 * (len(STRATEGIES) + 4)
-    # rdr2 routes with the trained encoder router of this lineage, recorded in its versions
-    assert versions["index"]["tag"].startswith("tiny-")
-    assert versions["adapter_id"] == meta["router_adapter"]["encoder_adapter_id"].value
-    # every budgeted rdr2 row gives the reader at most rag-hybrid's words for the same question
-    for key, count in words.items():
-        qid, strategy = key.split("/")
-        assert strategy == "rag-hybrid" or count <= words[f"{qid}/rag-hybrid"], key
-    if routed_id:  # an encoder-routed answer traces down to its exact source spans
-        with duckdb.connect(str(project["db"])) as con:
-            trace = trace_answer(con, routed_id[0])
-        assert trace.sources and all(src.current_text == src.recorded_text for src in trace.sources)
-    assert rag[0] and len(rag[1]) == 2 and rag[2] > 0
-    # the generation rows store their intermediate structures, and the metadata counts their parses
-    with duckdb.connect(str(project["db"])) as con:
-        structures = con.execute(
-            "SELECT strategy, structure FROM answers WHERE strategy IN ('contregen', 'disco', 'disco-no-structure')"
-        ).fetchall()
-    assert sorted({s for s, _ in structures}) == ["contregen", "disco", "disco-no-structure"]
-    assert all(json.loads(structure)["stages"][-1] == "answer" for _, structure in structures)
-    assert "| contregen | 2 |" in answers_meta["generation_parse"].value
+    [(cited, passages, words)] = _first_run_answers(
+        pipeline,
+        "SELECT cited_node_ids, passage_ids, evidence_words FROM answers WHERE strategy = 'rag-hybrid' LIMIT 1",
+    )
+    assert cited and len(passages) == 2 and words > 0
 
-    # the report: files, finite numbers for every strategy, plots referenced by the HTML
-    report_meta = meta["evaluation_report"]
+
+@PIPELINE_TIMEOUT
+def test_rdr2_routes_with_the_trained_encoder_within_rag_hybrids_words_and_traces_to_its_sources(
+    pipeline: dict,
+) -> None:
+    # rdr2 routes with the trained encoder router of this lineage, recorded in its versions
+    [(versions_json,)] = _first_run_answers(pipeline, "SELECT versions FROM answers WHERE strategy = 'rdr2' LIMIT 1")
+    versions = json.loads(versions_json)
+    assert versions["index"]["tag"].startswith("tiny-")
+    assert versions["adapter_id"] == _metadata(pipeline["result"])["router_adapter"]["encoder_adapter_id"].value
+    # every budgeted rdr2 row gives the reader at most rag-hybrid's words for the same question
+    words = dict(
+        _first_run_answers(
+            pipeline,
+            "SELECT qid || '/' || strategy, evidence_words FROM answers WHERE grid = '' AND strategy IN "
+            "('rag-hybrid', 'rdr2', 'rdr2-oracle', 'rdr2-hit-nodes', 'rdr2-similarity')",
+        )
+    )
+    assert len(words) == 2 * 5
+    over = {key: n for key, n in words.items() if n > words[f"{key.split('/')[0]}/rag-hybrid"]}
+    assert not over, f"rdr2 rows over rag-hybrid's words for the same question: {over}"
+    # an encoder-routed answer traces down to its exact source spans
+    routed = _first_run_answers(
+        pipeline, "SELECT answer_id FROM answers WHERE strategy = 'rdr2' AND cardinality(cited_node_ids) > 0"
+    )
+    assert routed, "no rdr2 answer cites a node: the encoder router selected nothing for either test question"
+    with duckdb.connect(str(pipeline["first_db"]), read_only=True) as con:
+        trace = trace_answer(con, routed[0][0])
+    assert trace.sources, f"the trace of rdr2 answer {routed[0][0]} has no sources"
+    changed = [src for src in trace.sources if src.current_text != src.recorded_text]
+    assert not changed, f"sources whose text differs from what the answer recorded: {changed}"
+
+
+@PIPELINE_TIMEOUT
+def test_generation_rows_store_their_structures_and_the_metadata_counts_their_parses(pipeline: dict) -> None:
+    structures = _first_run_answers(
+        pipeline,
+        "SELECT strategy, structure FROM answers WHERE strategy IN ('contregen', 'disco', 'disco-no-structure')",
+    )
+    assert sorted(s for s, _ in structures) == ["contregen"] * 2 + ["disco"] * 2 + ["disco-no-structure"] * 2
+    assert [json.loads(structure)["stages"][-1] for _, structure in structures] == ["answer"] * 6
+    assert "| contregen | 2 |" in _metadata(pipeline["result"])["answers"]["generation_parse"].value
+
+
+@PIPELINE_TIMEOUT
+def test_the_report_writes_its_files_and_finite_metrics_for_every_strategy(pipeline: dict) -> None:
+    result = pipeline["result"]
+    report_meta = _metadata(result)["evaluation_report"]
     html_path = Path(report_meta["report_html"].value)
-    assert html_path.parent == project["reports"] / result.run_id
-    latest = project["reports"] / "latest"
+    assert html_path.parent == pipeline["reports"] / result.run_id
+    latest = pipeline["first_latest"]
     for name in ("report.md", "report.html", "summary.json", "metrics.png", "evidence.png", "scaling.png"):
         assert (html_path.parent / name).is_file() and (latest / name).is_file(), name
     html = html_path.read_text()
@@ -216,16 +269,21 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
     assert report_meta["headline"].value.startswith("| strategy |")
     assert report_meta["main_plot_image"].value.startswith("![metrics per strategy](data:image/png;base64,")
 
-    checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
+
+@PIPELINE_TIMEOUT
+def test_the_report_checks_pass_and_the_evidence_table_comes_first(pipeline: dict) -> None:
+    checks = {e.check_name: e for e in pipeline["result"].get_asset_check_evaluations()}
     assert checks["evaluation_summary_is_complete"].passed, checks["evaluation_summary_is_complete"].metadata
     # the evidence evaluation (both test questions, no reader) is the report's first table
-    assert checks["evidence_covers_every_question"].passed
+    assert checks["evidence_covers_every_question"].passed, checks["evidence_covers_every_question"].metadata
+    summary = json.loads((pipeline["first_latest"] / "summary.json").read_text())
     assert summary["evidence"]["tiny"]["questions"] == 2
-    markdown = (latest / "report.md").read_text()
+    markdown = (pipeline["first_latest"] / "report.md").read_text()
     assert markdown[markdown.index("## ") :].startswith("## Evidence without the reader: all 2 test questions")
 
-    # 2. a split without questions: falls back to dev (empty too), then to all questions
-    stages = ("answers", "evaluation_report")
+
+@PIPELINE_TIMEOUT
+def test_a_split_without_questions_falls_back_to_dev_then_to_all_questions(pipeline: dict) -> None:
     config = {
         "ops": {
             "answers": {
@@ -239,34 +297,32 @@ def test_answers_and_report_end_to_end_then_fallback_and_failing_check(project: 
             }
         }
     }
-    second = dg.materialize(
-        [*ALL_ASSETS, *ALL_CHECKS],
-        resources=project["resources"],
-        partition_key="tiny",
-        instance=project["instance"],
-        selection=dg.AssetSelection.assets(*stages),
-        run_config=config,
-    )
+    second = _materialize(pipeline, ("answers", "evaluation_report"), config)
     assert second.success
-    meta = {m.asset_key.to_user_string(): m.materialization.metadata for m in second.get_asset_materialization_events()}
+    meta = _metadata(second)
     assert meta["answers"]["split"].value == "all"  # no dev questions, and the fallback after dev is all
     assert "split 'dev' has no questions" in meta["answers"]["notes"].value
     assert meta["answers"]["dagster/row_count"].value == 2
-    assert meta["evaluation_report"]["report_html"].value != str(html_path)
-    summary_path = project["reports"] / "latest" / "summary.json"
-    summary = json.loads(summary_path.read_text())
+    first_html = _metadata(pipeline["result"])["evaluation_report"]["report_html"].value
+    assert meta["evaluation_report"]["report_html"].value != first_html
+    summary = json.loads((pipeline["reports"] / "latest" / "summary.json").read_text())
     assert set(summary["results"]["tiny"]) == {"no-retrieval", "rag-hybrid"}
-    checks = {e.check_name: e.passed for e in second.get_asset_check_evaluations()}
-    assert checks["evaluation_summary_is_complete"]
+    checks = {e.check_name: e for e in second.get_asset_check_evaluations()}
+    assert checks["evaluation_summary_is_complete"].passed, checks["evaluation_summary_is_complete"].metadata
 
-    # 3. a NaN in the summary fails the check (run alone, without a partition, it reads the summary of
-    # the collection evaluation_report last materialized)
+
+@PIPELINE_TIMEOUT
+def test_a_nan_in_the_latest_summary_fails_the_check(pipeline: dict) -> None:
+    # run alone, without a partition, the check reads the summary of the collection
+    # evaluation_report last materialized (rag-hybrid is in every run's summary)
+    summary_path = pipeline["reports"] / "latest" / "summary.json"
+    summary = json.loads(summary_path.read_text())
     summary["results"]["tiny"]["rag-hybrid"]["f1"] = float("nan")
     summary_path.write_text(json.dumps(summary))
     check_only = dg.materialize(
         [*ALL_ASSETS, *ALL_CHECKS],
-        resources=project["resources"],
-        instance=project["instance"],
+        resources=pipeline["resources"],
+        instance=pipeline["instance"],
         selection=dg.AssetSelection.checks(
             dg.AssetCheckKey(dg.AssetKey("evaluation_report"), "evaluation_summary_is_complete")
         ),

@@ -13,59 +13,20 @@ import pytest
 from rag_assets.core.answering.generation.prompts import DISCOURSE_RELATIONS, RHETORICAL_RELATIONS
 from rag_assets.core.answering.strategies import run_strategy
 from rag_assets.core.answering.types import StrategySpec
-from rag_assets.core.corpus.sources import CollectionSpec, SourceDocument, iter_collection
 from rag_assets.core.corpus.tree_building import document_tree
 from rag_assets.core.engines.base import Generation
-from rag_assets.core.engines.transformers_engine import TransformersEngine
-from rag_assets.core.index.embedding import Embedder
-from rag_assets.core.index.passages import cut_passages
-from rag_assets.core.index.retrieval import search
-from rag_assets.core.index.vector_index import PassageIndex
 from rag_assets.core.lineage import answer_versions, build_record, store_answers, trace_answer
 from rag_assets.core.lineage.structures import structure_citations, structure_lines
 from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.document_tables import documents_table
 from rag_assets.core.store.tree_tables import nodes_table, texts_table
-from tests.conftest import write_corpus
+from tests.integration.conftest import CountingEngine, IndexedCorpus
 
 QUESTIONS = [
     "How much water goes into the kettle and how hot should it be for green tea?",
     "What keeps the pond fish alive in winter?",
     "How do I charge the phone battery?",
 ]
-
-
-class CountingEngine(TransformersEngine):
-    """The real engine, recording every `generate` call's chats (the model still runs)."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.calls: list[int] = []
-
-    def generate(self, batch, **kwargs):
-        self.calls.append(len(batch))
-        return super().generate(batch, **kwargs)
-
-
-@pytest.fixture(scope="module")
-def engine(smollm2_checkpoint: Path) -> CountingEngine:
-    return CountingEngine(smollm2_checkpoint, batch_size=16)
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory):
-    folder = write_corpus(tmp_path_factory.mktemp("corpus"))
-    docs = [d for d in iter_collection(CollectionSpec("tiny", str(folder))) if isinstance(d, SourceDocument)]
-    trees = {d.doc_id: document_tree(d) for d in docs}
-    passages = [p for d in docs for p in cut_passages(d.doc_id, trees[d.doc_id].nodes, trees[d.doc_id].text)]
-    embedder = Embedder(progress=False)
-    index = PassageIndex(tmp_path_factory.mktemp("lance"), embedder)
-    index.sync(passages, "tiny")
-
-    def retrieve(query: str, mode: str, k: int):
-        return search(index, embedder, query, mode=mode, k=k, collections=["tiny"])
-
-    return retrieve, {doc_id: tree.nodes for doc_id, tree in trees.items()}, {d: t.text for d, t in trees.items()}, docs
 
 
 class GarblingEngine(CountingEngine):
@@ -101,13 +62,25 @@ CONTREGEN = StrategySpec(
 )
 
 
-def test_contregen_one_call_per_level_for_all_questions_and_a_traceable_tree(engine, corpus, tmp_path: Path) -> None:
-    retrieve, trees, texts, docs = corpus
-    engine.calls.clear()
-    outcomes = run_strategy(QUESTIONS[:2], CONTREGEN, retrieve=retrieve, trees=trees, engine=engine)
-    stages = _stage_calls(engine, outcomes)
-    assert len(engine.calls) <= 2 * CONTREGEN.tree_depth + 1  # one call per level / stage, never per question
-    assert stages[0] == "decompose@1" and engine.calls[0] == 2 and stages[-1] == "answer" and engine.calls[-1] == 2
+def test_contregen_one_call_per_level_for_all_questions_and_a_traceable_tree(
+    counting_engine: CountingEngine, indexed_corpus: IndexedCorpus, tmp_path: Path
+) -> None:
+    retrieve, trees, texts, docs = (
+        indexed_corpus.retrieve,
+        indexed_corpus.trees,
+        indexed_corpus.texts,
+        indexed_corpus.docs,
+    )
+    counting_engine.reset()
+    outcomes = run_strategy(QUESTIONS[:2], CONTREGEN, retrieve=retrieve, trees=trees, engine=counting_engine)
+    stages = _stage_calls(counting_engine, outcomes)
+    assert len(counting_engine.calls) <= 2 * CONTREGEN.tree_depth + 1  # one call per level / stage, never per question
+    assert (
+        stages[0] == "decompose@1"
+        and counting_engine.sizes[0] == 2
+        and stages[-1] == "answer"
+        and counting_engine.sizes[-1] == 2
+    )
     assert stages[-2] == "summarise" or stages[-2].startswith("synthesise@")
     for question, outcome in zip(QUESTIONS, outcomes):
         tree = outcome.structure["tree"]
@@ -164,13 +137,15 @@ def _nodes(tree: dict):
 DISCO = StrategySpec("disco", "disco", top_k=2, stage_max_new_tokens=16, reader_max_new_tokens=6)
 
 
-def test_disco_and_its_ablation_batch_each_stage_and_keep_units_at_their_spans(engine, corpus) -> None:
-    retrieve, trees, texts, _ = corpus
+def test_disco_and_its_ablation_batch_each_stage_and_keep_units_at_their_spans(
+    counting_engine: CountingEngine, indexed_corpus: IndexedCorpus
+) -> None:
+    retrieve, trees, texts = indexed_corpus.retrieve, indexed_corpus.trees, indexed_corpus.texts
     runs = {}
     for count in (1, 2):
-        engine.calls.clear()
-        outcomes = run_strategy(QUESTIONS[:count], DISCO, retrieve=retrieve, trees=trees, engine=engine)
-        runs[count] = (list(engine.calls), _stage_calls(engine, outcomes), outcomes)
+        counting_engine.reset()
+        outcomes = run_strategy(QUESTIONS[:count], DISCO, retrieve=retrieve, trees=trees, engine=counting_engine)
+        runs[count] = (counting_engine.sizes, _stage_calls(counting_engine, outcomes), outcomes)
     for count, (calls, stages, _) in runs.items():
         assert stages == ["discourse", "graph", "blueprint", "answer"][-len(stages) :] and len(calls) <= 4
         assert calls[-1] == calls[-2] == count  # one blueprint and one reader call for all questions
@@ -198,23 +173,25 @@ def test_disco_and_its_ablation_batch_each_stage_and_keep_units_at_their_spans(e
     lines = structure_lines(outcomes[0].structure)
     assert lines[0].startswith("disco (stages") and any("blueprint [" in line for line in lines)
 
-    engine.calls.clear()
+    counting_engine.reset()
     plain = run_strategy(
         QUESTIONS[:2],
         dataclasses.replace(DISCO, name="disco-no-structure", discourse=False),
         retrieve=retrieve,
         trees=trees,
-        engine=engine,
+        engine=counting_engine,
     )
-    assert engine.calls == [2, 2]  # the ablation: blueprint + reader only
+    assert counting_engine.sizes == [2, 2]  # the ablation: blueprint + reader only
     for outcome, structured in zip(plain, outcomes):
         assert outcome.structure["chunks"][0]["units"] == [] and outcome.structure["graph"] == []
         assert outcome.passage_ids == structured.passage_ids  # same evidence, without its structure
         assert "How the passages relate" not in outcome.evidence and "Plan:" in outcome.evidence
 
 
-def test_malformed_output_at_every_stage_is_counted_and_falls_back_visibly(garbling, corpus) -> None:
-    retrieve, trees, _, _ = corpus
+def test_malformed_output_at_every_stage_is_counted_and_falls_back_visibly(
+    garbling, indexed_corpus: IndexedCorpus
+) -> None:
+    retrieve, trees = indexed_corpus.retrieve, indexed_corpus.trees
     [tree_outcome] = run_strategy(QUESTIONS[:1], CONTREGEN, retrieve=retrieve, trees=trees, engine=garbling)
     counts, tree = tree_outcome.structure["counts"], tree_outcome.structure["tree"]
     # the undecomposed query retrieves for itself; its unusable summary passes its passage on

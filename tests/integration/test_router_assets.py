@@ -12,6 +12,8 @@ import dagster as dg
 import duckdb
 import pytest
 
+from rag_assets.core.routing.encoder_training import load_encoder_router
+from rag_assets.core.routing.own_choices import MARGINS, OwnChoices
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
 from tests.conftest import tiny_project
 
@@ -160,8 +162,18 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
     # weight is chosen by their routed evidence.
     assert adapter["encoder_section_chosen_by"].startswith("routed passage_hit of 3 held-out questions")
     assert "routed evidence (passage_hit, 3 validation questions)" in adapter["encoder_section_weights"]
-    # ... and so is the rule of its own choices (a margin under each question's best node)
-    assert adapter["encoder_own_choices"].startswith("OwnChoices(margin=")
+    # ... and so is the rule of its own choices (a margin under each question's best node), tried
+    # on the same 3 held-out questions over every (section weight, margin) of the grid
+    own = json.loads(Path(adapter["encoder_path"], "router.json").read_text())["own_choices"]
+    assert (own["metric"], own["questions"]) == ("passage_hit", 3)
+    weights = sorted({3.0, 4.0, 6.0, adapter["encoder_section_weight"]})
+    assert [(t["section_weight"], t["margin"]) for t in own["trials"]] == [(w, m) for w in weights for m in MARGINS]
+    chosen = own["chosen"]
+    assert chosen is not None, f"no (section weight, margin) within the word target: {own['trials']}"
+    assert chosen["margin"] in MARGINS and chosen["section_weight"] in weights, chosen
+    # the router loads with the rule router.json records, and the asset's metadata names the same
+    assert load_encoder_router(Path(adapter["encoder_path"])).own_choices == OwnChoices(**chosen)
+    assert adapter["encoder_own_choices"] == str(OwnChoices(**chosen))
     # The collection's rows were replaced: one row per model; the LLM rows on the same samples.
     assert [r[:2] for r in rows] == [
         ("adapter", min(3, validation)),

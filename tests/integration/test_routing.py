@@ -2,35 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from rag_assets.core.corpus.blocks import heading, paragraph
 from rag_assets.core.corpus.tree import build_tree
-from rag_assets.core.engines.transformers_engine import TransformersEngine
 from rag_assets.core.routing.navigation import RetrievedDocument, RoutingKnobs, route_documents, router_regex
 from rag_assets.core.routing.routed_evidence import render_evidence
 from rag_assets.core.routing.subtree import DocumentRouting
-
-
-class CountingEngine(TransformersEngine):
-    """The real engine, counting `generate` calls and their batch sizes."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.batches: list[int] = []
-        self.grammars: list[list[str]] = []
-
-    def generate(self, batch, **kwargs):
-        self.batches.append(len(batch))
-        self.grammars.append(list(kwargs.get("regex") or []))
-        return super().generate(batch, **kwargs)
-
-
-@pytest.fixture(scope="module")
-def engine(smollm2_checkpoint: Path) -> CountingEngine:
-    return CountingEngine(smollm2_checkpoint, batch_size=8)
+from tests.integration.conftest import CountingEngine
 
 
 def docs():
@@ -58,23 +35,31 @@ def docs():
     }
 
 
-def test_each_round_is_one_batched_engine_call(engine: CountingEngine) -> None:
+def test_each_round_is_one_batched_engine_call(counting_engine: CountingEngine) -> None:
     retrieved, _trees = docs()
-    engine.batches.clear()
+    questions = ["How do I boil water?", "What to do with the pond in winter?"]
+    counting_engine.reset()
     result = route_documents(
-        ["How do I boil water?", "What to do with the pond in winter?"],
-        [retrieved, retrieved],
-        engine,
-        RoutingKnobs(expand_iterations=2, max_new_tokens=24),
+        questions, [retrieved, retrieved], counting_engine, RoutingKnobs(expand_iterations=2, max_new_tokens=24)
     )
-    assert engine.batches[0] == 4  # round 1: 2 questions x 2 documents in one call
-    assert result.engine_calls_per_round == [1] * len(engine.batches)
-    assert len(engine.batches) <= 3
-    for per_question in result.documents:
+    assert counting_engine.sizes[0] == 4  # round 1: 2 questions x 2 documents in one call
+    # Each view of each document has one collapsed heading (Cleaning, Summer) and nothing is left
+    # to expand once it is open: round 2 routes exactly the documents expanded in round 1, and
+    # there is no round 3 whatever the model says.
+    assert len(counting_engine.sizes) in (1, 2), counting_engine.sizes
+    assert result.engine_calls_per_round == [1] * len(counting_engine.sizes)
+    user_turns = [chat[1]["content"] for batch in counting_engine.calls for chat in batch]
+    for question, per_question in zip(questions, result.documents):
         assert [d.doc_id for d in per_question] == ["kettle", "pond"]
         for doc in per_question:
-            assert doc.router_calls >= 1
+            # one router call per view of this document the engine was sent for this question
+            sent = sum(
+                turn.startswith(f"Question: {question}\n") and f"Document:\n0: {doc.doc_id.title()}\n" in turn
+                for turn in user_turns
+            )
+            assert 1 <= sent <= 2 and doc.router_calls == sent, (question, doc.doc_id, doc.router_calls, sent)
             assert set(doc.selected_node_ids) <= {2, 4}  # only content nodes can ever be selected
+    assert sum(d.router_calls for per_question in result.documents for d in per_question) == sum(counting_engine.sizes)
     assert all(t > 0 for t in result.prompt_tokens) and all(t > 0 for t in result.output_tokens)
 
 
@@ -113,26 +98,26 @@ def test_nodes_under_one_heading_path_share_one_heading_line() -> None:
     assert routed[0].selected_node_ids == [4, 2] and len(render_evidence(routed, trees, numbered=True).split()) == 12
 
 
-def test_no_expand_ablation_makes_exactly_one_round(engine: CountingEngine) -> None:
+def test_no_expand_ablation_makes_exactly_one_round(counting_engine: CountingEngine) -> None:
     retrieved, _ = docs()
-    engine.batches.clear()
+    counting_engine.reset()
     result = route_documents(
         ["How do I clean the kettle?"],
         [retrieved],
-        engine,
+        counting_engine,
         RoutingKnobs(expand_iterations=3, allow_expand=False, max_new_tokens=16),
     )
-    assert engine.batches == [2] and result.engine_calls_per_round == [1]
+    assert counting_engine.sizes == [2] and result.engine_calls_per_round == [1]
 
 
-def test_constrained_routing_never_expels_or_collapses(engine: CountingEngine) -> None:
+def test_constrained_routing_never_expels_or_collapses(counting_engine: CountingEngine) -> None:
     """The untrained 135M model writes prose when free; under each view's grammar (xgrammar in
     the transformers engine) every output is a valid action or a refusal."""
     retrieved, _ = docs()
     result = route_documents(
         ["How do I boil water?", "What to do with the pond in winter?", "Who won in 1966?"],
         [retrieved] * 3,
-        engine,
+        counting_engine,
         RoutingKnobs(expand_iterations=1, max_new_tokens=48),
     )
     routed = [doc for per_question in result.documents for doc in per_question]
@@ -140,7 +125,7 @@ def test_constrained_routing_never_expels_or_collapses(engine: CountingEngine) -
     assert all(d.selected_node_ids or d.refused for d in routed if d.router_calls == 1)
 
 
-def test_the_last_round_cannot_expand(engine: CountingEngine) -> None:
+def test_the_last_round_cannot_expand(counting_engine: CountingEngine) -> None:
     """An EXPAND in the last round would be followed by nothing: its grammar offers only
     ANSWER and the refusal, so the router's last word is always usable."""
     retrieved, trees = docs()
@@ -148,33 +133,39 @@ def test_the_last_round_cannot_expand(engine: CountingEngine) -> None:
     assert "EXPAND" in router_regex(view, RoutingKnobs()) and "EXPAND" not in router_regex(
         view, RoutingKnobs(), final_round=True
     )
-    engine.grammars.clear()
+    counting_engine.reset()
     route_documents(
-        ["How do I clean the kettle?"], [retrieved], engine, RoutingKnobs(expand_iterations=0, max_new_tokens=16)
+        ["How do I clean the kettle?"],
+        [retrieved],
+        counting_engine,
+        RoutingKnobs(expand_iterations=0, max_new_tokens=16),
     )
-    assert len(engine.grammars) == 1 and not any("EXPAND" in g for g in engine.grammars[0])
-    engine.grammars.clear()
+    assert len(counting_engine.grammars) == 1 and not any("EXPAND" in g for g in counting_engine.grammars[0])
+    counting_engine.reset()
     route_documents(
-        ["How do I clean the kettle?"], [retrieved], engine, RoutingKnobs(expand_iterations=1, max_new_tokens=24)
+        ["How do I clean the kettle?"],
+        [retrieved],
+        counting_engine,
+        RoutingKnobs(expand_iterations=1, max_new_tokens=24),
     )
-    assert all("EXPAND" in g for g in engine.grammars[0])
-    assert all("EXPAND" not in g for grammars in engine.grammars[1:] for g in grammars)
+    assert all("EXPAND" in g for g in counting_engine.grammars[0])
+    assert all("EXPAND" not in g for grammars in counting_engine.grammars[1:] for g in grammars)
 
 
-def test_routing_grammar_names_only_the_nodes_the_budget_left(engine: CountingEngine) -> None:
+def test_routing_grammar_names_only_the_nodes_the_budget_left(counting_engine: CountingEngine) -> None:
     blocks = []
     for chapter in range(1, 41):
         blocks += [heading(f"Chapter {chapter} of the manual", 1), paragraph(f"Chapter {chapter} text.")]
     tree = build_tree("Manual", blocks)
     hit = next(n.node_id for n in tree.nodes if n.text == "Chapter 20 text.")
-    engine.grammars.clear()
+    counting_engine.reset()
     route_documents(
         ["What is in chapter 20?"],
         [[RetrievedDocument("manual", tree.nodes, (hit,))]],
-        engine,
+        counting_engine,
         RoutingKnobs(expand_iterations=1, max_new_tokens=16, token_budget=120),
     )
-    [grammar] = engine.grammars[0]  # round 1, where EXPAND is allowed
+    [grammar] = counting_engine.grammars[0]  # round 1, where EXPAND is allowed
     far = next(n.node_id for n in tree.nodes if n.text == "Chapter 40 of the manual")
     assert f"{hit}: Chapter 20 text" in grammar and "\\[EXPAND\\] (1: Chapter 1 of" in grammar
     assert f"{far}:" not in grammar  # cut from the outline for the budget: not expandable

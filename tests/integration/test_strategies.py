@@ -3,57 +3,15 @@ embedder, the real transformers engine with the packaged SmolLM2 (small generati
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from rag_assets.core.answering.strategies import run_strategy
 from rag_assets.core.answering.types import StrategySpec
-from rag_assets.core.corpus.sources import CollectionSpec, SourceDocument, iter_collection
 from rag_assets.core.corpus.tree import STRUCTURE
-from rag_assets.core.corpus.tree_building import document_tree
 from rag_assets.core.engines.base import BatchClock
-from rag_assets.core.engines.transformers_engine import TransformersEngine
-from rag_assets.core.index.embedding import Embedder
-from rag_assets.core.index.passages import cut_passages
-from rag_assets.core.index.retrieval import search
-from rag_assets.core.index.vector_index import PassageIndex
-from tests.conftest import write_corpus
+from tests.integration.conftest import CountingEngine, IndexedCorpus
 
 QUESTIONS = ["How hot should the water be for green tea?", "What keeps the pond fish alive in winter?"]
-
-
-class CountingEngine(TransformersEngine):
-    """The real engine, recording every `generate` call's chats (the model still runs)."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.calls: list[list[list[dict[str, str]]]] = []
-
-    def generate(self, batch, **kwargs):
-        self.calls.append(batch)
-        return super().generate(batch, **kwargs)
-
-
-@pytest.fixture(scope="module")
-def engine(smollm2_checkpoint: Path) -> CountingEngine:
-    return CountingEngine(smollm2_checkpoint, batch_size=8)
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory):
-    folder = write_corpus(tmp_path_factory.mktemp("corpus"))
-    docs = [d for d in iter_collection(CollectionSpec("tiny", str(folder))) if isinstance(d, SourceDocument)]
-    trees = {d.doc_id: document_tree(d) for d in docs}
-    passages = [p for d in docs for p in cut_passages(d.doc_id, trees[d.doc_id].nodes, trees[d.doc_id].text)]
-    embedder = Embedder(progress=False)
-    index = PassageIndex(tmp_path_factory.mktemp("lance"), embedder)
-    index.sync(passages, "tiny")
-
-    def retrieve(query: str, mode: str, k: int):
-        return search(index, embedder, query, mode=mode, k=k, collections=["tiny"])
-
-    return retrieve, {doc_id: tree.nodes for doc_id, tree in trees.items()}, {d: t.text for d, t in trees.items()}
 
 
 def _check_citations(outcomes, trees, texts) -> None:
@@ -65,8 +23,8 @@ def _check_citations(outcomes, trees, texts) -> None:
             assert node.text[cite.span_start - node.span_start : cite.span_end - node.span_start] == cite.text
 
 
-def test_rdr2_batches_each_round_and_the_reader(engine: CountingEngine, corpus) -> None:
-    retrieve, trees, texts = corpus
+def test_rdr2_batches_each_round_and_the_reader(counting_engine: CountingEngine, indexed_corpus: IndexedCorpus) -> None:
+    retrieve, trees, texts = indexed_corpus.retrieve, indexed_corpus.trees, indexed_corpus.texts
     spec = StrategySpec(
         "rdr2-base",
         "rdr2",
@@ -76,13 +34,13 @@ def test_rdr2_batches_each_round_and_the_reader(engine: CountingEngine, corpus) 
         router_max_new_tokens=24,
         reader_max_new_tokens=8,
     )
-    engine.calls.clear()
-    outcomes = run_strategy(QUESTIONS, spec, retrieve=retrieve, trees=trees, engine=engine)
+    counting_engine.reset()
+    outcomes = run_strategy(QUESTIONS, spec, retrieve=retrieve, trees=trees, engine=counting_engine)
     routed_docs = sum(len(o.retrieved_doc_ids) for o in outcomes)
-    assert len(engine.calls[0]) == routed_docs == 4  # round 1: 2 questions x 2 documents, ONE call
-    assert len(engine.calls[-1]) == 2  # ONE reader call for both questions
-    assert len(engine.calls) <= 1 + 2  # at most 1 + expand_iterations routing rounds, then the reader
-    assert max(o.engine_calls for o in outcomes) == len(engine.calls)
+    assert len(counting_engine.calls[0]) == routed_docs == 4  # round 1: 2 questions x 2 documents, ONE call
+    assert len(counting_engine.calls[-1]) == 2  # ONE reader call for both questions
+    assert len(counting_engine.calls) <= 1 + 2  # at most 1 + expand_iterations routing rounds, then the reader
+    assert max(o.engine_calls for o in outcomes) == len(counting_engine.calls)
     for outcome in outcomes:
         assert len(outcome.passage_ids) <= 4 and outcome.router_prompt_tokens > 0 and outcome.reader_prompt_tokens > 0
         assert outcome.seconds == outcomes[0].seconds > 0
@@ -97,17 +55,19 @@ def test_rdr2_batches_each_round_and_the_reader(engine: CountingEngine, corpus) 
     _check_citations(outcomes, trees, texts)
 
 
-def test_ablation_prompts_hide_what_they_take_away(engine: CountingEngine, corpus) -> None:
-    retrieve, trees, _ = corpus
+def test_ablation_prompts_hide_what_they_take_away(
+    counting_engine: CountingEngine, indexed_corpus: IndexedCorpus
+) -> None:
+    retrieve, trees = indexed_corpus.retrieve, indexed_corpus.trees
     base = dict(top_k=2, passages_per_query=4, expand_iterations=2, router_max_new_tokens=16, reader_max_new_tokens=4)
     for spec in (
         StrategySpec("rdr2-no-structure", "rdr2", structure=False, **base),
         StrategySpec("rdr2-no-expand", "rdr2", allow_expand=False, **base),
     ):
-        engine.calls.clear()
-        [outcome] = run_strategy(QUESTIONS[:1], spec, retrieve=retrieve, trees=trees, engine=engine)
-        assert len(engine.calls) == 2  # one routing round (nothing to expand), one reader call
-        for chat in engine.calls[0]:
+        counting_engine.reset()
+        [outcome] = run_strategy(QUESTIONS[:1], spec, retrieve=retrieve, trees=trees, engine=counting_engine)
+        assert len(counting_engine.calls) == 2  # one routing round (nothing to expand), one reader call
+        for chat in counting_engine.calls[0]:
             system, user = chat[0]["content"], chat[1]["content"]
             assert "[EXPAND]" not in system and "EXPAND" not in user
             if not spec.structure:
@@ -119,37 +79,41 @@ def test_ablation_prompts_hide_what_they_take_away(engine: CountingEngine, corpu
         assert outcome.engine_calls == 2
 
 
-def test_rag_and_none_make_one_reader_call(engine: CountingEngine, corpus) -> None:
-    retrieve, trees, texts = corpus
-    engine.calls.clear()
+def test_rag_and_none_make_one_reader_call(counting_engine: CountingEngine, indexed_corpus: IndexedCorpus) -> None:
+    retrieve, trees, texts = indexed_corpus.retrieve, indexed_corpus.trees, indexed_corpus.texts
+    counting_engine.reset()
     rag = run_strategy(
         QUESTIONS,
         StrategySpec("rag-hybrid", "rag", top_k=2, reader_max_new_tokens=6),
         retrieve=retrieve,
         trees=trees,
-        engine=engine,
+        engine=counting_engine,
     )
-    assert len(engine.calls) == 1 and len(engine.calls[0]) == 2
+    assert len(counting_engine.calls) == 1 and len(counting_engine.calls[0]) == 2
     for outcome in rag:
         assert len(outcome.passage_ids) == 2 and outcome.evidence.startswith("[1] ") and "\n\n[2] " in outcome.evidence
         assert outcome.citations and outcome.router_prompt_tokens == 0 and outcome.engine_calls == 1
     assert rag[0].retrieved_doc_ids[0] == "tiny/kettle.md"
     _check_citations(rag, trees, texts)
-    engine.calls.clear()
+    counting_engine.reset()
     none = run_strategy(
         QUESTIONS,
         StrategySpec("no-retrieval", "none", reader_max_new_tokens=6),
         retrieve=retrieve,
         trees=trees,
-        engine=engine,
+        engine=counting_engine,
     )
-    assert len(engine.calls) == 1 and all(o.evidence == "" and o.citations == [] and o.passage_ids == [] for o in none)
-    assert "Evidence" not in engine.calls[0][0][1]["content"]
+    assert len(counting_engine.calls) == 1 and all(
+        o.evidence == "" and o.citations == [] and o.passage_ids == [] for o in none
+    )
+    assert "Evidence" not in counting_engine.calls[0][0][1]["content"]
     with pytest.raises(ValueError, match="kind"):
         StrategySpec("x", "magic")
 
 
-def test_a_caching_engine_replays_grid_points_and_charges_their_seconds(engine: CountingEngine, corpus) -> None:
+def test_a_caching_engine_replays_grid_points_and_charges_their_seconds(
+    counting_engine: CountingEngine, indexed_corpus: IndexedCorpus
+) -> None:
     """The answers asset's grids through CachingEngine: the top-k 1 run routes the first document
     of the top-k 2 run, so its routing round is replayed (never sent to the model), its answers
     are those it gets alone, and its seconds include the replayed generations."""
@@ -157,7 +121,7 @@ def test_a_caching_engine_replays_grid_points_and_charges_their_seconds(engine: 
 
     from rag_assets.core.engines.cache import CachingEngine
 
-    retrieve, trees, _ = corpus
+    retrieve, trees = indexed_corpus.retrieve, indexed_corpus.trees
     spec = StrategySpec(
         "rdr2-base",
         "rdr2",
@@ -168,35 +132,35 @@ def test_a_caching_engine_replays_grid_points_and_charges_their_seconds(engine: 
         reader_max_new_tokens=6,
     )
     one = dataclasses.replace(spec, top_k=1)
-    alone = run_strategy(QUESTIONS, one, retrieve=retrieve, trees=trees, engine=engine)
-    cached = CachingEngine(engine)
+    alone = run_strategy(QUESTIONS, one, retrieve=retrieve, trees=trees, engine=counting_engine)
+    cached = CachingEngine(counting_engine)
     run_strategy(QUESTIONS, spec, retrieve=retrieve, trees=trees, engine=cached)
     assert (cached.hits, cached.misses) == (0, 4 + 2)  # 2 x 2 documents routed, 2 reader prompts
-    engine.calls.clear()
+    counting_engine.reset()
     replayed = run_strategy(QUESTIONS, one, retrieve=retrieve, trees=trees, engine=cached)
     # round 1 of top-k 1 = the first documents of top-k 2: replayed; the reader prompts run again
     # only where the evidence differs (the second document contributed nodes)
     assert cached.hits + cached.misses == 6 + 2 + 2 and cached.hits >= 2 and cached.replayed_seconds > 0
-    assert sum(len(batch) for batch in engine.calls) == cached.misses - 6 <= 2
+    assert sum(len(batch) for batch in counting_engine.calls) == cached.misses - 6 <= 2
     assert [o.answer for o in replayed] == [o.answer for o in alone]
     assert [o.router_prompt_tokens for o in replayed] == [o.router_prompt_tokens for o in alone]
     assert replayed[0].seconds * len(QUESTIONS) >= cached.replayed_seconds
 
 
-def test_the_caching_engine_keys_on_everything_that_changes_the_output(engine: CountingEngine) -> None:
+def test_the_caching_engine_keys_on_everything_that_changes_the_output(counting_engine: CountingEngine) -> None:
     from rag_assets.core.engines.cache import CachingEngine
 
     chats = [[{"role": "user", "content": "Say yes."}], [{"role": "user", "content": "Say no."}]]
-    cached = CachingEngine(engine)
+    cached = CachingEngine(counting_engine)
     first = cached.generate(chats + chats[:1], max_new_tokens=4)  # a repeat inside one batch runs once
     assert (cached.misses, cached.hits) == (2, 1) and first[0] == first[2]
-    engine.calls.clear()
-    assert cached.generate(chats, max_new_tokens=4) == first[:2] and engine.calls == []
+    counting_engine.reset()
+    assert cached.generate(chats, max_new_tokens=4) == first[:2] and counting_engine.calls == []
     cached.generate(chats, max_new_tokens=5)
     cached.generate(chats, max_new_tokens=4, regex="(yes|no)")
     cached.generate(chats[:1], max_new_tokens=4, temperature=0.7)  # sampling is never cached
     cached.generate(chats[:1], max_new_tokens=4, temperature=0.7)
-    assert [len(batch) for batch in engine.calls] == [2, 2, 1, 1]
+    assert [len(batch) for batch in counting_engine.calls] == [2, 2, 1, 1]
 
 
 def test_the_batch_clock_charges_replayed_generations_once_per_engine() -> None:

@@ -141,5 +141,43 @@ def test_fuzzed_outputs_never_raise_and_never_leak_an_id(text: str) -> None:
     d = parse_router_output(text, v)
     assert set(d.answer_ids) <= v.visible_content_ids
     assert set(d.expand_ids) <= v.collapsed_heading_ids
-    assert d.collapsed == (not d.answer_ids and not d.expand_ids and not d.refused)
-    assert d.expelled >= 0
+
+
+# Lines whose fate in `view()` is known by hand (node 2 is the visible "Fill with water up to the
+# mark.", heading 3 "Boiling" is collapsed, heading 1 "Filling" had its content shown, node 4 never
+# shown): each valid line selects one node, each invalid one is one expelled action.
+VALID_ANSWERS = {"[ANSWER] 2: Fill with water": 2, "[answer] 2": 2, "- [ANSWER] 2 - fill WITH": 2}
+VALID_EXPANDS = {"[EXPAND] 3: Boiling": 3, "1. [expand] 3": 3}
+INVALID = [
+    "[ANSWER] 1: Filling",  # a heading is not content
+    "[ANSWER] 3: Boiling",  # nor is a collapsed heading
+    "[ANSWER] 4: Press",  # content never shown
+    "[EXPAND] 2: Fill",  # content is not a heading
+    "[EXPAND] 1: Filling",  # a heading whose content was shown
+    "[EXPAND] 3: Kettle",  # words of another node
+    "[ANSWER] 2: press the lid",  # words that do not match node 2
+    "[ANSWER] 0: Kettle",  # the title
+    "[ANSWER] 7: x y",  # past the last node
+    "[ANSWER] 999999999999: x",  # an id too long to be one
+]
+# Text that is neither an action (no "[") nor a refusal (no "cannot"): ignored, never expelled.
+_prose = st.text(max_size=40).filter(lambda t: "[" not in t and not re.search("cannot", t, re.IGNORECASE))
+_labelled = st.one_of(
+    st.sampled_from(sorted(VALID_ANSWERS)).map(lambda line: ("answer", line)),
+    st.sampled_from(sorted(VALID_EXPANDS)).map(lambda line: ("expand", line)),
+    st.sampled_from(INVALID).map(lambda line: ("invalid", line)),
+    st.just(("refusal", "Cannot answer")),
+    _prose.map(lambda text: ("prose", text)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_labelled, max_size=8))
+def test_fuzzed_outputs_expel_exactly_the_invalid_action_lines(lines: list[tuple[str, str]]) -> None:
+    d = decide("\n".join(text for _, text in lines))
+    kinds = [kind for kind, _ in lines]
+    assert d.expelled == kinds.count("invalid"), lines
+    assert set(d.answer_ids) == {VALID_ANSWERS[text] for kind, text in lines if kind == "answer"}, lines
+    assert set(d.expand_ids) == {VALID_EXPANDS[text] for kind, text in lines if kind == "expand"}, lines
+    assert d.refused == ("refusal" in kinds), lines
+    assert d.collapsed == (not {"answer", "expand", "refusal"} & set(kinds)), lines
