@@ -149,6 +149,33 @@ def smollm2_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ensure_hf_checkpoint(tmp_path_factory.mktemp("models"))
 
 
+# The tiny corpus's questions: three train questions (routing data, the routers) and two test
+# questions (what `answers` evaluates).
+TINY_QUESTIONS = [
+    {"qid": "t1", "question": "How hot should the water be for green tea?", "answers": ["80 C"], "split": "train"},
+    {
+        "qid": "t2",
+        "question": "How much water at most goes into the kettle?",
+        "answers": ["1.7 litres"],
+        "split": "train",
+    },
+    {"qid": "t3", "question": "What is the pass statement?", "answers": ["null operation"], "split": "train"},
+    {
+        "qid": "e1",
+        "question": "What should stay open in the pond ice in winter?",
+        "answers": ["a hole"],
+        "split": "test",
+    },
+    {
+        "qid": "e2",
+        "question": "Which charger should be used for the battery?",
+        "answers": ["the supplied charger"],
+        "section_path": ["Getting started", "Battery"],
+        "split": "test",
+    },
+]
+
+
 def tiny_project(
     tmp_path: Path, corpus_dir: Path, checkpoint: Path, questions_jsonl: str, *, llm_batch_size: int = 16
 ) -> dict:

@@ -14,30 +14,9 @@ import pytest
 
 from rag_assets.definitions import ALL_ASSETS
 from rag_assets.serving.query import QueryService
+from tests.conftest import TINY_QUESTIONS as QUESTIONS
 from tests.conftest import tiny_project
 
-QUESTIONS = [
-    {"qid": "t1", "question": "How hot should the water be for green tea?", "answers": ["80 C"], "split": "train"},
-    {
-        "qid": "t2",
-        "question": "How much water at most goes into the kettle?",
-        "answers": ["1.7 litres"],
-        "split": "train",
-    },
-    {"qid": "t3", "question": "What is the pass statement?", "answers": ["null operation"], "split": "train"},
-    {
-        "qid": "e1",
-        "question": "What should stay open in the pond ice in winter?",
-        "answers": ["a hole"],
-        "split": "test",
-    },
-    {
-        "qid": "e2",
-        "question": "Which charger should be used for the battery?",
-        "answers": ["the charger"],
-        "split": "test",
-    },
-]
 STAGES = (
     "source_documents",
     "document_trees",

@@ -388,7 +388,7 @@ def _in_layer(name: str, layer: str) -> bool:
 
 
 def test_no_long_function_in_the_asset_and_serving_layers() -> None:
-    # functions of one step (issue 44): an asset, a route registration or a command reads as a few
+    # functions of one step: an asset, a route registration or a command reads as a few
     # named steps; a function longer than this (signature to last line, docstring included) is split
     checked = [name for name in _modules() if any(_in_layer(name, layer) for layer in LONG_FUNCTION_LAYERS)]
     offenders = [
