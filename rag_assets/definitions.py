@@ -24,6 +24,7 @@ from rag_assets.defs.routing.reorder_policy import reorder_policy
 from rag_assets.defs.routing.router_adapter import router_adapter
 from rag_assets.defs.routing.router_metrics import router_metrics
 from rag_assets.defs.routing.routing_data import routing_actions, routing_subtrees, synthetic_questions
+from rag_assets.defs.served_answers import served_answers
 from rag_assets.defs.side_tables import SIDE_TABLES
 from rag_assets.defs.structure.document_trees import document_trees
 from resources.project import project_resources
@@ -59,7 +60,7 @@ main_job = dg.define_asset_job(
 )
 
 defs = dg.Definitions(
-    assets=[*ALL_ASSETS, *SIDE_TABLES],
+    assets=[*ALL_ASSETS, *SIDE_TABLES, served_answers],
     asset_checks=ALL_CHECKS,
     jobs=[main_job, reindex_job],
     schedules=[reindex_schedule],

@@ -1,0 +1,88 @@
+"""Stored answers as Dagster events: a real index materialization, then an answer recorded on
+`served_answers` (its id a partition) with its lineage and the links a Dagster user follows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+
+from rag_assets.core.answering.types import Citation, StrategySpec
+from rag_assets.core.lineage import answer_versions, build_record
+from rag_assets.core.store.publication import pin_index
+from rag_assets.core.store.tree_tables import load_trees
+from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
+from rag_assets.defs.served_answers import SERVED_ANSWER_PARTITIONS_NAME, SERVED_ANSWERS, record_answers
+from rag_assets.defs.upstream import latest_materialization
+from tests.answer_outcomes import answer_outcome
+from tests.conftest import tiny_project
+
+INDEX_STAGES = ("source_documents", "document_trees", "passages", "passage_index")
+
+
+@pytest.fixture
+def project(tmp_path: Path, corpus_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))
+    return tiny_project(tmp_path, corpus_dir, tmp_path / "no-model", "")  # no step here reads a model
+
+
+def _materialize(project: dict) -> dg.ExecuteInProcessResult:
+    return dg.materialize(
+        [*ALL_ASSETS, *ALL_CHECKS],
+        resources=project["resources"],
+        partition_key="tiny",
+        instance=project["instance"],
+        selection=dg.AssetSelection.assets(*INDEX_STAGES),
+    )
+
+
+def _answer(con: duckdb.DuckDBPyConnection):
+    """An answer citing the kettle's green-tea row, with the versions `rag ask` records."""
+    nodes, _ = load_trees(con, "tiny", ["tiny/kettle.md"])["tiny/kettle.md"]
+    [node] = [n for n in nodes if n.text.startswith("green tea")]
+    cite = Citation("tiny/kettle.md", node.node_id, node.heading_path, node.text, node.span_start, node.span_end)
+    outcome = answer_outcome(
+        "How hot for green tea?", "80 C", node.text, citations=[cite], retrieved_doc_ids=["tiny/kettle.md"]
+    )
+    pin = pin_index(con, "tiny")
+    versions = answer_versions(
+        con,
+        "tiny",
+        outcome,
+        index=pin.index_info(),
+        adapter_id=None,
+        router_model="none",
+        reader_model="SmolLM2",
+        embedder="all-MiniLM-L6-v2",
+    )
+    spec = StrategySpec(name="rag-hybrid", kind="rag")
+    return build_record(outcome, spec, collection="tiny", source="service", versions=versions), node
+
+
+def test_an_answer_is_a_partition_of_served_answers_with_its_lineage_and_links(project: dict) -> None:
+    result = _materialize(project)
+    assert result.success
+    instance = project["instance"]
+    with duckdb.connect(str(project["db"])) as con:
+        record, node = _answer(con)
+    assert record_answers(instance, [record]) == 1
+
+    assert instance.get_dynamic_partitions(SERVED_ANSWER_PARTITIONS_NAME) == [record.answer_id]
+    event = latest_materialization(instance, SERVED_ANSWERS, partition=record.answer_id)
+    assert event is not None and event.run_id == ""  # runless: no run per answer
+    meta = {k: getattr(v, "value", v) for k, v in event.asset_materialization.metadata.items()}
+    assert meta["answer_id"] == record.answer_id and meta["question"] == "How hot for green tea?"
+    assert meta["strategy"] == "rag-hybrid" and meta["source"] == "service" and meta["reader"] == "SmolLM2"
+    assert meta["cited_node_ids"] == [{"doc_id": "tiny/kettle.md", "node_id": node.node_id}]
+    assert f"| 1 | tiny/kettle.md | {node.node_id} | {node.span_start}-{node.span_end} |" in meta["cited_nodes"]
+    assert meta["document_hashes"]["tiny/kettle.md"] == record.versions_dict["doc_hashes"]["tiny/kettle.md"]
+    assert meta["index_tag"] == f"tiny-{result.run_id[:8]}" and meta["index_table"] == "passages"
+    # the full id of the run that published the index, and the documents' materialization event
+    assert meta["index_run"] == result.run_id
+    documents = latest_materialization(instance, dg.AssetKey("source_documents"), partition="tiny")
+    assert meta["documents_materialization"] == (
+        f"/assets/source_documents?view=events&partition=tiny&time={int(documents.timestamp * 1000)}"
+    )
+    assert instance.get_runs_count() == 1  # the index run alone
