@@ -144,10 +144,11 @@ def run(
 ) -> None:
     """Materialize the whole asset graph (with its checks) for every collection, then summarise."""
     from rag_assets.commands.runs import materialize
-    from rag_assets.commands.summary import print_evaluation, print_summary
+    from rag_assets.commands.summary import print_document_changes, print_evaluation, print_summary
 
     names = materialize("main_job", collection, config, verbose=verbose)
     print_summary(console, names)
+    print_document_changes(console, names)
     print_evaluation(console, names)
 
 
@@ -157,13 +158,15 @@ def index(
     config: Path = typer.Option(None, "--config", help=_CONFIG_OPTION_HELP),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print Dagster's own (DEBUG) events."),
 ) -> None:
-    """Index only: sources -> trees -> passages -> passage index (the `reindex` job), with checks;
-    no routing data, training or evaluation."""
+    """Index only: sources -> trees -> passages -> passage index (`passage_index_job`), with checks;
+    no questions, routing data, training or evaluation. Ctrl-C or SIGTERM stops it within seconds
+    (exit 130); the index published before stays the one readers use."""
     from rag_assets.commands.runs import materialize
-    from rag_assets.commands.summary import print_summary
+    from rag_assets.commands.summary import print_document_changes, print_summary
 
-    names = materialize("reindex", collection, config, verbose=verbose)
+    names = materialize("passage_index_job", collection, config, verbose=verbose)
     print_summary(console, names)
+    print_document_changes(console, names)
 
 
 @app.command()

@@ -10,7 +10,13 @@ from checks import index as index_checks
 from checks import router as router_checks
 from checks import routing_data as routing_data_checks
 from checks import structure as structure_checks
-from rag_assets.defs.automation import dead_run_sensor, reindex_job, reindex_schedule, source_change_sensor
+from rag_assets.defs.automation import (
+    dead_run_sensor,
+    passage_index_job,
+    reindex_job,
+    reindex_schedule,
+    source_change_sensor,
+)
 from rag_assets.defs.corpus.questions import questions
 from rag_assets.defs.corpus.source_documents import source_documents
 from rag_assets.defs.deployment import executor_from_env
@@ -62,7 +68,7 @@ main_job = dg.define_asset_job(
 defs = dg.Definitions(
     assets=[*ALL_ASSETS, *SIDE_TABLES, served_answers],
     asset_checks=ALL_CHECKS,
-    jobs=[main_job, reindex_job],
+    jobs=[main_job, reindex_job, passage_index_job],
     schedules=[reindex_schedule],
     sensors=[source_change_sensor, dead_run_sensor],
     resources=project_resources(),

@@ -74,3 +74,11 @@ def document_sources(
         doc: (title, uri)
         for doc, title, uri in rows_by_doc_id(con, "source_documents", "title, uri", collection, doc_ids)
     }
+
+
+def collection_document_hashes(con: duckdb.DuckDBPyConnection, collection: str) -> dict[str, str]:
+    """doc_id -> content hash of every source document of the collection now (empty: none yet)."""
+    if not table_exists(con, "source_documents"):
+        return {}
+    rows = con.execute("SELECT doc_id, content_hash FROM source_documents WHERE collection = ?", [collection])
+    return dict(rows.fetchall())

@@ -26,10 +26,12 @@ from rag_assets.core.index.namespace_routing import (
     routing_quality,
     train_namespace_router,
 )
+from rag_assets.core.index.retraining import RetrainDecision, TrainingData, retrain_decision, training_data
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.index.vector_index import PassageIndex
 from rag_assets.core.settings import data_dir
-from rag_assets.core.store.published_models import ALL_COLLECTIONS, PublishedModel, publish_models
+from rag_assets.core.store.passage_table import passage_hashes
+from rag_assets.core.store.published_models import ALL_COLLECTIONS, PublishedModel, publish_models, published_models
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.defs.deployment import CATALOGUE_POOL
 from rag_assets.defs.metadata import markdown_table
@@ -52,6 +54,15 @@ class NamespaceRouterConfig(dg.Config):
     latency_queries: int = Field(
         default=12, ge=0, le=1000, description="Evaluation questions timed for search latency."
     )
+    retrain_threshold: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="Train again only when more than this share of the index's documents (or of the "
+        "pseudo-queries) was added, changed or deleted since the published router was trained, or its settings "
+        "changed; else keep it (0 = on any change). The reason is in the metadata.",
+    )
+    always_retrain: bool = Field(default=False, description="Train on every materialization, changed or not.")
 
 
 @dg.asset(
@@ -76,13 +87,18 @@ def namespace_router(
     if not collections:
         raise dg.Failure("the passage index holds no collection: materialize `passage_index` first")
     questions = _namespace_questions(catalogue, collections, config.pseudo_queries)
+    decision, data, published = _retrain_decision(catalogue, collections, questions, config)
+    context.log.info(f"namespace router: {decision.reason}")
+    if not decision.retrain:
+        return _kept_router(published, decision)
     router, grid = train_namespace_router(
         index, questions.pseudo, target_accuracy=config.target_accuracy, max_namespaces=config.max_namespaces
     )
     folder = publish_namespace_router(router, namespace_routers_dir(), {"collections": collections})
     os.utime(folder / ROUTER_RECORD)  # an identical router published again is the latest one again
     with catalogue.get_connection() as con:
-        piece = PublishedModel("namespaces", router.router_id, str(folder), run_id=context.run.run_id)
+        details = {"training_data": data.to_json()}
+        piece = PublishedModel("namespaces", router.router_id, str(folder), details, run_id=context.run.run_id)
         publish_models(con, ALL_COLLECTIONS, [piece], kinds=["namespaces"])
 
     texts = [q for name in collections for q in questions.evaluation[name]]
@@ -110,6 +126,45 @@ def namespace_router(
             "dense_search_ms_whole_index": round(latency_all, 2),
             "dense_search_ms_routed": round(latency_routed, 2),
             **_quality_tables(router, quality, grid),
+            **decision.metadata(),
+        },
+    )
+
+
+def _retrain_decision(
+    catalogue: DuckDBResource,
+    collections: list[str],
+    questions: "_NamespaceQuestions",
+    config: NamespaceRouterConfig,
+) -> tuple[RetrainDecision, TrainingData, PublishedModel | None]:
+    """Whether to train again; what the router would learn from now (every collection's passages,
+    the pseudo-queries, the settings); the router published now."""
+    with catalogue.get_connection() as con:
+        pairs = [pair for name in collections for pair in passage_hashes(con, name)]
+        published = published_models(con, ALL_COLLECTIONS).get("namespaces")
+    pseudo = [f"{name}\t{q}" for name, queries in sorted(questions.pseudo.items()) for q in queries]
+    settings = config.model_dump(exclude={"retrain_threshold", "always_retrain", "latency_queries"})
+    data = training_data(pairs, pseudo, settings)
+    usable = published is not None and published.path is not None and Path(published.path).is_dir()
+    decision = retrain_decision(
+        TrainingData.from_json(published.details.get("training_data")) if usable else None,
+        data,
+        config.retrain_threshold,
+        model=published.model_id if usable else None,
+        always=config.always_retrain,
+    )
+    return decision, data, published
+
+
+def _kept_router(published: PublishedModel, decision: RetrainDecision) -> dg.MaterializeResult:
+    """The published router kept as it is (same data version: nothing downstream goes stale)."""
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(published.model_id),
+        metadata={
+            "router_id": published.model_id,
+            "path": published.path,
+            "trained_in_run": dg.MetadataValue.dagster_run(published.run_id) if published.run_id else "unknown",
+            **decision.metadata(),
         },
     )
 

@@ -10,6 +10,7 @@ model is published atomically as a versioned folder (`rr-<digest>`) under <data 
 lineage produced.
 """
 
+from pathlib import Path
 from typing import Literal
 
 import dagster as dg
@@ -18,10 +19,17 @@ from pydantic import Field
 
 from rag_assets.core.index.reranking.recipe import train_collection_reranker
 from rag_assets.core.index.reranking.training import RerankerSettings, RerankerTrainingResult
+from rag_assets.core.index.retraining import (
+    RetrainDecision,
+    TrainingData,
+    question_key,
+    retrain_decision,
+    training_data,
+)
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.settings import rerankers_dir
 from rag_assets.core.store.passage_table import load_passages
-from rag_assets.core.store.published_models import PublishedModel, publish_models
+from rag_assets.core.store.published_models import PublishedModel, publish_models, published_models
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.defs.metadata import line_plot_markdown, markdown_table
@@ -62,6 +70,18 @@ class RerankerTrainingConfig(dg.Config):
         le=10000,
         description="Held-out questions wanted at least: held-out synthetic questions top up a small labelled slice.",
     )
+    retrain_threshold: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="Train again only when more than this share of the collection's documents (or of the "
+        "training questions) was added, changed or deleted since the published reranker was trained, or its "
+        "settings changed; else keep it (0 = on any change). The reason is in the metadata.",
+    )
+    always_retrain: bool = Field(default=False, description="Train on every materialization, changed or not.")
+
+
+RETRAIN_FIELDS = {"retrain_threshold", "always_retrain"}
 
 
 @dg.asset(
@@ -84,14 +104,24 @@ def passage_reranker(
     vectors: VectorStoreResource,
 ) -> dg.MaterializeResult:
     collection = context.partition_key
-    model = embedder.get()
-    index = vectors.index(model)
     with catalogue.get_connection() as con:
         passages = load_passages(con, collection)
         labelled = load_question_rows(con, collection, "train")
         synthetic = load_question_rows(con, collection, table="synthetic_questions") if config.use_synthetic else []
-    # every config field but `use_synthetic` is a training setting of the same name
-    settings = RerankerSettings(**config.model_dump(exclude={"use_synthetic"}))
+        published = published_models(con, collection).get("reranker")
+    data = training_data(
+        ((p.passage_id, p.content_hash) for p in passages),
+        [question_key(q) for q in (*labelled, *synthetic)],
+        config.model_dump(exclude=RETRAIN_FIELDS),
+    )
+    decision = reranker_retrain_decision(published, data, config)
+    context.log.info(f"{collection} passage reranker: {decision.reason}")
+    if not decision.retrain:
+        return kept_reranker(published, decision)
+    model = embedder.get()
+    index = vectors.index(model)
+    # every config field but `use_synthetic` and the retraining rule is a training setting of the same name
+    settings = RerankerSettings(**config.model_dump(exclude={"use_synthetic", *RETRAIN_FIELDS}))
 
     def hits(query: str):
         return search(index, model, query, mode="hybrid", k=settings.candidates, collections=[collection])
@@ -112,18 +142,51 @@ def passage_reranker(
         on_step=log,
         extra_record={"collection": collection, "embedder": model.model_id},
     )
-    published = (
-        PublishedModel("reranker", result.reranker_id, str(result.folder), run_id=context.run.run_id)
-        if result is not None
-        else PublishedModel("reranker", details={"reason": "no training groups"}, run_id=context.run.run_id)
-    )
     with catalogue.get_connection() as con:
-        publish_models(con, collection, [published], kinds=["reranker"])
+        publish_models(con, collection, [published_piece(result, data, context.run.run_id)], kinds=["reranker"])
     if result is None:
         context.log.warning(f"{collection}: no question with a gold passage and negatives; no reranker trained")
-        return dg.MaterializeResult(metadata={"trained": False, "reason": "no training groups"})
+        return dg.MaterializeResult(metadata={"trained": False, "reason": "no training groups", **decision.metadata()})
     return dg.MaterializeResult(
-        data_version=dg.DataVersion(result.reranker_id), metadata=_reranker_metadata(settings, result)
+        data_version=dg.DataVersion(result.reranker_id),
+        metadata={**_reranker_metadata(settings, result), **decision.metadata()},
+    )
+
+
+def published_piece(result: RerankerTrainingResult | None, data: TrainingData, run_id: str) -> PublishedModel:
+    """The reranker's `published_models` row, with what it was trained on (or why none was)."""
+    if result is None:
+        return PublishedModel("reranker", details={"reason": "no training groups"}, run_id=run_id)
+    details = {"training_data": data.to_json()}
+    return PublishedModel("reranker", result.reranker_id, str(result.folder), details, run_id=run_id)
+
+
+def reranker_retrain_decision(
+    published: PublishedModel | None, data: TrainingData, config: RerankerTrainingConfig
+) -> RetrainDecision:
+    """Train again, or keep the published reranker (its folder still there) trained on about this data."""
+    usable = published is not None and published.model_id and published.path and Path(published.path).is_dir()
+    previous = TrainingData.from_json(published.details.get("training_data")) if usable else None
+    return retrain_decision(
+        previous,
+        data,
+        config.retrain_threshold,
+        model=published.model_id if usable else None,
+        always=config.always_retrain,
+    )
+
+
+def kept_reranker(published: PublishedModel, decision: RetrainDecision) -> dg.MaterializeResult:
+    """The published reranker kept as it is (same data version: nothing downstream goes stale)."""
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(published.model_id),
+        metadata={
+            "trained": True,
+            "reranker_id": published.model_id,
+            "path": published.path,
+            "trained_in_run": dg.MetadataValue.dagster_run(published.run_id) if published.run_id else "unknown",
+            **decision.metadata(),
+        },
     )
 
 
