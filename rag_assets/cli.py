@@ -309,9 +309,9 @@ def trace(
     answer_id: str = typer.Argument(..., help="An answer id printed by `rag ask` or listed by `rag answers`."),
     as_json: bool = typer.Option(False, "--json", help="Print the trace as JSON."),
 ) -> None:
-    """Audit an answer: cited nodes -> documents -> the exact source text at the recorded spans ->
-    versions. The source file on disk is compared too (an edit not yet re-indexed shows).
-    Exit code 3 when a source changed since the answer was produced."""
+    """Audit an answer: cited nodes -> documents -> the text as it was cited beside the text now ->
+    versions, each source's state in words (unchanged, changed and re-indexed, changed on disk
+    and not re-indexed, deleted). Exit code 3 when a source changed since the answer was produced."""
     from rag_assets.commands.output import print_json, print_trace
     from rag_assets.serving.audit import source_changed
 
@@ -323,9 +323,11 @@ def trace(
         print_trace(result)
     changed = source_changed(result)
     if changed:
+        states = {s["doc_id"]: s.get("state", "changed") for s in result["sources"]}
+        listed = ", ".join(f"{doc} ({states.get(doc, 'changed')})" for doc in changed)
         errors.print(
-            f"[bold red]SOURCE CHANGED since this answer was produced: {', '.join(changed)} "
-            "(content hash or text at the cited span differs); re-ask to refresh it[/bold red]"
+            f"[bold red]SOURCE CHANGED since this answer was produced: {listed}; re-ask to refresh it[/bold red]",
+            soft_wrap=True,
         )
         raise typer.Exit(EXIT_SOURCE_CHANGED)
 
