@@ -20,7 +20,7 @@ from __future__ import annotations
 import atexit
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import dagster as dg
 
@@ -50,12 +50,18 @@ served_answers = dg.AssetSpec(
 
 @dataclass(frozen=True, slots=True)
 class IndexProvenance:
-    """Where an answer's index came from: the `passage_index` materialization that published it
-    and the `source_documents` materialization before it (None: not found in this instance)."""
+    """Where an answer's index and documents came from in this instance: the `passage_index`
+    materialization that published the index, the `source_documents` materialization before it,
+    and for each (document, hash) the `source_documents` materialization that ingested that
+    version (its `document_changes` list it as added or changed). None / empty: not found."""
 
     index_run_id: str | None
-    documents_run_id: str | None
     documents_url: str | None
+    document_urls: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def document_url(self, doc_id: str, content_hash: str | None) -> str | None:
+        """The materialization that ingested this version of the document, else the one before the index."""
+        return self.document_urls.get((doc_id, content_hash or ""), self.documents_url)
 
 
 def event_url(asset: dg.AssetKey, partition: str, timestamp: float) -> str:
@@ -65,7 +71,8 @@ def event_url(asset: dg.AssetKey, partition: str, timestamp: float) -> str:
 
 def index_provenance(instance: dg.DagsterInstance, collection: str, tag: str | None) -> IndexProvenance:
     """The `passage_index` materialization of `collection` that tagged `tag` (the newest when the
-    tag is unknown), and the collection's `source_documents` materialization at or before it."""
+    tag is unknown), the collection's `source_documents` materialization at or before it, and the
+    ones that ingested each document version (the newest 50 looked at)."""
     index = next(
         (
             record
@@ -74,15 +81,20 @@ def index_provenance(instance: dg.DagsterInstance, collection: str, tag: str | N
         ),
         None,
     )
+    ingested: dict[tuple[str, str], str] = {}
+    for record in reversed(latest_materializations(instance, SOURCE_DOCUMENTS, partition=collection)):
+        for change in _metadata_value(record, "document_changes_json") or []:
+            if change.get("new_hash"):  # oldest first: a later ingestion of the same version wins
+                ingested[(change["doc_id"], change["new_hash"])] = event_url(
+                    SOURCE_DOCUMENTS, collection, record.timestamp
+                )
     if index is None:
-        return IndexProvenance(None, None, None)
+        return IndexProvenance(None, None, ingested)
     documents = latest_materialization(
         instance, SOURCE_DOCUMENTS, partition=collection, before_storage_id=index.storage_id + 1
     )
-    if documents is None:
-        return IndexProvenance(index.run_id, None, None)
-    url = event_url(SOURCE_DOCUMENTS, collection, documents.timestamp)
-    return IndexProvenance(index.run_id, documents.run_id, url)
+    url = event_url(SOURCE_DOCUMENTS, collection, documents.timestamp) if documents is not None else None
+    return IndexProvenance(index.run_id, url, ingested)
 
 
 def _metadata_value(record: dg.EventLogRecord, key: str) -> object:
@@ -139,8 +151,18 @@ def answer_materialization(record: AnswerRecord, provenance: IndexProvenance) ->
     }
     if provenance.index_run_id:
         metadata["index_run"] = dg.MetadataValue.dagster_run(provenance.index_run_id)
-    if provenance.documents_url:
-        metadata["documents_materialization"] = dg.MetadataValue.url(provenance.documents_url)
+    urls = {d: provenance.document_url(d, hashes.get(d)) for d in dict.fromkeys(record.cited_doc_ids)}
+    if any(urls.values()):  # the first cited document's as a link; every cited one's in a table
+        metadata["documents_materialization"] = dg.MetadataValue.url(next(u for u in urls.values() if u))
+        metadata["documents"] = dg.MetadataValue.md(
+            markdown_table(
+                ["document", "hash", "ingested by"],
+                [
+                    (d, (hashes.get(d) or "")[:16], f"[source_documents]({u})" if u else "not found")
+                    for d, u in urls.items()
+                ],
+            )
+        )
     if record.run_id:
         metadata["answered_in_run"] = dg.MetadataValue.dagster_run(record.run_id)
     return dg.AssetMaterialization(asset_key=SERVED_ANSWERS, partition=record.answer_id, metadata=metadata)

@@ -15,7 +15,7 @@ from rag_assets.core.store.publication import pin_index
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
 from rag_assets.defs.served_answers import SERVED_ANSWER_PARTITIONS_NAME, SERVED_ANSWERS, record_answers
-from rag_assets.defs.upstream import latest_materialization
+from rag_assets.defs.upstream import latest_materialization, latest_materializations
 from tests.answer_outcomes import answer_outcome
 from tests.conftest import tiny_project
 
@@ -82,7 +82,35 @@ def test_an_answer_is_a_partition_of_served_answers_with_its_lineage_and_links(p
     # the full id of the run that published the index, and the documents' materialization event
     assert meta["index_run"] == result.run_id
     documents = latest_materialization(instance, dg.AssetKey("source_documents"), partition="tiny")
-    assert meta["documents_materialization"] == (
-        f"/assets/source_documents?view=events&partition=tiny&time={int(documents.timestamp * 1000)}"
+    url = f"/assets/source_documents?view=events&partition=tiny&time={int(documents.timestamp * 1000)}"
+    assert meta["documents_materialization"] == url  # the materialization that ingested this version
+    assert (
+        f"| tiny/kettle.md | {meta['document_hashes']['tiny/kettle.md'][:16]} | [source_documents]({url}) |"
+        in (meta["documents"])
     )
     assert instance.get_runs_count() == 1  # the index run alone
+
+
+def test_the_document_link_is_the_materialization_that_ingested_the_cited_version(
+    project: dict, corpus_dir: Path
+) -> None:
+    first = _materialize(project)
+    (corpus_dir / "pass.txt").write_text("Pass\n****\n\nChanged text for the pass statement.\n")
+    second = _materialize(project)  # the kettle manual is unchanged in this run
+    assert first.success and second.success
+    instance = project["instance"]
+    with duckdb.connect(str(project["db"])) as con:
+        record, _ = _answer(con)  # read from the second run's index
+    record_answers(instance, [record])
+    meta = {
+        k: getattr(v, "value", v)
+        for k, v in latest_materialization(
+            instance, SERVED_ANSWERS, partition=record.answer_id
+        ).asset_materialization.metadata.items()
+    }
+    assert meta["index_run"] == second.run_id and meta["index_tag"] == f"tiny-{second.run_id[:8]}"
+    documents = {
+        r.run_id: r for r in latest_materializations(instance, dg.AssetKey("source_documents"), partition="tiny")
+    }
+    ingested = documents[first.run_id]  # where the kettle manual's version was added
+    assert meta["documents_materialization"].endswith(f"&time={int(ingested.timestamp * 1000)}")
