@@ -183,7 +183,7 @@ def record_answers(instance: dg.DagsterInstance, records: Sequence[AnswerRecord]
     return len(records)
 
 
-class _InstanceSink:
+class InstanceSink:
     """Writes batches to this process's Dagster instance (DAGSTER_HOME), opened on first use."""
 
     def __init__(self) -> None:
@@ -207,7 +207,7 @@ def answer_events() -> AnswerEventQueue[AnswerRecord]:
     global _queue
     with _queue_lock:
         if _queue is None:
-            _queue = AnswerEventQueue(_InstanceSink())
+            _queue = AnswerEventQueue(InstanceSink())
             atexit.register(_queue.close)
         return _queue
 

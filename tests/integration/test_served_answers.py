@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import shutil
+import time
 from pathlib import Path
 
 import dagster as dg
@@ -11,13 +13,14 @@ import pytest
 
 from rag_assets.core.answering.types import Citation, StrategySpec
 from rag_assets.core.lineage import answer_versions, build_record
+from rag_assets.core.lineage.answer_events import AnswerEventQueue
 from rag_assets.core.store.publication import pin_index
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
-from rag_assets.defs.served_answers import SERVED_ANSWER_PARTITIONS_NAME, SERVED_ANSWERS, record_answers
+from rag_assets.defs.served_answers import SERVED_ANSWER_PARTITIONS_NAME, SERVED_ANSWERS, InstanceSink, record_answers
 from rag_assets.defs.upstream import latest_materialization, latest_materializations
 from tests.answer_outcomes import answer_outcome
-from tests.conftest import tiny_project
+from tests.conftest import REPO_ROOT, tiny_project
 
 INDEX_STAGES = ("source_documents", "document_trees", "passages", "passage_index")
 
@@ -114,3 +117,33 @@ def test_the_document_link_is_the_materialization_that_ingested_the_cited_versio
     }
     ingested = documents[first.run_id]  # where the kettle manual's version was added
     assert meta["documents_materialization"].endswith(f"&time={int(ingested.timestamp * 1000)}")
+
+
+def test_queued_answers_reach_the_instance_of_dagster_home_from_the_background_thread(
+    project: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the service and `rag ask` do where they store an answer: queue it; the queue's thread
+    writes it to DAGSTER_HOME's instance without anyone flushing."""
+    assert _materialize(project).success
+    with duckdb.connect(str(project["db"])) as con:
+        records = [_answer(con)[0] for _ in range(3)]
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(REPO_ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    queue = AnswerEventQueue(InstanceSink(), max_wait_s=0.2)
+    queue.put(records[:1])
+    queue.put(records[1:])
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        deadline = time.monotonic() + 60
+        while any(latest_materialization(instance, SERVED_ANSWERS, partition=r.answer_id) is None for r in records):
+            assert time.monotonic() < deadline, "the queued answers were not written"
+            time.sleep(0.2)
+        assert sorted(instance.get_dynamic_partitions(SERVED_ANSWER_PARTITIONS_NAME)) == sorted(
+            r.answer_id for r in records
+        )
+        for record in records:
+            event = latest_materialization(instance, SERVED_ANSWERS, partition=record.answer_id)
+            assert event is not None and event.asset_materialization.metadata["answer_id"].value == record.answer_id
+        assert instance.get_runs_count() == 0  # runless events: no run per answer
+    assert queue.close() == 0 and queue.batches_written >= 1 and not queue.pending
