@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT
-from tests.integration.served_project import free_port, project_env
+from tests.integration.served_project import free_port, project_env, stop
 from tests.integration.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.integration.test_webserver import wait_for_code_location
 
@@ -115,10 +115,5 @@ def test_a_served_answer_is_found_by_id_and_leads_to_its_run_and_document(
             finally:
                 browser.close()
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
         log.close()

@@ -5,8 +5,6 @@ as it was cited beside the text now, and each source's state in words."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +18,7 @@ from rag_assets.core.store.publication import pin_index
 from rag_assets.core.store.tree_tables import load_trees
 from tests.answer_outcomes import answer_outcome
 from tests.conftest import REPO_ROOT
+from tests.integration.served_project import cli_env
 
 CITED = "Press the switch. The light turns on."
 EDITED = "Press the switch. The blue light turns on."
@@ -28,7 +27,7 @@ EDITED = "Press the switch. The blue light turns on."
 def _rag(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "rag_assets.cli", *args],
-        env={**os.environ, **env},
+        env=env,
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
@@ -76,17 +75,7 @@ def _trace(env: dict[str, str], answer_id: str) -> tuple[subprocess.CompletedPro
 
 @pytest.mark.timeout(1800)
 def test_trace_after_an_edit_a_reindex_and_a_deletion(tmp_path: Path, corpus_dir: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    shutil.copy(REPO_ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
-    collections = tmp_path / "collections.yaml"
-    collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n")
-    env = {
-        "DAGSTER_HOME": str(home),
-        "RAG_COLLECTIONS": str(collections),
-        "RAG_DATA_DIR": str(tmp_path / "data"),
-        "RAG_SERVICE_URL": "",
-    }
+    env = cli_env(tmp_path, corpus_dir)
     indexed = _rag(env, "index")
     assert indexed.returncode == 0, indexed.stdout + indexed.stderr
     answer_id = _store_answer(tmp_path / "data" / "catalogue.duckdb")

@@ -26,7 +26,7 @@ from rag_assets.core.index.namespace_routing import (
     routing_quality,
     train_namespace_router,
 )
-from rag_assets.core.index.retraining import RetrainDecision, TrainingData, retrain_decision, training_data
+from rag_assets.core.index.retraining import RetrainDecision, TrainingData, training_data
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.index.vector_index import PassageIndex
 from rag_assets.core.settings import data_dir
@@ -34,6 +34,7 @@ from rag_assets.core.store.passage_table import passage_hashes
 from rag_assets.core.store.published_models import ALL_COLLECTIONS, PublishedModel, publish_models, published_models
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.defs.deployment import CATALOGUE_POOL
+from rag_assets.defs.index.retrain_config import RETRAIN_FIELDS, RetrainConfig, kept_model_result, retrain_or_keep
 from rag_assets.defs.metadata import markdown_table
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
@@ -43,7 +44,7 @@ def namespace_routers_dir() -> Path:
     return data_dir() / "namespaces"
 
 
-class NamespaceRouterConfig(dg.Config):
+class NamespaceRouterConfig(RetrainConfig):
     target_accuracy: float = Field(
         default=0.95, gt=0, le=1, description="Namespace accuracy the margin must reach on the pseudo-queries."
     )
@@ -54,15 +55,6 @@ class NamespaceRouterConfig(dg.Config):
     latency_queries: int = Field(
         default=12, ge=0, le=1000, description="Evaluation questions timed for search latency."
     )
-    retrain_threshold: float = Field(
-        default=0.1,
-        ge=0,
-        le=1,
-        description="Train again only when more than this share of the index's documents (or of the "
-        "pseudo-queries) was added, changed or deleted since the published router was trained, or its settings "
-        "changed; else keep it (0 = on any change). The reason is in the metadata.",
-    )
-    always_retrain: bool = Field(default=False, description="Train on every materialization, changed or not.")
 
 
 @dg.asset(
@@ -90,7 +82,7 @@ def namespace_router(
     decision, data, published = _retrain_decision(catalogue, collections, questions, config)
     context.log.info(f"namespace router: {decision.reason}")
     if not decision.retrain:
-        return _kept_router(published, decision)
+        return kept_model_result(published, decision, "router_id")
     router, grid = train_namespace_router(
         index, questions.pseudo, target_accuracy=config.target_accuracy, max_namespaces=config.max_namespaces
     )
@@ -143,30 +135,9 @@ def _retrain_decision(
         pairs = [pair for name in collections for pair in passage_hashes(con, name)]
         published = published_models(con, ALL_COLLECTIONS).get("namespaces")
     pseudo = [f"{name}\t{q}" for name, queries in sorted(questions.pseudo.items()) for q in queries]
-    settings = config.model_dump(exclude={"retrain_threshold", "always_retrain", "latency_queries"})
+    settings = config.model_dump(exclude={*RETRAIN_FIELDS, "latency_queries"})
     data = training_data(pairs, pseudo, settings)
-    usable = published is not None and published.path is not None and Path(published.path).is_dir()
-    decision = retrain_decision(
-        TrainingData.from_json(published.details.get("training_data")) if usable else None,
-        data,
-        config.retrain_threshold,
-        model=published.model_id if usable else None,
-        always=config.always_retrain,
-    )
-    return decision, data, published
-
-
-def _kept_router(published: PublishedModel, decision: RetrainDecision) -> dg.MaterializeResult:
-    """The published router kept as it is (same data version: nothing downstream goes stale)."""
-    return dg.MaterializeResult(
-        data_version=dg.DataVersion(published.model_id),
-        metadata={
-            "router_id": published.model_id,
-            "path": published.path,
-            "trained_in_run": dg.MetadataValue.dagster_run(published.run_id) if published.run_id else "unknown",
-            **decision.metadata(),
-        },
-    )
+    return retrain_or_keep(published, data, config), data, published
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ model is published atomically as a versioned folder (`rr-<digest>`) under <data 
 lineage produced.
 """
 
-from pathlib import Path
 from typing import Literal
 
 import dagster as dg
@@ -20,10 +19,8 @@ from pydantic import Field
 from rag_assets.core.index.reranking.recipe import train_collection_reranker
 from rag_assets.core.index.reranking.training import RerankerSettings, RerankerTrainingResult
 from rag_assets.core.index.retraining import (
-    RetrainDecision,
     TrainingData,
     question_key,
-    retrain_decision,
     training_data,
 )
 from rag_assets.core.index.retrieval import search
@@ -32,13 +29,14 @@ from rag_assets.core.store.passage_table import load_passages
 from rag_assets.core.store.published_models import PublishedModel, publish_models, published_models
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
+from rag_assets.defs.index.retrain_config import RETRAIN_FIELDS, RetrainConfig, kept_model_result, retrain_or_keep
 from rag_assets.defs.metadata import line_plot_markdown, markdown_table
 from rag_assets.defs.partitions import collection_partitions
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
 
 
-class RerankerTrainingConfig(dg.Config):
+class RerankerTrainingConfig(RetrainConfig):
     model: Literal["bi-encoder", "cross-encoder"] = Field(
         default="bi-encoder",
         description="The fine-tuned sentence encoder's cosine (bi-encoder) or a cross-encoder head on it.",
@@ -70,18 +68,6 @@ class RerankerTrainingConfig(dg.Config):
         le=10000,
         description="Held-out questions wanted at least: held-out synthetic questions top up a small labelled slice.",
     )
-    retrain_threshold: float = Field(
-        default=0.1,
-        ge=0,
-        le=1,
-        description="Train again only when more than this share of the collection's documents (or of the "
-        "training questions) was added, changed or deleted since the published reranker was trained, or its "
-        "settings changed; else keep it (0 = on any change). The reason is in the metadata.",
-    )
-    always_retrain: bool = Field(default=False, description="Train on every materialization, changed or not.")
-
-
-RETRAIN_FIELDS = {"retrain_threshold", "always_retrain"}
 
 
 @dg.asset(
@@ -114,10 +100,10 @@ def passage_reranker(
         [question_key(q) for q in (*labelled, *synthetic)],
         config.model_dump(exclude=RETRAIN_FIELDS),
     )
-    decision = reranker_retrain_decision(published, data, config)
+    decision = retrain_or_keep(published, data, config)
     context.log.info(f"{collection} passage reranker: {decision.reason}")
     if not decision.retrain:
-        return kept_reranker(published, decision)
+        return kept_model_result(published, decision, "reranker_id")
     model = embedder.get()
     index = vectors.index(model)
     # every config field but `use_synthetic` and the retraining rule is a training setting of the same name
@@ -159,35 +145,6 @@ def published_piece(result: RerankerTrainingResult | None, data: TrainingData, r
         return PublishedModel("reranker", details={"reason": "no training groups"}, run_id=run_id)
     details = {"training_data": data.to_json()}
     return PublishedModel("reranker", result.reranker_id, str(result.folder), details, run_id=run_id)
-
-
-def reranker_retrain_decision(
-    published: PublishedModel | None, data: TrainingData, config: RerankerTrainingConfig
-) -> RetrainDecision:
-    """Train again, or keep the published reranker (its folder still there) trained on about this data."""
-    usable = published is not None and published.model_id and published.path and Path(published.path).is_dir()
-    previous = TrainingData.from_json(published.details.get("training_data")) if usable else None
-    return retrain_decision(
-        previous,
-        data,
-        config.retrain_threshold,
-        model=published.model_id if usable else None,
-        always=config.always_retrain,
-    )
-
-
-def kept_reranker(published: PublishedModel, decision: RetrainDecision) -> dg.MaterializeResult:
-    """The published reranker kept as it is (same data version: nothing downstream goes stale)."""
-    return dg.MaterializeResult(
-        data_version=dg.DataVersion(published.model_id),
-        metadata={
-            "trained": True,
-            "reranker_id": published.model_id,
-            "path": published.path,
-            "trained_in_run": dg.MetadataValue.dagster_run(published.run_id) if published.run_id else "unknown",
-            **decision.metadata(),
-        },
-    )
 
 
 def _reranker_metadata(settings: RerankerSettings, result: RerankerTrainingResult) -> dict[str, object]:
