@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from rag_assets.core.errors import BackendUnavailable, ConfigError
+from rag_assets.core.errors import BackendUnavailable, ConfigError, ConfigMistakes
 from rag_assets.core.settings import data_dir, data_dir_is_set, debug_enabled, export_dagster_home
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SOURCE_CHANGED, EXIT_UNAVAILABLE = 0, 1, 2, 3, 4
@@ -79,7 +79,9 @@ def one_error_path(command: Callable[..., Any]) -> Callable[..., Any]:
             code, message = classify(err)
             if state["debug"]:
                 errors.print(escape("".join(traceback.format_exception(err))), highlight=False)
-            raise fail(message or type(err).__name__, code) from None
+            for line in err.lines[:-1] if isinstance(err, ConfigMistakes) else ():
+                fail(line, code)  # one line per mistake; the last one below
+            raise fail(err.lines[-1] if isinstance(err, ConfigMistakes) else message or type(err).__name__, code) from None
 
     return run_command
 

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from rag_assets.commands.errors import EXIT_FAILED, checked_home, console, errors, say_waiting
-from rag_assets.core.errors import ConfigError
+from rag_assets.core.errors import ConfigError, ConfigMistakes
 from rag_assets.core.settings import run_config_file
 
 
@@ -20,10 +20,13 @@ def quiet_model_loading() -> None:
     transformers_logging.disable_progress_bar()
 
 
-def run_config(config: Path | None, job: Any) -> dict:
-    """The run config YAML (`--config`, else $RAG_RUN_CONFIG), checked against the job."""
+def run_config(config: Path | None, job: Any, resources: dict[str, Any]) -> dict:
+    """The run config YAML (`--config`, else $RAG_RUN_CONFIG), checked whole against the job: its
+    keys and types, then every op's and resource's values against their config classes' bounds."""
     import dagster as dg
     import yaml
+
+    from rag_assets.commands.config_check import bound_mistakes
 
     config = config or run_config_file()
     if config is None:
@@ -38,6 +41,9 @@ def run_config(config: Path | None, job: Any) -> dict:
         dg.validate_run_config(job, loaded)  # fail before the first collection runs, not midway
     except dg.DagsterInvalidConfigError as err:
         raise ConfigError(f"run config {config} does not fit the job: {' '.join(str(err).split())}") from None
+    mistakes = bound_mistakes(job, resources, loaded)  # the bounds the steps and resources enforce
+    if mistakes:
+        raise ConfigMistakes([f"run config {config}: {mistake}" for mistake in mistakes])
     console.print(f"run config: [cyan]{config}[/cyan]", soft_wrap=True)
     return loaded
 
@@ -108,7 +114,7 @@ def materialize(
             f"collection(s) {', '.join(unknown)} are not in {collections_file()} (it has {', '.join(configured)})"
         )
     job = defs.resolve_job_def(job_name)
-    config_dict = console_log_level(run_config(config, job), verbose)
+    config_dict = console_log_level(run_config(config, job, defs.resources), verbose)
     if not verbose:
         quiet_model_loading()
     with dg.DagsterInstance.get() as instance:

@@ -10,7 +10,7 @@ import dataclasses
 from typing import Literal
 
 import dagster as dg
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from rag_assets.core.answer_metrics import word_count
 from rag_assets.core.answering.types import DEFAULT_ROUTER_KIND, StrategySpec
@@ -135,6 +135,14 @@ class AnswersConfig(GenerationConfig):
         le=32768,
         description="Router input per subtree (tokens), as routing_subtrees built what the router learnt on.",
     )
+
+    @field_validator("strategies")
+    @classmethod
+    def _known_strategies(cls, names: list[str]) -> list[str]:
+        unknown = [name for name in names if name not in STRATEGIES]
+        if unknown:
+            raise ValueError(f"unknown strategies {unknown}; expected some of {list(STRATEGIES)}")
+        return names
 
 
 def strategy_specs(
