@@ -13,8 +13,6 @@ from typer.testing import CliRunner
 from rag_assets.cli import app
 from tests.conftest import REPO_ROOT
 
-pytestmark = pytest.mark.unit
-
 BAD_CONFIG = """\
 resources:
   sources:
