@@ -81,7 +81,9 @@ def one_error_path(command: Callable[..., Any]) -> Callable[..., Any]:
                 errors.print(escape("".join(traceback.format_exception(err))), highlight=False)
             for line in err.lines[:-1] if isinstance(err, ConfigMistakes) else ():
                 fail(line, code)  # one line per mistake; the last one below
-            raise fail(err.lines[-1] if isinstance(err, ConfigMistakes) else message or type(err).__name__, code) from None
+            raise fail(
+                err.lines[-1] if isinstance(err, ConfigMistakes) else message or type(err).__name__, code
+            ) from None
 
     return run_command
 

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from rag_assets.commands.errors import EXIT_FAILED, checked_home, console, errors, say_waiting
+from rag_assets.commands.progress import error_line
 from rag_assets.core.errors import ConfigError, ConfigMistakes
 from rag_assets.core.settings import run_config_file
 
@@ -57,7 +58,7 @@ def failure_lines(result: Any) -> list[str]:
     lines: list[str] = []
     for event in result.get_step_failure_events():
         error = event.step_failure_data.error if event.step_failure_data else None
-        lines.append(f"step {event.step_key} failed: {_error_line(error)}")
+        lines.append(f"step {event.step_key} failed: {error_line(error)}")
     for evaluation in result.get_asset_check_evaluations():
         if not evaluation.passed:
             description = f": {evaluation.description}" if evaluation.description else ""
@@ -74,27 +75,10 @@ def _run_failure_lines(event: Any, explained: bool) -> list[str]:
     error = getattr(event.event_specific_data, "error", None)
     if error is not None and error.cls_name == "DagsterResourceFunctionError":
         name = re.search(r"ResourceDefinition (\S+)", error.message)
-        return [f"resource {name.group(1) if name else '?'} failed to start: {_error_line(error.cause or error)}"]
+        return [f"resource {name.group(1) if name else '?'} failed to start: {error_line(error.cause or error)}"]
     if explained:
         return []
-    return [f"run failed before its steps: {_error_line(error)}" if error else f"run failed: {event.message}"]
-
-
-def _error_line(error: Any) -> str:
-    """The first line of the step's own error, under Dagster's step-execution wrapper, without
-    the exception's module path (`dagster._core...Failure: x` -> `Failure: x`); a pydantic error
-    keeps its field lines (`N validation error for X: field: the bound`)."""
-    while error is not None and error.cause is not None and error.cls_name == "DagsterExecutionStepExecutionError":
-        error = error.cause
-    lines = [line.strip() for line in (error.message if error else "").strip().splitlines() if line.strip()]
-    if not lines:
-        return "no message"
-    head, sep, rest = lines[0].partition(": ")
-    first = f"{head.rsplit('.', 1)[-1]}{sep}{rest}"
-    if error.cls_name != "ValidationError":
-        return first
-    details = [line for line in lines[1:] if not line.startswith("For further information")]
-    return ": ".join([first, *details])
+    return [f"run failed before its steps: {error_line(error)}" if error else f"run failed: {event.message}"]
 
 
 def report_recovered(recovered: Any) -> None:

@@ -142,3 +142,21 @@ def test_a_page_record_whose_title_is_its_whole_page_gets_the_pages_own_title(tm
     assert by_id["nq/pages.jsonl/nq-09"].title == "nq-09"
     trees = build_trees(list(by_id.values()))
     assert all(len(" > ".join(n.heading_path)) < 400 for _, tree in trees.trees for n in tree.nodes)
+
+
+def test_a_collection_of_rejected_files_says_so_in_one_line(tmp_path: Path) -> None:
+    from rag_assets.core.corpus.sources import CollectionSpec, ingest
+
+    for index in range(7):
+        (tmp_path / f"bin{index}.md").write_bytes(b"\x00binary")
+    spec = CollectionSpec("allbad", str(tmp_path))
+    line = ingest(spec).nothing_readable(spec)
+    binary = "binary file (NUL bytes in the first 8 KB), not a text document"
+    shown = "; ".join(f"{tmp_path / f'bin{index}.md'}: {binary}" for index in range(5))
+    assert line == f"collection allbad has no readable document: 7 rejected ({shown}; and 2 more (the step's log lists them))"
+    empty = tmp_path / "none"
+    empty.mkdir()
+    nothing = CollectionSpec("nothing", str(empty))
+    assert ingest(nothing).nothing_readable(nothing) == f"collection nothing has no document: no file under {empty}"
+    (tmp_path / "good.md").write_text("# Good\n\nText.\n")
+    assert ingest(spec).nothing_readable(spec) is None

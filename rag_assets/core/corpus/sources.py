@@ -84,6 +84,21 @@ class IngestResult:
     rejections: list[Rejection]
     duplicates: list[tuple[str, str]] = field(default_factory=list)  # (doc_id, doc_id of the same content)
 
+    def nothing_readable(self, spec: CollectionSpec, named: int = 5) -> str | None:
+        """One line saying why a collection gave no document (its rejected files and reasons, the
+        first `named` of them), or None when it gave at least one."""
+        if self.documents:
+            return None
+        if not self.rejections:
+            return f"collection {spec.name} has no document: no file under {spec.path}"
+        shown = "; ".join(f"{r.uri}: {r.reason}" for r in self.rejections[:named])
+        more = len(self.rejections) - named
+        rest = f"; and {more} more (the step's log lists them)" if more > 0 else ""
+        return (
+            f"collection {spec.name} has no readable document: {len(self.rejections)} rejected "
+            f"({shown}{rest})"
+        )
+
 
 class DocumentRejected(ValueError):
     """Raised for one unreadable document; the message is the reason shown to the user."""
