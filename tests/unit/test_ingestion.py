@@ -153,7 +153,10 @@ def test_a_collection_of_rejected_files_says_so_in_one_line(tmp_path: Path) -> N
     line = ingest(spec).nothing_readable(spec)
     binary = "binary file (NUL bytes in the first 8 KB), not a text document"
     shown = "; ".join(f"{tmp_path / f'bin{index}.md'}: {binary}" for index in range(5))
-    assert line == f"collection allbad has no readable document: 7 rejected ({shown}; and 2 more (the step's log lists them))"
+    assert (
+        line
+        == f"collection allbad has no readable document: 7 rejected ({shown}; and 2 more (the step's log lists them))"
+    )
     empty = tmp_path / "none"
     empty.mkdir()
     nothing = CollectionSpec("nothing", str(empty))

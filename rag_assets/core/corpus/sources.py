@@ -33,6 +33,8 @@ DEFAULT_MAX_DOCUMENT_MB = 32.0
 # A cap on words per document (markup included): one 5 MB single-line page made 8,323 passages
 # and 9 minutes of embedding. The largest real documents here (e-manual JSON) hold ~120k.
 DEFAULT_MAX_DOCUMENT_WORDS = 500_000
+# Pages per PDF at most (counted before any page is read): a long annual report has a few hundred.
+DEFAULT_MAX_DOCUMENT_PAGES = 2_000
 DUPLICATE_POLICIES = (
     "keep",
     "skip",
@@ -94,10 +96,7 @@ class IngestResult:
         shown = "; ".join(f"{r.uri}: {r.reason}" for r in self.rejections[:named])
         more = len(self.rejections) - named
         rest = f"; and {more} more (the step's log lists them)" if more > 0 else ""
-        return (
-            f"collection {spec.name} has no readable document: {len(self.rejections)} rejected "
-            f"({shown}{rest})"
-        )
+        return f"collection {spec.name} has no readable document: {len(self.rejections)} rejected ({shown}{rest})"
 
 
 class DocumentRejected(ValueError):
@@ -271,6 +270,7 @@ def iter_collection(
     *,
     max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB,
     max_document_words: int = DEFAULT_MAX_DOCUMENT_WORDS,
+    max_document_pages: int = DEFAULT_MAX_DOCUMENT_PAGES,
 ) -> Iterator[SourceDocument | Rejection]:
     """Yield every document of a collection, or a Rejection for each one that cannot be read."""
     if spec.path == BUILTIN_PYTHON_REFERENCE:
@@ -295,7 +295,7 @@ def iter_collection(
                     "(raise max_document_mb to accept it)"
                 )
             data = file.read_bytes()
-            fmt, text = _read(spec.format, file, data, max_document_words)
+            fmt, text = _read(spec.format, file, data, max_document_words, max_document_pages)
         except DocumentRejected as err:
             yield Rejection(spec.name, uri, "ingest", str(err))
             continue
@@ -317,13 +317,15 @@ def iter_collection(
         )
 
 
-def _read(declared: str, file: Path, data: bytes, max_words: int) -> tuple[str, str]:
+def _read(
+    declared: str, file: Path, data: bytes, max_words: int, max_pages: int = DEFAULT_MAX_DOCUMENT_PAGES
+) -> tuple[str, str]:
     """(format, text) of a file's bytes: PDF and Word read into their layout text, the rest
     decoded; DocumentRejected when it cannot be read or has too many words."""
     binary = binary_format(file.name, data) if declared == AUTO else None
     if binary or declared in BINARY_FORMATS:
         fmt = binary or declared
-        text, plain = _extract(fmt, data)
+        text, plain = _extract(fmt, data, max_pages)
     else:
         text = plain = decode_document(data)
         fmt = declared if declared != AUTO else _detect(file, text)
@@ -333,12 +335,12 @@ def _read(declared: str, file: Path, data: bytes, max_words: int) -> tuple[str, 
     return fmt, text
 
 
-def _extract(fmt: str, data: bytes) -> tuple[str, str]:
+def _extract(fmt: str, data: bytes, max_pages: int = DEFAULT_MAX_DOCUMENT_PAGES) -> tuple[str, str]:
     """A PDF's or .docx's layout text and plain text; a file that gives none is rejected."""
     if not data.strip():
         raise DocumentRejected("empty document (no text)")
     try:
-        return extract_binary(fmt, data)
+        return extract_binary(fmt, data, max_pages=max_pages)
     except ParseError as err:
         raise DocumentRejected(str(err)) from None
     except Exception as err:  # a hostile file must not end the run: any library failure rejects it
@@ -364,6 +366,7 @@ def ingest(
     max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB,
     max_document_words: int = DEFAULT_MAX_DOCUMENT_WORDS,
     duplicates: str = "keep",
+    max_document_pages: int = DEFAULT_MAX_DOCUMENT_PAGES,
 ) -> IngestResult:
     """Every readable document of the collection, the rejected ones with their reasons, and the
     documents whose content an earlier one already has (`duplicates`: keep them, listed, or
@@ -375,7 +378,8 @@ def ingest(
     copies: list[tuple[str, str]] = []
     seen: set[str] = set()
     first_with: dict[str, str] = {}
-    for item in iter_collection(spec, max_document_mb=max_document_mb, max_document_words=max_document_words):
+    limits = {"max_document_mb": max_document_mb, "max_document_words": max_document_words}
+    for item in iter_collection(spec, **limits, max_document_pages=max_document_pages):
         if isinstance(item, Rejection):
             rejections.append(item)
             continue

@@ -43,6 +43,7 @@ def source_documents(
         max_document_mb=sources.max_document_mb,
         max_document_words=sources.max_document_words,
         duplicates=sources.duplicates,
+        max_document_pages=sources.max_document_pages,
     )
     for rejection in result.rejections:
         context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
