@@ -5,7 +5,6 @@ partition they rewrite (`rag_assets.defs.metadata.report_side_table`)."""
 import dagster as dg
 
 from rag_assets.defs.corpus.source_documents import source_documents
-from rag_assets.defs.index.passage_index import passages
 from rag_assets.defs.metadata import table_metadata
 from rag_assets.defs.partitions import collection_partitions
 from rag_assets.defs.routing.router_adapter import router_adapter
@@ -13,12 +12,12 @@ from rag_assets.defs.structure.document_trees import document_trees
 
 rejected_documents = dg.AssetSpec(
     "rejected_documents",
-    deps=[source_documents, document_trees, passages],
+    deps=[source_documents, document_trees],
     partitions_def=collection_partitions,
-    group_name="structure",  # drawn beside document_trees, downstream of the corpus
+    group_name="structure",  # written last by document_trees: drawn beside it, downstream of the corpus
     kinds={"duckdb"},
     description="Documents that could not be read (`source_documents`, stage `ingest`), parsed or were "
-    "over the node cap (`document_trees`, stage `parse`), or cut into more passages than the cap "
+    "over the node cap (`document_trees`, stage `parse`), or were cut into more passages than the cap "
     "(`passages`, stage `passages`), with the reason; each stage rewrites its own rows.",
     metadata=table_metadata("rejected_documents"),
 )

@@ -77,7 +77,7 @@ def test_definitions_load_with_every_asset_check_and_job() -> None:
         for name in ("rejected_documents", "document_texts", "router_adapters")
     }
     assert parents == {
-        "rejected_documents": {"source_documents", "document_trees", "passages"},
+        "rejected_documents": {"source_documents", "document_trees"},
         "document_texts": {"document_trees"},
         "router_adapters": {"router_adapter"},
     }

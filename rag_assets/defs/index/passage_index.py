@@ -23,7 +23,6 @@ from rag_assets.defs.metadata import (
     histogram_markdown,
     markdown_table,
     rejections_markdown,
-    report_side_table,
     row_count_metadata,
     table_metadata,
 )
@@ -89,7 +88,6 @@ def passages(
             rejections=rejections,
         )
         row_counts = row_count_metadata(con, "passages", collection)
-        report_side_table(context, con, "rejected_documents", stage="passages")
     for rejection in rejections:
         context.log.warning(f"left out of the index: {rejection.uri}: {rejection.reason}")
     words = [p.word_count for p in cut]
