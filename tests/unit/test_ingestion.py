@@ -229,5 +229,5 @@ def test_only_binary_or_blank_bytes_are_rejected(data: bytes, reason: str) -> No
 
 
 def test_binary_bytes_that_read_as_cjk_utf16_are_still_binary() -> None:
-    with pytest.raises(DocumentRejected, match="^binary file"):
+    with pytest.raises(DocumentRejected, match=r"^binary file"):
         decode_document(b"\x00\x01\x02 not text")

@@ -141,9 +141,7 @@ def test_a_markdown_file_of_twenty_thousand_headings_makes_few_passages() -> Non
     passages of 21 characters; merged, a passage holds about max_words words."""
     from rag_assets.core.corpus.parsers import parse_blocks
 
-    text = "".join(
-        f"# Part {i}\n\n## Item {i}\n\nnote number {i} here\n\n" for i in range(10_000)
-    )
+    text = "".join(f"# Part {i}\n\n## Item {i}\n\nnote number {i} here\n\n" for i in range(10_000))
     tree = build_tree("Headings", parse_blocks("markdown", text))
     assert len(tree.nodes) == 30_001
     unmerged = cut_passages("d", tree.nodes, tree.text, max_words=100, min_words=0)
