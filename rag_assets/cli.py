@@ -37,6 +37,8 @@ from rag_assets.commands.errors import (
     EXIT_SOURCE_CHANGED,
     EXIT_UNAVAILABLE,
     EXIT_USAGE,
+    OneLineCommand,
+    OneLineGroup,
     checked_data_dir,
     classify,
     console,
@@ -63,6 +65,7 @@ ASK_STRATEGIES_HELP = (
 
 class _Typer(typer.Typer):
     def command(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        kwargs.setdefault("cls", OneLineCommand)  # option errors: one line, not click's usage panel
         register = super().command(*args, **kwargs)
 
         def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -73,6 +76,7 @@ class _Typer(typer.Typer):
 
 
 app = _Typer(
+    cls=OneLineGroup,
     no_args_is_help=True,
     add_completion=False,
     help="Structure-aware RAG (RDR2) on Dagster.",
@@ -214,6 +218,8 @@ def search(
         note(found["published"][0]["note"])
     if as_json:
         print_json(hits)
+    elif not hits:
+        console.print("no passage matched", highlight=False)
     else:
         print_hits(hits)
 
@@ -264,6 +270,9 @@ def ask(
         tree_depth=depth,
         tree_branching=branching,
     )
+    from rag_assets.commands.ask_checks import check_ask
+
+    check_ask(strategy, options)  # before any model loads
 
     def stream(text: str) -> None:
         if not as_json:
