@@ -16,6 +16,7 @@ from rag_assets.core.answer_metrics import word_count
 from rag_assets.core.answering.types import DEFAULT_ROUTER_KIND, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.errors import ConfigError
+from rag_assets.defs.config_choices import only_known
 from rag_assets.defs.evaluation.generation_config import GENERATION_STRATEGIES, GenerationConfig, generation_specs
 
 STRATEGIES = (
@@ -139,10 +140,7 @@ class AnswersConfig(GenerationConfig):
     @field_validator("strategies")
     @classmethod
     def _known_strategies(cls, names: list[str]) -> list[str]:
-        unknown = [name for name in names if name not in STRATEGIES]
-        if unknown:
-            raise ValueError(f"unknown strategies {unknown}; expected some of {list(STRATEGIES)}")
-        return names
+        return only_known(names, STRATEGIES, "strategies")
 
 
 def strategy_specs(
