@@ -56,21 +56,30 @@ def _rows(metadata: dict) -> str:
     return ""
 
 
+# Dagster's wrappers around a step's own error: the step-execution one, and the retry policy's
+# "Exceeded max_retries of N" once the last retry failed too.
+_WRAPPERS = ("DagsterExecutionStepExecutionError", "RetryRequestedFromPolicy")
+
+
 def error_line(error: Any) -> str:
-    """The first line of the step's own error, under Dagster's step-execution wrapper, without
-    the exception's module path (`dagster._core...Failure: x` -> `Failure: x`); a pydantic error
-    keeps its field lines (`N validation error for X: field: the bound`)."""
-    while error is not None and error.cause is not None and error.cls_name == "DagsterExecutionStepExecutionError":
+    """The first line of the step's own error, under Dagster's wrappers (a retried step's says
+    how often it was retried), without the exception's module path (`dagster._core...Failure: x`
+    -> `Failure: x`); a pydantic error keeps its field lines (`N validation error for X: field:
+    the bound`)."""
+    retried = ""
+    while error is not None and error.cause is not None and error.cls_name in _WRAPPERS:
+        if error.cls_name == "RetryRequestedFromPolicy":
+            retried = f" ({error.message.strip().lower()})"
         error = error.cause
     lines = [line.strip() for line in (error.message if error else "").strip().splitlines() if line.strip()]
     if not lines:
         return "no message"
     head, sep, rest = lines[0].partition(": ")
     first = f"{head.rsplit('.', 1)[-1]}{sep}{rest}"
-    if error.cls_name != "ValidationError":
-        return first
-    details = [line for line in lines[1:] if not line.startswith("For further information")]
-    return ": ".join([first, *details])
+    if error.cls_name == "ValidationError":
+        details = [line for line in lines[1:] if not line.startswith("For further information")]
+        first = ": ".join([first, *details])
+    return first + retried
 
 
 def _logged_line(entry: Any, step: str, state: ProgressState) -> str | None:

@@ -81,3 +81,15 @@ def test_a_run_that_never_started_is_one_line(capsys: pytest.CaptureFixture[str]
     assert started is False
     printed = " ".join(capsys.readouterr().err.split())
     assert printed.startswith("run for tiny did not start: DagsterInvalidConfigError: ")
+
+
+@dg.asset(retry_policy=dg.RetryPolicy(max_retries=2, delay=0))
+def retried() -> int:
+    raise ValueError("the endpoint refused the connection")
+
+
+def test_a_retried_step_names_its_own_error_not_only_the_retries() -> None:
+    result = dg.materialize([retried], raise_on_error=False)
+    assert failure_lines(result) == [
+        "step retried failed: ValueError: the endpoint refused the connection (exceeded max_retries of 2)"
+    ]

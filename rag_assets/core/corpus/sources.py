@@ -13,7 +13,7 @@ import glob
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,17 +86,22 @@ class IngestResult:
     rejections: list[Rejection]
     duplicates: list[tuple[str, str]] = field(default_factory=list)  # (doc_id, doc_id of the same content)
 
-    def nothing_readable(self, spec: CollectionSpec, named: int = 5) -> str | None:
-        """One line saying why a collection gave no document (its rejected files and reasons, the
-        first `named` of them), or None when it gave at least one."""
+    def nothing_readable(self, spec: CollectionSpec) -> str | None:
+        """One line saying why a collection gave no document (its rejected files and reasons),
+        or None when it gave at least one."""
         if self.documents:
             return None
         if not self.rejections:
             return f"collection {spec.name} has no document: no file under {spec.path}"
-        shown = "; ".join(f"{r.uri}: {r.reason}" for r in self.rejections[:named])
-        more = len(self.rejections) - named
-        rest = f"; and {more} more (the step's log lists them)" if more > 0 else ""
-        return f"collection {spec.name} has no readable document: {len(self.rejections)} rejected ({shown}{rest})"
+        return nothing_left(spec.name, "readable", self.rejections)
+
+
+def nothing_left(collection: str, what: str, rejections: Sequence[Rejection], named: int = 5) -> str:
+    """`collection X has no <what> document: N rejected (uri: reason; ...)`, the first `named`."""
+    shown = "; ".join(f"{r.uri}: {r.reason}" for r in rejections[:named])
+    more = len(rejections) - named
+    rest = f"; and {more} more (the step's log lists them)" if more > 0 else ""
+    return f"collection {collection} has no {what} document: {len(rejections)} rejected ({shown}{rest})"
 
 
 def content_hash(data: bytes) -> str:

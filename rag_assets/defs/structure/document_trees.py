@@ -7,6 +7,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
+from rag_assets.core.corpus.sources import nothing_left
 from rag_assets.core.corpus.tree import render_tree
 from rag_assets.core.corpus.tree_building import DEFAULT_MAX_NODES, build_trees
 from rag_assets.core.store.collections import replace_collection
@@ -52,9 +53,12 @@ def document_trees(
     collection = context.partition_key
     with catalogue.get_connection() as con:
         docs = load_documents(con, collection)
-    built = build_trees(
-        docs, progress=True, max_nodes=config.max_nodes
-    )  # parsing holds no connection: readers are not locked out
+    # parsing holds no connection: readers are not locked out
+    built = build_trees(docs, progress=True, max_nodes=config.max_nodes)
+    for rejection in built.rejections:
+        context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
+    if docs and not built.trees:  # stop here, before the last good trees are replaced by none
+        raise dg.Failure(description=nothing_left(collection, "parsable", built.rejections), allow_retries=False)
     with catalogue.get_connection() as con:
         replace_collection(
             con,
@@ -66,8 +70,6 @@ def document_trees(
         row_counts = row_count_metadata(con, "document_nodes", collection)
         report_side_table(context, con, "document_texts")
         report_side_table(context, con, "rejected_documents", stage="parse")
-    for rejection in built.rejections:
-        context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
     nodes = [n for _, tree in built.trees for n in tree.nodes]
     sizes = sorted(((len(t.nodes), d.doc_id) for d, t in built.trees))
     sample = ""
