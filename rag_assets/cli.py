@@ -11,9 +11,11 @@ stderr (`error: ...`) and exits with a documented code; `rag --debug ...` (or RA
 prints the traceback. Exit codes:
 
   0  success
-  1  a run or a check failed (the lines name the failed steps and checks)
-  2  a usage or configuration mistake (bad option, collections file, missing path, unknown
-     collection, empty question, bad DAGSTER_HOME or data dir, empty catalogue)
+  1  a run or a check failed (one line per cause: failed steps and checks, resources that
+     failed to start, a run that never started)
+  2  a usage or configuration mistake (bad option, collections file, a run config value out
+     of its bounds, missing path, unknown collection, empty question, bad DAGSTER_HOME or data
+     dir, empty catalogue)
   3  `rag trace`: a cited source changed since the answer was produced
   4  a backend is unavailable (LLM endpoint or service unreachable, catalogue busy past the
      lock timeout, service overloaded)
