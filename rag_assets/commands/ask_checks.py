@@ -23,7 +23,7 @@ def ask_mistakes(strategy: str, options: AskOptions) -> list[str]:
         ("--style", options.style, tuple(STYLES)),
     ):
         if value is not None and value not in choices:
-            mistakes.append(f"{flag} must be {' | '.join(choices)}, not {value!r}")
+            mistakes.append(f"{flag} must be {', '.join(choices[:-1])} or {choices[-1]}, not {value!r}")
     return mistakes
 
 

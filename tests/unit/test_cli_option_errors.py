@@ -61,8 +61,8 @@ def test_ask_choices_are_checked_before_any_model_loads(tmp_path: Path) -> None:
     assert lines[0].startswith("error: --strategy must be one of no-retrieval, rag-dense, rag-hybrid, rdr2, ")
     assert lines[0].endswith(", not 'nosuch'")
     assert lines[1:] == [
-        "error: --mode must be dense | bm25 | hybrid, not 'fuzzy'",
-        "error: --router must be encoder | llm | similarity | hit-nodes, not 'x'",
-        "error: --style must be short | list | long, not 'poem'",
+        "error: --mode must be dense, bm25 or hybrid, not 'fuzzy'",
+        "error: --router must be encoder, llm, similarity or hit-nodes, not 'x'",
+        "error: --style must be short, list or long, not 'poem'",
     ]
     assert found["loaded"] == ["dagster"]  # the strategy names' module; no torch, no model
