@@ -65,7 +65,8 @@ class PassageConfig(dg.Config):
     kinds={"python", "duckdb"},
     metadata=table_metadata("passages"),
     description="Retrieval units cut from the trees: consecutive content nodes of one section up to "
-    "~max_words, never crossing a heading; each keeps its node ids and spans (exact alignment).",
+    "~max_words, crossing a heading only to join a section under min_words; each keeps its node ids and "
+    "spans (exact alignment).",
 )
 def passages(
     context: dg.AssetExecutionContext, config: PassageConfig, catalogue: DuckDBResource
