@@ -11,9 +11,11 @@ stderr (`error: ...`) and exits with a documented code; `rag --debug ...` (or RA
 prints the traceback. Exit codes:
 
   0  success
-  1  a run or a check failed (the lines name the failed steps and checks)
-  2  a usage or configuration mistake (bad option, collections file, missing path, unknown
-     collection, empty question, bad DAGSTER_HOME or data dir, empty catalogue)
+  1  a run or a check failed (one line per cause: failed steps and checks, resources that
+     failed to start, a run that never started)
+  2  a usage or configuration mistake (bad option, collections file, a run config value out
+     of its bounds, missing path, unknown collection, empty question, bad DAGSTER_HOME or data
+     dir, empty catalogue)
   3  `rag trace`: a cited source changed since the answer was produced
   4  a backend is unavailable (LLM endpoint or service unreachable, catalogue busy past the
      lock timeout, service overloaded)
@@ -37,6 +39,8 @@ from rag_assets.commands.errors import (
     EXIT_SOURCE_CHANGED,
     EXIT_UNAVAILABLE,
     EXIT_USAGE,
+    OneLineCommand,
+    OneLineGroup,
     checked_data_dir,
     classify,
     console,
@@ -63,6 +67,7 @@ ASK_STRATEGIES_HELP = (
 
 class _Typer(typer.Typer):
     def command(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        kwargs.setdefault("cls", OneLineCommand)  # option errors: one line, not click's usage panel
         register = super().command(*args, **kwargs)
 
         def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -73,6 +78,7 @@ class _Typer(typer.Typer):
 
 
 app = _Typer(
+    cls=OneLineGroup,
     no_args_is_help=True,
     add_completion=False,
     help="Structure-aware RAG (RDR2) on Dagster.",
@@ -214,6 +220,8 @@ def search(
         note(found["published"][0]["note"])
     if as_json:
         print_json(hits)
+    elif not hits:
+        console.print("no passage matched", highlight=False)
     else:
         print_hits(hits)
 
@@ -264,6 +272,9 @@ def ask(
         tree_depth=depth,
         tree_branching=branching,
     )
+    from rag_assets.commands.ask_checks import check_ask
+
+    check_ask(strategy, options)  # before any model loads
 
     def stream(text: str) -> None:
         if not as_json:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 MODES = ("dense", "bm25", "hybrid")
+ROUTERS = ("encoder", "llm", "similarity", "hit-nodes")  # what `--router` may choose for rdr2
 Note = Callable[[str], None]
 
 

@@ -20,7 +20,7 @@ from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.transactions import table_exists
 from rag_assets.core.store.tree_tables import CatalogueTrees
 from rag_assets.defs.evaluation.strategy_config import AnswersConfig, answer_style, canonical_strategy, interactive_spec
-from rag_assets.serving.ask_options import MODES, AskOptions, Note
+from rag_assets.serving.ask_options import MODES, ROUTERS, AskOptions, Note
 from rag_assets.serving.published import catalogue_path, check_collections, read_catalogue
 from rag_assets.serving.streaming import StreamingReader
 
@@ -180,7 +180,7 @@ def spec_with_options(name: str, style: str, llm_adapter: str | None, options: A
         if value is not None
     }
     if options.router is not None and spec.kind == "rdr2" and options.router != spec.router:
-        if options.router not in ("encoder", "llm", "similarity", "hit-nodes"):
+        if options.router not in ROUTERS:
             raise ConfigError(f"--router must be encoder, llm, similarity or hit-nodes, not {options.router!r}")
         changes.update(
             router=options.router,

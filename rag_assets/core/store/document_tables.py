@@ -74,3 +74,15 @@ def document_sources(
         doc: (title, uri)
         for doc, title, uri in rows_by_doc_id(con, "source_documents", "title, uri", collection, doc_ids)
     }
+
+
+def rejected_doc_ids(con: duckdb.DuckDBPyConnection, collection: str, stage: str) -> set[str]:
+    """The collection's source documents rejected at `stage` (matched by their uri)."""
+    ensure_schema(con, ["source_documents", "rejected_documents"])
+    rows = con.execute(
+        """SELECT s.doc_id FROM source_documents s JOIN rejected_documents r
+             ON r.collection = s.collection AND r.uri = s.uri AND r.stage = ?
+           WHERE s.collection = ?""",
+        [stage, collection],
+    ).fetchall()
+    return {row[0] for row in rows}

@@ -27,6 +27,7 @@ from rag_assets.core.lineage import utc_now
 from rag_assets.core.store.evidence import store_evidence
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.tree_tables import load_trees
+from rag_assets.defs.config_choices import only_known
 from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
 from rag_assets.defs.metadata import markdown_table
@@ -71,10 +72,7 @@ class EvidenceConfig(dg.Config):
     @field_validator("kinds")
     @classmethod
     def known_kinds(cls, kinds: list[str]) -> list[str]:
-        unknown = [k for k in kinds if k not in EVIDENCE_KINDS]
-        if unknown:
-            raise ValueError(f"evidence_evaluation kinds {unknown} unknown; expected some of {list(EVIDENCE_KINDS)}")
-        return kinds
+        return only_known(kinds, EVIDENCE_KINDS, "evidence_evaluation kinds")
 
 
 def measured_kinds(config: EvidenceConfig, session: AnsweringSession, backend: str, notes: list[str]) -> list[str]:

@@ -226,10 +226,16 @@ def _metadata_title(document: pdfium.PdfDocument) -> str | None:
     return title
 
 
-def extract_pdf(data: bytes) -> ExtractedPdf:
-    """The positioned lines of every page; ParseError naming why when the PDF gives no text."""
+def extract_pdf(data: bytes, max_pages: int | None = None) -> ExtractedPdf:
+    """The positioned lines of every page; ParseError naming why when the PDF gives no text or
+    has more than `max_pages` pages (counted before any page is read)."""
     document = _open(data)
     try:
+        if max_pages is not None and len(document) > max_pages:
+            raise ParseError(
+                f"PDF of {len(document)} pages, over the limit of {max_pages} pages per document "
+                "(raise max_document_pages to accept it)"
+            )
         pages: list[dict[str, object]] = []
         empty = 0
         for index in range(len(document)):
