@@ -91,9 +91,13 @@ def test_real_sample_pdf_heading_table_and_pages() -> None:
     heading = by_text(tree, "History and standardization")
     body = by_text(tree, "Format (PDF) Adobe Systems made the PDF specification available")
     assert body.parent_id == heading.node_id and body.block == "paragraph" and body.pages == "p. 1"
-    header_row = by_text(tree, "Column 1")
-    assert header_row.text == "Column 1 | Column 2 | Column 3" and header_row.block == "table_row"
-    assert by_text(tree, "D |").text == "D | $54.35 | $6345."
+    # the table is a node (its header line) with a row node per row that names its columns
+    table = by_text(tree, "Column 1")
+    assert table.text == "Column 1 | Column 2 | Column 3" and table.parent_id == heading.node_id
+    rows = [n for n in tree.nodes if n.parent_id == table.node_id]
+    assert [n.block for n in rows] == ["table_row"] * 4
+    assert rows[0].text == "A | Column 1: 324 | Column 2: 55 million units | Column 3: 2022"
+    assert rows[-1].text == "D | Column 1: $54.35 | Column 2: $6345."
     last = tree.nodes[-1]
     assert last.text == "… the page 3 is empty." and last.pages == "p. 4"
     assert tree.nodes[0].pages == "pp. 1-4"

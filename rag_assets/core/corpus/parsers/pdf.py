@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -26,23 +25,26 @@ from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new
 from rag_assets.core.corpus.parsers.errors import ParseError
 from rag_assets.core.corpus.parsers.pdf_extract import PDF_LAYOUT_VERSION
 from rag_assets.core.corpus.parsers.pdf_lines import (
+    HEADING_SCALE,
+    SENTENCE_END,
     Line,
     body_size,
     broken_early,
+    compound_words,
     drop_page_furniture,
     join_cells,
+    join_hyphenated,
     merge_fragments,
     page_lines,
     reading_order,
 )
+from rag_assets.core.corpus.parsers.pdf_margins import page_margins
 from rag_assets.core.corpus.parsers.pdf_outline import place_outline
+from rag_assets.core.corpus.parsers.pdf_tables import table_blocks, with_tables
 
-_HEADING_SCALE = 1.15  # a line this much larger than the body text may be a heading
 _MAX_HEADING_WORDS = 18
 _BULLET = re.compile(r"^(?:[•◦▪●○■□‣⁃∙·*–—-]|\(?(?:\d{1,2}|[a-zA-Z]|[ivx]{1,4})[.)])\s+(?=\S)")
 _NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,5})\.?\s+\S")
-# A sentence end, maybe followed by closing quotes/brackets and reference marks ("work."[4]).
-_SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*(?:\[[^\]]{1,12}\])*$")
 
 
 @dataclass(slots=True)
@@ -52,7 +54,13 @@ class _Draft:
     level: int = 0
     after_break: bool = False  # a paragraph set right under the previous one, which broke early
 
-    def block(self) -> Block:
+    def blocks(self, previous: Block | None, compounds: frozenset[str] = frozenset()) -> list[Block]:
+        """The draft's blocks: one, or a table's node and rows (see `pdf_tables.table_blocks`)."""
+        if self.lines[0].table is not None:
+            return table_blocks([ln.table for ln in self.lines if ln.table is not None], previous)
+        return [self.block(compounds)]
+
+    def block(self, compounds: frozenset[str] = frozenset()) -> Block:
         pages = [line.page for line in self.lines]
         if self.kind is BlockKind.CODE:
             # monospaced: a line's indent is as many characters as fit between it and the block's left
@@ -66,16 +74,19 @@ class _Draft:
         if self.kind is BlockKind.TABLE_ROW:
             row = table_row("\t".join(line.text for line in self.lines).split("\t"))
             return new_block(row.kind, row.text, 0, min(pages), max(pages))
-        # a line ending in a hyphen joins the next without a space ("left-" + "hand"); the hyphen
-        # stays, since a compound word ends lines as often as a hyphenated one
         text = ""
         for line in self.lines:
-            part = line.text.replace("\t", " ")
-            text = f"{text}{part}" if text.endswith("-") and text[-2:-1].isalpha() else f"{text} {part}"
-        text = text.strip()
+            text = join_hyphenated(text, line.text.replace("\t", " "), compounds)
         if self.kind is BlockKind.LIST_ITEM:
             text = _BULLET.sub("", text, count=1) if text[:1] in "•◦▪●○■□‣⁃∙·*–—-" else text
         return new_block(self.kind, collapse_spaces(text), self.level, min(pages), max(pages))
+
+
+def _emit(drafts: list[_Draft], compounds: frozenset[str]) -> list[Block]:
+    blocks: list[Block] = []
+    for draft in drafts:
+        blocks.extend(draft.blocks(blocks[-1] if blocks else None, compounds))
+    return blocks
 
 
 def _load(layout: str) -> dict[str, object]:
@@ -93,7 +104,10 @@ def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
     assert isinstance(pages, list)
     lines = [merge_fragments(page_lines(page["lines"], number)) for number, page in enumerate(pages, start=1)]
     lines = drop_page_furniture(lines, [float(page["h"]) for page in pages])
-    return [join_cells(reading_order(runs, float(page["w"]))) for runs, page in zip(lines, pages, strict=True)]
+    return [
+        with_tables(join_cells(reading_order(runs, float(page["w"]))), page.get("tables") or [], number)
+        for number, (runs, page) in enumerate(zip(lines, pages, strict=True), start=1)
+    ]
 
 
 def _is_heading_line(line: Line, body: float) -> bool:
@@ -101,9 +115,9 @@ def _is_heading_line(line: Line, body: float) -> bool:
     words = len(text.split())
     if not text or words > _MAX_HEADING_WORDS or "\t" in text or not any(c.isalpha() for c in text):
         return False
-    if line.size >= body * _HEADING_SCALE:
+    if line.size >= body * HEADING_SCALE:
         return not (words > 8 and text.endswith("."))
-    return line.bold and line.size >= body * 0.95 and not _SENTENCE_END.search(text) and not _BULLET.match(text)
+    return line.bold and line.size >= body * 0.95 and not SENTENCE_END.search(text) and not _BULLET.match(text)
 
 
 def _continues(draft: _Draft, line: Line, right_edge: float) -> bool:
@@ -115,7 +129,7 @@ def _continues(draft: _Draft, line: Line, right_edge: float) -> bool:
         return False
     if line.page != last.page:
         # A paragraph runs on over a page break when its last line does not end a sentence.
-        return draft.kind is BlockKind.PARAGRAPH and not _SENTENCE_END.search(last.text)
+        return draft.kind is BlockKind.PARAGRAPH and not SENTENCE_END.search(last.text)
     gap = line.top - last.bottom
     if gap > 0.7 * max(line.size, last.size) or gap < -0.5 * line.size:
         return False
@@ -125,38 +139,9 @@ def _continues(draft: _Draft, line: Line, right_edge: float) -> bool:
             return line.x0 > first.x0 + 0.5 * line.size
         # an item without a marker glyph wraps at its own indent, after a full line
         return abs(line.x0 - first.x0) < 1.0 and last.x1 > right_edge - 3 * last.size
-    if _SENTENCE_END.search(last.text) and last.x1 < right_edge - 0.1 * (right_edge - last.x0):
+    if SENTENCE_END.search(last.text) and last.x1 < right_edge - 0.1 * (right_edge - last.x0):
         return False  # a short line ending a sentence ends its paragraph, even without a gap
     return abs(line.x0 - last.x0) < 2 * line.size or draft.kind is BlockKind.HEADING
-
-
-def _margins(lines: list[Line], width: float) -> list[tuple[float, float]]:
-    """(left margin, right edge) of each line's column: the commonest start, and the furthest end
-    of its text lines, on its half of the page (one column pages: the whole page)."""
-    middle = width / 2
-    two_columns = sum(ln.x1 <= middle for ln in lines) > 2 and sum(ln.x0 >= middle for ln in lines) > 2
-    sides: dict[bool, list[Line]] = {}
-    for line in lines:
-        sides.setdefault(two_columns and line.x0 >= middle, []).append(line)
-    edges = {side: (_left_margin(group), _right_edge(group)) for side, group in sides.items()}
-    return [edges[two_columns and line.x0 >= middle] for line in lines]
-
-
-def _right_edge(lines: list[Line]) -> float:
-    """Where the column's text lines end: the furthest end among lines not set larger than its
-    commonest size (a title may span both columns) and not monospaced (code printed from a web
-    page may overflow its box), unless there are no such lines."""
-    common = Counter(round(ln.size) for ln in lines).most_common(1)[0][0]
-    text = [ln.x1 for ln in lines if not ln.mono and ln.size < common * _HEADING_SCALE]
-    return max(text or [ln.x1 for ln in lines])
-
-
-def _left_margin(lines: list[Line]) -> float:
-    """The leftmost start shared by several lines (a tenth of them, at least two): on a page of
-    lists the commonest start is the items' indent, not the margin."""
-    starts = Counter(round(ln.x0) for ln in lines)
-    shared = [x for x, n in starts.items() if n >= max(2, len(lines) / 10)]
-    return min(shared) if shared else starts.most_common(1)[0][0]
 
 
 def _indented_item(lines: list[Line], index: int, margin: float, right_edge: float) -> bool:
@@ -174,15 +159,6 @@ def _indented_item(lines: list[Line], index: int, margin: float, right_edge: flo
         and 0 <= following.top - line.bottom < 0.7 * line.size
         and line.x1 > right_edge - 3 * line.size
     )
-
-
-def _page_margins(pages: list[list[Line]], widths: list[float]) -> dict[int, tuple[float, float]]:
-    """id(line) -> (left margin, right edge) of its column, for every line of every page."""
-    margins: dict[int, tuple[float, float]] = {}
-    for lines, width in zip(pages, widths, strict=True):
-        if lines:
-            margins.update(zip(map(id, lines), _margins(lines, width), strict=True))
-    return margins
 
 
 def _line_kind(line: Line, body: float, headings: bool) -> BlockKind:
@@ -214,8 +190,17 @@ def _drafts(
     for lines in pages:
         for index, line in enumerate(lines):
             margin, right_edge = margins[id(line)]
-            kind = _line_kind(line, body, headings)
             current = drafts[-1] if drafts else None
+            if line.table is not None:
+                if current is not None and _continued_title(drafts, line):
+                    drafts.pop()  # "Statement of Cash Flows (continued)": the table goes on
+                    current = drafts[-1]
+                if current is not None and _continues_table(current, line):
+                    current.lines.append(line)
+                else:
+                    drafts.append(_Draft(BlockKind.TABLE_ROW, [line]))
+                continue
+            kind = _line_kind(line, body, headings)
             if (
                 kind is BlockKind.CODE
                 and current is not None
@@ -241,6 +226,31 @@ def _drafts(
     return drafts
 
 
+def _continues_table(draft: _Draft, line: Line) -> bool:
+    """A table first on its page, right after a table on the previous page with as many
+    columns, is that table continued."""
+    last = draft.lines[-1]
+    return (
+        last.table is not None
+        and line.table is not None
+        and line.page == last.page + 1
+        and len(line.table.header) == len(last.table.header)
+    )
+
+
+def _continued_title(drafts: list[_Draft], line: Line) -> bool:
+    """The only text on the page above this table is a title saying it continues ("(continued)")
+    a table that ended the previous page."""
+    if len(drafts) < 2 or drafts[-2].lines[-1].table is None:
+        return False
+    title = drafts[-1]
+    return (
+        title.kind in (BlockKind.HEADING, BlockKind.PARAGRAPH)
+        and all(ln.page == line.page for ln in title.lines)
+        and "continued" in " ".join(ln.text for ln in title.lines).casefold()
+    )
+
+
 def _dash_wrapped(draft: _Draft, line: Line, right_edge: float) -> bool:
     """A line opening with a dash under a full line that ends no sentence, at that line's start,
     is the rest of its sentence (" - check with the office") wrapped there, not a dash list's item."""
@@ -250,7 +260,7 @@ def _dash_wrapped(draft: _Draft, line: Line, right_edge: float) -> bool:
         and last.text[:1] not in "–—-"
         and draft.kind in (BlockKind.PARAGRAPH, BlockKind.LIST_ITEM)
         and abs(line.x0 - last.x0) < 1.0
-        and not _SENTENCE_END.search(last.text)
+        and not SENTENCE_END.search(last.text)
         and _continues(draft, line, right_edge)
     )
 
@@ -327,7 +337,7 @@ def _promote_lead_lines(drafts: list[_Draft], body: float) -> None:
             and abs(following.lines[0].x0 - line.x0) < line.size
             and len(text.split()) <= 8
             and text[:1].isupper()
-            and not _SENTENCE_END.search(text)
+            and not SENTENCE_END.search(text)
             and line.x1 - line.x0 < 0.6 * (max(ln.x1 for ln in following.lines) - following.lines[0].x0)
         ):
             draft.kind, draft.level = BlockKind.HEADING, lowest + 1
@@ -350,10 +360,10 @@ def _list_levels(drafts: list[_Draft]) -> None:
 
 
 def _outline_blocks(
-    pages: list[list[Line]], widths: list[float], outline: list[list[object]], body: float
+    pages: list[list[Line]], widths: list[float], outline: list[list[object]], body: float, compounds: frozenset[str]
 ) -> list[Block]:
     blocks: list[Block] = []
-    margins = _page_margins(pages, widths)
+    margins = page_margins(pages, widths)
     for number, items in enumerate(place_outline(pages, outline), start=1):
         lines: list[Line] = []
         for item in [*items, None]:
@@ -364,7 +374,8 @@ def _outline_blocks(
                 drafts = _drafts([lines], margins, body, headings=False)
                 _unmarked_lists(drafts)
                 _list_levels(drafts)
-                blocks.extend(d.block() for d in drafts)
+                for draft in drafts:
+                    blocks.extend(draft.blocks(blocks[-1] if blocks else None, compounds))
                 lines = []
             if item is not None:
                 blocks.append(new_block(BlockKind.HEADING, collapse_spaces(item[1]), item[0], number, number))
@@ -381,7 +392,7 @@ def _join_page_breaks(blocks: list[Block]) -> list[Block]:
             and last.kind is BlockKind.PARAGRAPH
             and block.kind is BlockKind.PARAGRAPH
             and block.page_start == last.page_end + 1
-            and not _SENTENCE_END.search(last.text)
+            and not SENTENCE_END.search(last.text)
         ):
             joined[-1] = new_block(BlockKind.PARAGRAPH, f"{last.text} {block.text}", 0, last.page_start, block.page_end)
             continue
@@ -397,14 +408,15 @@ def parse_pdf(layout: str) -> list[Block]:
     outline = data.get("outline") or []
     assert isinstance(outline, list)
     widths = [float(page["w"]) for page in data["pages"]]  # type: ignore[union-attr]
+    compounds = compound_words(pages)
     if outline:
-        return _outline_blocks(pages, widths, outline, body)
-    drafts = _drafts(pages, _page_margins(pages, widths), body, headings=True)
+        return _outline_blocks(pages, widths, outline, body, compounds)
+    drafts = _drafts(pages, page_margins(pages, widths), body, headings=True)
     _heading_levels(drafts)
     _unmarked_lists(drafts)
     _promote_lead_lines(drafts, body)
     _list_levels(drafts)
-    return [draft.block() for draft in drafts]
+    return _emit(drafts, compounds)
 
 
 def pdf_title(layout: str) -> str | None:

@@ -4,7 +4,8 @@ Extraction runs once, at ingestion, because PDF is binary and the catalogue stor
 lines are kept as a compact JSON document (`PDF_LAYOUT_VERSION`), and `parsers.pdf` turns that
 into blocks. Keeping the font statistics in the stored JSON means heading inference can change
 without re-reading the PDFs. Each text run is `[x0, top, x1, bottom, size, bold, text, mono]`
-in points from the page's top-left corner; a wide gap between characters starts a new run,
+in points from the page's top-left corner (a page's ruled tables, when it has some, are under
+`tables`: see `pdf_ruled_tables`); a wide gap between characters starts a new run,
 except in monospaced text (code), where it becomes the spaces that fill it.
 
 A PDF that cannot give text is refused here with the reason: damaged or truncated files,
@@ -23,8 +24,9 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from rag_assets.core.corpus.parsers.errors import ParseError
+from rag_assets.core.corpus.parsers.pdf_ruled_tables import MIN_RULES, ruled_tables, vertical_rules
 
-PDF_LAYOUT_VERSION = 3
+PDF_LAYOUT_VERSION = 4
 PDF_MAGIC = b"%PDF-"
 _EOF_MARKER = b"%%EOF"
 _EOF_WINDOW = 4096  # the marker must be near the end; a cut-off download lacks it
@@ -231,12 +233,15 @@ def extract_pdf(data: bytes) -> ExtractedPdf:
     document = _open(data)
     try:
         pages: list[dict[str, object]] = []
+        ruled: list[int] = []
         empty = 0
         for index in range(len(document)):
             page = document[index]
             try:
                 width, height = page.get_size()
                 lines = _page_lines(page)
+                if lines and vertical_rules(page) >= MIN_RULES:
+                    ruled.append(index)
             finally:
                 page.close()
             empty += not lines
@@ -248,6 +253,8 @@ def extract_pdf(data: bytes) -> ExtractedPdf:
                 f"no text layer on any of its {len(pages)} page(s): a scanned or image-only PDF "
                 "(OCR is not available offline)"
             )
+        for index, tables in ruled_tables(data, ruled).items():
+            pages[index]["tables"] = tables
         outline = _outline(document)
         title = _metadata_title(document)
     finally:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from rag_assets.core.corpus.parsers.pdf_table import Table
 
 _MARGIN = 0.09  # top and bottom share of the page where running headers and footers live
 _REPEAT_SHARE = 0.4  # a margin line on at least this share of the pages is a running header/footer
@@ -16,6 +19,28 @@ _PAGE_NUMBER = re.compile(
     r"^(?:page\s+)?[-–(\[]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–)\]]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE
 )
 _DIGITS = re.compile(r"\d+")
+_COMPOUND = re.compile(r"\b([^\W\d_]+-[^\W\d_]+)\b")
+# Typographic glyphs read as the characters they stand for: ligatures as their letters, the
+# hyphen and non-breaking hyphen as "-", the minus sign as "-", a soft hyphen as nothing.
+_GLYPHS = str.maketrans(
+    {
+        "ﬀ": "ff",
+        "ﬁ": "fi",
+        "ﬂ": "fl",
+        "ﬃ": "ffi",
+        "ﬄ": "ffl",
+        "ﬅ": "st",
+        "ﬆ": "st",
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2212": "-",
+        "\u00ad": "",
+        "\u00a0": " ",
+    }
+)
+HEADING_SCALE = 1.15  # a line this much larger than the body text may be a heading
+# A sentence end, maybe followed by closing quotes/brackets and reference marks ("work."[4]).
+SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*(?:\[[^\]]{1,12}\])*$")
 
 
 @dataclass(slots=True)
@@ -31,6 +56,9 @@ class Line:
     text: str
     page: int
     mono: bool = False
+    # (x0, x1, text) of each run a row of cells was joined from (`join_cells`); empty for a plain line
+    cells: list[tuple[float, float, str]] = field(default_factory=list)
+    table: Table | None = None  # a whole table standing in for its lines (`pdf_tables.with_tables`)
 
     @property
     def height(self) -> float:
@@ -51,7 +79,7 @@ def page_lines(raw_lines: list[list[object]], page: int) -> list[Line]:
             continue
         seen.add(key)
         box = (float(x0), float(top), float(x1), float(bottom), float(size))  # type: ignore[arg-type]
-        lines.append(Line(*box, bool(bold), str(text), page, bool(mono)))
+        lines.append(Line(*box, bool(bold), str(text).translate(_GLYPHS), page, bool(mono)))
     return lines
 
 
@@ -114,32 +142,96 @@ def drop_page_furniture(pages: list[list[Line]], heights: list[float]) -> list[l
     return kept_pages
 
 
-def reading_order(lines: list[Line], width: float) -> list[Line]:
-    """Lines in reading order: on a two-column page, the left column before the right one within
-    each band between full-width lines (a title, a wide figure); one column pages keep the order.
+def gutters(lines: list[Line], width: float) -> list[float]:
+    """x positions of the gaps between text columns (at most two): stretches at least 8 points
+    wide, inside the page's middle 80%, that hardly any line crosses (a title, an affiliation or
+    a wide figure may: they bound the column bands), with at least three lines wholly on each
+    side. Lines wider than 60% of the page do not count."""
+    narrow = [ln for ln in lines if ln.x1 - ln.x0 < 0.6 * width]
+    if len(narrow) < 6:
+        return []
+    low, high = int(0.1 * width), int(0.9 * width)
+    change = [0] * (high - low + 2)
+    for line in narrow:
+        start, end = max(low, int(line.x0)), min(high, int(line.x1) + 1)
+        if start < end:
+            change[start - low] += 1
+            change[end - low] -= 1
+    allowed = max(1.0, 0.15 * len(narrow))
+    runs: list[tuple[int, int]] = []
+    crossing, run_start = 0, -1
+    for offset in range(high - low + 1):
+        crossing += change[offset]
+        if crossing <= allowed and run_start < 0:
+            run_start = offset
+        elif crossing > allowed and run_start >= 0:
+            runs.append((run_start + low, offset + low))
+            run_start = -1
+    gutters = []
+    for start, end in runs:
+        middle = (start + end) / 2
+        left = sum(ln.x1 <= middle for ln in narrow)
+        right = sum(ln.x0 >= middle for ln in narrow)
+        if end - start >= 8 and left >= 3 and right >= 3:
+            gutters.append((end - start, middle))
+    return sorted(middle for _, middle in sorted(gutters, reverse=True)[:2])
 
-    A page is two-column when at least a quarter of its lines sit wholly on each side of the
-    middle and few lines cross it.
+
+def text_columns(lines: list[Line], gutters: list[float], width: float) -> bool:
+    """Whether the stretches between gutters are columns of running text (each holds at least
+    three lines, most of them of three words or more and not much narrower than the column), not
+    the label and number columns of a table, whose cells are a number or a few words."""
+    bounds = [0.0, *gutters, width]
+    for left, right in pairwise(bounds):
+        inside = [ln for ln in lines if ln.x0 >= left - 1 and ln.x1 <= right + 1]
+        if len(inside) < 3:
+            return False
+        span = max(ln.x1 for ln in inside) - min(ln.x0 for ln in inside)
+        widths = sorted(ln.x1 - ln.x0 for ln in inside)
+        wordy = sum(len(ln.text.split()) >= 3 and any(c.isalpha() for c in ln.text) for ln in inside)
+        if span < 0.15 * width or widths[len(widths) // 2] < 0.4 * span or wordy < 0.6 * len(inside):
+            return False
+    return True
+
+
+def _in_rows(lines: list[Line]) -> list[Line]:
+    """Top to bottom, and the runs of one printed row left to right (a table's numbers after its
+    labels even where the PDF draws every label first)."""
+    ordered: list[Line] = []
+    row: list[Line] = []
+    for line in sorted(lines, key=lambda ln: ln.top):
+        if row and min(row[0].bottom, line.bottom) - max(row[0].top, line.top) <= 0.5 * min(row[0].height, line.height):
+            ordered.extend(sorted(row, key=lambda ln: ln.x0))
+            row = []
+        row.append(line)
+    ordered.extend(sorted(row, key=lambda ln: ln.x0))
+    return ordered
+
+
+def reading_order(lines: list[Line], width: float) -> list[Line]:
+    """Lines in reading order: on a page of two or three text columns, column by column within
+    each band between lines that cross a gutter (a title, a wide figure); otherwise top to
+    bottom, each printed row left to right.
+
+    Columns are the stretches between gutters (gaps no narrow line crosses) that hold running
+    text; a table's label and number columns are not text columns, so its rows stay rows.
     """
     if len(lines) < 6 or width <= 0:
-        return lines
-    middle = width / 2
-    left = [line for line in lines if line.x1 <= middle + 0.02 * width]
-    right = [line for line in lines if line.x0 >= middle - 0.02 * width]
-    crossing = len(lines) - len(left) - len(right)
-    if len(left) < len(lines) / 4 or len(right) < len(lines) / 4 or crossing > len(lines) / 4:
-        return lines
+        return _in_rows(lines)
+    found = gutters(lines, width)
+    if not found or not text_columns(lines, found, width):
+        return _in_rows(lines)
+    bounds = [0.0, *found, width]
     ordered: list[Line] = []
     band: list[Line] = []
 
     def flush() -> None:
-        ordered.extend(sorted((ln for ln in band if ln.x1 <= middle + 0.02 * width), key=lambda ln: ln.top))
-        ordered.extend(sorted((ln for ln in band if ln.x1 > middle + 0.02 * width), key=lambda ln: ln.top))
+        for left, right in pairwise(bounds):
+            ordered.extend(_in_rows([ln for ln in band if left <= (ln.x0 + ln.x1) / 2 < right]))
         band.clear()
 
     for line in sorted(lines, key=lambda ln: ln.top):
-        spans_middle = line.x0 < middle - 0.02 * width and line.x1 > middle + 0.02 * width
-        if spans_middle:
+        if any(line.x0 < gutter < line.x1 for gutter in found):
             flush()
             ordered.append(line)
         else:
@@ -157,6 +249,9 @@ def join_cells(lines: list[Line]) -> list[Line]:
             last = joined[-1]
             overlap = min(last.bottom, line.bottom) - max(last.top, line.top)
             if overlap > 0.5 * min(last.height, line.height) and line.x0 > last.x1:
+                if not last.cells:
+                    last.cells.append((last.x0, last.x1, last.text))
+                last.cells.append((line.x0, line.x1, line.text))
                 last.text = f"{last.text}\t{line.text}"
                 last.x1 = max(last.x1, line.x1)
                 last.top, last.bottom = min(last.top, line.top), max(last.bottom, line.bottom)
@@ -188,3 +283,25 @@ def broken_early(last: Line, line: Line, right_edge: float) -> bool:
         return False
     char_width = (line.x1 - line.x0) / len(line.text)
     return last.x1 + (len(words[0]) + 1) * char_width + 0.5 * line.size < right_edge
+
+
+def compound_words(pages: list[list[Line]]) -> frozenset[str]:
+    """The hyphenated words printed inside lines ("state-of-the-art", "left-hand"), lower-cased:
+    a line that ends in one of them keeps its hyphen."""
+    return frozenset(match.casefold() for lines in pages for line in lines for match in _COMPOUND.findall(line.text))
+
+
+def join_hyphenated(text: str, part: str, compounds: frozenset[str]) -> str:
+    """`text` and the next line's `part`, joined. A line ending in a word broken by a hyphen
+    ("litera-" + "ture") is joined without it, unless the next part starts with a capital or a
+    digit or the document prints the hyphenated word elsewhere ("left-hand"): a compound."""
+    if not text:
+        return part.strip()
+    if not (text.endswith("-") and text[-2:-1].isalpha()):
+        return f"{text} {part.strip()}"
+    rest = part.strip()
+    head = text[:-1].rsplit(" ", 1)[-1]
+    tail = re.split(r"[^\w-]", rest, maxsplit=1)[0]
+    if rest[:1].islower() and f"{head}-{tail}".casefold() not in compounds:
+        return f"{text[:-1]}{rest}"
+    return f"{text}{rest}"
