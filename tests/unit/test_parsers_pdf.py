@@ -267,15 +267,18 @@ def test_running_headers_footers_and_page_numbers_dropped(tmp_path: Path) -> Non
 def test_two_columns_read_left_column_first(tmp_path: Path) -> None:
     # drawn row by row across both columns: the content stream's order is not the reading order
     runs: list[Run] = [(72, 50, 18, "Two Column Report", True)]
+    # each column's paragraph ends its sentence at the column's foot (one that does not runs on
+    # into the next column: see test_parsers_pdf_reading.py)
     for row in range(8):
-        runs.append((72, 100 + 14 * row, 10, f"left column line {row} text", False))
-        runs.append((330, 100 + 14 * row, 10, f"right column line {row} text", False))
+        end = "." if row == 7 else ""
+        runs.append((72, 100 + 14 * row, 10, f"left column line {row} text{end}", False))
+        runs.append((330, 100 + 14 * row, 10, f"right column line {row} text{end}", False))
     (tmp_path / "columns.pdf").write_bytes(make_pdf([runs]))
     tree = tree_of(tmp_path / "columns.pdf")
     contents = [n.text for n in tree.nodes if n.kind == "content"]
     assert contents == [
-        " ".join(f"left column line {row} text" for row in range(8)),
-        " ".join(f"right column line {row} text" for row in range(8)),
+        " ".join(f"left column line {row} text" for row in range(8)) + ".",
+        " ".join(f"right column line {row} text" for row in range(8)) + ".",
     ]
 
 

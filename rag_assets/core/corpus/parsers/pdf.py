@@ -40,10 +40,11 @@ from rag_assets.core.corpus.parsers.pdf_lines import (
 )
 from rag_assets.core.corpus.parsers.pdf_margins import page_margins
 from rag_assets.core.corpus.parsers.pdf_outline import place_outline
-from rag_assets.core.corpus.parsers.pdf_tables import table_blocks, with_tables
+from rag_assets.core.corpus.parsers.pdf_tables import continued_title, continues_table, table_blocks, with_tables
 
 _MAX_HEADING_WORDS = 18
 _BULLET = re.compile(r"^(?:[•◦▪●○■□‣⁃∙·*–—-]|\(?(?:\d{1,2}|[a-zA-Z]|[ivx]{1,4})[.)])\s+(?=\S)")
+_GLYPH_BULLETS = "•◦▪●○■□‣⁃∙·*"
 _NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,5})\.?\s+\S")
 
 
@@ -102,10 +103,15 @@ def _load(layout: str) -> dict[str, object]:
 def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
     pages = data["pages"]
     assert isinstance(pages, list)
-    lines = [merge_fragments(page_lines(page["lines"], number)) for number, page in enumerate(pages, start=1)]
+    # columns first: pieces of one printed line are joined within a column, never across a
+    # narrow gutter
+    lines = [
+        merge_fragments(reading_order(page_lines(page["lines"], number), float(page["w"])))
+        for number, page in enumerate(pages, start=1)
+    ]
     lines = drop_page_furniture(lines, [float(page["h"]) for page in pages])
     return [
-        with_tables(join_cells(reading_order(runs, float(page["w"]))), page.get("tables") or [], number)
+        with_tables(join_cells(runs), page.get("tables") or [], number)
         for number, (runs, page) in enumerate(zip(lines, pages, strict=True), start=1)
     ]
 
@@ -125,6 +131,14 @@ def _continues(draft: _Draft, line: Line, right_edge: float) -> bool:
     last = draft.lines[-1]
     if abs(line.size - last.size) > 0.6 or (line.bold != last.bold and draft.kind is not BlockKind.LIST_ITEM):
         return False
+    if (
+        line.page == last.page
+        and line.top < last.top - line.size
+        and line.x0 > last.x1
+        and draft.kind is BlockKind.PARAGRAPH
+    ):
+        # the top of the next column: the paragraph runs on when its last line ends no sentence
+        return not SENTENCE_END.search(last.text)
     if draft.kind is not BlockKind.HEADING and broken_early(last, line, right_edge):
         return False
     if line.page != last.page:
@@ -135,8 +149,13 @@ def _continues(draft: _Draft, line: Line, right_edge: float) -> bool:
         return False
     if draft.kind is BlockKind.LIST_ITEM:
         first = draft.lines[0]
-        if _BULLET.match(first.text):  # the text after a marker glyph wraps under itself
-            return line.x0 > first.x0 + 0.5 * line.size
+        if _BULLET.match(first.text):  # the text after a marker wraps under itself, under the
+            # marker, or back at the margin when the marker stood at a first-line indent
+            return (
+                line.x0 > first.x0 + 0.5 * line.size
+                or line.x0 < first.x0 - 0.5 * line.size
+                or (abs(line.x0 - first.x0) < 1.0 and first.text[:1] in _GLYPH_BULLETS)
+            )
         # an item without a marker glyph wraps at its own indent, after a full line
         return abs(line.x0 - first.x0) < 1.0 and last.x1 > right_edge - 3 * last.size
     if SENTENCE_END.search(last.text) and last.x1 < right_edge - 0.1 * (right_edge - last.x0):
@@ -192,10 +211,14 @@ def _drafts(
             margin, right_edge = margins[id(line)]
             current = drafts[-1] if drafts else None
             if line.table is not None:
-                if current is not None and _continued_title(drafts, line):
+                if (
+                    len(drafts) >= 2
+                    and drafts[-1].kind in (BlockKind.HEADING, BlockKind.PARAGRAPH)
+                    and continued_title(drafts[-2].lines[-1], drafts[-1].lines, line)
+                ):
                     drafts.pop()  # "Statement of Cash Flows (continued)": the table goes on
                     current = drafts[-1]
-                if current is not None and _continues_table(current, line):
+                if current is not None and continues_table(current.lines[-1], line):
                     current.lines.append(line)
                 else:
                     drafts.append(_Draft(BlockKind.TABLE_ROW, [line]))
@@ -224,31 +247,6 @@ def _drafts(
             after_break = current is not None and kind is current.kind is BlockKind.PARAGRAPH
             drafts.append(_Draft(kind, [line], after_break=after_break and _set_under(current, line, right_edge)))
     return drafts
-
-
-def _continues_table(draft: _Draft, line: Line) -> bool:
-    """A table first on its page, right after a table on the previous page with as many
-    columns, is that table continued."""
-    last = draft.lines[-1]
-    return (
-        last.table is not None
-        and line.table is not None
-        and line.page == last.page + 1
-        and len(line.table.header) == len(last.table.header)
-    )
-
-
-def _continued_title(drafts: list[_Draft], line: Line) -> bool:
-    """The only text on the page above this table is a title saying it continues ("(continued)")
-    a table that ended the previous page."""
-    if len(drafts) < 2 or drafts[-2].lines[-1].table is None:
-        return False
-    title = drafts[-1]
-    return (
-        title.kind in (BlockKind.HEADING, BlockKind.PARAGRAPH)
-        and all(ln.page == line.page for ln in title.lines)
-        and "continued" in " ".join(ln.text for ln in title.lines).casefold()
-    )
 
 
 def _dash_wrapped(draft: _Draft, line: Line, right_edge: float) -> bool:

@@ -100,6 +100,7 @@ class _Segment:
         self.right: float | None = None
         self.size = 0.0
         self.mono_chars = 0
+        self.bold = False  # the last character's weight
 
     @property
     def mono(self) -> bool:
@@ -117,7 +118,7 @@ class _Segment:
             self.chars.append(" " * max(gap, 0))
         self.mono_chars += mono
         self.chars.append(char)
-        self.right, self.size = right, size
+        self.right, self.size, self.bold = right, size, bold
         box = self.box
         box[0], box[1], box[2], box[3] = min(box[0], left), min(box[1], top), max(box[2], right), max(box[3], bottom)
         self.sizes[size] = self.sizes.get(size, 0) + 1
@@ -181,9 +182,11 @@ def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — o
             bold, mono = fonts.style(index)
             if segment.right is not None:
                 gap = rect.left - segment.right
-                em = max(size, segment.size, 1.0)
+                em = max(min(size, segment.size), 1.0)  # a large glyph (a bullet) does not widen the gap allowed
                 if (gap > _CELL_GAP_EMS * em and not (mono and segment.mono)) or gap < -2 * em:
                     segment = close()
+                elif bold != segment.bold and segment.chars[-1:] == [" "]:
+                    segment = close()  # a bold lead-in ("Exceptions.") is a run of its own
             segment.add(char, rect.left, height - rect.top, rect.right, height - rect.bottom, size, bold, mono)
         close()
     finally:

@@ -84,7 +84,8 @@ def page_lines(raw_lines: list[list[object]], page: int) -> list[Line]:
 
 
 def merge_fragments(lines: list[Line]) -> list[Line]:
-    """Join consecutive pieces of one printed line (PDFium breaks at superscripts, font changes)."""
+    """Join consecutive pieces of one printed line (PDFium breaks at superscripts, font changes);
+    the line takes the style of its longer piece, and of its text after a bold lead-in."""
     merged: list[Line] = []
     for line in lines:
         if merged:
@@ -94,6 +95,8 @@ def merge_fragments(lines: list[Line]) -> list[Line]:
             if overlap > 0.5 * min(last.height, line.height) and -2.0 <= gap <= 1.2 * max(last.size, line.size):
                 joiner = "" if gap < 0.15 * line.size or line.text[:1] in ",.;:)" else " "
                 weight_last, weight_line = len(last.text), len(line.text)
+                if last.bold and not line.bold and last.text.rstrip().endswith((".", ":")):
+                    weight_last = 0  # a bold lead-in ("Exceptions.") opens a paragraph: no heading
                 last.text = f"{last.text}{joiner}{line.text}"
                 last.x1 = max(last.x1, line.x1)
                 last.top, last.bottom = min(last.top, line.top), max(last.bottom, line.bottom)
@@ -119,12 +122,23 @@ def _repeats(counts: Counter[tuple[str, int, int]], key: tuple[str, int, int]) -
     return counts[text, size, band - 1] + counts[key] + counts[text, size, band + 1]
 
 
+def _slot_pages(slots: Counter[tuple[int, int]], key: tuple[str, int, int]) -> int:
+    """Pages with a margin line of this size in this band or the next ones, whatever its text."""
+    _, size, band = key
+    return slots[size, band - 1] + slots[size, band] + slots[size, band + 1]
+
+
 def drop_page_furniture(pages: list[list[Line]], heights: list[float]) -> list[list[Line]]:
-    """Without running headers/footers (margin lines repeated across pages, digits ignored),
-    bare page numbers in the margins, and vertical text (an arXiv stamp along the edge)."""
+    """Without running headers/footers (margin lines repeated across pages, digits ignored; or
+    set where most pages set one, at that size, and repeated on another page: a header that
+    names the current section), bare page numbers in the margins, and vertical text (an arXiv
+    stamp along the edge)."""
     counts: Counter[tuple[str, int, int]] = Counter()
+    slots: Counter[tuple[int, int]] = Counter()  # pages with a margin line of this size at this place
     for lines, height in zip(pages, heights, strict=True):
-        counts.update({key for line in lines if (key := _margin_key(line, height))})
+        keys = {key for line in lines if (key := _margin_key(line, height))}
+        counts.update(keys)
+        slots.update({(size, band) for _, size, band in keys})
     repeated = max(2, int(_REPEAT_SHARE * len(pages) + 0.999))
     kept_pages: list[list[Line]] = []
     for lines, height in zip(pages, heights, strict=True):
@@ -132,14 +146,32 @@ def drop_page_furniture(pages: list[list[Line]], heights: list[float]) -> list[l
         for line in lines:
             key = _margin_key(line, height)
             if key is not None and (
-                (_repeats(counts, key) >= repeated and len(pages) > 1) or _PAGE_NUMBER.match(line.text.strip())
+                (_repeats(counts, key) >= repeated and len(pages) > 1)
+                or _PAGE_NUMBER.match(line.text.strip())
+                or (_slot_pages(slots, key) >= repeated and _repeats(counts, key) >= 2)
             ):
                 continue
             if line.height > 3 * max(line.x1 - line.x0, 1.0) and len(line.text) > 3:
                 continue
             kept.append(line)
-        kept_pages.append(kept)
+        kept_pages.append(_without_edge_number(kept))
     return kept_pages
+
+
+def _without_edge_number(lines: list[Line]) -> list[Line]:
+    """Without the page's lowest or highest line when it is a bare page number set apart from
+    the text (a page number printed inside the margin band's limits)."""
+    if len(lines) < 2:
+        return lines
+    ordered = sorted(lines, key=lambda ln: ln.top)
+    drop: set[int] = set()
+    lowest, above = ordered[-1], ordered[-2]
+    if _PAGE_NUMBER.match(lowest.text.strip()) and lowest.top - above.bottom > lowest.height:
+        drop.add(id(lowest))
+    highest, below = ordered[0], ordered[1]
+    if _PAGE_NUMBER.match(highest.text.strip()) and below.top - highest.bottom > highest.height:
+        drop.add(id(highest))
+    return [line for line in lines if id(line) not in drop]
 
 
 def gutters(lines: list[Line], width: float) -> list[float]:
@@ -231,7 +263,7 @@ def reading_order(lines: list[Line], width: float) -> list[Line]:
         band.clear()
 
     for line in sorted(lines, key=lambda ln: ln.top):
-        if any(line.x0 < gutter < line.x1 for gutter in found):
+        if any(line.x0 < gutter - 3 and line.x1 > gutter + 3 for gutter in found):
             flush()
             ordered.append(line)
         else:

@@ -22,6 +22,9 @@ def _margins(lines: list[Line], width: float) -> list[tuple[float, float]]:
     bounds = _columns(lines, width)
 
     def column(line: Line) -> int:
+        """The line's column, or -1 for a line across a gutter (a title): those form a group of their own."""
+        if any(line.x0 < gutter - 3 and line.x1 > gutter + 3 for gutter in bounds):
+            return -1
         return sum(gutter <= (line.x0 + line.x1) / 2 for gutter in bounds)
 
     groups: dict[int, list[Line]] = {}

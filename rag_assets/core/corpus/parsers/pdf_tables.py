@@ -296,3 +296,24 @@ def table_blocks(parts: list[Table], previous: Block | None) -> list[Block]:
     nested = int(caption or bool(header))
     blocks.extend(new_block(BlockKind.TABLE_ROW, text, nested, page, page) for text, page in rows)
     return blocks
+
+
+def continues_table(last: Line, line: Line) -> bool:
+    """A table right after a table that ended the previous page, with as many columns, is
+    that table continued."""
+    return (
+        last.table is not None
+        and line.table is not None
+        and line.page == last.page + 1
+        and len(line.table.header) == len(last.table.header)
+    )
+
+
+def continued_title(before: Line, title: list[Line], line: Line) -> bool:
+    """The only text on the page above this table is a title saying it continues ("(continued)")
+    the table that ended the previous page (`before`)."""
+    return (
+        before.table is not None
+        and all(ln.page == line.page for ln in title)
+        and "continued" in " ".join(ln.text for ln in title).casefold()
+    )
