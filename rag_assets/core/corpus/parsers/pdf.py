@@ -17,15 +17,14 @@ column by column.
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass, field
-from itertools import pairwise
 
-from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block, normalise_code, table_row
+from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block
 from rag_assets.core.corpus.parsers.errors import ParseError
+from rag_assets.core.corpus.parsers.pdf_draft import BULLET, GLYPH_BULLETS, Draft, emit
 from rag_assets.core.corpus.parsers.pdf_extract import PDF_LAYOUT_VERSION
+from rag_assets.core.corpus.parsers.pdf_filing import contents_pages, filing_rank
+from rag_assets.core.corpus.parsers.pdf_headings import heading_levels, is_heading_line, promote_lead_lines
 from rag_assets.core.corpus.parsers.pdf_lines import (
-    HEADING_SCALE,
     SENTENCE_END,
     Line,
     body_size,
@@ -33,61 +32,13 @@ from rag_assets.core.corpus.parsers.pdf_lines import (
     compound_words,
     drop_page_furniture,
     join_cells,
-    join_hyphenated,
     merge_fragments,
     page_lines,
     reading_order,
 )
 from rag_assets.core.corpus.parsers.pdf_margins import page_margins
 from rag_assets.core.corpus.parsers.pdf_outline import place_outline
-from rag_assets.core.corpus.parsers.pdf_tables import continued_title, continues_table, table_blocks, with_tables
-
-_MAX_HEADING_WORDS = 18
-_BULLET = re.compile(r"^(?:[•◦▪●○■□‣⁃∙·*–—-]|\(?(?:\d{1,2}|[a-zA-Z]|[ivx]{1,4})[.)])\s+(?=\S)")
-_GLYPH_BULLETS = "•◦▪●○■□‣⁃∙·*"
-_NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,5})\.?\s+\S")
-
-
-@dataclass(slots=True)
-class _Draft:
-    kind: BlockKind
-    lines: list[Line] = field(default_factory=list)
-    level: int = 0
-    after_break: bool = False  # a paragraph set right under the previous one, which broke early
-
-    def blocks(self, previous: Block | None, compounds: frozenset[str] = frozenset()) -> list[Block]:
-        """The draft's blocks: one, or a table's node and rows (see `pdf_tables.table_blocks`)."""
-        if self.lines[0].table is not None:
-            return table_blocks([ln.table for ln in self.lines if ln.table is not None], previous)
-        return [self.block(compounds)]
-
-    def block(self, compounds: frozenset[str] = frozenset()) -> Block:
-        pages = [line.page for line in self.lines]
-        if self.kind is BlockKind.CODE:
-            # monospaced: a line's indent is as many characters as fit between it and the block's left
-            left = min(line.x0 for line in self.lines)
-            rows: list[str] = []
-            for previous, ln in zip([None, *self.lines], self.lines, strict=False):
-                if previous is not None and previous.page == ln.page and ln.top - previous.bottom > 0.5 * ln.height:
-                    rows.append("")  # a blank line inside the code
-                rows.append(" " * round((ln.x0 - left) / max((ln.x1 - ln.x0) / len(ln.text), 0.1)) + ln.text)
-            return new_block(BlockKind.CODE, normalise_code("\n".join(rows)), 0, min(pages), max(pages))
-        if self.kind is BlockKind.TABLE_ROW:
-            row = table_row("\t".join(line.text for line in self.lines).split("\t"))
-            return new_block(row.kind, row.text, 0, min(pages), max(pages))
-        text = ""
-        for line in self.lines:
-            text = join_hyphenated(text, line.text.replace("\t", " "), compounds)
-        if self.kind is BlockKind.LIST_ITEM:
-            text = _BULLET.sub("", text, count=1) if text[:1] in "•◦▪●○■□‣⁃∙·*–—-" else text
-        return new_block(self.kind, collapse_spaces(text), self.level, min(pages), max(pages))
-
-
-def _emit(drafts: list[_Draft], compounds: frozenset[str]) -> list[Block]:
-    blocks: list[Block] = []
-    for draft in drafts:
-        blocks.extend(draft.blocks(blocks[-1] if blocks else None, compounds))
-    return blocks
+from rag_assets.core.corpus.parsers.pdf_tables import continued_title, continues_table, with_tables
 
 
 def _load(layout: str) -> dict[str, object]:
@@ -116,17 +67,7 @@ def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
     ]
 
 
-def _is_heading_line(line: Line, body: float) -> bool:
-    text = line.text.strip()
-    words = len(text.split())
-    if not text or words > _MAX_HEADING_WORDS or "\t" in text or not any(c.isalpha() for c in text):
-        return False
-    if line.size >= body * HEADING_SCALE:
-        return not (words > 8 and text.endswith("."))
-    return line.bold and line.size >= body * 0.95 and not SENTENCE_END.search(text) and not _BULLET.match(text)
-
-
-def _continues(draft: _Draft, line: Line, right_edge: float) -> bool:
+def _continues(draft: Draft, line: Line, right_edge: float) -> bool:
     """Whether `line` carries on the paragraph, heading or list item `draft` holds."""
     last = draft.lines[-1]
     if abs(line.size - last.size) > 0.6 or (line.bold != last.bold and draft.kind is not BlockKind.LIST_ITEM):
@@ -139,7 +80,10 @@ def _continues(draft: _Draft, line: Line, right_edge: float) -> bool:
     ):
         # the top of the next column: the paragraph runs on when its last line ends no sentence
         return not SENTENCE_END.search(last.text)
-    if draft.kind is not BlockKind.HEADING and broken_early(last, line, right_edge):
+    ranked = filing_rank(draft.lines[0].text) is not None  # "Item 1. Business." wraps only when full
+    if (draft.kind is not BlockKind.HEADING or ranked) and broken_early(last, line, right_edge):
+        return False
+    if draft.kind is BlockKind.HEADING and filing_rank(line.text) is not None:
         return False
     if line.page != last.page:
         # A paragraph runs on over a page break when its last line does not end a sentence.
@@ -149,12 +93,12 @@ def _continues(draft: _Draft, line: Line, right_edge: float) -> bool:
         return False
     if draft.kind is BlockKind.LIST_ITEM:
         first = draft.lines[0]
-        if _BULLET.match(first.text):  # the text after a marker wraps under itself, under the
+        if BULLET.match(first.text):  # the text after a marker wraps under itself, under the
             # marker, or back at the margin when the marker stood at a first-line indent
             return (
                 line.x0 > first.x0 + 0.5 * line.size
                 or line.x0 < first.x0 - 0.5 * line.size
-                or (abs(line.x0 - first.x0) < 1.0 and first.text[:1] in _GLYPH_BULLETS)
+                or (abs(line.x0 - first.x0) < 1.0 and first.text[:1] in GLYPH_BULLETS)
             )
         # an item without a marker glyph wraps at its own indent, after a full line
         return abs(line.x0 - first.x0) < 1.0 and last.x1 > right_edge - 3 * last.size
@@ -186,16 +130,16 @@ def _line_kind(line: Line, body: float, headings: bool) -> BlockKind:
     text = line.text.strip()
     if line.mono:
         return BlockKind.CODE
-    if headings and _is_heading_line(line, body):
+    if headings and is_heading_line(line, body):
         return BlockKind.HEADING
     if "\t" in text:
         return BlockKind.TABLE_ROW
-    if _BULLET.match(text):
+    if BULLET.match(text):
         return BlockKind.LIST_ITEM
     return BlockKind.PARAGRAPH
 
 
-def _code_continues(draft: _Draft, line: Line) -> bool:
+def _code_continues(draft: Draft, line: Line) -> bool:
     """Code runs on over blank lines (up to one) and over a page break."""
     last = draft.lines[-1]
     same_page = last.page == line.page and -0.5 * line.size < line.top - last.bottom < 1.8 * line.size
@@ -204,8 +148,8 @@ def _code_continues(draft: _Draft, line: Line) -> bool:
 
 def _drafts(
     pages: list[list[Line]], margins: dict[int, tuple[float, float]], body: float, headings: bool
-) -> list[_Draft]:
-    drafts: list[_Draft] = []
+) -> list[Draft]:
+    drafts: list[Draft] = []
     for lines in pages:
         for index, line in enumerate(lines):
             margin, right_edge = margins[id(line)]
@@ -221,7 +165,7 @@ def _drafts(
                 if current is not None and continues_table(current.lines[-1], line):
                     current.lines.append(line)
                 else:
-                    drafts.append(_Draft(BlockKind.TABLE_ROW, [line]))
+                    drafts.append(Draft(BlockKind.TABLE_ROW, [line]))
                 continue
             kind = _line_kind(line, body, headings)
             if (
@@ -245,11 +189,11 @@ def _drafts(
             if kind is BlockKind.PARAGRAPH and _indented_item(lines, index, margin, right_edge):
                 kind = BlockKind.LIST_ITEM
             after_break = current is not None and kind is current.kind is BlockKind.PARAGRAPH
-            drafts.append(_Draft(kind, [line], after_break=after_break and _set_under(current, line, right_edge)))
+            drafts.append(Draft(kind, [line], after_break=after_break and _set_under(current, line, right_edge)))
     return drafts
 
 
-def _dash_wrapped(draft: _Draft, line: Line, right_edge: float) -> bool:
+def _dash_wrapped(draft: Draft, line: Line, right_edge: float) -> bool:
     """A line opening with a dash under a full line that ends no sentence, at that line's start,
     is the rest of its sentence (" - check with the office") wrapped there, not a dash list's item."""
     last = draft.lines[-1]
@@ -263,7 +207,7 @@ def _dash_wrapped(draft: _Draft, line: Line, right_edge: float) -> bool:
     )
 
 
-def _set_under(draft: _Draft, line: Line, right_edge: float) -> bool:
+def _set_under(draft: Draft, line: Line, right_edge: float) -> bool:
     """`line` sits right under `draft`'s last line (line spacing, same start and style) and that
     line broke early: the two are lines of one list, not two paragraphs (those are set apart)."""
     last = draft.lines[-1]
@@ -277,12 +221,12 @@ def _set_under(draft: _Draft, line: Line, right_edge: float) -> bool:
     )
 
 
-def _unmarked_lists(drafts: list[_Draft]) -> None:
+def _unmarked_lists(drafts: list[Draft]) -> None:
     """Paragraphs set one under another, each ending where the text broke its line, are the items
     of a list drawn without markers or indent (HTML list items printed without their list) when
     at least two of them are single lines: a short line over a paragraph is a lead line, and a
     line ending in a colon introduces the list rather than being one of its items."""
-    runs: list[list[_Draft]] = [[]]
+    runs: list[list[Draft]] = [[]]
     for draft in drafts:
         member = draft.kind is BlockKind.PARAGRAPH and not draft.lines[-1].text.endswith(":")
         if member and draft.after_break and runs[-1]:
@@ -295,55 +239,9 @@ def _unmarked_lists(drafts: list[_Draft]) -> None:
                 item.kind = BlockKind.LIST_ITEM
 
 
-def _heading_levels(drafts: list[_Draft]) -> None:
-    """Level by style rank (larger, then bold, first); numbered headings by their numbering."""
-    headings = [d for d in drafts if d.kind is BlockKind.HEADING]
-    styles = sorted({(round(d.lines[0].size * 2) / 2, d.lines[0].bold) for d in headings}, reverse=True)
-    rank = {style: index + 1 for index, style in enumerate(styles)}
-    numbered = [(d, _NUMBERED.match(d.lines[0].text)) for d in headings]
-    numbered_count = sum(1 for _, match in numbered if match)
-    # Numbering decides when the document numbers its sections; the styles above the first-level
-    # numbered headings (a title, part headings) stay above them.
-    base = min(
-        (rank[(round(d.lines[0].size * 2) / 2, d.lines[0].bold)] for d, m in numbered if m and "." not in m.group(1)),
-        default=1,
-    )
-    for draft, match in numbered:
-        style_level = rank[(round(draft.lines[0].size * 2) / 2, draft.lines[0].bold)]
-        if match and numbered_count >= 2:
-            draft.level = base - 1 + match.group(1).count(".") + 1
-        else:
-            draft.level = style_level
-
-
-def _promote_lead_lines(drafts: list[_Draft], body: float) -> None:
-    """A lone short line at body size that opens a paragraph below it ("History and
-    standardization" above its text) is a heading one level below the styled ones, unless the
-    paragraph is set right under it (a list's lines, the first one short, not a heading)."""
-    lowest = max((d.level for d in drafts if d.kind is BlockKind.HEADING), default=0)
-    for draft, following in pairwise(drafts):
-        line = draft.lines[0]
-        text = line.text.strip()
-        if (
-            draft.kind is BlockKind.PARAGRAPH
-            and len(draft.lines) == 1
-            and following.kind is BlockKind.PARAGRAPH
-            and not following.after_break
-            and len(following.lines) >= 2
-            and following.lines[0].page == line.page
-            and abs(line.size - body) < 0.6
-            and abs(following.lines[0].x0 - line.x0) < line.size
-            and len(text.split()) <= 8
-            and text[:1].isupper()
-            and not SENTENCE_END.search(text)
-            and line.x1 - line.x0 < 0.6 * (max(ln.x1 for ln in following.lines) - following.lines[0].x0)
-        ):
-            draft.kind, draft.level = BlockKind.HEADING, lowest + 1
-
-
-def _list_levels(drafts: list[_Draft]) -> None:
+def _list_levels(drafts: list[Draft]) -> None:
     """Nesting of each run of list items from the indents of their markers."""
-    run: list[_Draft] = []
+    run: list[Draft] = []
     for draft in [*drafts, None]:
         if draft is not None and draft.kind is BlockKind.LIST_ITEM:
             run.append(draft)
@@ -410,11 +308,15 @@ def parse_pdf(layout: str) -> list[Block]:
     if outline:
         return _outline_blocks(pages, widths, outline, body, compounds)
     drafts = _drafts(pages, page_margins(pages, widths), body, headings=True)
-    _heading_levels(drafts)
+    contents = contents_pages(pages)
+    for draft in drafts:  # a contents page's entries are not the document's headings
+        if draft.kind is BlockKind.HEADING and draft.lines[0].page in contents and filing_rank(draft.lines[0].text):
+            draft.kind = BlockKind.PARAGRAPH
+    heading_levels(drafts)
     _unmarked_lists(drafts)
-    _promote_lead_lines(drafts, body)
+    promote_lead_lines(drafts, body)
     _list_levels(drafts)
-    return _emit(drafts, compounds)
+    return emit(drafts, compounds)
 
 
 def pdf_title(layout: str) -> str | None:
@@ -432,11 +334,11 @@ def _printed_title(pages: list[list[Line]]) -> str | None:
     if not pages or not pages[0]:
         return None
     body = body_size(pages)
-    first = [line for line in pages[0][:15] if _is_heading_line(line, body)]
+    first = [line for line in pages[0][:15] if is_heading_line(line, body)]
     if not first:
         return None
     size = max(line.size for line in first)
-    later = max((ln.size for lines in pages[1:] for ln in lines if _is_heading_line(ln, body)), default=0.0)
+    later = max((ln.size for lines in pages[1:] for ln in lines if is_heading_line(ln, body)), default=0.0)
     if size <= later:  # as large as a later page's heading: a chapter heading, not the title
         return None
     start = next(i for i, line in enumerate(first) if line.size == size)

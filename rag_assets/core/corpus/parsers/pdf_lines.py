@@ -15,6 +15,7 @@ from rag_assets.core.corpus.parsers.pdf_table import Table
 
 _MARGIN = 0.09  # top and bottom share of the page where running headers and footers live
 _REPEAT_SHARE = 0.4  # a margin line on at least this share of the pages is a running header/footer
+_TOP_REPEATS = 4  # pages a line must open (among their first three lines) to be a running header
 _PAGE_NUMBER = re.compile(
     r"^(?:page\s+)?[-–(\[]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–)\]]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE
 )
@@ -128,6 +129,22 @@ def _slot_pages(slots: Counter[tuple[int, int]], key: tuple[str, int, int]) -> i
     return slots[size, band - 1] + slots[size, band] + slots[size, band + 1]
 
 
+def _page_top_headers(pages: list[list[Line]]) -> set[int]:
+    """ids of the lines among the first three of a page whose text (digits too: "Chapter 7" is
+    no header) is among the
+    first three of at least `_TOP_REPEATS` pages: a header set below the margin band ("The
+    Boeing Company and Subsidiaries" over every financial statement)."""
+
+    def tops(lines: list[Line]) -> list[Line]:
+        return sorted(lines, key=lambda ln: ln.top)[:3]
+
+    def key(line: Line) -> str:
+        return " ".join(line.text.casefold().split())
+
+    counts = Counter(k for lines in pages for k in {key(line) for line in tops(lines)})
+    return {id(line) for lines in pages for line in tops(lines) if counts[key(line)] >= _TOP_REPEATS}
+
+
 def drop_page_furniture(pages: list[list[Line]], heights: list[float]) -> list[list[Line]]:
     """Without running headers/footers (margin lines repeated across pages, digits ignored; or
     set where most pages set one, at that size, and repeated on another page: a header that
@@ -140,11 +157,14 @@ def drop_page_furniture(pages: list[list[Line]], heights: list[float]) -> list[l
         counts.update(keys)
         slots.update({(size, band) for _, size, band in keys})
     repeated = max(2, int(_REPEAT_SHARE * len(pages) + 0.999))
+    headers = _page_top_headers(pages)
     kept_pages: list[list[Line]] = []
     for lines, height in zip(pages, heights, strict=True):
         kept: list[Line] = []
         for line in lines:
             key = _margin_key(line, height)
+            if id(line) in headers:
+                continue
             if key is not None and (
                 (_repeats(counts, key) >= repeated and len(pages) > 1)
                 or _PAGE_NUMBER.match(line.text.strip())
