@@ -38,7 +38,7 @@ from rag_assets.core.routing.navigation import Router
 DEFAULT_KINDS = ("encoder", "similarity", "hit-nodes", "oracle")
 LLM_KINDS = ("llm", "llm-rank")
 EVIDENCE_KINDS = (*DEFAULT_KINDS, *LLM_KINDS)
-QUALITY_METRICS = ("passage_hit", "evidence_recall", "section_hit")
+QUALITY_METRICS = ("passage_hit", "evidence_recall", "section_hit", "page_hit")
 OWN_SUFFIX = " own"
 
 
@@ -203,7 +203,12 @@ def summarise_evidence(rows: Sequence[EvidenceRow], baseline: str = "rag-hybrid"
     return summary
 
 
-METRIC_HEADERS = {"passage_hit": "passage hit", "evidence_recall": "evidence recall", "section_hit": "section hit"}
+METRIC_HEADERS = {
+    "passage_hit": "passage hit",
+    "evidence_recall": "evidence recall",
+    "section_hit": "section hit",
+    "page_hit": "page hit",
+}
 
 
 def evidence_table(summary: EvidenceSummary) -> tuple[list[str], list[list[str]]]:
