@@ -162,7 +162,7 @@ def cited_pages(pages: str) -> range:
     return range(first, int(found.group(2) or first) + 1)
 
 
-def _same_document(doc_id: str, gold_doc: str) -> bool:
+def same_document(doc_id: str, gold_doc: str) -> bool:
     """The cited document is the gold one: its id, or its file name with or without extension
     (`financebench/ADOBE_2015_10K.pdf` for `ADOBE_2015_10K`)."""
     tail = doc_id.rsplit("/", 1)[-1]
@@ -175,7 +175,7 @@ def page_hit(cited: Sequence[tuple[str, str]], gold_doc: str, gold_pages: Sequen
     if not gold_pages or not gold_doc:
         return None
     gold = set(gold_pages)
-    return float(any(_same_document(doc, gold_doc) and gold.intersection(cited_pages(pages)) for doc, pages in cited))
+    return float(any(same_document(doc, gold_doc) and gold.intersection(cited_pages(pages)) for doc, pages in cited))
 
 
 def evidence_scores(
