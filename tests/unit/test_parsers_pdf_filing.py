@@ -34,14 +34,18 @@ def _filing() -> bytes:
     pages = [
         cover,
         contents,
-        _page(
-            ("PART I", True),
-            ("Item 1. Business.", True),
-            ("General", True),
-            ("Acme makes anvils.", False),
-            ("Item 1A. Risk Factors.", True),
-            ("Anvils may fall.", False),
-        ),
+        [
+            *_page(
+                ("PART I", True),
+                ("Item 1. Business.", True),
+                ("General", True),
+                ("Acme makes anvils.", False),
+            ),
+            # a label set at a tab stop before its title: one heading
+            (72, 180, 10, "ITEM 1A.", True),
+            (160, 180, 10, "Risk Factors", True),
+            (72, 200, 10, "Anvils may fall.", False),
+        ],
         _page(("PART II", True), ("Item 7. Management's Discussion and Analysis.", True), ("Sales rose.", False)),
         _page(
             ("Item 8. Financial Statements and Supplementary Data.", True),
@@ -65,7 +69,7 @@ def test_filing_parts_items_statements_and_notes_at_their_levels(tmp_path: Path)
         (1, "PART I"),
         (2, "Item 1. Business."),
         (3, "General"),
-        (2, "Item 1A. Risk Factors."),
+        (2, "ITEM 1A. Risk Factors"),
         (1, "PART II"),
         (2, "Item 7. Management's Discussion and Analysis."),
         (2, "Item 8. Financial Statements and Supplementary Data."),

@@ -22,7 +22,7 @@ from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new
 from rag_assets.core.corpus.parsers.errors import ParseError
 from rag_assets.core.corpus.parsers.pdf_draft import BULLET, GLYPH_BULLETS, Draft, emit
 from rag_assets.core.corpus.parsers.pdf_extract import PDF_LAYOUT_VERSION
-from rag_assets.core.corpus.parsers.pdf_filing import contents_pages, filing_rank
+from rag_assets.core.corpus.parsers.pdf_filing import contents_pages, filing_rank, join_label
 from rag_assets.core.corpus.parsers.pdf_headings import heading_levels, is_heading_line, promote_lead_lines
 from rag_assets.core.corpus.parsers.pdf_lines import (
     SENTENCE_END,
@@ -61,10 +61,14 @@ def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
         for number, page in enumerate(pages, start=1)
     ]
     lines = drop_page_furniture(lines, [float(page["h"]) for page in pages])
-    return [
+    cleaned = [
         with_tables(join_cells(runs), page.get("tables") or [], number)
         for number, (runs, page) in enumerate(zip(lines, pages, strict=True), start=1)
     ]
+    for line in (line for runs in cleaned for line in runs if "\t" in line.text):
+        line.text = join_label(line.text)  # "ITEM 1.<TAB>Business": a heading set at a tab stop
+        line.cells = line.cells if "\t" in line.text else []
+    return cleaned
 
 
 def _continues(draft: Draft, line: Line, right_edge: float) -> bool:

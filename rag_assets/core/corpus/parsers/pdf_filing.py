@@ -23,6 +23,7 @@ _STATEMENT = re.compile(
     r"|^NOTES\s+TO\s+(?:THE\s+)?(?:\w+\s+){0,3}FINANCIAL\s+STATEMENTS\b|^REPORT\s+OF\s+INDEPENDENT\s+REGISTERED",
     re.IGNORECASE,
 )
+_LABEL = re.compile(r"^(?:PART\s+(?:I{1,3}|IV|[1-4])|ITEM\s+\d{1,2}[A-C]?|NOTE\s+\d{1,2})\.?$", re.IGNORECASE)
 _MAX_WORDS = 20
 MIN_ITEMS = 3  # Items a document must head to be read as a filing
 
@@ -42,6 +43,14 @@ def filing_rank(text: str) -> int | None:
     if _STATEMENT.match(text) and not text.endswith("."):
         return SECTION
     return None
+
+
+def join_label(text: str) -> str:
+    """ "ITEM 1.<TAB>Business" (a label set at a tab stop before its title) as one heading text."""
+    parts = text.split("\t")
+    if len(parts) == 2 and _LABEL.match(parts[0].strip()):
+        return f"{parts[0].strip()} {parts[1].strip()}"
+    return text
 
 
 def filing_levels(ranks: list[int | None], style_levels: list[int], capitals: list[bool]) -> list[int] | None:
