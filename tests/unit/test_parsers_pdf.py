@@ -18,22 +18,23 @@ from rag_assets.core.corpus.tree_building import document_tree
 DOCUMENTS = Path(__file__).resolve().parents[1] / "data" / "documents"
 
 # (x, top, size, text, font) in points from the page's top-left corner; font: False for
-# Helvetica, True for Helvetica-Bold, or "Courier" (monospaced)
+# Helvetica, True for Helvetica-Bold, "Courier" (monospaced) or "Oblique" (italic)
 Run = tuple[float, float, float, str, bool | str]
-_FONTS = {False: 1, True: 2, "Courier": 3}
+_FONTS = {False: 1, True: 2, "Courier": 3, "Oblique": 4}
 
 
 def make_pdf(pages: list[list[Run]], width: float = 612, height: float = 792) -> bytes:
     """A PDF whose pages draw these text runs in Helvetica (bold: Helvetica-Bold), in this order;
     a page without runs draws a filled shape only (an image-only page). Written object by object
     (the PDF syntax is small), which makes a 1,000-page file in well under a second."""
-    fonts = "<< /F1 3 0 R /F2 4 0 R /F3 5 0 R >>"
+    fonts = "<< /F1 3 0 R /F2 4 0 R /F3 5 0 R /F4 6 0 R >>"
     objects = [
         "<< /Type /Catalog /Pages 2 0 R >>",
         "",  # the page tree, once the page numbers are known
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
         "<< /Type /Font /Subtype /Type1 /BaseFont /Courier /Encoding /WinAnsiEncoding >>",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Oblique /Encoding /WinAnsiEncoding >>",
     ]
     kids = []
     for runs in pages:

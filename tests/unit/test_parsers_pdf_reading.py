@@ -5,10 +5,12 @@ outline titles found beside their printed numbers. Sources: tests/data/documents
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rag_assets.core.corpus.parsers.pdf_lines import join_hyphenated, page_lines
-from tests.unit.test_parsers_pdf import DOCUMENTS, by_text, outline, tree_of
+from tests.unit.test_parsers_pdf import DOCUMENTS, Run, by_text, make_pdf, outline, tree_of
 
 pytestmark = pytest.mark.unit
 
@@ -99,3 +101,36 @@ def test_ligatures_and_dashes_read_as_their_characters() -> None:
         [[72, 72, 300, 82, 10, False, "The ﬁrst ofﬁce—a non‑breaking \u2212 3 ‐ soft\u00adly", False]], 1
     )
     assert line.text == "The first office—a non-breaking - 3 - softly"
+
+
+def test_italic_body_size_headings(tmp_path: Path) -> None:
+    # as the FAA's handbook sets its sub-headings: italic at body size, above their paragraphs
+    body = "The stainless steel self-locking nut may be spun on and off by hand"
+    runs: list[Run] = [
+        (72, 60, 16, "Self-Locking Nuts", True),
+        (72, 100, 10, "Stainless Steel Self-Locking Nut", "Oblique"),
+        (72, 116, 10, body, False),
+        (72, 128, 10, "until it is seated against a solid surface.", False),
+        (72, 160, 10, "Elastic Stop Nut", "Oblique"),
+        (72, 176, 10, "The elastic stop nut is a standard nut with a fiber collar.", False),
+        (72, 200, 10, "An italic sentence of the text is no heading.", "Oblique"),
+    ]
+    (tmp_path / "nuts.pdf").write_bytes(make_pdf([runs]))
+    tree = tree_of(tmp_path / "nuts.pdf")
+    assert outline(tree)[1:] == [(1, "Stainless Steel Self-Locking Nut"), (1, "Elastic Stop Nut")]
+    assert by_text(tree, "The stainless steel").text == f"{body} until it is seated against a solid surface."
+    assert by_text(tree, "An italic sentence").block == "paragraph"
+
+
+def test_italics_are_emphasis_where_headings_are_bold(tmp_path: Path) -> None:
+    runs: list[Run] = [
+        (72, 60, 16, "Products", True),
+        (72, 100, 10, "Creative Cloud", True),  # the document's body-size headings are bold
+        (72, 116, 10, "Our subscription offering for creative professionals.", False),
+        (72, 140, 10, "Photoshop", "Oblique"),  # a product name set in italic: emphasis
+        (72, 156, 10, "The image editor most professionals use.", False),
+    ]
+    (tmp_path / "products.pdf").write_bytes(make_pdf([runs]))
+    tree = tree_of(tmp_path / "products.pdf")
+    assert outline(tree)[1:] == [(1, "Creative Cloud")]
+    assert by_text(tree, "Photoshop").kind == "content"

@@ -23,7 +23,12 @@ from rag_assets.core.corpus.parsers.errors import ParseError
 from rag_assets.core.corpus.parsers.pdf_draft import BULLET, GLYPH_BULLETS, Draft, emit
 from rag_assets.core.corpus.parsers.pdf_extract import PDF_LAYOUT_VERSION
 from rag_assets.core.corpus.parsers.pdf_filing import contents_pages, filing_rank, join_label
-from rag_assets.core.corpus.parsers.pdf_headings import heading_levels, is_heading_line, promote_lead_lines
+from rag_assets.core.corpus.parsers.pdf_headings import (
+    heading_levels,
+    is_heading_line,
+    italics_are_emphasis,
+    promote_lead_lines,
+)
 from rag_assets.core.corpus.parsers.pdf_lines import (
     SENTENCE_END,
     Line,
@@ -311,6 +316,9 @@ def parse_pdf(layout: str) -> list[Block]:
     compounds = compound_words(pages)
     if outline:
         return _outline_blocks(pages, widths, outline, body, compounds)
+    if italics_are_emphasis(pages, body):
+        for line in (line for lines in pages for line in lines):
+            line.italic = False
     drafts = _drafts(pages, page_margins(pages, widths), body, headings=True)
     contents = contents_pages(pages)
     for draft in drafts:  # a contents page's entries are not the document's headings

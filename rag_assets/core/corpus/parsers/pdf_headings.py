@@ -25,24 +25,40 @@ def is_heading_line(line: Line, body: float) -> bool:
         return True  # "Item 1. Business.", "PART II", "Note 7 — Debt"
     if line.size >= body * HEADING_SCALE:
         return not (words > 8 and text.endswith("."))
-    return line.bold and line.size >= body * 0.95 and not SENTENCE_END.search(text) and not BULLET.match(text)
+    emphasised = line.bold or line.italic  # a body-size heading set in bold or italic
+    return emphasised and line.size >= body * 0.95 and not SENTENCE_END.search(text) and not BULLET.match(text)
+
+
+def italics_are_emphasis(pages: list[list[Line]], body: float) -> bool:
+    """Whether the document sets its body-size headings in bold: its italics are then emphasis
+    (a product name, a term), not headings; a document without bold headings may set them in italic."""
+    return any(
+        line.bold and not line.italic and abs(line.size - body) < 0.6 and is_heading_line(line, body)
+        for lines in pages
+        for line in lines
+    )
+
+
+def _style(line: Line) -> tuple[float, bool, bool]:
+    """A heading's style, ranked larger first, then bold, then italic."""
+    return round(line.size * 2) / 2, line.bold, line.italic
 
 
 def heading_levels(drafts: list[Draft]) -> None:
     """Level by style rank (larger, then bold, first); numbered headings by their numbering."""
     headings = [d for d in drafts if d.kind is BlockKind.HEADING]
-    styles = sorted({(round(d.lines[0].size * 2) / 2, d.lines[0].bold) for d in headings}, reverse=True)
+    styles = sorted({_style(d.lines[0]) for d in headings}, reverse=True)
     rank = {style: index + 1 for index, style in enumerate(styles)}
     numbered = [(d, _NUMBERED.match(d.lines[0].text)) for d in headings]
     numbered_count = sum(1 for _, match in numbered if match)
     # Numbering decides when the document numbers its sections; the styles above the first-level
     # numbered headings (a title, part headings) stay above them.
     base = min(
-        (rank[(round(d.lines[0].size * 2) / 2, d.lines[0].bold)] for d, m in numbered if m and "." not in m.group(1)),
+        (rank[_style(d.lines[0])] for d, m in numbered if m and "." not in m.group(1)),
         default=1,
     )
     for draft, match in numbered:
-        style_level = rank[(round(draft.lines[0].size * 2) / 2, draft.lines[0].bold)]
+        style_level = rank[_style(draft.lines[0])]
         if match and numbered_count >= 2:
             draft.level = base - 1 + match.group(1).count(".") + 1
         else:

@@ -60,6 +60,7 @@ class Line:
     # (x0, x1, text) of each run a row of cells was joined from (`join_cells`); empty for a plain line
     cells: list[tuple[float, float, str]] = field(default_factory=list)
     table: Table | None = None  # a whole table standing in for its lines (`pdf_tables.with_tables`)
+    italic: bool = False
 
     @property
     def height(self) -> float:
@@ -67,20 +68,21 @@ class Line:
 
 
 def page_lines(raw_lines: list[list[object]], page: int) -> list[Line]:
-    """Stored `[x0, top, x1, bottom, size, bold, text, mono]` rows as Lines, duplicates dropped.
+    """Stored `[x0, top, x1, bottom, size, bold, text, mono, italic]` rows as Lines, duplicates dropped.
 
     Some PDFs draw a text twice (a fake bold, a shadow): the same text in the same box is kept once.
     """
     lines: list[Line] = []
     seen: set[tuple[object, ...]] = set()
     for row in raw_lines:
-        x0, top, x1, bottom, size, bold, text, mono = row
+        x0, top, x1, bottom, size, bold, text, mono, *rest = row
         key = (round(float(x0)), round(float(top)), text)  # type: ignore[arg-type]
         if key in seen:
             continue
         seen.add(key)
         box = (float(x0), float(top), float(x1), float(bottom), float(size))  # type: ignore[arg-type]
-        lines.append(Line(*box, bool(bold), str(text).translate(_GLYPHS), page, bool(mono)))
+        italic = bool(rest[0]) if rest else False
+        lines.append(Line(*box, bool(bold), str(text).translate(_GLYPHS), page, bool(mono), italic=italic))
     return lines
 
 
@@ -96,13 +98,14 @@ def merge_fragments(lines: list[Line]) -> list[Line]:
             if overlap > 0.5 * min(last.height, line.height) and -2.0 <= gap <= 1.2 * max(last.size, line.size):
                 joiner = "" if gap < 0.15 * line.size or line.text[:1] in ",.;:)" else " "
                 weight_last, weight_line = len(last.text), len(line.text)
-                if last.bold and not line.bold and last.text.rstrip().endswith((".", ":")):
+                lead_in = (last.bold and not line.bold) or (last.italic and not line.italic)
+                if lead_in and last.text.rstrip().endswith((".", ":")):
                     weight_last = 0  # a bold lead-in ("Exceptions.") opens a paragraph: no heading
                 last.text = f"{last.text}{joiner}{line.text}"
                 last.x1 = max(last.x1, line.x1)
                 last.top, last.bottom = min(last.top, line.top), max(last.bottom, line.bottom)
                 if weight_line > weight_last:
-                    last.size, last.bold = line.size, line.bold
+                    last.size, last.bold, last.italic = line.size, line.bold, line.italic
                 continue
         merged.append(line)
     return merged
@@ -308,6 +311,7 @@ def join_cells(lines: list[Line]) -> list[Line]:
                 last.x1 = max(last.x1, line.x1)
                 last.top, last.bottom = min(last.top, line.top), max(last.bottom, line.bottom)
                 last.bold = last.bold and line.bold
+                last.italic = last.italic and line.italic
                 continue
         joined.append(line)
     return joined
