@@ -134,3 +134,24 @@ def test_italics_are_emphasis_where_headings_are_bold(tmp_path: Path) -> None:
     tree = tree_of(tmp_path / "products.pdf")
     assert outline(tree)[1:] == [(1, "Creative Cloud")]
     assert by_text(tree, "Photoshop").kind == "content"
+
+
+def test_three_column_regulation_page_with_a_table_across() -> None:
+    # Federal Register p. 6 (p. 2 here): a cost table across the top, three columns below it
+    tree = tree_of(DOCUMENTS / "federal-register-2020-17221.pdf")
+    part = by_text(tree, "PART 39—AIRWORTHINESS DIRECTIVES")
+    lettered = [n.text for n in tree.nodes if n.parent_id == part.node_id and n.kind == "structure"]
+    assert lettered[:5] == [
+        "(a) Comments Due Date",
+        "(b) Affected ADs",
+        "(c) Applicability",
+        "(d) Subject",
+        "(e) Unsafe Condition",
+    ]
+    assert tree.nodes[by_text(tree, "(c) Applicability").node_id + 1].text.startswith(
+        "This AD applies to The Boeing Company Model 737–8 and 737–9 airplanes"
+    )
+    # a paragraph of the left column read whole, not interleaved with the middle column's lines
+    assert by_text(tree, "The FAA has determined that this").text.startswith(
+        "The FAA has determined that this proposed AD would not have federalism implications under Executive Order"
+    )

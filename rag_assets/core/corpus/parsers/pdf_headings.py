@@ -11,6 +11,7 @@ from rag_assets.core.corpus.parsers.pdf_filing import filing_levels, filing_rank
 from rag_assets.core.corpus.parsers.pdf_lines import HEADING_SCALE, SENTENCE_END, Line
 
 _MAX_HEADING_WORDS = 18
+_LETTERED = re.compile(r"^\((?:[a-z]{1,2}|\d{1,2})\)\s+[A-Z]")
 _NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,5})\.?\s+\S")
 
 
@@ -26,6 +27,11 @@ def is_heading_line(line: Line, body: float) -> bool:
     if line.size >= body * HEADING_SCALE:
         return not (words > 8 and text.endswith("."))
     emphasised = line.bold or line.italic  # a body-size heading set in bold or italic
+    # a bold "(c) Applicability" heads a paragraph of a regulation; other marked lines are items
+    # (set in the rule's own type, which may be smaller than the body)
+    lettered = line.bold and _LETTERED.match(text) and words <= 8 and line.size >= body * 0.85
+    if lettered and not SENTENCE_END.search(text):
+        return True
     return emphasised and line.size >= body * 0.95 and not SENTENCE_END.search(text) and not BULLET.match(text)
 
 

@@ -213,18 +213,26 @@ def gutters(lines: list[Line], width: float) -> list[float]:
             change[start - low] += 1
             change[end - low] -= 1
     allowed = max(1.0, 0.15 * len(narrow))
-    runs: list[tuple[int, int]] = []
-    crossing, run_start = 0, -1
+    counts: list[int] = []
+    crossing = 0
     for offset in range(high - low + 1):
         crossing += change[offset]
-        if crossing <= allowed and run_start < 0:
+        counts.append(crossing)
+    runs: list[tuple[int, int]] = []
+    run_start = -1
+    for offset, count in enumerate([*counts, allowed + 1]):
+        if count <= allowed and run_start < 0:
             run_start = offset
-        elif crossing > allowed and run_start >= 0:
-            runs.append((run_start + low, offset + low))
+        elif count > allowed and run_start >= 0:
+            runs.append((run_start, offset))
             run_start = -1
     gutters = []
     for start, end in runs:
-        middle = (start + end) / 2
+        # the gutter's middle is the middle of its least crossed stretch (the gap itself)
+        fewest = min(counts[start:end])
+        inner = [offset for offset in range(start, end) if counts[offset] == fewest]
+        middle = low + (inner[0] + inner[-1]) / 2
+        start, end = start + low, end + low
         left = sum(ln.x1 <= middle for ln in narrow)
         right = sum(ln.x0 >= middle for ln in narrow)
         if end - start >= 8 and left >= 3 and right >= 3:
