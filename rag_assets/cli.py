@@ -194,6 +194,7 @@ def search(
         "--reranker",
         help="Rerank with `latest` (the newest trained passage_reranker) or a local cross-encoder model folder.",
     ),
+    document: str = typer.Option(None, "--document", help="Only this document (doc id, file name or title)."),
 ) -> None:
     """Search the materialized passage index (run `rag run` first)."""
     from rag_assets.commands.output import note, print_hits, print_json
@@ -204,7 +205,9 @@ def search(
         raise fail("the query is empty: search for something")
     service = _service()
     if service is not None:
-        found = service.get("/search", q=query, collection=collection or None, mode=mode, k=k, reranker=reranker)
+        found = service.get(
+            "/search", q=query, collection=collection or None, mode=mode, k=k, reranker=reranker, document=document
+        )
         hits = found["hits"]
     else:
         from rag_assets.serving.query import hit_dict
@@ -213,7 +216,9 @@ def search(
             from rag_assets.core.index.full_text import load_lance
 
             load_lance(without_pandas=True)  # this process ends after printing: it needs no DataFrame
-        results, pairs = _local().search(query, collections=collection or None, mode=mode, k=k, reranker=reranker)
+        results, pairs = _local().search(
+            query, collections=collection or None, mode=mode, k=k, reranker=reranker, document=document
+        )
         hits = [hit_dict(h) for h in results]
         found = {"published": [p.to_dict() for p in pairs]}
     if len(found["published"]) == 1:
@@ -253,6 +258,9 @@ def ask(
     depth: int = typer.Option(None, "--depth", min=0, max=3, help="contregen: sub-query tree depth."),
     branching: int = typer.Option(None, "--branching", min=1, max=4, help="contregen: sub-queries per node."),
     as_json: bool = typer.Option(False, "--json", help="Print the stored answer row as JSON."),
+    document: str = typer.Option(
+        None, "--document", help="Search and route only this document (doc id, file name or title)."
+    ),
 ) -> None:
     """Answer a question from the materialized index with the evaluated configuration of a
     strategy (the options override it) and store it with its lineage in the `answers` table;
@@ -271,6 +279,7 @@ def ask(
         style=style,
         tree_depth=depth,
         tree_branching=branching,
+        document=document,
     )
     from rag_assets.commands.ask_checks import check_ask
 

@@ -13,6 +13,7 @@ _QUESTION = {
     "gold_doc": "The document (title or file) that answers the question; empty when unknown.",
     "not_answerable": "True when the question set says the documents cannot answer it.",
     "split": "train, dev or test.",
+    "gold_pages": "1-based pages of the gold document that hold the evidence (FinanceBench); empty when unknown.",
 }
 
 COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {

@@ -22,3 +22,4 @@ class AskOptions:
     style: str | None = None
     tree_depth: int | None = None
     tree_branching: int | None = None
+    document: str | None = None  # search and route only this document (doc id, file name or title)

@@ -15,6 +15,7 @@ from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
 from rag_assets.core.errors import ConfigError
 from rag_assets.core.lineage import AnswerRecord, store_answers
 from rag_assets.core.store.connections import ShortReads, catalogue_connection
+from rag_assets.core.store.document_tables import documents_named
 from rag_assets.core.store.publication import IndexPin
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.transactions import table_exists
@@ -114,12 +115,13 @@ class Ask:
                 raise ConfigError(f"say which collection with --collection (the catalogue holds {', '.join(known)})")
             published = load_published(con, known[0])
             questions = load_question_rows(con, known[0]) if table_exists(con, "questions") else []
+            documents = named_documents(con, known, options.document)
         style = options.style or answer_style(AnswersConfig().answer_style, questions)
         spec = fallback_spec(spec_with_options(name, style, published.llm_adapter, options), published, self.note)
         # trees are read as the routing needs them, each read on its own short connection
         reads = ShortReads(catalogue_path(), on_wait=self.service.on_wait)
         trees = ChainMap(*(CatalogueTrees(reads, c) for c in routed or [published.collection]))
-        session = AnsweringSession(published, self.service.models, trees, search_in=routed)
+        session = AnsweringSession(published, self.service.models, trees, search_in=routed, documents=documents)
         missing = session.missing_piece(spec)
         if missing:
             raise ConfigError(f"{missing} for {published.collection!r}: {spec.name} cannot run (materialize it first)")
@@ -146,6 +148,16 @@ class Ask:
         with catalogue_connection(catalogue_path(), read_only=False, on_wait=self.service.on_wait) as con:
             store_answers(con, [record])
         return record
+
+
+def named_documents(con: Any, collections: list[str], name: str | None) -> list[str] | None:
+    """The doc ids `name` names (`--document`), None without a name; ConfigError when it names none."""
+    if not name:
+        return None
+    found = documents_named(con, collections, name)
+    if not found:
+        raise ConfigError(f"no document {name!r} in {', '.join(collections)} (give a doc id, file name or title)")
+    return found
 
 
 def fallback_spec(spec: StrategySpec, published: PublishedCollection, note: Note) -> StrategySpec:

@@ -86,3 +86,21 @@ def rejected_doc_ids(con: duckdb.DuckDBPyConnection, collection: str, stage: str
         [stage, collection],
     ).fetchall()
     return {row[0] for row in rows}
+
+
+def documents_named(con: duckdb.DuckDBPyConnection, collections: Sequence[str] | None, name: str) -> list[str]:
+    """doc ids of the documents `name` names in `collections` (None: all): its doc id, its file
+    name with or without extension, or its title (case aside)."""
+    where, params = (
+        ("WHERE collection IN (" + ", ".join("?" * len(collections)) + ")", list(collections))
+        if collections
+        else ("", [])
+    )
+    rows = con.execute(f"SELECT doc_id, title FROM source_documents {where} ORDER BY doc_id", params).fetchall()
+    wanted = name.strip().casefold()
+    found = []
+    for doc_id, title in rows:
+        tail = doc_id.rsplit("/", 1)[-1]
+        if wanted in {n.casefold() for n in (doc_id, tail, tail.rsplit(".", 1)[0], title)}:
+            found.append(doc_id)
+    return found

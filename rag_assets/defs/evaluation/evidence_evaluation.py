@@ -21,6 +21,7 @@ from rag_assets.core.evaluation.evidence import (
     evidence_table,
     evidence_title,
     measure_evidence,
+    own_documents,
     summarise_evidence,
 )
 from rag_assets.core.lineage import utc_now
@@ -57,6 +58,11 @@ class EvidenceConfig(dg.Config):
     expand_iterations: int = Field(default=AnswersConfig().expand_iterations, ge=0, le=10)
     token_budget: int = Field(default=AnswersConfig().token_budget, ge=64, le=32768)
     router_max_new_tokens: int = Field(default=AnswersConfig().router_max_new_tokens, ge=8, le=512)
+    single_store: list[str] = Field(
+        default=[],
+        description="Collections also measured on the single store: each question searched and routed within its "
+        "own document (its gold_doc) only; those rows are named '... (single store)'.",
+    )
 
     def answers_config(self) -> AnswersConfig:
         """`answers`' settings with this step's rdr2 and rag-hybrid knobs."""
@@ -89,6 +95,29 @@ def measured_kinds(config: EvidenceConfig, session: AnsweringSession, backend: s
     return kinds
 
 
+def _measured(
+    config: EvidenceConfig,
+    session: AnsweringSession,
+    questions: list,
+    kinds: list[str],
+    trees: dict,
+    single_store: dict[str, list[str]] | None = None,
+) -> list:
+    """The evidence rows of rag-hybrid and rdr2 with each router kind (on the single store when given)."""
+    specs = strategy_specs(config.answers_config(), "short", session.published.llm_adapter)
+    return measure_evidence(
+        questions,
+        baseline=specs[BUDGET_SOURCE],
+        routed=specs["rdr2"],
+        kinds=kinds,
+        routers={kind: session.router(kind) for kind in kinds if kind != "llm"},
+        retrieve=session.retrieve,
+        trees=trees,
+        engine=session.engine if any(k in LLM_KINDS for k in kinds) else None,
+        single_store=single_store,
+    )
+
+
 @dg.asset(
     pool=CATALOGUE_POOL,
     retry_policy=TRANSIENT_RETRY,
@@ -99,7 +128,8 @@ def measured_kinds(config: EvidenceConfig, session: AnsweringSession, backend: s
     kinds={"python", "duckdb"},
     description="Evidence without the reader on every evaluation question: rag-hybrid against RDR2 with each "
     "router kind (trained encoder, untrained similarity, hit-nodes floor, oracle ceiling), budget filled and on "
-    "the router's own choices; passage hit / evidence recall / section hit and words with 95% bootstrap "
+    "the router's own choices (and, for the collections named in single_store, within each question's own "
+    "document); passage hit / evidence recall / section hit / page hit and words with 95% bootstrap "
     "intervals and paired differences against rag-hybrid. One row per strategy and question in "
     "`evidence_evaluation`, replaced per collection atomically.",
 )
@@ -129,17 +159,9 @@ def evidence_evaluation(
     kinds = measured_kinds(config, session, llm.backend, notes)
     for note in notes:
         context.log.warning(note)
-    specs = strategy_specs(config.answers_config(), "short", published.llm_adapter)
-    rows = measure_evidence(
-        questions,
-        baseline=specs[BUDGET_SOURCE],
-        routed=specs["rdr2"],
-        kinds=kinds,
-        routers={kind: session.router(kind) for kind in kinds if kind != "llm"},
-        retrieve=session.retrieve,
-        trees=trees,
-        engine=session.engine if any(k in LLM_KINDS for k in kinds) else None,
-    )
+    rows = _measured(config, session, questions, kinds, trees)
+    if collection in config.single_store:
+        rows += _measured(config, session, questions, kinds, trees, own_documents(questions, list(trees)))
     with catalogue.get_connection() as con:
         store_evidence(con, collection, rows, run_id=context.run.run_id, created_at=utc_now())
     summary = summarise_evidence(rows, BUDGET_SOURCE)
