@@ -258,14 +258,13 @@ def ask(
     depth: int = typer.Option(None, "--depth", min=0, max=3, help="contregen: sub-query tree depth."),
     branching: int = typer.Option(None, "--branching", min=1, max=4, help="contregen: sub-queries per node."),
     as_json: bool = typer.Option(False, "--json", help="Print the stored answer row as JSON."),
-    document: str = typer.Option(
-        None, "--document", help="Search and route only this document (doc id, file name or title)."
-    ),
+    document: str = typer.Option(None, "--document", help="Search and route only this document (id, file or title)."),
 ) -> None:
     """Answer a question from the materialized index with the evaluated configuration of a
     strategy (the options override it) and store it with its lineage in the `answers` table;
     `rag trace ANSWER_ID` audits it later. The catalogue is open only for short reads and the
     final write, so runs are not locked out while the models think."""
+    from rag_assets.commands.ask_checks import check_ask
     from rag_assets.commands.output import print_answer, print_json
     from rag_assets.serving.ask_options import AskOptions
 
@@ -281,8 +280,6 @@ def ask(
         tree_branching=branching,
         document=document,
     )
-    from rag_assets.commands.ask_checks import check_ask
-
     check_ask(strategy, options)  # before any model loads
 
     def stream(text: str) -> None:
