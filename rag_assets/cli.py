@@ -11,9 +11,11 @@ stderr (`error: ...`) and exits with a documented code; `rag --debug ...` (or RA
 prints the traceback. Exit codes:
 
   0  success
-  1  a run or a check failed (the lines name the failed steps and checks)
-  2  a usage or configuration mistake (bad option, collections file, missing path, unknown
-     collection, empty question, bad DAGSTER_HOME or data dir, empty catalogue)
+  1  a run or a check failed (one line per cause: failed steps and checks, resources that
+     failed to start, a run that never started)
+  2  a usage or configuration mistake (bad option, collections file, a run config value out
+     of its bounds, missing path, unknown collection, empty question, bad DAGSTER_HOME or data
+     dir, empty catalogue)
   3  `rag trace`: a cited source changed since the answer was produced
   4  a backend is unavailable (LLM endpoint or service unreachable, catalogue busy past the
      lock timeout, service overloaded)
@@ -37,6 +39,8 @@ from rag_assets.commands.errors import (
     EXIT_SOURCE_CHANGED,
     EXIT_UNAVAILABLE,
     EXIT_USAGE,
+    OneLineCommand,
+    OneLineGroup,
     checked_data_dir,
     classify,
     console,
@@ -63,6 +67,7 @@ ASK_STRATEGIES_HELP = (
 
 class _Typer(typer.Typer):
     def command(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        kwargs.setdefault("cls", OneLineCommand)  # option errors: one line, not click's usage panel
         register = super().command(*args, **kwargs)
 
         def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -73,6 +78,7 @@ class _Typer(typer.Typer):
 
 
 app = _Typer(
+    cls=OneLineGroup,
     no_args_is_help=True,
     add_completion=False,
     help="Structure-aware RAG (RDR2) on Dagster.",
@@ -191,6 +197,7 @@ def search(
         "--reranker",
         help="Rerank with `latest` (the newest trained passage_reranker) or a local cross-encoder model folder.",
     ),
+    document: str = typer.Option(None, "--document", help="Only this document (doc id, file name or title)."),
 ) -> None:
     """Search the materialized passage index (run `rag run` first)."""
     from rag_assets.commands.output import note, print_hits, print_json
@@ -201,7 +208,9 @@ def search(
         raise fail("the query is empty: search for something")
     service = _service()
     if service is not None:
-        found = service.get("/search", q=query, collection=collection or None, mode=mode, k=k, reranker=reranker)
+        found = service.get(
+            "/search", q=query, collection=collection or None, mode=mode, k=k, reranker=reranker, document=document
+        )
         hits = found["hits"]
     else:
         from rag_assets.serving.query import hit_dict
@@ -210,13 +219,17 @@ def search(
             from rag_assets.core.index.full_text import load_lance
 
             load_lance(without_pandas=True)  # this process ends after printing: it needs no DataFrame
-        results, pairs = _local().search(query, collections=collection or None, mode=mode, k=k, reranker=reranker)
+        results, pairs = _local().search(
+            query, collections=collection or None, mode=mode, k=k, reranker=reranker, document=document
+        )
         hits = [hit_dict(h) for h in results]
         found = {"published": [p.to_dict() for p in pairs]}
     if len(found["published"]) == 1:
         note(found["published"][0]["note"])
     if as_json:
         print_json(hits)
+    elif not hits:
+        console.print("no passage matched", highlight=False)
     else:
         print_hits(hits)
 
@@ -248,11 +261,13 @@ def ask(
     depth: int = typer.Option(None, "--depth", min=0, max=3, help="contregen: sub-query tree depth."),
     branching: int = typer.Option(None, "--branching", min=1, max=4, help="contregen: sub-queries per node."),
     as_json: bool = typer.Option(False, "--json", help="Print the stored answer row as JSON."),
+    document: str = typer.Option(None, "--document", help="Search and route only this document (id, file or title)."),
 ) -> None:
     """Answer a question from the materialized index with the evaluated configuration of a
     strategy (the options override it) and store it with its lineage in the `answers` table;
     `rag trace ANSWER_ID` audits it later. The catalogue is open only for short reads and the
     final write, so runs are not locked out while the models think."""
+    from rag_assets.commands.ask_checks import check_ask
     from rag_assets.commands.output import print_answer, print_json
     from rag_assets.serving.ask_options import AskOptions
 
@@ -266,7 +281,9 @@ def ask(
         style=style,
         tree_depth=depth,
         tree_branching=branching,
+        document=document,
     )
+    check_ask(strategy, options)  # before any model loads
 
     def stream(text: str) -> None:
         if not as_json:

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from rag_assets.core.corpus.sources import (
     DEFAULT_MAX_DOCUMENT_MB,
+    DEFAULT_MAX_DOCUMENT_PAGES,
     DEFAULT_MAX_DOCUMENT_WORDS,
     CollectionSpec,
 )
@@ -33,6 +34,12 @@ class SourcesResource(dg.ConfigurableResource):
         default=DEFAULT_MAX_DOCUMENT_WORDS,
         ge=1,
         description="Words per document (markup included) above which it is rejected, not cut into passages.",
+    )
+    max_document_pages: int = Field(
+        default=DEFAULT_MAX_DOCUMENT_PAGES,
+        ge=1,
+        le=1_000_000,
+        description="PDFs of more pages are rejected (recorded in `rejected_documents`) before any page is read.",
     )
     duplicates: Literal["keep", "skip"] = Field(
         default="keep",

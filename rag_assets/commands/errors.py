@@ -15,10 +15,11 @@ from typing import Any
 
 import click
 import typer
+import typer.core
 from rich.console import Console
 from rich.markup import escape
 
-from rag_assets.core.errors import BackendUnavailable, ConfigError
+from rag_assets.core.errors import BackendUnavailable, ConfigError, ConfigMistakes
 from rag_assets.core.settings import data_dir, data_dir_is_set, debug_enabled, export_dagster_home
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SOURCE_CHANGED, EXIT_UNAVAILABLE = 0, 1, 2, 3, 4
@@ -79,7 +80,11 @@ def one_error_path(command: Callable[..., Any]) -> Callable[..., Any]:
             code, message = classify(err)
             if state["debug"]:
                 errors.print(escape("".join(traceback.format_exception(err))), highlight=False)
-            raise fail(message or type(err).__name__, code) from None
+            for line in err.lines[:-1] if isinstance(err, ConfigMistakes) else ():
+                fail(line, code)  # one line per mistake; the last one below
+            raise fail(
+                err.lines[-1] if isinstance(err, ConfigMistakes) else message or type(err).__name__, code
+            ) from None
 
     return run_command
 
@@ -111,3 +116,36 @@ def checked_data_dir() -> Path:
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"the data folder {folder} (RAG_DATA_DIR) is not a folder")
     return folder
+
+
+try:  # typer >= 0.22 parses with its own copy of click
+    from typer._click import exceptions as _parsing
+except ImportError:  # pragma: no cover - older typer parses with click itself
+    from click import exceptions as _parsing
+
+
+def _one_line_usage(parse: Callable[[], Any]) -> Any:
+    """`parse()`, with a bad option, argument or command turned into one `error:` line (exit 2)
+    instead of click's usage panel; `rag` alone still prints the help."""
+    try:
+        return parse()
+    except _parsing.UsageError as err:
+        if isinstance(err, _parsing.NoArgsIsHelpError):
+            raise
+        message = err.format_message().strip().rstrip(".")
+        message = message[:1].lower() + message[1:]
+        where = f" (see `{err.ctx.command_path} --help`)" if err.ctx is not None else ""
+        raise fail(f"{message}{where}") from None
+
+
+class OneLineCommand(typer.core.TyperCommand):
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        return _one_line_usage(lambda: super(OneLineCommand, self).make_context(*args, **kwargs))
+
+
+class OneLineGroup(typer.core.TyperGroup):
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        return _one_line_usage(lambda: super(OneLineGroup, self).make_context(*args, **kwargs))
+
+    def resolve_command(self, *args: Any, **kwargs: Any) -> Any:
+        return _one_line_usage(lambda: super(OneLineGroup, self).resolve_command(*args, **kwargs))

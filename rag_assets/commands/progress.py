@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import dagster as dg
 
@@ -51,6 +52,12 @@ class ProgressState:
     checks_passed: int = 0
     checks_failed: list[str] = field(default_factory=list)
     running: str = ""
+    skipped: int = 0
+
+
+def _skip_notice(message: str) -> bool:
+    """Dagster's warning for a step it does not run because an upstream step failed or was skipped."""
+    return message.startswith("Dependencies for step") and message.rstrip().endswith("Not executing.")
 
 
 def _rows(metadata: dict) -> str:
@@ -61,16 +68,49 @@ def _rows(metadata: dict) -> str:
     return ""
 
 
+# Dagster's wrappers around a step's own error: the step-execution one, and the retry policy's
+# "Exceeded max_retries of N" once the last retry failed too.
+_WRAPPERS = ("DagsterExecutionStepExecutionError", "RetryRequestedFromPolicy")
+
+
+def error_line(error: Any) -> str:
+    """The first line of the step's own error, under Dagster's wrappers (a retried step's says
+    how often it was retried), without the exception's module path (`dagster._core...Failure: x`
+    -> `Failure: x`); a pydantic error keeps its field lines (`N validation error for X: field:
+    the bound`)."""
+    retried = ""
+    while error is not None and error.cause is not None and error.cls_name in _WRAPPERS:
+        if error.cls_name == "RetryRequestedFromPolicy":
+            retried = f" ({error.message.strip().lower()})"
+        error = error.cause
+    lines = [line.strip() for line in (error.message if error else "").strip().splitlines() if line.strip()]
+    if not lines:
+        return "no message"
+    head, sep, rest = lines[0].partition(": ")
+    first = f"{head.rsplit('.', 1)[-1]}{sep}{rest}"
+    if error.cls_name == "ValidationError":
+        details = [line for line in lines[1:] if not line.startswith("For further information")]
+        first = ": ".join([first, *details])
+    return first + retried
+
+
+def _logged_line(entry: Any, step: str, state: ProgressState) -> str | None:
+    if _skip_notice(entry.user_message or ""):
+        state.skipped += 1  # counted: one line at the end, not one per step
+        return None
+    if entry.level >= logging.WARNING:
+        return f"    ! {step}: {entry.user_message}"
+    if entry.level >= logging.INFO and step:
+        return f"    · {step}: {entry.user_message}"
+    return None
+
+
 def progress_line(entry, state: ProgressState) -> str | None:
     """The line to show for one event-log entry, or None (most Dagster events show nothing)."""
     event = entry.dagster_event
     step = entry.step_key or ""
-    if event is None:  # a message the asset logged itself
-        if entry.level >= logging.WARNING:
-            return f"    ! {step}: {entry.user_message}"
-        if entry.level >= logging.INFO and step:
-            return f"    · {step}: {entry.user_message}"
-        return None
+    if event is None:  # a message the asset (or Dagster) logged
+        return _logged_line(entry, step, state)
     kind = event.event_type_value
     if kind == "STEP_START":
         state.started[step] = entry.timestamp
@@ -94,9 +134,7 @@ def progress_line(entry, state: ProgressState) -> str | None:
         state.checks_failed.append(name)
         return f"    ✗ check {name} did not pass ({severity})"
     if kind == "STEP_FAILURE":
-        error = event.step_failure_data.error
-        message = (error.message if error else "").strip().splitlines()
-        return f"  ✗ {step} failed: {message[0] if message else 'no message'}"
+        return f"  ✗ {step} failed: {error_line(event.step_failure_data.error)}"
     return None
 
 
@@ -166,6 +204,8 @@ def run_progress(
         stop.set()
         thread.join()
         drain()
+        if state.skipped:
+            say(f"  {state.skipped} step(s) skipped: an upstream step failed")
         if state.checks_passed or state.checks_failed:
             failed = len(state.checks_failed)
             say(f"  checks: {state.checks_passed} passed" + (f", {failed} did not pass" if failed else ""))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import threading
@@ -15,8 +16,8 @@ import typer
 from rich.markup import escape
 
 from rag_assets.commands.errors import EXIT_FAILED, EXIT_INTERRUPTED, checked_home, console, errors, say_waiting
-from rag_assets.commands.progress import interrupt_error
-from rag_assets.core.errors import ConfigError
+from rag_assets.commands.progress import error_line, interrupt_error
+from rag_assets.core.errors import ConfigError, ConfigMistakes
 from rag_assets.core.settings import run_config_file
 
 INTERRUPTED_NOTE = (
@@ -32,10 +33,13 @@ def quiet_model_loading() -> None:
     transformers_logging.disable_progress_bar()
 
 
-def run_config(config: Path | None, job: Any) -> dict:
-    """The run config YAML (`--config`, else $RAG_RUN_CONFIG), checked against the job."""
+def run_config(config: Path | None, job: Any, resources: dict[str, Any]) -> dict:
+    """The run config YAML (`--config`, else $RAG_RUN_CONFIG), checked whole against the job: its
+    keys and types, then every op's and resource's values against their config classes' bounds."""
     import dagster as dg
     import yaml
+
+    from rag_assets.commands.config_check import bound_mistakes
 
     config = config or run_config_file()
     if config is None:
@@ -50,34 +54,42 @@ def run_config(config: Path | None, job: Any) -> dict:
         dg.validate_run_config(job, loaded)  # fail before the first collection runs, not midway
     except dg.DagsterInvalidConfigError as err:
         raise ConfigError(f"run config {config} does not fit the job: {' '.join(str(err).split())}") from None
+    mistakes = bound_mistakes(job, resources, loaded)  # the bounds the steps and resources enforce
+    if mistakes:
+        raise ConfigMistakes([f"run config {config}: {mistake}" for mistake in mistakes])
     console.print(f"run config: [cyan]{config}[/cyan]", soft_wrap=True)
     return loaded
 
 
 def failure_lines(result: Any) -> list[str]:
-    """One line per failed step and per failed check of a finished in-process run (through the
-    result's public accessors, which hold across Dagster's event classes)."""
+    """One line per cause of a finished in-process run's failure (through the result's public
+    accessors, which hold across Dagster's event classes): each failed step with its error's first
+    line, each failed check, a resource that failed to start with its cause, else the run's own
+    failure."""
     lines: list[str] = []
     for event in result.get_step_failure_events():
         error = event.step_failure_data.error if event.step_failure_data else None
-        lines.append(f"step {event.step_key} failed: {_error_line(error)}")
+        lines.append(f"step {event.step_key} failed: {error_line(error)}")
     for evaluation in result.get_asset_check_evaluations():
         if not evaluation.passed:
             description = f": {evaluation.description}" if evaluation.description else ""
             lines.append(f"check {evaluation.asset_key.to_user_string()}.{evaluation.check_name} failed{description}")
+    run_failure = next((e for e in result.all_events if e.event_type_value == "PIPELINE_FAILURE"), None)
+    if run_failure is not None:
+        lines.extend(_run_failure_lines(run_failure, bool(lines)))
     return lines
 
 
-def _error_line(error: Any) -> str:
-    """The first line of the step's own error, under Dagster's step-execution wrapper, without
-    the exception's module path (`dagster._core...Failure: x` -> `Failure: x`)."""
-    while error is not None and error.cause is not None and error.cls_name == "DagsterExecutionStepExecutionError":
-        error = error.cause
-    lines = (error.message if error else "").strip().splitlines()
-    if not lines:
-        return "no message"
-    head, sep, rest = lines[0].partition(": ")
-    return f"{head.rsplit('.', 1)[-1]}{sep}{rest}"
+def _run_failure_lines(event: Any, explained: bool) -> list[str]:
+    """The run's own failure: a resource that failed to start (`ResourceDefinition NAME`, with its
+    cause), else, when no step or check explains it, the run's error or message."""
+    error = getattr(event.event_specific_data, "error", None)
+    if error is not None and error.cls_name == "DagsterResourceFunctionError":
+        name = re.search(r"ResourceDefinition (\S+)", error.message)
+        return [f"resource {name.group(1) if name else '?'} failed to start: {error_line(error.cause or error)}"]
+    if explained:
+        return []
+    return [f"run failed before its steps: {error_line(error)}" if error else f"run failed: {event.message}"]
 
 
 def run_interrupted(result: Any) -> bool:
@@ -140,8 +152,8 @@ def materialize(
     checked_home(create=True)
     import dagster as dg
 
-    from rag_assets.commands.progress import console_log_level, run_progress
-    from rag_assets.commands.run_health import process_tags, recover_dead_runs
+    from rag_assets.commands.progress import console_log_level
+    from rag_assets.commands.run_health import recover_dead_runs
     from rag_assets.core.settings import collections_file
     from rag_assets.definitions import defs
     from rag_assets.defs.partitions import register_collections
@@ -155,7 +167,7 @@ def materialize(
             f"collection(s) {', '.join(unknown)} are not in {collections_file()} (it has {', '.join(configured)})"
         )
     job = defs.resolve_job_def(job_name)
-    config_dict = console_log_level(run_config(config, job), verbose)
+    config_dict = console_log_level(run_config(config, job, defs.resources), verbose)
     if not verbose:
         quiet_model_loading()
     with dg.DagsterInstance.get() as instance, sigterm_as_interrupt():
@@ -164,29 +176,50 @@ def materialize(
         failed: list[str] = []
         for name in names:  # one collection's failure does not stop the others
             console.print(f"[bold]materializing[/bold] collection [cyan]{name}[/cyan] ({job_name})")
-            with run_progress(instance, _say_progress, on_interrupt=stop_interrupted_run) as progress_tags:
-                result = job.execute_in_process(
-                    partition_key=name,
-                    instance=instance,
-                    raise_on_error=False,
-                    run_config=config_dict,
-                    # the process tags let a later command tell this run died if it is killed
-                    tags={**process_tags(), **progress_tags},
-                )
-            if result.success:
-                console.print(f"  run {result.run_id} succeeded (its full log: `make dev`, Runs)", highlight=False)
-                continue
-            if run_interrupted(result):  # the other collections are not started
-                errors.print(f"  run {result.run_id} for {name} interrupted: {INTERRUPTED_NOTE}", soft_wrap=True)
-                raise KeyboardInterrupt
-            failed.append(name)
-            for line in failure_lines(result):
-                errors.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
-            errors.print(f"  run {result.run_id} for {name} [red]failed[/red]; see `make dev` for its logs")
+            if not _run_collection(job, name, instance, config_dict):
+                failed.append(name)
     if failed:
         errors.print(f"[red]error:[/red] {len(failed)} of {len(names)} collection run(s) failed: {', '.join(failed)}")
         raise typer.Exit(EXIT_FAILED)
     return names
+
+
+def _run_collection(job: Any, name: str, instance: Any, config_dict: dict) -> bool:
+    """Run `job` for one collection here; False (after one line per cause) if it failed or never
+    started."""
+    import dagster as dg
+
+    from rag_assets.commands.progress import run_progress
+    from rag_assets.commands.run_health import process_tags
+
+    try:
+        with run_progress(instance, _say_progress, on_interrupt=stop_interrupted_run) as progress_tags:
+            result = job.execute_in_process(
+                partition_key=name,
+                instance=instance,
+                raise_on_error=False,
+                run_config=config_dict,
+                # the process tags let a later command tell this run died if it is killed
+                tags={**process_tags(), **progress_tags},
+            )
+    except dg.DagsterError as err:  # refused before a run existed (no run id, no event log)
+        errors.print(f"  run for {name} did not start: {escape(_first_line(err))}", highlight=False, soft_wrap=True)
+        return False
+    if result.success:
+        console.print(f"  run {result.run_id} succeeded (its full log: `make dev`, Runs)", highlight=False)
+        return True
+    if run_interrupted(result):  # the other collections are not started
+        errors.print(f"  run {result.run_id} for {name} interrupted: {INTERRUPTED_NOTE}", soft_wrap=True)
+        raise KeyboardInterrupt
+    for line in failure_lines(result):
+        errors.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
+    errors.print(f"  run {result.run_id} for {name} [red]failed[/red]; see `make dev` for its logs")
+    return False
+
+
+def _first_line(err: BaseException) -> str:
+    lines = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {lines[0] if lines else 'no message'}"
 
 
 def recover() -> None:

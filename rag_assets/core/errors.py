@@ -18,3 +18,11 @@ class BackendUnavailable(RuntimeError):
 
 class CatalogueBusy(BackendUnavailable):
     """Another process held the catalogue for longer than the lock timeout."""
+
+
+class ConfigMistakes(ConfigError):
+    """Several independent mistakes in one configuration: one line each."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("; ".join(lines))
+        self.lines = lines

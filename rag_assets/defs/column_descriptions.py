@@ -15,6 +15,7 @@ _QUESTION = {
     "gold_doc": "The document (title or file) that answers the question; empty when unknown.",
     "not_answerable": "True when the question set says the documents cannot answer it.",
     "split": "train, dev or test.",
+    "gold_pages": "1-based pages of the gold document that hold the evidence (FinanceBench); empty when unknown.",
 }
 
 COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
@@ -62,7 +63,7 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "node_ids": "The tree nodes the passage covers, in order.",
         "span_starts": "Start offset of each covered node's text (or sentence slice) in the document text.",
         "span_ends": "End offset of each covered node's text (or sentence slice).",
-        "heading_path": "The section the passage lies in; it never crosses a heading.",
+        "heading_path": "The section the passage lies in (the sections it joins share, when small sections are merged).",
         "text": "The passage text: its nodes' texts joined.",
         "word_count": "Words in the passage.",
         "content_hash": "sha256 of the text: an unchanged passage is not re-embedded.",

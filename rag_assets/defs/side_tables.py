@@ -16,8 +16,9 @@ rejected_documents = dg.AssetSpec(
     partitions_def=collection_partitions,
     group_name="structure",  # written last by document_trees: drawn beside it, downstream of the corpus
     kinds={"duckdb"},
-    description="Documents that could not be read (`source_documents`, stage `ingest`) or parsed "
-    "(`document_trees`, stage `parse`), with the reason; each stage rewrites its own rows.",
+    description="Documents that could not be read (`source_documents`, stage `ingest`), parsed or were "
+    "over the node cap (`document_trees`, stage `parse`), or were cut into more passages than the cap "
+    "(`passages`, stage `passages`), with the reason; each stage rewrites its own rows.",
     metadata=table_metadata("rejected_documents"),
 )
 

@@ -41,6 +41,9 @@ class AskBody(BaseModel):
     style: str | None = None
     tree_depth: int | None = Field(default=None, ge=0, le=3)
     tree_branching: int | None = Field(default=None, ge=1, le=4)
+    document: str | None = Field(
+        default=None, description="Search and route only this document (doc id, file name or title)."
+    )
 
     def options(self) -> AskOptions:
         return AskOptions(**{k: v for k, v in self.model_dump().items() if k in AskOptions.__dataclass_fields__})
@@ -153,10 +156,13 @@ def _register_search_and_ask(app: FastAPI, service: QueryService, searches: Gate
         mode: str = "hybrid",
         k: int = Query(default=5, ge=1, le=100),
         reranker: str | None = None,
+        document: str | None = None,
     ) -> dict[str, Any]:
         hits, pairs = _gated(
             searches,
-            lambda: service.search(q, collections=collection or None, mode=mode, k=k, reranker=reranker),
+            lambda: service.search(
+                q, collections=collection or None, mode=mode, k=k, reranker=reranker, document=document
+            ),
         )
         return {"hits": [hit_dict(h) for h in hits], "published": [p.to_dict() for p in pairs]}
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 MODES = ("dense", "bm25", "hybrid")
+ROUTERS = ("encoder", "llm", "similarity", "hit-nodes")  # what `--router` may choose for rdr2
 Note = Callable[[str], None]
 
 
@@ -21,3 +22,4 @@ class AskOptions:
     style: str | None = None
     tree_depth: int | None = None
     tree_branching: int | None = None
+    document: str | None = None  # search and route only this document (doc id, file name or title)

@@ -15,13 +15,14 @@ from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
 from rag_assets.core.errors import ConfigError
 from rag_assets.core.lineage import AnswerRecord, store_answers
 from rag_assets.core.store.connections import ShortReads, catalogue_connection
+from rag_assets.core.store.document_tables import documents_named
 from rag_assets.core.store.publication import IndexPin
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.transactions import table_exists
 from rag_assets.core.store.tree_tables import CatalogueTrees
 from rag_assets.defs.evaluation.strategy_config import AnswersConfig, answer_style, canonical_strategy, interactive_spec
 from rag_assets.defs.served_answers import enqueue_answers
-from rag_assets.serving.ask_options import MODES, AskOptions, Note
+from rag_assets.serving.ask_options import MODES, ROUTERS, AskOptions, Note
 from rag_assets.serving.published import catalogue_path, check_collections, read_catalogue
 from rag_assets.serving.streaming import StreamingReader
 
@@ -115,12 +116,13 @@ class Ask:
                 raise ConfigError(f"say which collection with --collection (the catalogue holds {', '.join(known)})")
             published = load_published(con, known[0])
             questions = load_question_rows(con, known[0]) if table_exists(con, "questions") else []
+            documents = named_documents(con, known, options.document)
         style = options.style or answer_style(AnswersConfig().answer_style, questions)
         spec = fallback_spec(spec_with_options(name, style, published.llm_adapter, options), published, self.note)
         # trees are read as the routing needs them, each read on its own short connection
         reads = ShortReads(catalogue_path(), on_wait=self.service.on_wait)
         trees = ChainMap(*(CatalogueTrees(reads, c) for c in routed or [published.collection]))
-        session = AnsweringSession(published, self.service.models, trees, search_in=routed)
+        session = AnsweringSession(published, self.service.models, trees, search_in=routed, documents=documents)
         missing = session.missing_piece(spec)
         if missing:
             raise ConfigError(f"{missing} for {published.collection!r}: {spec.name} cannot run (materialize it first)")
@@ -148,6 +150,16 @@ class Ask:
             store_answers(con, [record])
         enqueue_answers([record])  # its Dagster event, written in a batch (defs/served_answers.py)
         return record
+
+
+def named_documents(con: Any, collections: list[str], name: str | None) -> list[str] | None:
+    """The doc ids `name` names (`--document`), None without a name; ConfigError when it names none."""
+    if not name:
+        return None
+    found = documents_named(con, collections, name)
+    if not found:
+        raise ConfigError(f"no document {name!r} in {', '.join(collections)} (give a doc id, file name or title)")
+    return found
 
 
 def fallback_spec(spec: StrategySpec, published: PublishedCollection, note: Note) -> StrategySpec:
@@ -182,7 +194,7 @@ def spec_with_options(name: str, style: str, llm_adapter: str | None, options: A
         if value is not None
     }
     if options.router is not None and spec.kind == "rdr2" and options.router != spec.router:
-        if options.router not in ("encoder", "llm", "similarity", "hit-nodes"):
+        if options.router not in ROUTERS:
             raise ConfigError(f"--router must be encoder, llm, similarity or hit-nodes, not {options.router!r}")
         changes.update(
             router=options.router,

@@ -59,9 +59,11 @@ class QueryService:
         mode: str = "hybrid",
         k: int = 5,
         reranker: str | None = None,
+        document: str | None = None,
     ) -> tuple[list[Any], list[IndexPin]]:
         """Top-k passages and the published pair(s) they came from. `collections` ['all']: the
-        ones the namespace router picks. A BM25 search without reranker loads no model."""
+        ones the namespace router picks; `document`: only that document's passages (doc id, file
+        name or title). A BM25 search without reranker loads no model."""
         from rag_assets.core.index.retrieval import search
 
         if mode not in MODES:
@@ -78,20 +80,42 @@ class QueryService:
             # a writer holds the catalogue (a run's write): a search needs only the index, so it
             # searches the newest version and checks the names there instead of waiting
             names, pairs, version = self.tables.known_collections(collections), [], None
+        documents = self.documents(collections and names, document)
         if mode == "bm25" and reranker is None:
             # no model and no lancedb: the light path a cold CLI search takes
             from rag_assets.core.index.full_text import full_text_search
 
             found = full_text_search(
-                self.tables.dataset_uri, query, k=k, collections=collections and names, version=version
+                self.tables.dataset_uri,
+                query,
+                k=k,
+                collections=collections and names,
+                version=version,
+                documents=documents,
             )
             return found, pairs
         embedder = self.models.embedder() if mode != "bm25" else None
         rerank = self.models.reranker(reranker) if reranker else None
         hits = search(
-            self.tables.at(version), embedder, query, mode=mode, k=k, collections=collections and names, reranker=rerank
+            self.tables.at(version),
+            embedder,
+            query,
+            mode=mode,
+            k=k,
+            collections=collections and names,
+            reranker=rerank,
+            documents=documents,
         )
         return hits, pairs
+
+    def documents(self, collections: list[str] | None, name: str | None) -> list[str] | None:
+        """The doc ids `name` names in `collections` (None: all), None without a name."""
+        if not name:
+            return None
+        from rag_assets.serving.asking import named_documents
+
+        with read_catalogue(self.on_wait) as con:
+            return named_documents(con, collections or check_collections(con, None), name)
 
     def routed_collections(self, query: str) -> list[str]:
         """The collections the published namespace router picks for `query` (collection `all`)."""

@@ -250,3 +250,29 @@ def test_router_adapter_trains_on_the_train_fold(project: dict, tmp_path: Path) 
     assert Path(adapter["path"].value).parent == tmp_path / "data" / "adapters"
     assert (Path(adapter["path"].value) / "adapter_config.json").is_file()
     assert adapter["loss_curve"].value.startswith("![LLM router loss](data:image/png;base64,")
+
+
+def test_a_document_over_the_passage_cap_is_listed_and_the_check_still_passes(project: dict) -> None:
+    config = {"ops": {"passages": {"config": {"max_passages_per_document": 3, "max_words": 10}}}}
+    result = _materialize(project, "source_documents", "document_trees", "passages", run_config=config)
+    assert result.success
+    exact = next(e for e in result.get_asset_check_evaluations() if e.check_name == "passages_are_exact")
+    assert exact.passed, exact.metadata
+    with duckdb.connect(str(project["db"])) as con:
+        left_out = con.execute(
+            "SELECT regexp_extract(uri, '[^/]+$'), reason FROM rejected_documents WHERE stage = 'passages' ORDER BY 1"
+        ).fetchall()
+        indexed = {r[0] for r in con.execute("SELECT DISTINCT doc_id FROM passages").fetchall()}
+    cap = "over the limit of 3 per document (passages config max_passages_per_document)"
+    assert left_out == [
+        ("kettle.md", f"tiny/kettle.md: cut into 6 passages, {cap}"),
+        ("pass.txt", f"tiny/pass.txt: cut into 5 passages, {cap}"),
+        ("phone.json", f"tiny/phone.json: cut into 4 passages, {cap}"),
+    ]
+    assert indexed == {"tiny/pond.html", "tiny/pages.jsonl/p1", "tiny/pages.jsonl/p2"}
+    metadata = next(
+        m.materialization.metadata
+        for m in result.get_asset_materialization_events()
+        if m.asset_key.to_user_string() == "passages"
+    )
+    assert metadata["rejected"].value == 3

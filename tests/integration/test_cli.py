@@ -90,6 +90,22 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     assert "green tea | 80 C" in hits[0]["text"]
     bad = subprocess.run([*rag, "search", "x", "--mode", "fuzzy"], env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "--mode must be" in bad.stderr
+    # --document: only that document's passages (by file name), in search and in ask
+    for document, expected in (("kettle.md", "tiny/kettle.md"), ("pond", "tiny/pond.html")):
+        only = subprocess.run(
+            [*rag, "search", "how hot for green tea", "-k", "3", "--json", "--document", document],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert only.returncode == 0, only.stderr[-3000:]
+        assert {hit["doc_id"] for hit in json.loads(only.stdout)} == {expected}
+    for command in (["search", "tea"], ["ask", "how hot for green tea?"]):
+        unknown = subprocess.run(
+            [*rag, *command, "--document", "teapot.md"], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert unknown.returncode != 0 and "no document 'teapot.md' in tiny" in " ".join(unknown.stderr.split())
 
 
 def test_run_config_is_checked_before_anything_runs(tmp_path: Path) -> None:

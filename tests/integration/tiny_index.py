@@ -21,14 +21,15 @@ Retrieve = Callable[..., list[SearchHit]]
 def indexed_tiny_corpus(
     corpus_folder: Path, lance_folder: Path, embedder: Embedder
 ) -> tuple[Retrieve, dict[str, Sequence[TreeNode]]]:
-    """(retrieve(query, mode, k), doc id -> tree nodes) of the conftest corpus as collection `tiny`."""
+    """(retrieve(query, mode, k, documents=None), doc id -> tree nodes) of the conftest corpus as
+    collection `tiny` (`documents`: only those doc ids' passages)."""
     folder = write_corpus(corpus_folder)
     docs = [d for d in iter_collection(CollectionSpec("tiny", str(folder))) if isinstance(d, SourceDocument)]
     trees = {d.doc_id: document_tree(d) for d in docs}
     index = PassageIndex(lance_folder, embedder)
     index.sync([p for d in docs for p in cut_passages(d.doc_id, trees[d.doc_id].nodes, trees[d.doc_id].text)], "tiny")
 
-    def retrieve(query: str, mode: str, k: int, **_: object) -> list[SearchHit]:
-        return search(index, embedder, query, mode=mode, k=k, collections=["tiny"])
+    def retrieve(query: str, mode: str, k: int, documents: list[str] | None = None, **_: object) -> list[SearchHit]:
+        return search(index, embedder, query, mode=mode, k=k, collections=["tiny"], documents=documents)
 
     return retrieve, {doc_id: tree.nodes for doc_id, tree in trees.items()}

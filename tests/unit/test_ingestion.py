@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
+
+import pytest
 
 from rag_assets.core.corpus.sources import (
     BUILTIN_PYTHON_REFERENCE,
     CollectionSpec,
+    DocumentRejected,
+    decode_document,
     ingest,
 )
 from rag_assets.core.corpus.tree import tree_problems
@@ -66,12 +71,12 @@ def test_bad_inputs_are_rejected_one_by_one_with_reasons(tmp_path: Path) -> None
     assert reasons["empty.md"] == "empty document (no text)"
     assert reasons["blank.txt"] == "empty document (no text)"
     assert reasons["binary.md"].startswith("binary file")
-    assert reasons["latin1.md"].startswith("invalid UTF-8 at byte 5")
     assert reasons["huge.md"].startswith("file is 11.0 MB, over the 10 MB limit")
     assert reasons["pages.jsonl#line=2"].startswith("invalid JSON on line 2")
     assert reasons["pages.jsonl#line=3"] == "line 3 is not a JSON object"
     assert reasons["pages.jsonl#line=4"].startswith("line 4 has none of the fields")
-    assert sorted(d.doc_id for d in result.documents) == ["bad/good.md", "bad/pages.jsonl/line-1"]
+    assert sorted(d.doc_id for d in result.documents) == ["bad/good.md", "bad/latin1.md", "bad/pages.jsonl/line-1"]
+    assert next(d.text for d in result.documents if d.doc_id == "bad/latin1.md") == "# Caf\xe9\n\nna\xefve"
     assert all(r.stage == "ingest" for r in result.rejections)
 
 
@@ -142,3 +147,87 @@ def test_a_page_record_whose_title_is_its_whole_page_gets_the_pages_own_title(tm
     assert by_id["nq/pages.jsonl/nq-09"].title == "nq-09"
     trees = build_trees(list(by_id.values()))
     assert all(len(" > ".join(n.heading_path)) < 400 for _, tree in trees.trees for n in tree.nodes)
+
+
+def test_a_collection_of_rejected_files_says_so_in_one_line(tmp_path: Path) -> None:
+    from rag_assets.core.corpus.sources import CollectionSpec, ingest
+
+    for index in range(7):
+        (tmp_path / f"bin{index}.md").write_bytes(b"\x00binary")
+    spec = CollectionSpec("allbad", str(tmp_path))
+    line = ingest(spec).nothing_readable(spec)
+    binary = "binary file (NUL bytes in the first 8 KB), not a text document"
+    shown = "; ".join(f"{tmp_path / f'bin{index}.md'}: {binary}" for index in range(5))
+    assert (
+        line
+        == f"collection allbad has no readable document: 7 rejected ({shown}; and 2 more (the step's log lists them))"
+    )
+    empty = tmp_path / "none"
+    empty.mkdir()
+    nothing = CollectionSpec("nothing", str(empty))
+    assert ingest(nothing).nothing_readable(nothing) == f"collection nothing has no document: no file under {empty}"
+    (tmp_path / "good.md").write_text("# Good\n\nText.\n")
+    assert ingest(spec).nothing_readable(spec) is None
+
+
+TEXT = "# Le café\n\nLa crème brûlée est servie à 80 °C. Les élèves préfèrent le thé après le dîner.\n"
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        TEXT.encode("utf-8"),
+        codecs.BOM_UTF8 + TEXT.encode("utf-8"),
+        TEXT.encode("utf-16"),  # with its BOM
+        codecs.BOM_UTF16_BE + TEXT.encode("utf-16-be"),
+        TEXT.encode("utf-16-le"),  # no BOM
+        TEXT.encode("utf-16-be"),
+        TEXT.encode("utf-32"),
+        TEXT.encode("utf-32-le"),
+        TEXT.encode("utf-32-be"),
+        TEXT.encode("cp1252"),
+    ],
+    ids=[
+        "utf8",
+        "utf8-bom",
+        "utf16-bom",
+        "utf16be-bom",
+        "utf16le",
+        "utf16be",
+        "utf32-bom",
+        "utf32le",
+        "utf32be",
+        "cp1252",
+    ],
+)
+def test_text_in_any_unicode_encoding_is_read(encoded: bytes) -> None:
+    assert decode_document(encoded) == TEXT
+
+
+def test_a_utf16_file_with_a_bom_is_ingested(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_bytes(TEXT.encode("utf-16"))
+    result = ingest(CollectionSpec("enc", str(tmp_path)))
+    assert result.rejections == []
+    [doc] = result.documents
+    assert (doc.format, doc.title, doc.text) == ("markdown", "Le café", TEXT)
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file (NUL bytes in the first 8 KB), not a text document"),
+        (bytes(range(256)) * 8, "binary file (NUL bytes in the first 8 KB), not a text document"),
+        (b"\xff\xfe\x00binary", "binary file (NUL bytes in the first 8 KB), not a text document"),
+        ("   \n".encode("utf-16"), "empty document (no text)"),
+    ],
+    ids=["png", "all-bytes", "bom-then-garbage", "utf16-blank"],
+)
+def test_only_binary_or_blank_bytes_are_rejected(data: bytes, reason: str) -> None:
+    with pytest.raises(DocumentRejected) as raised:
+        decode_document(data)
+    assert str(raised.value) == reason
+
+
+def test_binary_bytes_that_read_as_cjk_utf16_are_still_binary() -> None:
+    with pytest.raises(DocumentRejected, match=r"^binary file"):
+        decode_document(b"\x00\x01\x02 not text")

@@ -18,22 +18,23 @@ from rag_assets.core.corpus.tree_building import document_tree
 DOCUMENTS = Path(__file__).resolve().parents[1] / "data" / "documents"
 
 # (x, top, size, text, font) in points from the page's top-left corner; font: False for
-# Helvetica, True for Helvetica-Bold, or "Courier" (monospaced)
+# Helvetica, True for Helvetica-Bold, "Courier" (monospaced) or "Oblique" (italic)
 Run = tuple[float, float, float, str, bool | str]
-_FONTS = {False: 1, True: 2, "Courier": 3}
+_FONTS = {False: 1, True: 2, "Courier": 3, "Oblique": 4}
 
 
 def make_pdf(pages: list[list[Run]], width: float = 612, height: float = 792) -> bytes:
     """A PDF whose pages draw these text runs in Helvetica (bold: Helvetica-Bold), in this order;
     a page without runs draws a filled shape only (an image-only page). Written object by object
     (the PDF syntax is small), which makes a 1,000-page file in well under a second."""
-    fonts = "<< /F1 3 0 R /F2 4 0 R /F3 5 0 R >>"
+    fonts = "<< /F1 3 0 R /F2 4 0 R /F3 5 0 R /F4 6 0 R >>"
     objects = [
         "<< /Type /Catalog /Pages 2 0 R >>",
         "",  # the page tree, once the page numbers are known
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
         "<< /Type /Font /Subtype /Type1 /BaseFont /Courier /Encoding /WinAnsiEncoding >>",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Oblique /Encoding /WinAnsiEncoding >>",
     ]
     kids = []
     for runs in pages:
@@ -91,9 +92,13 @@ def test_real_sample_pdf_heading_table_and_pages() -> None:
     heading = by_text(tree, "History and standardization")
     body = by_text(tree, "Format (PDF) Adobe Systems made the PDF specification available")
     assert body.parent_id == heading.node_id and body.block == "paragraph" and body.pages == "p. 1"
-    header_row = by_text(tree, "Column 1")
-    assert header_row.text == "Column 1 | Column 2 | Column 3" and header_row.block == "table_row"
-    assert by_text(tree, "D |").text == "D | $54.35 | $6345."
+    # the table is a node (its header line) with a row node per row that names its columns
+    table = by_text(tree, "Column 1")
+    assert table.text == "Column 1 | Column 2 | Column 3" and table.parent_id == heading.node_id
+    rows = [n for n in tree.nodes if n.parent_id == table.node_id]
+    assert [n.block for n in rows] == ["table_row"] * 4
+    assert rows[0].text == "A | Column 1: 324 | Column 2: 55 million units | Column 3: 2022"
+    assert rows[-1].text == "D | Column 1: $54.35 | Column 2: $6345."
     last = tree.nodes[-1]
     assert last.text == "… the page 3 is empty." and last.pages == "p. 4"
     assert tree.nodes[0].pages == "pp. 1-4"
@@ -263,15 +268,18 @@ def test_running_headers_footers_and_page_numbers_dropped(tmp_path: Path) -> Non
 def test_two_columns_read_left_column_first(tmp_path: Path) -> None:
     # drawn row by row across both columns: the content stream's order is not the reading order
     runs: list[Run] = [(72, 50, 18, "Two Column Report", True)]
+    # each column's paragraph ends its sentence at the column's foot (one that does not runs on
+    # into the next column: see test_parsers_pdf_reading.py)
     for row in range(8):
-        runs.append((72, 100 + 14 * row, 10, f"left column line {row} text", False))
-        runs.append((330, 100 + 14 * row, 10, f"right column line {row} text", False))
+        end = "." if row == 7 else ""
+        runs.append((72, 100 + 14 * row, 10, f"left column line {row} text{end}", False))
+        runs.append((330, 100 + 14 * row, 10, f"right column line {row} text{end}", False))
     (tmp_path / "columns.pdf").write_bytes(make_pdf([runs]))
     tree = tree_of(tmp_path / "columns.pdf")
     contents = [n.text for n in tree.nodes if n.kind == "content"]
     assert contents == [
-        " ".join(f"left column line {row} text" for row in range(8)),
-        " ".join(f"right column line {row} text" for row in range(8)),
+        " ".join(f"left column line {row} text" for row in range(8)) + ".",
+        " ".join(f"right column line {row} text" for row in range(8)) + ".",
     ]
 
 

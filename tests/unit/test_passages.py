@@ -64,7 +64,7 @@ def test_a_long_node_is_split_at_sentences_with_exact_offsets() -> None:
 
 def test_the_exactness_check_catches_a_corrupted_passage() -> None:
     tree = _tree()
-    passage = cut_passages("d", tree.nodes, tree.text)[0]  # one node: "Lead words here."
+    passage = cut_passages("d", tree.nodes, tree.text, min_words=0)[0]  # one node: "Lead words here."
     assert passage_problems(replace(passage, text=passage.text + "!"), tree.text) == [
         "text differs from the concatenation of its nodes' text at their spans"
     ]
@@ -77,10 +77,10 @@ def test_the_exactness_check_catches_a_corrupted_passage() -> None:
 
 def test_ids_and_hashes_are_stable_and_change_with_content() -> None:
     tree = _tree()
-    first = cut_passages("d", tree.nodes, tree.text)
-    assert first == cut_passages("d", tree.nodes, tree.text)
+    first = cut_passages("d", tree.nodes, tree.text, min_words=0)
+    assert first == cut_passages("d", tree.nodes, tree.text, min_words=0)
     edited = build_tree("Doc", [paragraph("Lead words here."), heading("A", 1), paragraph("one two three FOUR")])
-    second = cut_passages("d", edited.nodes, edited.text)
+    second = cut_passages("d", edited.nodes, edited.text, min_words=0)
     assert first[0].content_hash == second[0].content_hash
     assert first[1].passage_id == second[1].passage_id and first[1].content_hash != second[1].content_hash
 
@@ -101,10 +101,52 @@ _blocks = st.lists(
 @given(_blocks, st.integers(1, 30))
 def test_any_tree_is_covered_exactly(blocks, max_words) -> None:
     tree = build_tree("T", blocks)
+    unmerged = cut_passages("d", tree.nodes, tree.text, max_words=max_words, min_words=0)
+    assert all(len({tree.nodes[n].heading_path for n in p.node_ids}) == 1 for p in unmerged)
     passages = cut_passages("d", tree.nodes, tree.text, max_words=max_words)
     assert uncovered_content_nodes(tree.nodes, passages) == []
     assert len({p.passage_id for p in passages}) == len(passages)
+    assert len(passages) <= len(unmerged)
     for p in passages:
         assert passage_problems(p, tree.text) == []
         assert p.word_count <= max_words
-        assert len({tree.nodes[n].heading_path for n in p.node_ids}) == 1
+        assert len(set(p.node_ids)) == len(p.node_ids)  # a node's pieces never meet in one passage
+        # a merged passage's path is what its sections share
+        assert all(tree.nodes[n].heading_path[: len(p.heading_path)] == p.heading_path for n in p.node_ids)
+
+
+def test_small_sections_join_their_neighbours_across_headings() -> None:
+    tree = build_tree(
+        "Doc",
+        [
+            heading("A", 1),  # 1
+            paragraph("tiny"),  # 2
+            heading("B", 1),  # 3
+            paragraph("also small"),  # 4
+            heading("C", 1),  # 5
+            paragraph("a section of six whole words"),  # 6
+            heading("D", 2),  # 7
+            paragraph("the end"),  # 8
+        ],
+    )
+    passages = cut_passages("d", tree.nodes, tree.text, max_words=10, min_words=5)
+    assert [(p.passage_id, p.node_ids, p.heading_path, p.text, p.word_count) for p in passages] == [
+        ("d#2", (2, 4, 6), ("Doc",), "tiny\nalso small\na section of six whole words", 9),
+        ("d#8", (8,), ("Doc", "C", "D"), "the end", 2),  # 9 + 2 words do not fit in 10: alone
+    ]
+
+
+def test_a_markdown_file_of_twenty_thousand_headings_makes_few_passages() -> None:
+    """The drill's 533 KB file: 20,000 headings, half with a few words under them, made 10,000
+    passages of 21 characters; merged, a passage holds about max_words words."""
+    from rag_assets.core.corpus.parsers import parse_blocks
+
+    text = "".join(f"# Part {i}\n\n## Item {i}\n\nnote number {i} here\n\n" for i in range(10_000))
+    tree = build_tree("Headings", parse_blocks("markdown", text))
+    assert len(tree.nodes) == 30_001
+    unmerged = cut_passages("d", tree.nodes, tree.text, max_words=100, min_words=0)
+    assert len(unmerged) == 10_000
+    passages = cut_passages("d", tree.nodes, tree.text, max_words=100)
+    assert len(passages) == 400  # 25 notes of 4 words per passage
+    assert {p.word_count for p in passages} == {100}
+    assert uncovered_content_nodes(tree.nodes, passages) == []

@@ -65,7 +65,7 @@ class AnsweringSession:
 
     `gold`: the questions whose gold labels the oracle router reads (evaluation only);
     `search_in`: the collections searched (default: this one; the service's `all` passes the
-    namespace router's choice)."""
+    namespace router's choice); `documents`: the doc ids searched, and so routed (default: all)."""
 
     def __init__(
         self,
@@ -75,12 +75,14 @@ class AnsweringSession:
         *,
         gold: Sequence[Question] = (),
         search_in: Sequence[str] | None = None,
+        documents: Sequence[str] | None = None,
     ) -> None:
         self.published = published
         self.models = models
         self.trees = trees
         self.gold = list(gold)
         self.search_in = list(search_in or [published.collection])
+        self.documents = list(documents) if documents else None  # search (and so routing) only these doc ids
         self._routers: dict[str, Router] = {}
 
     @property
@@ -118,10 +120,18 @@ class AnsweringSession:
 
     # --- what strategies call --------------------------------------------------------------------
     def retrieve(
-        self, query: str, mode: str, k: int, *, rerank: bool = False, collections: list[str] | None = None
+        self,
+        query: str,
+        mode: str,
+        k: int,
+        *,
+        rerank: bool = False,
+        collections: list[str] | None = None,
+        documents: list[str] | None = None,
     ) -> list[SearchHit]:
         """The search every strategy retrieves with: the published index version, this session's
-        collections (or the namespaces a strategy routed to), the published reranker on request."""
+        collections (or the namespaces a strategy routed to), this session's documents (or
+        `documents`), the published reranker on request."""
         if rerank and self.reranker is None:
             raise MissingPiece(f"no passage reranker is published for {self.collection!r}")
         return search(
@@ -132,6 +142,7 @@ class AnsweringSession:
             k=k,
             collections=collections or self.search_in,
             reranker=self.reranker if rerank else None,
+            documents=documents or self.documents,
         )
 
     def missing_piece(self, spec: StrategySpec) -> str | None:

@@ -27,6 +27,8 @@ class Question:
     gold_doc: str = ""  # a document title, or a doc key (file name / topic) when titles are ambiguous
     not_answerable: bool = False
     split: str = "train"
+    # 1-based pages of the gold document that hold the evidence (FinanceBench); () where unknown
+    gold_pages: tuple[int, ...] = ()
     extra: dict = field(default_factory=dict, compare=False)
 
 
@@ -50,7 +52,8 @@ def question_from_record(record: dict, *, line: int, source: str, fractions: tup
         answers = [record["answer"]]
     if isinstance(answers, str):
         answers = [answers]
-    gold_doc = record.get("gold_doc") or record.get("doc_title") or record.get("manual") or ""
+    gold_doc = record.get("gold_doc") or record.get("doc_title") or record.get("manual") or record.get("doc_name") or ""
+    evidences, gold_pages = _evidences(record, str(gold_doc), source=source, line=line)
     split = record.get("split") or stable_split(qid, fractions)
     if split not in SPLITS:
         raise ValueError(f"{source} line {line}: split {split!r} is not one of {SPLITS}")
@@ -58,13 +61,33 @@ def question_from_record(record: dict, *, line: int, source: str, fractions: tup
         qid=qid,
         query=f"{scenario} {question}" if scenario else question,
         answers=tuple(str(a) for a in answers or ()),
-        evidences=tuple(str(e) for e in record.get("evidences") or record.get("evidence") or ()),
+        evidences=evidences,
         section_path=tuple(str(s) for s in record.get("section_path") or ()),
         gold_doc=str(gold_doc),
         not_answerable=bool(record.get("not_answerable", False)),
         split=split,
+        gold_pages=gold_pages,
         extra={k: record[k] for k in ("answer_conditions", "url") if k in record},
     )
+
+
+def _evidences(record: dict, gold_doc: str, *, source: str, line: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Gold evidence texts, and the gold document's evidence pages: evidence is a list of lines, or
+    (FinanceBench) of `{doc_name, page, text}` records whose pages are 1-based PDF pages."""
+    texts: list[str] = []
+    pages: set[int] = set()
+    for evidence in record.get("evidences") or record.get("evidence") or ():
+        if not isinstance(evidence, dict):
+            texts.append(str(evidence))
+            continue
+        texts.append(str(evidence.get("text") or ""))
+        page = evidence.get("page")
+        if page is None or str(evidence.get("doc_name") or gold_doc) != gold_doc:
+            continue
+        if not isinstance(page, int) or page < 1:
+            raise ValueError(f"{source} line {line}: evidence page {page!r} is not a 1-based page number")
+        pages.add(page)
+    return tuple(t for t in texts if t), tuple(sorted(pages))
 
 
 def load_questions(path: str, *, fractions: tuple[float, float] = (0.6, 0.2)) -> tuple[list[Question], list[str]]:

@@ -13,10 +13,11 @@ import glob
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rag_assets.core.corpus.decoding import DocumentRejected, decode_document
 from rag_assets.core.corpus.parsers import (
     BINARY_FORMATS,
     ParseError,
@@ -33,11 +34,12 @@ DEFAULT_MAX_DOCUMENT_MB = 32.0
 # A cap on words per document (markup included): one 5 MB single-line page made 8,323 passages
 # and 9 minutes of embedding. The largest real documents here (e-manual JSON) hold ~120k.
 DEFAULT_MAX_DOCUMENT_WORDS = 500_000
+# Pages per PDF at most (counted before any page is read): a long annual report has a few hundred.
+DEFAULT_MAX_DOCUMENT_PAGES = 2_000
 DUPLICATE_POLICIES = (
     "keep",
     "skip",
 )  # a document whose content another one already has
-_BINARY_SNIFF_BYTES = 8192
 # JSONL page records: the first of these fields present gives the body and its format.
 # A record "title" longer than this is not a title (one nq_wiki record carries its whole page
 # there): the title would head every heading path and blow up every prompt that cites the page.
@@ -84,9 +86,22 @@ class IngestResult:
     rejections: list[Rejection]
     duplicates: list[tuple[str, str]] = field(default_factory=list)  # (doc_id, doc_id of the same content)
 
+    def nothing_readable(self, spec: CollectionSpec) -> str | None:
+        """One line saying why a collection gave no document (its rejected files and reasons),
+        or None when it gave at least one."""
+        if self.documents:
+            return None
+        if not self.rejections:
+            return f"collection {spec.name} has no document: no file under {spec.path}"
+        return nothing_left(spec.name, "readable", self.rejections)
 
-class DocumentRejected(ValueError):
-    """Raised for one unreadable document; the message is the reason shown to the user."""
+
+def nothing_left(collection: str, what: str, rejections: Sequence[Rejection], named: int = 5) -> str:
+    """`collection X has no <what> document: N rejected (uri: reason; ...)`, the first `named`."""
+    shown = "; ".join(f"{r.uri}: {r.reason}" for r in rejections[:named])
+    more = len(rejections) - named
+    rest = f"; and {more} more (the step's log lists them)" if more > 0 else ""
+    return f"collection {collection} has no {what} document: {len(rejections)} rejected ({shown}{rest})"
 
 
 def content_hash(data: bytes) -> str:
@@ -101,20 +116,6 @@ def _record_title(value: object) -> str | None:
 
 def _slug(collection: str, *parts: str) -> str:
     return "/".join([collection, *(p.replace("\\", "/").strip("/") for p in parts if p)])
-
-
-def decode_document(data: bytes) -> str:
-    """Strict UTF-8 (a BOM is dropped); binary and empty inputs are rejected with a reason."""
-    if not data.strip():
-        raise DocumentRejected("empty document (no text)")
-    if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
-        raise DocumentRejected("binary file (NUL bytes in the first 8 KB), not a text document")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise DocumentRejected(
-            f"invalid UTF-8 at byte {err.start} ({data[err.start : err.start + 4]!r}); re-encode the file as UTF-8"
-        ) from None
 
 
 def discover_files(path: str) -> list[Path]:
@@ -256,6 +257,7 @@ def iter_collection(
     *,
     max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB,
     max_document_words: int = DEFAULT_MAX_DOCUMENT_WORDS,
+    max_document_pages: int = DEFAULT_MAX_DOCUMENT_PAGES,
 ) -> Iterator[SourceDocument | Rejection]:
     """Yield every document of a collection, or a Rejection for each one that cannot be read."""
     if spec.path == BUILTIN_PYTHON_REFERENCE:
@@ -280,7 +282,7 @@ def iter_collection(
                     "(raise max_document_mb to accept it)"
                 )
             data = file.read_bytes()
-            fmt, text = _read(spec.format, file, data, max_document_words)
+            fmt, text = _read(spec.format, file, data, max_document_words, max_document_pages)
         except DocumentRejected as err:
             yield Rejection(spec.name, uri, "ingest", str(err))
             continue
@@ -302,13 +304,15 @@ def iter_collection(
         )
 
 
-def _read(declared: str, file: Path, data: bytes, max_words: int) -> tuple[str, str]:
+def _read(
+    declared: str, file: Path, data: bytes, max_words: int, max_pages: int = DEFAULT_MAX_DOCUMENT_PAGES
+) -> tuple[str, str]:
     """(format, text) of a file's bytes: PDF and Word read into their layout text, the rest
     decoded; DocumentRejected when it cannot be read or has too many words."""
     binary = binary_format(file.name, data) if declared == AUTO else None
     if binary or declared in BINARY_FORMATS:
         fmt = binary or declared
-        text, plain = _extract(fmt, data)
+        text, plain = _extract(fmt, data, max_pages)
     else:
         text = plain = decode_document(data)
         fmt = declared if declared != AUTO else _detect(file, text)
@@ -318,12 +322,12 @@ def _read(declared: str, file: Path, data: bytes, max_words: int) -> tuple[str, 
     return fmt, text
 
 
-def _extract(fmt: str, data: bytes) -> tuple[str, str]:
+def _extract(fmt: str, data: bytes, max_pages: int = DEFAULT_MAX_DOCUMENT_PAGES) -> tuple[str, str]:
     """A PDF's or .docx's layout text and plain text; a file that gives none is rejected."""
     if not data.strip():
         raise DocumentRejected("empty document (no text)")
     try:
-        return extract_binary(fmt, data)
+        return extract_binary(fmt, data, max_pages=max_pages)
     except ParseError as err:
         raise DocumentRejected(str(err)) from None
     except Exception as err:  # a hostile file must not end the run: any library failure rejects it
@@ -349,6 +353,7 @@ def ingest(
     max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB,
     max_document_words: int = DEFAULT_MAX_DOCUMENT_WORDS,
     duplicates: str = "keep",
+    max_document_pages: int = DEFAULT_MAX_DOCUMENT_PAGES,
 ) -> IngestResult:
     """Every readable document of the collection, the rejected ones with their reasons, and the
     documents whose content an earlier one already has (`duplicates`: keep them, listed, or
@@ -360,7 +365,8 @@ def ingest(
     copies: list[tuple[str, str]] = []
     seen: set[str] = set()
     first_with: dict[str, str] = {}
-    for item in iter_collection(spec, max_document_mb=max_document_mb, max_document_words=max_document_words):
+    limits = {"max_document_mb": max_document_mb, "max_document_words": max_document_words}
+    for item in iter_collection(spec, **limits, max_document_pages=max_document_pages):
         if isinstance(item, Rejection):
             rejections.append(item)
             continue

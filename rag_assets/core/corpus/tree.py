@@ -74,7 +74,12 @@ class DocumentTree:
 # `enum`), and nodes made by `_new_node`, TreeNode(*fields) without a frozen dataclass's
 # per-field `object.__setattr__` (see `frozen_factory`).
 _new_node: Callable[..., TreeNode] = frozen_factory(TreeNode)
-_HEADING, _PARAGRAPH, _LIST_ITEM = BlockKind.HEADING, BlockKind.PARAGRAPH, BlockKind.LIST_ITEM
+_HEADING, _PARAGRAPH, _LIST_ITEM, _TABLE_ROW = (
+    BlockKind.HEADING,
+    BlockKind.PARAGRAPH,
+    BlockKind.LIST_ITEM,
+    BlockKind.TABLE_ROW,
+)
 _BLOCK_NAMES = {kind: kind.value for kind in BlockKind}  # a str-Enum hashes as its str value: cheap
 _SEPARATOR_LENGTH = len(NODE_SEPARATOR)
 
@@ -86,7 +91,8 @@ def build_tree(
 
     Headings nest by level (a skipped level simply nests one deeper); paragraphs, table rows and
     code hang under the current heading; a list item hangs under its parent item, else under the
-    paragraph that introduced its list, else under the heading. Blocks with no text are dropped.
+    paragraph that introduced its list, else under the heading; a table row with a level (1)
+    hangs under the paragraph that is its table's node (a caption or header line). Blocks with no text are dropped.
     A first heading that repeats the title is the root itself, not a child of it.
     """
     title = collapse_spaces(title) or "Untitled"
@@ -135,7 +141,7 @@ def build_tree(
             add(section)
             sections.append((level, section))
             intro, items = None, []
-        elif kind is _LIST_ITEM:
+        elif kind is _LIST_ITEM or (kind is _TABLE_ROW and block.level):
             merge_title = False
             level = min(max(block.level, 1), max_list_nesting)
             while items and items[-1][0] >= level:
@@ -145,7 +151,7 @@ def build_tree(
                 len(nodes),
                 parent.node_id,
                 CONTENT,
-                "list_item",
+                _BLOCK_NAMES[kind],
                 parent.depth + 1,
                 text,
                 section.heading_path,

@@ -29,6 +29,7 @@ from rag_assets.core.answering.types import Retrieve, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.evaluation.held_out_evidence import evidence_metrics, remembered
+from rag_assets.core.evaluation.scoring import same_document
 from rag_assets.core.routing.metrics import mean_interval
 from rag_assets.core.routing.navigation import Router
 
@@ -38,8 +39,9 @@ from rag_assets.core.routing.navigation import Router
 DEFAULT_KINDS = ("encoder", "similarity", "hit-nodes", "oracle")
 LLM_KINDS = ("llm", "llm-rank")
 EVIDENCE_KINDS = (*DEFAULT_KINDS, *LLM_KINDS)
-QUALITY_METRICS = ("passage_hit", "evidence_recall", "section_hit")
+QUALITY_METRICS = ("passage_hit", "evidence_recall", "section_hit", "page_hit")
 OWN_SUFFIX = " own"
+SINGLE_SUFFIX = " (single store)"  # searched and routed within the question's own document
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,22 @@ def estimate(values: Sequence[float]) -> Estimate:
     return Estimate(mean, low, high, len(values))
 
 
+def own_documents(questions: Sequence[Question], doc_ids: Sequence[str]) -> dict[str, list[str]]:
+    """qid -> the doc ids of the question's own document (its `gold_doc`: a doc id or file name),
+    for the questions that name one found among `doc_ids`."""
+    found = {q.qid: [d for d in doc_ids if same_document(d, q.gold_doc)] for q in questions if q.gold_doc}
+    return {qid: ids for qid, ids in found.items() if ids}
+
+
+def within_documents(retrieve: Retrieve, documents: Mapping[str, list[str]]) -> Retrieve:
+    """`retrieve` searching each query's own documents only (`documents`: query -> doc ids)."""
+
+    def search(query: str, mode: str, k: int, **options: object) -> Sequence:
+        return retrieve(query, mode, k, **{**options, "documents": documents.get(query) or None})
+
+    return search
+
+
 def routed_label(kind: str, filled: bool) -> str:
     return f"rdr2-{kind}" + ("" if filled else OWN_SUFFIX)
 
@@ -96,13 +114,21 @@ def measure_evidence(
     trees: Mapping[str, Sequence[TreeNode]],
     engine: object | None = None,
     fills: Sequence[bool] = (True, False),
+    single_store: Mapping[str, Sequence[str]] | None = None,
 ) -> list[EvidenceRow]:
     """`baseline`'s evidence for every question (its words are the budgets), then `routed` with
     each router kind of `kinds`, budget filled and on its own choices (`fills`: which of the two).
     The first-stage search is done once per query and shared, so a routed row's seconds are
-    routing only."""
+    routing only. `single_store` (qid -> the question's own doc ids): every question searched
+    (and so routed) within its own document only, the rows named with `SINGLE_SUFFIX`."""
     if routed.kind != "rdr2":
         raise ValueError(f"strategy {routed.name!r} does not route: its kind is {routed.kind!r}")
+    if single_store is not None:
+        questions = [q for q in questions if single_store.get(q.qid)]
+        retrieve = within_documents(retrieve, {q.query: list(single_store[q.qid]) for q in questions})
+        baseline = dataclasses.replace(baseline, name=baseline.name + SINGLE_SUFFIX)
+        routed = dataclasses.replace(routed, name=routed.name + SINGLE_SUFFIX)
+    suffix = SINGLE_SUFFIX if single_store is not None else ""
     queries = [q.query for q in questions]
     retrieve = remembered(retrieve)
     rows: list[EvidenceRow] = []
@@ -129,7 +155,7 @@ def measure_evidence(
         for filled in fills:
             spec = dataclasses.replace(
                 routed,
-                name=routed_label(kind, filled),
+                name=routed_label(kind, filled) + suffix,
                 router=kind,
                 adapter=routed.adapter if kind in LLM_KINDS else None,
                 fill_budget=filled,
@@ -203,7 +229,12 @@ def summarise_evidence(rows: Sequence[EvidenceRow], baseline: str = "rag-hybrid"
     return summary
 
 
-METRIC_HEADERS = {"passage_hit": "passage hit", "evidence_recall": "evidence recall", "section_hit": "section hit"}
+METRIC_HEADERS = {
+    "passage_hit": "passage hit",
+    "evidence_recall": "evidence recall",
+    "section_hit": "section hit",
+    "page_hit": "page hit",
+}
 
 
 def evidence_table(summary: EvidenceSummary) -> tuple[list[str], list[list[str]]]:

@@ -28,7 +28,10 @@ def evidence_metrics(gathered: GatheredEvidence, question: Question) -> dict[str
     """The evidence figures of one question's gathered evidence (those its gold labels allow, as
     the report scores them) and its words."""
     cited = gathered.citations
-    scores = evidence_scores(gathered.evidence, [c.text for c in cited], [c.heading_path for c in cited], question)
+    places = [(c.doc_id, c.pages) for c in cited]
+    scores = evidence_scores(
+        gathered.evidence, [c.text for c in cited], [c.heading_path for c in cited], question, places
+    )
     return {"words": float(gathered.words), **scores}
 
 

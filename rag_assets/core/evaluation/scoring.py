@@ -57,12 +57,12 @@ HEADING_SEPARATOR = " > "
 _TAG = re.compile(r"<[^>]+>")
 
 ANSWER_METRICS = ("em", "f1", "yes_no_acc", "rouge_l")
-EVIDENCE_METRICS = ("passage_hit", "evidence_recall", "section_hit", "evidence_words")
+EVIDENCE_METRICS = ("passage_hit", "evidence_recall", "section_hit", "page_hit", "evidence_words")
 COST_METRICS = ("router_prompt_tokens", "router_output_tokens", "engine_calls", "seconds_p50", "seconds_p95")
 # The order metrics appear in tables and in summary.json.
 METRIC_ORDER = ANSWER_METRICS + EVIDENCE_METRICS + COST_METRICS
 # Metrics that are fractions in [0, 1] (plotted on one axis).
-RATE_METRICS = ("em", "f1", "yes_no_acc", "rouge_l", "passage_hit", "evidence_recall", "section_hit")
+RATE_METRICS = ("em", "f1", "yes_no_acc", "rouge_l", "passage_hit", "evidence_recall", "section_hit", "page_hit")
 
 
 class ScorableAnswer(Protocol):
@@ -150,20 +150,50 @@ def section_hit(cited_heading_paths: Sequence[str | Sequence[str]], section_path
     return 0.0
 
 
+_PAGES = re.compile(r"^pp?\. (\d+)(?:-(\d+))?$")
+
+
+def cited_pages(pages: str) -> range:
+    """The pages of a citation's "p. 12" / "pp. 12-13" (empty without pages)."""
+    found = _PAGES.match(pages.strip())
+    if not found:
+        return range(0)
+    first = int(found.group(1))
+    return range(first, int(found.group(2) or first) + 1)
+
+
+def same_document(doc_id: str, gold_doc: str) -> bool:
+    """The cited document is the gold one: its id, or its file name with or without extension
+    (`financebench/ADOBE_2015_10K.pdf` for `ADOBE_2015_10K`)."""
+    tail = doc_id.rsplit("/", 1)[-1]
+    return gold_doc in (doc_id, tail, tail.rsplit(".", 1)[0])
+
+
+def page_hit(cited: Sequence[tuple[str, str]], gold_doc: str, gold_pages: Sequence[int]) -> float | None:
+    """1.0 when a cited node (doc id, "p. 12") of the gold document lies on a gold page; None
+    without gold pages."""
+    if not gold_pages or not gold_doc:
+        return None
+    gold = set(gold_pages)
+    return float(any(same_document(doc, gold_doc) and gold.intersection(cited_pages(pages)) for doc, pages in cited))
+
+
 def evidence_scores(
     evidence: str,
     cited_texts: Sequence[str],
     cited_heading_paths: Sequence[str | Sequence[str]],
     question: Question,
+    cited_places: Sequence[tuple[str, str]] = (),
 ) -> dict[str, float]:
     """The evidence metrics the question's gold labels allow: passage hit (short answers in the
     evidence), evidence recall (gold lines among the cited texts), section hit (a cited node under
-    the gold section)."""
+    the gold section), page hit (a cited node, `cited_places`' (doc id, "p. 12"), on a gold page)."""
     out: dict[str, float] = {}
     for name, value in (
         ("passage_hit", passage_hit(evidence, question.answers)),
         ("evidence_recall", evidence_recall(list(cited_texts), question.evidences)),
         ("section_hit", section_hit(list(cited_heading_paths), question.section_path)),
+        ("page_hit", page_hit(cited_places, question.gold_doc, question.gold_pages)),
     ):
         if value is not None:
             out[name] = value

@@ -51,9 +51,10 @@ def full_text_search(
     k: int = 5,
     collections: list[str] | None = None,
     version: int | None = None,
+    documents: list[str] | None = None,
 ) -> list[SearchHit]:
     """Top-k passages of `query` by BM25 in the Lance dataset at `dataset_uri`, as of `version`
-    (None: the newest), only rows of `collections` when given."""
+    (None: the newest), only rows of `collections` and `documents` (doc ids) when given."""
     if not query.strip():
         raise ValueError("empty query")
     lance = load_lance()
@@ -66,7 +67,7 @@ def full_text_search(
     table = dataset.to_table(
         columns=[*HIT_COLUMNS, "_score"],
         full_text_query={"query": full_text_query(query), "columns": ["search_text"]},
-        filter=collection_filter(collections),
+        filter=collection_filter(collections, documents),
         prefilter=True,
         limit=k,
     )

@@ -1,7 +1,8 @@
 """Retrieval units cut *from* the trees, so passage -> node alignment is exact by construction.
 
 A passage is consecutive content nodes of one section (same nearest heading) packed up to about
-`max_words`; it never crosses a heading. A node longer than the limit is split at sentence
+`max_words`; it crosses a heading only where a section holds fewer than `min_words` words (it then
+joins its neighbour). A node longer than the limit is split at sentence
 boundaries (word boundaries if one sentence is itself too long), so a passage may hold part of a
 node: its span is then a sub-span of the node's. The reference implementation aligned chunks to
 trees by brute-force Levenshtein; here the alignment is simply recorded.
@@ -11,12 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rag_assets.core.corpus.tree import CONTENT, TreeNode
 
 PASSAGE_JOINER = "\n"
+# A passage of fewer words joins a neighbour: a Markdown file of 20,000 headings with a few words
+# under each became 10,000 passages of 21 characters, each embedded and searched alone.
+DEFAULT_MIN_WORDS = 5
+# Passages per document at most (the largest real document here, an e-manual, cuts into 547): a
+# document over it is left out of the index with the reason, not allowed to swamp it.
+DEFAULT_MAX_PASSAGES = 20_000
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"\S+")
 
@@ -72,7 +79,57 @@ def _section_of(node: TreeNode, by_id: dict[int, TreeNode]) -> int:
     return -1 if parent is None else parent
 
 
-def cut_passages(doc_id: str, nodes: Sequence[TreeNode], text: str, max_words: int = 100) -> list[Passage]:
+def cut_passages(
+    doc_id: str, nodes: Sequence[TreeNode], text: str, max_words: int = 100, min_words: int = DEFAULT_MIN_WORDS
+) -> list[Passage]:
+    """Greedy packing of each section's content nodes, in document order; then a passage of fewer
+    than `min_words` words joins its neighbour (the next section's, the previous one's) while the
+    two fit in `max_words`, so a run of near-empty sections does not become one passage each."""
+    return merge_small_passages(_packed(doc_id, nodes, text, max_words), min_words, max_words)
+
+
+def merge_small_passages(passages: Sequence[Passage], min_words: int, max_words: int) -> list[Passage]:
+    """Consecutive passages of one document grouped while one side has fewer than `min_words`
+    words and together they fit in `max_words` (0: no merging). Packing already fills each
+    section up to `max_words`, so groups only ever join passages of neighbouring sections."""
+    groups: list[list[Passage]] = []
+    for passage in passages:
+        if groups:
+            words = sum(p.word_count for p in groups[-1])
+            small = passage.word_count < min_words or words < min_words
+            if small and words + passage.word_count <= max_words:
+                groups[-1].append(passage)
+                continue
+        groups.append([passage])
+    return [group[0] if len(group) == 1 else _joined(group) for group in groups]
+
+
+def _joined(group: Sequence[Passage]) -> Passage:
+    """One passage of several consecutive ones: their nodes and spans in order, the heading path
+    they share, the first one's id."""
+    shared: list[str] = []
+    for level in zip(*(p.heading_path for p in group), strict=False):
+        if len(set(level)) > 1:
+            break
+        shared.append(level[0])
+    path, body = tuple(shared), PASSAGE_JOINER.join(p.text for p in group)
+    return Passage(
+        passage_id=group[0].passage_id,
+        doc_id=group[0].doc_id,
+        node_ids=tuple(n for p in group for n in p.node_ids),
+        spans=tuple(s for p in group for s in p.spans),
+        heading_path=path,
+        text=body,
+        word_count=sum(p.word_count for p in group),
+        content_hash=_digest(path, body),
+    )
+
+
+def _digest(path: tuple[str, ...], body: str) -> str:
+    return hashlib.sha256(("\x1f".join(path) + "\x1e" + body).encode()).hexdigest()[:16]
+
+
+def _packed(doc_id: str, nodes: Sequence[TreeNode], text: str, max_words: int) -> list[Passage]:
     """Greedy packing of each section's content nodes, in document order."""
     if max_words < 1:
         raise ValueError(f"max_words must be at least 1, got {max_words}")
@@ -90,7 +147,7 @@ def cut_passages(doc_id: str, nodes: Sequence[TreeNode], text: str, max_words: i
         first_node, first_start = current[0][0], current[0][1]
         node = by_id[first_node]
         piece = first_start - node.span_start  # offset inside the first node: unique per passage
-        digest = hashlib.sha256(("\x1f".join(current_path) + "\x1e" + body).encode()).hexdigest()[:16]
+        digest = _digest(current_path, body)
         passages.append(
             Passage(
                 passage_id=f"{doc_id}#{first_node}" + (f".{piece}" if piece else ""),
@@ -118,6 +175,34 @@ def cut_passages(doc_id: str, nodes: Sequence[TreeNode], text: str, max_words: i
             current.append((node.node_id, start, end, words))
     flush()
     return passages
+
+
+def collection_passages(
+    trees: Mapping[str, tuple[Sequence[TreeNode], str]],
+    max_words: int,
+    min_words: int = DEFAULT_MIN_WORDS,
+    max_passages: int = DEFAULT_MAX_PASSAGES,
+) -> tuple[list[Passage], dict[str, int]]:
+    """(passages of every document, doc_id -> passage count of each document left out because it
+    cut into more than `max_passages`)."""
+    kept: list[Passage] = []
+    over: dict[str, int] = {}
+    for doc_id, (nodes, text) in trees.items():
+        cut = cut_passages(doc_id, nodes, text, max_words, min_words)
+        if len(cut) > max_passages:
+            over[doc_id] = len(cut)
+            continue
+        kept.extend(cut)
+    return kept, over
+
+
+def too_many_passages(over: Mapping[str, int], max_passages: int) -> dict[str, str]:
+    """doc_id -> the reason it was left out of the index, for the documents over the cap."""
+    return {
+        doc_id: f"{doc_id}: cut into {count} passages, over the limit of {max_passages} per document "
+        "(passages config max_passages_per_document)"
+        for doc_id, count in over.items()
+    }
 
 
 def passage_columns(passages: Sequence[Passage], collection: str) -> dict[str, list]:

@@ -50,15 +50,16 @@ def search(
     collections: list[str] | None = None,
     reranker=None,
     candidates: int | None = None,
+    documents: list[str] | None = None,
 ) -> list[SearchHit]:
-    """Top-k passages for `query`; `reranker` (e.g. `cross_encoder_reranker(path)`) reorders
-    `candidates` (default 4k) first-stage hits."""
+    """Top-k passages for `query`, of `documents` (doc ids) only when given; `reranker` (e.g.
+    `cross_encoder_reranker(path)`) reorders `candidates` (default 4k) first-stage hits."""
     if mode not in MODES:
         raise ValueError(f"unknown search mode {mode!r}; expected one of {MODES}")
     if not query.strip():
         raise ValueError("empty query")
     table = index.table
-    where = collection_filter(collections)
+    where = collection_filter(collections, documents)
     limit = max(k, candidates or (4 * k if reranker else k))
     if reranker is not None and hasattr(reranker, "with_first_stage"):
         # Fetched deeper than k for the reranker to choose from, but its first stage must be the
@@ -94,11 +95,15 @@ def full_text_query(query: str) -> str:
     return " ".join(_QUERY_NOISE.sub(" ", query).split()) or query
 
 
-def collection_filter(collections: list[str] | None) -> str | None:
-    """The SQL filter keeping rows of `collections` (None: no filter)."""
-    if not collections:
-        return None
-    return "collection IN (" + ", ".join(sql_string(c) for c in collections) + ")"
+def collection_filter(collections: list[str] | None, documents: list[str] | None = None) -> str | None:
+    """The SQL filter keeping rows of `collections` and of `documents` (doc ids) when given (None:
+    no filter)."""
+    parts = []
+    if collections:
+        parts.append("collection IN (" + ", ".join(sql_string(c) for c in collections) + ")")
+    if documents:
+        parts.append("doc_id IN (" + ", ".join(sql_string(d) for d in documents) + ")")
+    return " AND ".join(parts) or None
 
 
 def _query_builder(table, embedder: Embedder, query: str, text_query: str, mode: str, reranker):

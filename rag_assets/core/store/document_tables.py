@@ -82,3 +82,33 @@ def collection_document_hashes(con: duckdb.DuckDBPyConnection, collection: str) 
         return {}
     rows = con.execute("SELECT doc_id, content_hash FROM source_documents WHERE collection = ?", [collection])
     return dict(rows.fetchall())
+
+
+def rejected_doc_ids(con: duckdb.DuckDBPyConnection, collection: str, stage: str) -> set[str]:
+    """The collection's source documents rejected at `stage` (matched by their uri)."""
+    ensure_schema(con, ["source_documents", "rejected_documents"])
+    rows = con.execute(
+        """SELECT s.doc_id FROM source_documents s JOIN rejected_documents r
+             ON r.collection = s.collection AND r.uri = s.uri AND r.stage = ?
+           WHERE s.collection = ?""",
+        [stage, collection],
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
+def documents_named(con: duckdb.DuckDBPyConnection, collections: Sequence[str] | None, name: str) -> list[str]:
+    """doc ids of the documents `name` names in `collections` (None: all): its doc id, its file
+    name with or without extension, or its title (case aside)."""
+    where, params = (
+        ("WHERE collection IN (" + ", ".join("?" * len(collections)) + ")", list(collections))
+        if collections
+        else ("", [])
+    )
+    rows = con.execute(f"SELECT doc_id, title FROM source_documents {where} ORDER BY doc_id", params).fetchall()
+    wanted = name.strip().casefold()
+    found = []
+    for doc_id, title in rows:
+        tail = doc_id.rsplit("/", 1)[-1]
+        if wanted in {n.casefold() for n in (doc_id, tail, tail.rsplit(".", 1)[0], title)}:
+            found.append(doc_id)
+    return found

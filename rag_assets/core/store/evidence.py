@@ -16,7 +16,7 @@ SCHEMA = """
     collection VARCHAR NOT NULL, run_id VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL,
     position INTEGER NOT NULL, strategy VARCHAR NOT NULL, router VARCHAR NOT NULL, filled BOOLEAN NOT NULL,
     qid VARCHAR NOT NULL, passage_hit DOUBLE, evidence_recall DOUBLE, section_hit DOUBLE,
-    words INTEGER NOT NULL, seconds DOUBLE NOT NULL"""
+    words INTEGER NOT NULL, seconds DOUBLE NOT NULL, page_hit DOUBLE"""
 _COLUMNS = ("strategy", "router", "filled", "qid", *QUALITY_METRICS, "words", "seconds")
 
 
@@ -25,6 +25,7 @@ def store_evidence(
 ) -> None:
     """Replace the collection's rows by `rows` (kept in their order) atomically."""
     con.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} ({SCHEMA})")
+    con.execute(f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS page_hit DOUBLE")  # tables from before page hit
     values = [
         [collection, run_id, created_at, position, r.strategy, r.router, r.filled, r.qid]
         + [r.metrics.get(m) for m in QUALITY_METRICS]
@@ -34,15 +35,18 @@ def store_evidence(
     with transaction(con):
         con.execute(f"DELETE FROM {TABLE} WHERE collection = ?", [collection])
         if values:
-            con.executemany(f"INSERT INTO {TABLE} VALUES ({', '.join('?' * 13)})", values)
+            names = ("collection", "run_id", "created_at", "position", *_COLUMNS)
+            con.executemany(f"INSERT INTO {TABLE} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", values)
 
 
 def load_evidence(con: duckdb.DuckDBPyConnection, collection: str) -> list[EvidenceRow]:
     """The collection's stored rows in the order they were measured ([] before the first run)."""
     if not table_exists(con, TABLE):
         return []
+    present = {d[0] for d in con.execute(f"SELECT * FROM {TABLE} LIMIT 0").description}
+    columns = [c if c in present else f"NULL AS {c}" for c in _COLUMNS]  # page_hit: absent from older tables
     found = con.execute(
-        f"SELECT {', '.join(_COLUMNS)} FROM {TABLE} WHERE collection = ? ORDER BY position", [collection]
+        f"SELECT {', '.join(columns)} FROM {TABLE} WHERE collection = ? ORDER BY position", [collection]
     ).fetchall()
     out = []
     for strategy, router, filled, qid, *rest in found:

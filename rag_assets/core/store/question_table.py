@@ -25,6 +25,7 @@ def questions_table(collection: str, questions: Sequence[Question]) -> pa.Table:
             "gold_doc": pa.array([q.gold_doc for q in questions], pa.string()),
             "not_answerable": pa.array([q.not_answerable for q in questions], pa.bool_()),
             "split": pa.array([q.split for q in questions], pa.string()),
+            "gold_pages": pa.array([list(q.gold_pages) for q in questions], pa.list_(pa.int32())),
         }
     )
 
@@ -44,9 +45,13 @@ def load_question_rows(
     if splits:
         where += f" AND split IN ({', '.join('?' * len(splits))})"
         params += splits
+    columns = {d[0] for d in con.execute(f"SELECT * FROM {table} LIMIT 0").description}
+    pages = "gold_pages" if "gold_pages" in columns else "[]::INTEGER[]"  # a catalogue from before gold pages
     rows = con.execute(
-        "SELECT qid, query, answers, evidences, section_path, gold_doc, not_answerable, split "
+        f"SELECT qid, query, answers, evidences, section_path, gold_doc, not_answerable, split, {pages} "
         f"FROM {table} {where} ORDER BY qid",
         params,
     ).fetchall()
-    return [Question(r[0], r[1], tuple(r[2]), tuple(r[3]), tuple(r[4]), r[5], r[6], r[7]) for r in rows]
+    return [
+        Question(r[0], r[1], tuple(r[2]), tuple(r[3]), tuple(r[4]), r[5], r[6], r[7], tuple(r[8] or ())) for r in rows
+    ]

@@ -9,7 +9,8 @@ import pyarrow as pa
 _QUESTION_COLUMNS = """
         collection VARCHAR NOT NULL, qid VARCHAR NOT NULL, query VARCHAR NOT NULL,
         answers VARCHAR[] NOT NULL, evidences VARCHAR[] NOT NULL, section_path VARCHAR[] NOT NULL,
-        gold_doc VARCHAR NOT NULL, not_answerable BOOLEAN NOT NULL, split VARCHAR NOT NULL"""
+        gold_doc VARCHAR NOT NULL, not_answerable BOOLEAN NOT NULL, split VARCHAR NOT NULL,
+        gold_pages INTEGER[] DEFAULT []"""
 
 SCHEMA: dict[str, str] = {
     "source_documents": """
@@ -134,6 +135,9 @@ NODE_ARROW_SCHEMA = pa.schema(
 # to such a catalogue (with their default) so it stays readable and writable.
 ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
     "document_nodes": ("page_start INTEGER DEFAULT 0", "page_end INTEGER DEFAULT 0"),
+    # the gold document's evidence pages (FinanceBench)
+    "questions": ("gold_pages INTEGER[] DEFAULT []",),
+    "synthetic_questions": ("gold_pages INTEGER[] DEFAULT []",),
     # how many questions the views come from, whether they are the dev + test views, the intervals,
     # what the rates rest on (no default: NULL on older rows, read as unknown)
     "router_metrics": (

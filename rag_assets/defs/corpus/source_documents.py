@@ -31,7 +31,8 @@ from resources.sources import SourcesResource
     kinds={"python", "duckdb"},
     metadata=table_metadata("source_documents"),
     description="Documents of one collection (stable doc ids, content hashes, raw text); "
-    "unreadable ones go to `rejected_documents` with the reason.",
+    "unreadable ones go to `rejected_documents` with the reason. A collection with no readable "
+    "document fails here, naming its rejected files, and its last good version is kept.",
 )
 def source_documents(
     context: dg.AssetExecutionContext,
@@ -44,7 +45,13 @@ def source_documents(
         max_document_mb=sources.max_document_mb,
         max_document_words=sources.max_document_words,
         duplicates=sources.duplicates,
+        max_document_pages=sources.max_document_pages,
     )
+    for rejection in result.rejections:
+        context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
+    nothing = result.nothing_readable(spec)
+    if nothing:  # stop here, before the catalogue's last good version is replaced by nothing
+        raise dg.Failure(description=nothing, allow_retries=False)
     with catalogue.get_connection() as con:
         before = collection_document_hashes(con, spec.name)
         replace_collection(
@@ -58,8 +65,6 @@ def source_documents(
         report_side_table(context, con, "rejected_documents", stage="ingest")
     changes = document_changes(before, {d.doc_id: d.content_hash for d in result.documents})
     context.log.info(f"{spec.name} documents: {change_summary(change_counts(changes, len(result.documents)))}")
-    for rejection in result.rejections:
-        context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
     for doc_id, original in result.duplicates:
         context.log.warning(f"{doc_id} has the same content as {original} (duplicates: {sources.duplicates})")
     # The data version is the hash of every document's hash: unchanged sources, unchanged version.

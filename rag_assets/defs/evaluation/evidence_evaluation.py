@@ -21,12 +21,14 @@ from rag_assets.core.evaluation.evidence import (
     evidence_table,
     evidence_title,
     measure_evidence,
+    own_documents,
     summarise_evidence,
 )
 from rag_assets.core.lineage import utc_now
 from rag_assets.core.store.evidence import store_evidence
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.tree_tables import load_trees
+from rag_assets.defs.config_choices import only_known
 from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
 from rag_assets.defs.metadata import markdown_table
@@ -56,6 +58,11 @@ class EvidenceConfig(dg.Config):
     expand_iterations: int = Field(default=AnswersConfig().expand_iterations, ge=0, le=10)
     token_budget: int = Field(default=AnswersConfig().token_budget, ge=64, le=32768)
     router_max_new_tokens: int = Field(default=AnswersConfig().router_max_new_tokens, ge=8, le=512)
+    single_store: list[str] = Field(
+        default=[],
+        description="Collections also measured on the single store: each question searched and routed within its "
+        "own document (its gold_doc) only; those rows are named '... (single store)'.",
+    )
 
     def answers_config(self) -> AnswersConfig:
         """`answers`' settings with this step's rdr2 and rag-hybrid knobs."""
@@ -71,10 +78,7 @@ class EvidenceConfig(dg.Config):
     @field_validator("kinds")
     @classmethod
     def known_kinds(cls, kinds: list[str]) -> list[str]:
-        unknown = [k for k in kinds if k not in EVIDENCE_KINDS]
-        if unknown:
-            raise ValueError(f"evidence_evaluation kinds {unknown} unknown; expected some of {list(EVIDENCE_KINDS)}")
-        return kinds
+        return only_known(kinds, EVIDENCE_KINDS, "evidence_evaluation kinds")
 
 
 def measured_kinds(config: EvidenceConfig, session: AnsweringSession, backend: str, notes: list[str]) -> list[str]:
@@ -91,6 +95,29 @@ def measured_kinds(config: EvidenceConfig, session: AnsweringSession, backend: s
     return kinds
 
 
+def _measured(
+    config: EvidenceConfig,
+    session: AnsweringSession,
+    questions: list,
+    kinds: list[str],
+    trees: dict,
+    single_store: dict[str, list[str]] | None = None,
+) -> list:
+    """The evidence rows of rag-hybrid and rdr2 with each router kind (on the single store when given)."""
+    specs = strategy_specs(config.answers_config(), "short", session.published.llm_adapter)
+    return measure_evidence(
+        questions,
+        baseline=specs[BUDGET_SOURCE],
+        routed=specs["rdr2"],
+        kinds=kinds,
+        routers={kind: session.router(kind) for kind in kinds if kind != "llm"},
+        retrieve=session.retrieve,
+        trees=trees,
+        engine=session.engine if any(k in LLM_KINDS for k in kinds) else None,
+        single_store=single_store,
+    )
+
+
 @dg.asset(
     pool=CATALOGUE_POOL,
     retry_policy=TRANSIENT_RETRY,
@@ -101,7 +128,8 @@ def measured_kinds(config: EvidenceConfig, session: AnsweringSession, backend: s
     kinds={"python", "duckdb"},
     description="Evidence without the reader on every evaluation question: rag-hybrid against RDR2 with each "
     "router kind (trained encoder, untrained similarity, hit-nodes floor, oracle ceiling), budget filled and on "
-    "the router's own choices; passage hit / evidence recall / section hit and words with 95% bootstrap "
+    "the router's own choices (and, for the collections named in single_store, within each question's own "
+    "document); passage hit / evidence recall / section hit / page hit and words with 95% bootstrap "
     "intervals and paired differences against rag-hybrid. One row per strategy and question in "
     "`evidence_evaluation`, replaced per collection atomically.",
 )
@@ -131,17 +159,9 @@ def evidence_evaluation(
     kinds = measured_kinds(config, session, llm.backend, notes)
     for note in notes:
         context.log.warning(note)
-    specs = strategy_specs(config.answers_config(), "short", published.llm_adapter)
-    rows = measure_evidence(
-        questions,
-        baseline=specs[BUDGET_SOURCE],
-        routed=specs["rdr2"],
-        kinds=kinds,
-        routers={kind: session.router(kind) for kind in kinds if kind != "llm"},
-        retrieve=session.retrieve,
-        trees=trees,
-        engine=session.engine if any(k in LLM_KINDS for k in kinds) else None,
-    )
+    rows = _measured(config, session, questions, kinds, trees)
+    if collection in config.single_store:
+        rows += _measured(config, session, questions, kinds, trees, own_documents(questions, list(trees)))
     with catalogue.get_connection() as con:
         store_evidence(con, collection, rows, run_id=context.run.run_id, created_at=utc_now())
     summary = summarise_evidence(rows, BUDGET_SOURCE)

@@ -10,12 +10,13 @@ import dataclasses
 from typing import Literal
 
 import dagster as dg
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from rag_assets.core.answer_metrics import word_count
 from rag_assets.core.answering.types import DEFAULT_ROUTER_KIND, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.errors import ConfigError
+from rag_assets.defs.config_choices import only_known
 from rag_assets.defs.evaluation.generation_config import GENERATION_STRATEGIES, GenerationConfig, generation_specs
 
 STRATEGIES = (
@@ -135,6 +136,11 @@ class AnswersConfig(GenerationConfig):
         le=32768,
         description="Router input per subtree (tokens), as routing_subtrees built what the router learnt on.",
     )
+
+    @field_validator("strategies")
+    @classmethod
+    def _known_strategies(cls, names: list[str]) -> list[str]:
+        return only_known(names, STRATEGIES, "strategies")
 
 
 def strategy_specs(

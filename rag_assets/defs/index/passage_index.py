@@ -12,8 +12,15 @@ from rag_assets.core.corpus.document_changes import (
     document_changes,
     passage_document_hashes,
 )
-from rag_assets.core.index.passages import cut_passages
+from rag_assets.core.corpus.sources import Rejection
+from rag_assets.core.index.passages import (
+    DEFAULT_MAX_PASSAGES,
+    DEFAULT_MIN_WORDS,
+    collection_passages,
+    too_many_passages,
+)
 from rag_assets.core.store.collections import replace_collection
+from rag_assets.core.store.document_tables import document_sources
 from rag_assets.core.store.passage_table import load_passages, passages_table
 from rag_assets.core.store.publication import load_publication, new_publication, publish
 from rag_assets.core.store.tree_tables import load_trees
@@ -22,6 +29,7 @@ from rag_assets.defs.metadata import (
     document_change_metadata,
     histogram_markdown,
     markdown_table,
+    rejections_markdown,
     row_count_metadata,
     table_metadata,
 )
@@ -37,7 +45,22 @@ class PassageConfig(dg.Config):
         ge=10,
         le=2000,
         description="Words per passage at most (about the paper's 100-word retrieval units); a passage "
-        "never crosses a heading; a longer content node is split at sentence boundaries.",
+        "crosses no heading unless a section is smaller than min_words; a longer content node is split at "
+        "sentence boundaries.",
+    )
+    min_words: int = Field(
+        default=DEFAULT_MIN_WORDS,
+        ge=0,
+        le=100,
+        description="A passage of fewer words joins its neighbouring section's passage (while both fit in "
+        "max_words) instead of being indexed alone; 0 = never.",
+    )
+    max_passages_per_document: int = Field(
+        default=DEFAULT_MAX_PASSAGES,
+        ge=1,
+        le=10_000_000,
+        description="A document cut into more passages is left out of the index and listed in "
+        "`rejected_documents` (stage `passages`) with its count.",
     )
 
 
@@ -49,7 +72,8 @@ class PassageConfig(dg.Config):
     kinds={"python", "duckdb"},
     metadata=table_metadata("passages"),
     description="Retrieval units cut from the trees: consecutive content nodes of one section up to "
-    "~max_words, never crossing a heading; each keeps its node ids and spans (exact alignment).",
+    "~max_words, crossing a heading only to join a section under min_words; each keeps its node ids and "
+    "spans (exact alignment).",
 )
 def passages(
     context: dg.AssetExecutionContext, config: PassageConfig, catalogue: DuckDBResource
@@ -57,16 +81,31 @@ def passages(
     collection = context.partition_key
     with catalogue.get_connection() as con:
         trees = load_trees(con, collection)
-    cut = [p for doc_id, (nodes, text) in trees.items() for p in cut_passages(doc_id, nodes, text, config.max_words)]
+    cut, over = collection_passages(trees, config.max_words, config.min_words, config.max_passages_per_document)
     with catalogue.get_connection() as con:  # held for the write only
-        replace_collection(con, collection, {"passages": passages_table(collection, cut)})
+        sources = document_sources(con, collection, list(over))
+        rejections = [
+            Rejection(collection, sources.get(doc_id, ("", doc_id))[1], "passages", reason)
+            for doc_id, reason in too_many_passages(over, config.max_passages_per_document).items()
+        ]
+        replace_collection(
+            con,
+            collection,
+            {"passages": passages_table(collection, cut)},
+            rejection_stage="passages",
+            rejections=rejections,
+        )
         row_counts = row_count_metadata(con, "passages", collection)
+    for rejection in rejections:
+        context.log.warning(f"left out of the index: {rejection.uri}: {rejection.reason}")
     words = [p.word_count for p in cut]
     return dg.MaterializeResult(
         metadata={
             **row_counts,
             "documents": len(trees),
             "passages": len(cut),
+            "rejected": len(rejections),
+            "rejections": dg.MetadataValue.md(rejections_markdown(rejections)),
             "mean_words": round(statistics.fmean(words), 1) if words else 0.0,
             "max_words": max(words, default=0),
             "words_plot": dg.MetadataValue.md(histogram_markdown(words, title="words per passage", xlabel="words")),

@@ -5,9 +5,11 @@ from collections import Counter
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
+from pydantic import Field
 
+from rag_assets.core.corpus.sources import nothing_left
 from rag_assets.core.corpus.tree import render_tree
-from rag_assets.core.corpus.tree_building import build_trees
+from rag_assets.core.corpus.tree_building import DEFAULT_MAX_NODES, build_trees
 from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.document_tables import load_documents
 from rag_assets.core.store.tree_tables import nodes_table, texts_table
@@ -25,6 +27,16 @@ from rag_assets.defs.metadata import (
 from rag_assets.defs.partitions import collection_partitions
 
 
+class TreeConfig(dg.Config):
+    max_nodes: int = Field(
+        default=DEFAULT_MAX_NODES,
+        ge=10,
+        le=10_000_000,
+        description="Nodes per document tree at most; a document over it is rejected (listed in "
+        "`rejected_documents`, stage `parse`, with its count) rather than swamping the index.",
+    )
+
+
 @dg.asset(
     pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
@@ -35,11 +47,18 @@ from rag_assets.defs.partitions import collection_partitions
     description="Document Structure Trees: headings are structure nodes; paragraphs, list items, "
     "table rows and code are content nodes; exact char spans into each document's normalised text.",
 )
-def document_trees(context: dg.AssetExecutionContext, catalogue: DuckDBResource) -> dg.MaterializeResult:
+def document_trees(
+    context: dg.AssetExecutionContext, config: TreeConfig, catalogue: DuckDBResource
+) -> dg.MaterializeResult:
     collection = context.partition_key
     with catalogue.get_connection() as con:
         docs = load_documents(con, collection)
-    built = build_trees(docs, progress=True)  # parsing holds no connection: readers are not locked out
+    # parsing holds no connection: readers are not locked out
+    built = build_trees(docs, progress=True, max_nodes=config.max_nodes)
+    for rejection in built.rejections:
+        context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
+    if docs and not built.trees:  # stop here, before the last good trees are replaced by none
+        raise dg.Failure(description=nothing_left(collection, "parsable", built.rejections), allow_retries=False)
     with catalogue.get_connection() as con:
         replace_collection(
             con,
@@ -51,8 +70,6 @@ def document_trees(context: dg.AssetExecutionContext, catalogue: DuckDBResource)
         row_counts = row_count_metadata(con, "document_nodes", collection)
         report_side_table(context, con, "document_texts")
         report_side_table(context, con, "rejected_documents", stage="parse")
-    for rejection in built.rejections:
-        context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
     nodes = [n for _, tree in built.trees for n in tree.nodes]
     sizes = sorted(((len(t.nodes), d.doc_id) for d, t in built.trees))
     sample = ""

@@ -110,11 +110,12 @@ def binary_format(name: str, data: bytes) -> str | None:
     return None
 
 
-def extract_binary(fmt: str, data: bytes) -> tuple[str, str]:
+def extract_binary(fmt: str, data: bytes, *, max_pages: int | None = None) -> tuple[str, str]:
     """(layout text the format's parser reads, plain text for word counts) of a PDF or .docx;
-    ParseError naming the problem for a damaged, encrypted, truncated or text-less file."""
+    ParseError naming the problem for a damaged, encrypted, truncated or text-less file, or a PDF
+    of more than `max_pages` pages."""
     if fmt == "pdf":
-        pdf = extract_pdf(data)
+        pdf = extract_pdf(data, max_pages)
         return pdf.layout, pdf.plain_text
     if fmt == "docx":
         if not data.startswith(ZIP_MAGIC):

@@ -17,65 +17,33 @@ column by column.
 from __future__ import annotations
 
 import json
-import re
-from collections import Counter
-from dataclasses import dataclass, field
-from itertools import pairwise
 
-from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block, normalise_code, table_row
+from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block
 from rag_assets.core.corpus.parsers.errors import ParseError
+from rag_assets.core.corpus.parsers.pdf_draft import BULLET, GLYPH_BULLETS, Draft, emit
 from rag_assets.core.corpus.parsers.pdf_extract import PDF_LAYOUT_VERSION
+from rag_assets.core.corpus.parsers.pdf_filing import contents_pages, filing_rank, join_label
+from rag_assets.core.corpus.parsers.pdf_headings import (
+    heading_levels,
+    is_heading_line,
+    italics_are_emphasis,
+    promote_lead_lines,
+)
 from rag_assets.core.corpus.parsers.pdf_lines import (
+    SENTENCE_END,
     Line,
     body_size,
     broken_early,
+    compound_words,
     drop_page_furniture,
     join_cells,
     merge_fragments,
     page_lines,
     reading_order,
 )
+from rag_assets.core.corpus.parsers.pdf_margins import page_margins
 from rag_assets.core.corpus.parsers.pdf_outline import place_outline
-
-_HEADING_SCALE = 1.15  # a line this much larger than the body text may be a heading
-_MAX_HEADING_WORDS = 18
-_BULLET = re.compile(r"^(?:[•◦▪●○■□‣⁃∙·*–—-]|\(?(?:\d{1,2}|[a-zA-Z]|[ivx]{1,4})[.)])\s+(?=\S)")
-_NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,5})\.?\s+\S")
-# A sentence end, maybe followed by closing quotes/brackets and reference marks ("work."[4]).
-_SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*(?:\[[^\]]{1,12}\])*$")
-
-
-@dataclass(slots=True)
-class _Draft:
-    kind: BlockKind
-    lines: list[Line] = field(default_factory=list)
-    level: int = 0
-    after_break: bool = False  # a paragraph set right under the previous one, which broke early
-
-    def block(self) -> Block:
-        pages = [line.page for line in self.lines]
-        if self.kind is BlockKind.CODE:
-            # monospaced: a line's indent is as many characters as fit between it and the block's left
-            left = min(line.x0 for line in self.lines)
-            rows: list[str] = []
-            for previous, ln in zip([None, *self.lines], self.lines, strict=False):
-                if previous is not None and previous.page == ln.page and ln.top - previous.bottom > 0.5 * ln.height:
-                    rows.append("")  # a blank line inside the code
-                rows.append(" " * round((ln.x0 - left) / max((ln.x1 - ln.x0) / len(ln.text), 0.1)) + ln.text)
-            return new_block(BlockKind.CODE, normalise_code("\n".join(rows)), 0, min(pages), max(pages))
-        if self.kind is BlockKind.TABLE_ROW:
-            row = table_row("\t".join(line.text for line in self.lines).split("\t"))
-            return new_block(row.kind, row.text, 0, min(pages), max(pages))
-        # a line ending in a hyphen joins the next without a space ("left-" + "hand"); the hyphen
-        # stays, since a compound word ends lines as often as a hyphenated one
-        text = ""
-        for line in self.lines:
-            part = line.text.replace("\t", " ")
-            text = f"{text}{part}" if text.endswith("-") and text[-2:-1].isalpha() else f"{text} {part}"
-        text = text.strip()
-        if self.kind is BlockKind.LIST_ITEM:
-            text = _BULLET.sub("", text, count=1) if text[:1] in "•◦▪●○■□‣⁃∙·*–—-" else text
-        return new_block(self.kind, collapse_spaces(text), self.level, min(pages), max(pages))
+from rag_assets.core.corpus.parsers.pdf_tables import continued_title, continues_table, with_tables
 
 
 def _load(layout: str) -> dict[str, object]:
@@ -91,72 +59,61 @@ def _load(layout: str) -> dict[str, object]:
 def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
     pages = data["pages"]
     assert isinstance(pages, list)
-    lines = [merge_fragments(page_lines(page["lines"], number)) for number, page in enumerate(pages, start=1)]
+    # columns first: pieces of one printed line are joined within a column, never across a
+    # narrow gutter
+    lines = [
+        merge_fragments(reading_order(page_lines(page["lines"], number), float(page["w"])))
+        for number, page in enumerate(pages, start=1)
+    ]
     lines = drop_page_furniture(lines, [float(page["h"]) for page in pages])
-    return [join_cells(reading_order(runs, float(page["w"]))) for runs, page in zip(lines, pages, strict=True)]
+    cleaned = [
+        with_tables(join_cells(runs), page.get("tables") or [], number)
+        for number, (runs, page) in enumerate(zip(lines, pages, strict=True), start=1)
+    ]
+    for line in (line for runs in cleaned for line in runs if "\t" in line.text):
+        line.text = join_label(line.text)  # "ITEM 1.<TAB>Business": a heading set at a tab stop
+        line.cells = line.cells if "\t" in line.text else []
+    return cleaned
 
 
-def _is_heading_line(line: Line, body: float) -> bool:
-    text = line.text.strip()
-    words = len(text.split())
-    if not text or words > _MAX_HEADING_WORDS or "\t" in text or not any(c.isalpha() for c in text):
-        return False
-    if line.size >= body * _HEADING_SCALE:
-        return not (words > 8 and text.endswith("."))
-    return line.bold and line.size >= body * 0.95 and not _SENTENCE_END.search(text) and not _BULLET.match(text)
-
-
-def _continues(draft: _Draft, line: Line, right_edge: float) -> bool:
+def _continues(draft: Draft, line: Line, right_edge: float) -> bool:
     """Whether `line` carries on the paragraph, heading or list item `draft` holds."""
     last = draft.lines[-1]
     if abs(line.size - last.size) > 0.6 or (line.bold != last.bold and draft.kind is not BlockKind.LIST_ITEM):
         return False
-    if draft.kind is not BlockKind.HEADING and broken_early(last, line, right_edge):
+    if (
+        line.page == last.page
+        and line.top < last.top - line.size
+        and line.x0 > last.x1
+        and draft.kind is BlockKind.PARAGRAPH
+    ):
+        # the top of the next column: the paragraph runs on when its last line ends no sentence
+        return not SENTENCE_END.search(last.text)
+    ranked = filing_rank(draft.lines[0].text) is not None  # "Item 1. Business." wraps only when full
+    if (draft.kind is not BlockKind.HEADING or ranked) and broken_early(last, line, right_edge):
+        return False
+    if draft.kind is BlockKind.HEADING and filing_rank(line.text) is not None:
         return False
     if line.page != last.page:
         # A paragraph runs on over a page break when its last line does not end a sentence.
-        return draft.kind is BlockKind.PARAGRAPH and not _SENTENCE_END.search(last.text)
+        return draft.kind is BlockKind.PARAGRAPH and not SENTENCE_END.search(last.text)
     gap = line.top - last.bottom
     if gap > 0.7 * max(line.size, last.size) or gap < -0.5 * line.size:
         return False
     if draft.kind is BlockKind.LIST_ITEM:
         first = draft.lines[0]
-        if _BULLET.match(first.text):  # the text after a marker glyph wraps under itself
-            return line.x0 > first.x0 + 0.5 * line.size
+        if BULLET.match(first.text):  # the text after a marker wraps under itself, under the
+            # marker, or back at the margin when the marker stood at a first-line indent
+            return (
+                line.x0 > first.x0 + 0.5 * line.size
+                or line.x0 < first.x0 - 0.5 * line.size
+                or (abs(line.x0 - first.x0) < 1.0 and first.text[:1] in GLYPH_BULLETS)
+            )
         # an item without a marker glyph wraps at its own indent, after a full line
         return abs(line.x0 - first.x0) < 1.0 and last.x1 > right_edge - 3 * last.size
-    if _SENTENCE_END.search(last.text) and last.x1 < right_edge - 0.1 * (right_edge - last.x0):
+    if SENTENCE_END.search(last.text) and last.x1 < right_edge - 0.1 * (right_edge - last.x0):
         return False  # a short line ending a sentence ends its paragraph, even without a gap
     return abs(line.x0 - last.x0) < 2 * line.size or draft.kind is BlockKind.HEADING
-
-
-def _margins(lines: list[Line], width: float) -> list[tuple[float, float]]:
-    """(left margin, right edge) of each line's column: the commonest start, and the furthest end
-    of its text lines, on its half of the page (one column pages: the whole page)."""
-    middle = width / 2
-    two_columns = sum(ln.x1 <= middle for ln in lines) > 2 and sum(ln.x0 >= middle for ln in lines) > 2
-    sides: dict[bool, list[Line]] = {}
-    for line in lines:
-        sides.setdefault(two_columns and line.x0 >= middle, []).append(line)
-    edges = {side: (_left_margin(group), _right_edge(group)) for side, group in sides.items()}
-    return [edges[two_columns and line.x0 >= middle] for line in lines]
-
-
-def _right_edge(lines: list[Line]) -> float:
-    """Where the column's text lines end: the furthest end among lines not set larger than its
-    commonest size (a title may span both columns) and not monospaced (code printed from a web
-    page may overflow its box), unless there are no such lines."""
-    common = Counter(round(ln.size) for ln in lines).most_common(1)[0][0]
-    text = [ln.x1 for ln in lines if not ln.mono and ln.size < common * _HEADING_SCALE]
-    return max(text or [ln.x1 for ln in lines])
-
-
-def _left_margin(lines: list[Line]) -> float:
-    """The leftmost start shared by several lines (a tenth of them, at least two): on a page of
-    lists the commonest start is the items' indent, not the margin."""
-    starts = Counter(round(ln.x0) for ln in lines)
-    shared = [x for x, n in starts.items() if n >= max(2, len(lines) / 10)]
-    return min(shared) if shared else starts.most_common(1)[0][0]
 
 
 def _indented_item(lines: list[Line], index: int, margin: float, right_edge: float) -> bool:
@@ -176,31 +133,22 @@ def _indented_item(lines: list[Line], index: int, margin: float, right_edge: flo
     )
 
 
-def _page_margins(pages: list[list[Line]], widths: list[float]) -> dict[int, tuple[float, float]]:
-    """id(line) -> (left margin, right edge) of its column, for every line of every page."""
-    margins: dict[int, tuple[float, float]] = {}
-    for lines, width in zip(pages, widths, strict=True):
-        if lines:
-            margins.update(zip(map(id, lines), _margins(lines, width), strict=True))
-    return margins
-
-
 def _line_kind(line: Line, body: float, headings: bool) -> BlockKind:
     """What a line starts, judged alone: code, a heading (when headings come from layout), a
     table row, a list item, else a paragraph."""
     text = line.text.strip()
     if line.mono:
         return BlockKind.CODE
-    if headings and _is_heading_line(line, body):
+    if headings and is_heading_line(line, body):
         return BlockKind.HEADING
     if "\t" in text:
         return BlockKind.TABLE_ROW
-    if _BULLET.match(text):
+    if BULLET.match(text):
         return BlockKind.LIST_ITEM
     return BlockKind.PARAGRAPH
 
 
-def _code_continues(draft: _Draft, line: Line) -> bool:
+def _code_continues(draft: Draft, line: Line) -> bool:
     """Code runs on over blank lines (up to one) and over a page break."""
     last = draft.lines[-1]
     same_page = last.page == line.page and -0.5 * line.size < line.top - last.bottom < 1.8 * line.size
@@ -209,13 +157,26 @@ def _code_continues(draft: _Draft, line: Line) -> bool:
 
 def _drafts(
     pages: list[list[Line]], margins: dict[int, tuple[float, float]], body: float, headings: bool
-) -> list[_Draft]:
-    drafts: list[_Draft] = []
+) -> list[Draft]:
+    drafts: list[Draft] = []
     for lines in pages:
         for index, line in enumerate(lines):
             margin, right_edge = margins[id(line)]
-            kind = _line_kind(line, body, headings)
             current = drafts[-1] if drafts else None
+            if line.table is not None:
+                if (
+                    len(drafts) >= 2
+                    and drafts[-1].kind in (BlockKind.HEADING, BlockKind.PARAGRAPH)
+                    and continued_title(drafts[-2].lines[-1], drafts[-1].lines, line)
+                ):
+                    drafts.pop()  # "Statement of Cash Flows (continued)": the table goes on
+                    current = drafts[-1]
+                if current is not None and continues_table(current.lines[-1], line):
+                    current.lines.append(line)
+                else:
+                    drafts.append(Draft(BlockKind.TABLE_ROW, [line]))
+                continue
+            kind = _line_kind(line, body, headings)
             if (
                 kind is BlockKind.CODE
                 and current is not None
@@ -237,11 +198,11 @@ def _drafts(
             if kind is BlockKind.PARAGRAPH and _indented_item(lines, index, margin, right_edge):
                 kind = BlockKind.LIST_ITEM
             after_break = current is not None and kind is current.kind is BlockKind.PARAGRAPH
-            drafts.append(_Draft(kind, [line], after_break=after_break and _set_under(current, line, right_edge)))
+            drafts.append(Draft(kind, [line], after_break=after_break and _set_under(current, line, right_edge)))
     return drafts
 
 
-def _dash_wrapped(draft: _Draft, line: Line, right_edge: float) -> bool:
+def _dash_wrapped(draft: Draft, line: Line, right_edge: float) -> bool:
     """A line opening with a dash under a full line that ends no sentence, at that line's start,
     is the rest of its sentence (" - check with the office") wrapped there, not a dash list's item."""
     last = draft.lines[-1]
@@ -250,12 +211,12 @@ def _dash_wrapped(draft: _Draft, line: Line, right_edge: float) -> bool:
         and last.text[:1] not in "–—-"
         and draft.kind in (BlockKind.PARAGRAPH, BlockKind.LIST_ITEM)
         and abs(line.x0 - last.x0) < 1.0
-        and not _SENTENCE_END.search(last.text)
+        and not SENTENCE_END.search(last.text)
         and _continues(draft, line, right_edge)
     )
 
 
-def _set_under(draft: _Draft, line: Line, right_edge: float) -> bool:
+def _set_under(draft: Draft, line: Line, right_edge: float) -> bool:
     """`line` sits right under `draft`'s last line (line spacing, same start and style) and that
     line broke early: the two are lines of one list, not two paragraphs (those are set apart)."""
     last = draft.lines[-1]
@@ -269,12 +230,12 @@ def _set_under(draft: _Draft, line: Line, right_edge: float) -> bool:
     )
 
 
-def _unmarked_lists(drafts: list[_Draft]) -> None:
+def _unmarked_lists(drafts: list[Draft]) -> None:
     """Paragraphs set one under another, each ending where the text broke its line, are the items
     of a list drawn without markers or indent (HTML list items printed without their list) when
     at least two of them are single lines: a short line over a paragraph is a lead line, and a
     line ending in a colon introduces the list rather than being one of its items."""
-    runs: list[list[_Draft]] = [[]]
+    runs: list[list[Draft]] = [[]]
     for draft in drafts:
         member = draft.kind is BlockKind.PARAGRAPH and not draft.lines[-1].text.endswith(":")
         if member and draft.after_break and runs[-1]:
@@ -287,55 +248,9 @@ def _unmarked_lists(drafts: list[_Draft]) -> None:
                 item.kind = BlockKind.LIST_ITEM
 
 
-def _heading_levels(drafts: list[_Draft]) -> None:
-    """Level by style rank (larger, then bold, first); numbered headings by their numbering."""
-    headings = [d for d in drafts if d.kind is BlockKind.HEADING]
-    styles = sorted({(round(d.lines[0].size * 2) / 2, d.lines[0].bold) for d in headings}, reverse=True)
-    rank = {style: index + 1 for index, style in enumerate(styles)}
-    numbered = [(d, _NUMBERED.match(d.lines[0].text)) for d in headings]
-    numbered_count = sum(1 for _, match in numbered if match)
-    # Numbering decides when the document numbers its sections; the styles above the first-level
-    # numbered headings (a title, part headings) stay above them.
-    base = min(
-        (rank[(round(d.lines[0].size * 2) / 2, d.lines[0].bold)] for d, m in numbered if m and "." not in m.group(1)),
-        default=1,
-    )
-    for draft, match in numbered:
-        style_level = rank[(round(draft.lines[0].size * 2) / 2, draft.lines[0].bold)]
-        if match and numbered_count >= 2:
-            draft.level = base - 1 + match.group(1).count(".") + 1
-        else:
-            draft.level = style_level
-
-
-def _promote_lead_lines(drafts: list[_Draft], body: float) -> None:
-    """A lone short line at body size that opens a paragraph below it ("History and
-    standardization" above its text) is a heading one level below the styled ones, unless the
-    paragraph is set right under it (a list's lines, the first one short, not a heading)."""
-    lowest = max((d.level for d in drafts if d.kind is BlockKind.HEADING), default=0)
-    for draft, following in pairwise(drafts):
-        line = draft.lines[0]
-        text = line.text.strip()
-        if (
-            draft.kind is BlockKind.PARAGRAPH
-            and len(draft.lines) == 1
-            and following.kind is BlockKind.PARAGRAPH
-            and not following.after_break
-            and len(following.lines) >= 2
-            and following.lines[0].page == line.page
-            and abs(line.size - body) < 0.6
-            and abs(following.lines[0].x0 - line.x0) < line.size
-            and len(text.split()) <= 8
-            and text[:1].isupper()
-            and not _SENTENCE_END.search(text)
-            and line.x1 - line.x0 < 0.6 * (max(ln.x1 for ln in following.lines) - following.lines[0].x0)
-        ):
-            draft.kind, draft.level = BlockKind.HEADING, lowest + 1
-
-
-def _list_levels(drafts: list[_Draft]) -> None:
+def _list_levels(drafts: list[Draft]) -> None:
     """Nesting of each run of list items from the indents of their markers."""
-    run: list[_Draft] = []
+    run: list[Draft] = []
     for draft in [*drafts, None]:
         if draft is not None and draft.kind is BlockKind.LIST_ITEM:
             run.append(draft)
@@ -350,10 +265,10 @@ def _list_levels(drafts: list[_Draft]) -> None:
 
 
 def _outline_blocks(
-    pages: list[list[Line]], widths: list[float], outline: list[list[object]], body: float
+    pages: list[list[Line]], widths: list[float], outline: list[list[object]], body: float, compounds: frozenset[str]
 ) -> list[Block]:
     blocks: list[Block] = []
-    margins = _page_margins(pages, widths)
+    margins = page_margins(pages, widths)
     for number, items in enumerate(place_outline(pages, outline), start=1):
         lines: list[Line] = []
         for item in [*items, None]:
@@ -364,7 +279,8 @@ def _outline_blocks(
                 drafts = _drafts([lines], margins, body, headings=False)
                 _unmarked_lists(drafts)
                 _list_levels(drafts)
-                blocks.extend(d.block() for d in drafts)
+                for draft in drafts:
+                    blocks.extend(draft.blocks(blocks[-1] if blocks else None, compounds))
                 lines = []
             if item is not None:
                 blocks.append(new_block(BlockKind.HEADING, collapse_spaces(item[1]), item[0], number, number))
@@ -381,7 +297,7 @@ def _join_page_breaks(blocks: list[Block]) -> list[Block]:
             and last.kind is BlockKind.PARAGRAPH
             and block.kind is BlockKind.PARAGRAPH
             and block.page_start == last.page_end + 1
-            and not _SENTENCE_END.search(last.text)
+            and not SENTENCE_END.search(last.text)
         ):
             joined[-1] = new_block(BlockKind.PARAGRAPH, f"{last.text} {block.text}", 0, last.page_start, block.page_end)
             continue
@@ -397,14 +313,22 @@ def parse_pdf(layout: str) -> list[Block]:
     outline = data.get("outline") or []
     assert isinstance(outline, list)
     widths = [float(page["w"]) for page in data["pages"]]  # type: ignore[union-attr]
+    compounds = compound_words(pages)
     if outline:
-        return _outline_blocks(pages, widths, outline, body)
-    drafts = _drafts(pages, _page_margins(pages, widths), body, headings=True)
-    _heading_levels(drafts)
+        return _outline_blocks(pages, widths, outline, body, compounds)
+    if italics_are_emphasis(pages, body):
+        for line in (line for lines in pages for line in lines):
+            line.italic = False
+    drafts = _drafts(pages, page_margins(pages, widths), body, headings=True)
+    contents = contents_pages(pages)
+    for draft in drafts:  # a contents page's entries are not the document's headings
+        if draft.kind is BlockKind.HEADING and draft.lines[0].page in contents and filing_rank(draft.lines[0].text):
+            draft.kind = BlockKind.PARAGRAPH
+    heading_levels(drafts)
     _unmarked_lists(drafts)
-    _promote_lead_lines(drafts, body)
+    promote_lead_lines(drafts, body)
     _list_levels(drafts)
-    return [draft.block() for draft in drafts]
+    return emit(drafts, compounds)
 
 
 def pdf_title(layout: str) -> str | None:
@@ -422,11 +346,11 @@ def _printed_title(pages: list[list[Line]]) -> str | None:
     if not pages or not pages[0]:
         return None
     body = body_size(pages)
-    first = [line for line in pages[0][:15] if _is_heading_line(line, body)]
+    first = [line for line in pages[0][:15] if is_heading_line(line, body)]
     if not first:
         return None
     size = max(line.size for line in first)
-    later = max((ln.size for lines in pages[1:] for ln in lines if _is_heading_line(ln, body)), default=0.0)
+    later = max((ln.size for lines in pages[1:] for ln in lines if is_heading_line(ln, body)), default=0.0)
     if size <= later:  # as large as a later page's heading: a chapter heading, not the title
         return None
     start = next(i for i, line in enumerate(first) if line.size == size)

@@ -3,8 +3,9 @@
 Extraction runs once, at ingestion, because PDF is binary and the catalogue stores text: the
 lines are kept as a compact JSON document (`PDF_LAYOUT_VERSION`), and `parsers.pdf` turns that
 into blocks. Keeping the font statistics in the stored JSON means heading inference can change
-without re-reading the PDFs. Each text run is `[x0, top, x1, bottom, size, bold, text, mono]`
-in points from the page's top-left corner; a wide gap between characters starts a new run,
+without re-reading the PDFs. Each text run is `[x0, top, x1, bottom, size, bold, text, mono, italic]`
+in points from the page's top-left corner (a page's ruled tables, when it has some, are under
+`tables`: see `pdf_ruled_tables`); a wide gap between characters starts a new run,
 except in monospaced text (code), where it becomes the spaces that fill it.
 
 A PDF that cannot give text is refused here with the reason: damaged or truncated files,
@@ -23,8 +24,9 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from rag_assets.core.corpus.parsers.errors import ParseError
+from rag_assets.core.corpus.parsers.pdf_ruled_tables import MIN_RULES, ruled_tables, vertical_rules
 
-PDF_LAYOUT_VERSION = 3
+PDF_LAYOUT_VERSION = 4
 PDF_MAGIC = b"%PDF-"
 _EOF_MARKER = b"%%EOF"
 _EOF_WINDOW = 4096  # the marker must be near the end; a cut-off download lacks it
@@ -35,6 +37,8 @@ _BOLD_WEIGHT = 600
 _FONT_NAME_BUFFER = 256
 _FIXED_PITCH = 1  # PDF font descriptor flag: all glyphs have the same width
 _MONO_NAMES = ("mono", "courier", "consol", "menlo")
+_ITALIC = 64  # PDF font descriptor flag: italic glyphs
+_ITALIC_NAMES = ("italic", "oblique")
 _FILE_NAME = re.compile(r"\.(?:docx?|pdf|tex|dvi|indd|pptx?|xlsx?|odt|rtf|txt)$|^Microsoft \w+ - ", re.IGNORECASE)
 
 
@@ -68,11 +72,11 @@ class _Fonts:
 
     def __init__(self, textpage: ctypes.c_void_p) -> None:
         self._textpage = textpage
-        self._styles: dict[int, tuple[bool, bool]] = {}
+        self._styles: dict[int, tuple[bool, bool, bool]] = {}
         self._buffer = ctypes.create_string_buffer(_FONT_NAME_BUFFER)
         self._flags = ctypes.c_int()
 
-    def style(self, index: int) -> tuple[bool, bool]:
+    def style(self, index: int) -> tuple[bool, bool, bool]:
         obj = pdfium_c.FPDFText_GetTextObject(self._textpage, index)
         key = ctypes.cast(obj, ctypes.c_void_p).value or 0
         known = self._styles.get(key)
@@ -82,7 +86,8 @@ class _Fonts:
             )
             name = self._buffer.raw[: max(size - 1, 0)].decode("utf-8", "replace") if size else ""
             mono = bool(self._flags.value & _FIXED_PITCH) or any(w in name.lower() for w in _MONO_NAMES)
-            known = (_is_bold(name, pdfium_c.FPDFText_GetFontWeight(self._textpage, index)), mono)
+            italic = bool(self._flags.value & _ITALIC) or any(w in name.lower() for w in _ITALIC_NAMES)
+            known = (_is_bold(name, pdfium_c.FPDFText_GetFontWeight(self._textpage, index)), mono, italic)
             self._styles[key] = known
         return known
 
@@ -98,13 +103,25 @@ class _Segment:
         self.right: float | None = None
         self.size = 0.0
         self.mono_chars = 0
+        self.italic_chars = 0
+        self.bold = False  # the last character's weight
+        self.italic = False  # the last character's slant
 
     @property
     def mono(self) -> bool:
         return self.mono_chars > 0 and self.mono_chars * 2 > sum(self.sizes.values())
 
     def add(
-        self, char: str, left: float, top: float, right: float, bottom: float, size: float, bold: bool, mono: bool
+        self,
+        char: str,
+        left: float,
+        top: float,
+        right: float,
+        bottom: float,
+        size: float,
+        bold: bool,
+        mono: bool,
+        italic: bool = False,
     ) -> None:
         if mono and self.mono and self.right is not None:
             # code keeps its spacing: a monospaced gap is as many spaces as glyphs would fill it
@@ -115,11 +132,12 @@ class _Segment:
             self.chars.append(" " * max(gap, 0))
         self.mono_chars += mono
         self.chars.append(char)
-        self.right, self.size = right, size
+        self.right, self.size, self.bold, self.italic = right, size, bold, italic
         box = self.box
         box[0], box[1], box[2], box[3] = min(box[0], left), min(box[1], top), max(box[2], right), max(box[3], bottom)
         self.sizes[size] = self.sizes.get(size, 0) + 1
         self.bold_chars += bold
+        self.italic_chars += italic
 
     def row(self) -> list[object] | None:
         text = "".join(self.chars).strip()
@@ -127,7 +145,8 @@ class _Segment:
             return None
         size = max(self.sizes, key=self.sizes.__getitem__)
         bold = self.bold_chars * 2 > sum(self.sizes.values())
-        return [*(round(v, 1) for v in self.box), size, bold, text, self.mono]
+        italic = self.italic_chars * 2 > sum(self.sizes.values())
+        return [*(round(v, 1) for v in self.box), size, bold, text, self.mono, italic]
 
 
 def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — one pass over the characters, one branch per kind of character
@@ -176,13 +195,15 @@ def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — o
             pdfium_c.FPDFText_GetLooseCharBox(raw, index, rect)
             pdfium_c.FPDFText_GetMatrix(raw, index, matrix)
             size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * (math.hypot(matrix.c, matrix.d) or 1.0), 1)
-            bold, mono = fonts.style(index)
+            bold, mono, italic = fonts.style(index)
             if segment.right is not None:
                 gap = rect.left - segment.right
-                em = max(size, segment.size, 1.0)
+                em = max(min(size, segment.size), 1.0)  # a large glyph (a bullet) does not widen the gap allowed
                 if (gap > _CELL_GAP_EMS * em and not (mono and segment.mono)) or gap < -2 * em:
                     segment = close()
-            segment.add(char, rect.left, height - rect.top, rect.right, height - rect.bottom, size, bold, mono)
+                elif (bold != segment.bold or italic != segment.italic) and segment.chars[-1:] == [" "]:
+                    segment = close()  # a bold or italic lead-in ("Exceptions.") is a run of its own
+            segment.add(char, rect.left, height - rect.top, rect.right, height - rect.bottom, size, bold, mono, italic)
         close()
     finally:
         textpage.close()
@@ -226,17 +247,26 @@ def _metadata_title(document: pdfium.PdfDocument) -> str | None:
     return title
 
 
-def extract_pdf(data: bytes) -> ExtractedPdf:
-    """The positioned lines of every page; ParseError naming why when the PDF gives no text."""
+def extract_pdf(data: bytes, max_pages: int | None = None) -> ExtractedPdf:
+    """The positioned lines of every page; ParseError naming why when the PDF gives no text or
+    has more than `max_pages` pages (counted before any page is read)."""
     document = _open(data)
     try:
+        if max_pages is not None and len(document) > max_pages:
+            raise ParseError(
+                f"PDF of {len(document)} pages, over the limit of {max_pages} pages per document "
+                "(raise max_document_pages to accept it)"
+            )
         pages: list[dict[str, object]] = []
+        ruled: list[int] = []
         empty = 0
         for index in range(len(document)):
             page = document[index]
             try:
                 width, height = page.get_size()
                 lines = _page_lines(page)
+                if lines and vertical_rules(page) >= MIN_RULES:
+                    ruled.append(index)
             finally:
                 page.close()
             empty += not lines
@@ -248,6 +278,8 @@ def extract_pdf(data: bytes) -> ExtractedPdf:
                 f"no text layer on any of its {len(pages)} page(s): a scanned or image-only PDF "
                 "(OCR is not available offline)"
             )
+        for index, tables in ruled_tables(data, ruled).items():
+            pages[index]["tables"] = tables
         outline = _outline(document)
         title = _metadata_title(document)
     finally:

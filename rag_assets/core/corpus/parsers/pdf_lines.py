@@ -8,14 +8,40 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from rag_assets.core.corpus.parsers.pdf_table import Table
 
 _MARGIN = 0.09  # top and bottom share of the page where running headers and footers live
 _REPEAT_SHARE = 0.4  # a margin line on at least this share of the pages is a running header/footer
+_TOP_REPEATS = 4  # pages a line must open (among their first three lines) to be a running header
 _PAGE_NUMBER = re.compile(
     r"^(?:page\s+)?[-–(\[]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–)\]]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE
 )
 _DIGITS = re.compile(r"\d+")
+_COMPOUND = re.compile(r"\b([^\W\d_]+-[^\W\d_]+)\b")
+# Typographic glyphs read as the characters they stand for: ligatures as their letters, the
+# hyphen and non-breaking hyphen as "-", the minus sign as "-", a soft hyphen as nothing.
+_GLYPHS = str.maketrans(
+    {
+        "ﬀ": "ff",
+        "ﬁ": "fi",
+        "ﬂ": "fl",
+        "ﬃ": "ffi",
+        "ﬄ": "ffl",
+        "ﬅ": "st",
+        "ﬆ": "st",
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2212": "-",
+        "\u00ad": "",
+        "\u00a0": " ",
+    }
+)
+HEADING_SCALE = 1.15  # a line this much larger than the body text may be a heading
+# A sentence end, maybe followed by closing quotes/brackets and reference marks ("work."[4]).
+SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*(?:\[[^\]]{1,12}\])*$")
 
 
 @dataclass(slots=True)
@@ -31,6 +57,10 @@ class Line:
     text: str
     page: int
     mono: bool = False
+    # (x0, x1, text) of each run a row of cells was joined from (`join_cells`); empty for a plain line
+    cells: list[tuple[float, float, str]] = field(default_factory=list)
+    table: Table | None = None  # a whole table standing in for its lines (`pdf_tables.with_tables`)
+    italic: bool = False
 
     @property
     def height(self) -> float:
@@ -38,25 +68,27 @@ class Line:
 
 
 def page_lines(raw_lines: list[list[object]], page: int) -> list[Line]:
-    """Stored `[x0, top, x1, bottom, size, bold, text, mono]` rows as Lines, duplicates dropped.
+    """Stored `[x0, top, x1, bottom, size, bold, text, mono, italic]` rows as Lines, duplicates dropped.
 
     Some PDFs draw a text twice (a fake bold, a shadow): the same text in the same box is kept once.
     """
     lines: list[Line] = []
     seen: set[tuple[object, ...]] = set()
     for row in raw_lines:
-        x0, top, x1, bottom, size, bold, text, mono = row
+        x0, top, x1, bottom, size, bold, text, mono, *rest = row
         key = (round(float(x0)), round(float(top)), text)  # type: ignore[arg-type]
         if key in seen:
             continue
         seen.add(key)
         box = (float(x0), float(top), float(x1), float(bottom), float(size))  # type: ignore[arg-type]
-        lines.append(Line(*box, bool(bold), str(text), page, bool(mono)))
+        italic = bool(rest[0]) if rest else False
+        lines.append(Line(*box, bool(bold), str(text).translate(_GLYPHS), page, bool(mono), italic=italic))
     return lines
 
 
 def merge_fragments(lines: list[Line]) -> list[Line]:
-    """Join consecutive pieces of one printed line (PDFium breaks at superscripts, font changes)."""
+    """Join consecutive pieces of one printed line (PDFium breaks at superscripts, font changes);
+    the line takes the style of its longer piece, and of its text after a bold lead-in."""
     merged: list[Line] = []
     for line in lines:
         if merged:
@@ -66,11 +98,14 @@ def merge_fragments(lines: list[Line]) -> list[Line]:
             if overlap > 0.5 * min(last.height, line.height) and -2.0 <= gap <= 1.2 * max(last.size, line.size):
                 joiner = "" if gap < 0.15 * line.size or line.text[:1] in ",.;:)" else " "
                 weight_last, weight_line = len(last.text), len(line.text)
+                lead_in = (last.bold and not line.bold) or (last.italic and not line.italic)
+                if lead_in and last.text.rstrip().endswith((".", ":")):
+                    weight_last = 0  # a bold lead-in ("Exceptions.") opens a paragraph: no heading
                 last.text = f"{last.text}{joiner}{line.text}"
                 last.x1 = max(last.x1, line.x1)
                 last.top, last.bottom = min(last.top, line.top), max(last.bottom, line.bottom)
                 if weight_line > weight_last:
-                    last.size, last.bold = line.size, line.bold
+                    last.size, last.bold, last.italic = line.size, line.bold, line.italic
                 continue
         merged.append(line)
     return merged
@@ -91,55 +126,175 @@ def _repeats(counts: Counter[tuple[str, int, int]], key: tuple[str, int, int]) -
     return counts[text, size, band - 1] + counts[key] + counts[text, size, band + 1]
 
 
+def _slot_pages(slots: Counter[tuple[int, int]], key: tuple[str, int, int]) -> int:
+    """Pages with a margin line of this size in this band or the next ones, whatever its text."""
+    _, size, band = key
+    return slots[size, band - 1] + slots[size, band] + slots[size, band + 1]
+
+
+def _page_top_headers(pages: list[list[Line]]) -> set[int]:
+    """ids of the lines among the first three of a page whose text (digits too: "Chapter 7" is
+    no header) is among the
+    first three of at least `_TOP_REPEATS` pages: a header set below the margin band ("The
+    Boeing Company and Subsidiaries" over every financial statement)."""
+
+    def tops(lines: list[Line]) -> list[Line]:
+        return sorted(lines, key=lambda ln: ln.top)[:3]
+
+    def key(line: Line) -> str:
+        return " ".join(line.text.casefold().split())
+
+    counts = Counter(k for lines in pages for k in {key(line) for line in tops(lines)})
+    return {id(line) for lines in pages for line in tops(lines) if counts[key(line)] >= _TOP_REPEATS}
+
+
 def drop_page_furniture(pages: list[list[Line]], heights: list[float]) -> list[list[Line]]:
-    """Without running headers/footers (margin lines repeated across pages, digits ignored),
-    bare page numbers in the margins, and vertical text (an arXiv stamp along the edge)."""
+    """Without running headers/footers (margin lines repeated across pages, digits ignored; or
+    set where most pages set one, at that size, and repeated on another page: a header that
+    names the current section), bare page numbers in the margins, and vertical text (an arXiv
+    stamp along the edge)."""
     counts: Counter[tuple[str, int, int]] = Counter()
+    slots: Counter[tuple[int, int]] = Counter()  # pages with a margin line of this size at this place
     for lines, height in zip(pages, heights, strict=True):
-        counts.update({key for line in lines if (key := _margin_key(line, height))})
+        keys = {key for line in lines if (key := _margin_key(line, height))}
+        counts.update(keys)
+        slots.update({(size, band) for _, size, band in keys})
     repeated = max(2, int(_REPEAT_SHARE * len(pages) + 0.999))
+    headers = _page_top_headers(pages)
     kept_pages: list[list[Line]] = []
     for lines, height in zip(pages, heights, strict=True):
         kept: list[Line] = []
         for line in lines:
             key = _margin_key(line, height)
+            if id(line) in headers:
+                continue
             if key is not None and (
-                (_repeats(counts, key) >= repeated and len(pages) > 1) or _PAGE_NUMBER.match(line.text.strip())
+                (_repeats(counts, key) >= repeated and len(pages) > 1)
+                or _PAGE_NUMBER.match(line.text.strip())
+                or (_slot_pages(slots, key) >= repeated and _repeats(counts, key) >= 2)
             ):
                 continue
             if line.height > 3 * max(line.x1 - line.x0, 1.0) and len(line.text) > 3:
                 continue
             kept.append(line)
-        kept_pages.append(kept)
+        kept_pages.append(_without_edge_number(kept))
     return kept_pages
 
 
-def reading_order(lines: list[Line], width: float) -> list[Line]:
-    """Lines in reading order: on a two-column page, the left column before the right one within
-    each band between full-width lines (a title, a wide figure); one column pages keep the order.
+def _without_edge_number(lines: list[Line]) -> list[Line]:
+    """Without the page's lowest or highest line when it is a bare page number set apart from
+    the text (a page number printed inside the margin band's limits)."""
+    if len(lines) < 2:
+        return lines
+    ordered = sorted(lines, key=lambda ln: ln.top)
+    drop: set[int] = set()
+    lowest, above = ordered[-1], ordered[-2]
+    if _PAGE_NUMBER.match(lowest.text.strip()) and lowest.top - above.bottom > lowest.height:
+        drop.add(id(lowest))
+    highest, below = ordered[0], ordered[1]
+    if _PAGE_NUMBER.match(highest.text.strip()) and below.top - highest.bottom > highest.height:
+        drop.add(id(highest))
+    return [line for line in lines if id(line) not in drop]
 
-    A page is two-column when at least a quarter of its lines sit wholly on each side of the
-    middle and few lines cross it.
+
+def gutters(lines: list[Line], width: float) -> list[float]:
+    """x positions of the gaps between text columns (at most two): stretches at least 8 points
+    wide, inside the page's middle 80%, that hardly any line crosses (a title, an affiliation or
+    a wide figure may: they bound the column bands), with at least three lines wholly on each
+    side. Lines wider than 60% of the page do not count."""
+    narrow = [ln for ln in lines if ln.x1 - ln.x0 < 0.6 * width]
+    if len(narrow) < 6:
+        return []
+    low, high = int(0.1 * width), int(0.9 * width)
+    change = [0] * (high - low + 2)
+    for line in narrow:
+        start, end = max(low, int(line.x0)), min(high, int(line.x1) + 1)
+        if start < end:
+            change[start - low] += 1
+            change[end - low] -= 1
+    allowed = max(1.0, 0.15 * len(narrow))
+    counts: list[int] = []
+    crossing = 0
+    for offset in range(high - low + 1):
+        crossing += change[offset]
+        counts.append(crossing)
+    runs: list[tuple[int, int]] = []
+    run_start = -1
+    for offset, count in enumerate([*counts, allowed + 1]):
+        if count <= allowed and run_start < 0:
+            run_start = offset
+        elif count > allowed and run_start >= 0:
+            runs.append((run_start, offset))
+            run_start = -1
+    gutters = []
+    for start, end in runs:
+        # the gutter's middle is the middle of its least crossed stretch (the gap itself)
+        fewest = min(counts[start:end])
+        inner = [offset for offset in range(start, end) if counts[offset] == fewest]
+        middle = low + (inner[0] + inner[-1]) / 2
+        start, end = start + low, end + low
+        left = sum(ln.x1 <= middle for ln in narrow)
+        right = sum(ln.x0 >= middle for ln in narrow)
+        if end - start >= 8 and left >= 3 and right >= 3:
+            gutters.append((end - start, middle))
+    return sorted(middle for _, middle in sorted(gutters, reverse=True)[:2])
+
+
+def text_columns(lines: list[Line], gutters: list[float], width: float) -> bool:
+    """Whether the stretches between gutters are columns of running text (each holds at least
+    three lines, most of them of three words or more and not much narrower than the column), not
+    the label and number columns of a table, whose cells are a number or a few words."""
+    bounds = [0.0, *gutters, width]
+    for left, right in pairwise(bounds):
+        inside = [ln for ln in lines if ln.x0 >= left - 1 and ln.x1 <= right + 1]
+        if len(inside) < 3:
+            return False
+        span = max(ln.x1 for ln in inside) - min(ln.x0 for ln in inside)
+        widths = sorted(ln.x1 - ln.x0 for ln in inside)
+        wordy = sum(len(ln.text.split()) >= 3 and any(c.isalpha() for c in ln.text) for ln in inside)
+        if span < 0.15 * width or widths[len(widths) // 2] < 0.4 * span or wordy < 0.6 * len(inside):
+            return False
+    return True
+
+
+def _in_rows(lines: list[Line]) -> list[Line]:
+    """Top to bottom, and the runs of one printed row left to right (a table's numbers after its
+    labels even where the PDF draws every label first)."""
+    ordered: list[Line] = []
+    row: list[Line] = []
+    for line in sorted(lines, key=lambda ln: ln.top):
+        if row and min(row[0].bottom, line.bottom) - max(row[0].top, line.top) <= 0.5 * min(row[0].height, line.height):
+            ordered.extend(sorted(row, key=lambda ln: ln.x0))
+            row = []
+        row.append(line)
+    ordered.extend(sorted(row, key=lambda ln: ln.x0))
+    return ordered
+
+
+def reading_order(lines: list[Line], width: float) -> list[Line]:
+    """Lines in reading order: on a page of two or three text columns, column by column within
+    each band between lines that cross a gutter (a title, a wide figure); otherwise top to
+    bottom, each printed row left to right.
+
+    Columns are the stretches between gutters (gaps no narrow line crosses) that hold running
+    text; a table's label and number columns are not text columns, so its rows stay rows.
     """
     if len(lines) < 6 or width <= 0:
-        return lines
-    middle = width / 2
-    left = [line for line in lines if line.x1 <= middle + 0.02 * width]
-    right = [line for line in lines if line.x0 >= middle - 0.02 * width]
-    crossing = len(lines) - len(left) - len(right)
-    if len(left) < len(lines) / 4 or len(right) < len(lines) / 4 or crossing > len(lines) / 4:
-        return lines
+        return _in_rows(lines)
+    found = gutters(lines, width)
+    if not found or not text_columns(lines, found, width):
+        return _in_rows(lines)
+    bounds = [0.0, *found, width]
     ordered: list[Line] = []
     band: list[Line] = []
 
     def flush() -> None:
-        ordered.extend(sorted((ln for ln in band if ln.x1 <= middle + 0.02 * width), key=lambda ln: ln.top))
-        ordered.extend(sorted((ln for ln in band if ln.x1 > middle + 0.02 * width), key=lambda ln: ln.top))
+        for left, right in pairwise(bounds):
+            ordered.extend(_in_rows([ln for ln in band if left <= (ln.x0 + ln.x1) / 2 < right]))
         band.clear()
 
     for line in sorted(lines, key=lambda ln: ln.top):
-        spans_middle = line.x0 < middle - 0.02 * width and line.x1 > middle + 0.02 * width
-        if spans_middle:
+        if any(line.x0 < gutter - 3 and line.x1 > gutter + 3 for gutter in found):
             flush()
             ordered.append(line)
         else:
@@ -157,10 +312,14 @@ def join_cells(lines: list[Line]) -> list[Line]:
             last = joined[-1]
             overlap = min(last.bottom, line.bottom) - max(last.top, line.top)
             if overlap > 0.5 * min(last.height, line.height) and line.x0 > last.x1:
+                if not last.cells:
+                    last.cells.append((last.x0, last.x1, last.text))
+                last.cells.append((line.x0, line.x1, line.text))
                 last.text = f"{last.text}\t{line.text}"
                 last.x1 = max(last.x1, line.x1)
                 last.top, last.bottom = min(last.top, line.top), max(last.bottom, line.bottom)
                 last.bold = last.bold and line.bold
+                last.italic = last.italic and line.italic
                 continue
         joined.append(line)
     return joined
@@ -188,3 +347,25 @@ def broken_early(last: Line, line: Line, right_edge: float) -> bool:
         return False
     char_width = (line.x1 - line.x0) / len(line.text)
     return last.x1 + (len(words[0]) + 1) * char_width + 0.5 * line.size < right_edge
+
+
+def compound_words(pages: list[list[Line]]) -> frozenset[str]:
+    """The hyphenated words printed inside lines ("state-of-the-art", "left-hand"), lower-cased:
+    a line that ends in one of them keeps its hyphen."""
+    return frozenset(match.casefold() for lines in pages for line in lines for match in _COMPOUND.findall(line.text))
+
+
+def join_hyphenated(text: str, part: str, compounds: frozenset[str]) -> str:
+    """`text` and the next line's `part`, joined. A line ending in a word broken by a hyphen
+    ("litera-" + "ture") is joined without it, unless the next part starts with a capital or a
+    digit or the document prints the hyphenated word elsewhere ("left-hand"): a compound."""
+    if not text:
+        return part.strip()
+    if not (text.endswith("-") and text[-2:-1].isalpha()):
+        return f"{text} {part.strip()}"
+    rest = part.strip()
+    head = text[:-1].rsplit(" ", 1)[-1]
+    tail = re.split(r"[^\w-]", rest, maxsplit=1)[0]
+    if rest[:1].islower() and f"{head}-{tail}".casefold() not in compounds:
+        return f"{text[:-1]}{rest}"
+    return f"{text}{rest}"

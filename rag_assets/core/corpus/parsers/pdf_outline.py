@@ -8,18 +8,35 @@ import re
 from rag_assets.core.corpus.parsers.pdf_lines import Line
 
 _KEY = re.compile(r"[\W_]+")
+# a section number printed before a title the outline states without it ("1 Foo" for "Foo")
+_NUMBER = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[IVX]+\.|[A-Z]\.)\s+(?=\S)")
 
 
 def _key(text: str) -> str:
     return _KEY.sub("", text.casefold())
 
 
+def _spelled_end(items: list[Line | tuple[int, str]], start: int, wanted: str) -> int:
+    """End of the lines from `start` that spell the key `wanted` (as printed, or without a
+    leading section number), else `start`."""
+    for strip in (False, True):
+        joined, end = "", start
+        while end < len(items) and isinstance(items[end], Line) and len(joined) < len(wanted):
+            text = items[end].text  # type: ignore[union-attr]
+            joined += _key(_NUMBER.sub("", text) if strip and end == start else text)
+            end += 1
+        if joined == wanted:
+            return end
+    return start
+
+
 def place_outline(pages: list[list[Line]], outline: list[list[object]]) -> list[list[Line | tuple[int, str]]]:
     """Pages with each outline entry's title lines replaced by a (level, heading) marker; an entry
     whose title is not printed on its page is placed by its target position, else at the top.
 
-    The printed lines nearest the entry's target position that spell its title (spaces aside)
-    are the heading, in their printed words: outlines drop the space where a title wrapped."""
+    The printed lines nearest the entry's target position that spell its title (spaces aside,
+    and a section number the outline leaves out) are the heading, in their printed words:
+    outlines drop the space where a title wrapped."""
     marked: list[list[Line | tuple[int, str]]] = [list(lines) for lines in pages]
     for level, title, page_index, top in outline:
         assert isinstance(page_index, int) and isinstance(top, float | int) and isinstance(title, str)
@@ -33,13 +50,10 @@ def place_outline(pages: list[list[Line]], outline: list[list[object]]) -> list[
             starts = sorted(starts, key=lambda i: abs(items[i].top - top) if isinstance(items[i], Line) else 1e9)  # type: ignore[union-attr]
         for start in starts:
             item = items[start]
-            if isinstance(item, tuple) or not wanted or not wanted.startswith(_key(item.text)[:1] or "\0"):
+            if isinstance(item, tuple) or not wanted:
                 continue
-            joined, end = "", start
-            while end < len(items) and isinstance(items[end], Line) and len(joined) < len(wanted):
-                joined += _key(items[end].text)  # type: ignore[union-attr]
-                end += 1
-            if joined == wanted:
+            end = _spelled_end(items, start, wanted)
+            if end > start:
                 printed = " ".join(line.text for line in items[start:end])  # type: ignore[union-attr]
                 items[start:end] = [(int(level), printed)]  # type: ignore[call-overload]
                 placed = True

@@ -1,0 +1,96 @@
+"""The structure of company filings (10-K, 10-Q): Parts, Items, financial statements, notes.
+
+A filing states its outline in words: "PART II", "Item 7. Management's Discussion and
+Analysis", "Consolidated Statements of Cash Flows", "Note 7 — Debt". Set bold, larger or in
+capitals at the start of a line, such a line is a heading even where it ends with a period
+("Item 1. Business."), and in a document with several Items its level is fixed by what it is:
+Part 1, Item 2, statement (or the notes' heading) 3, note 4; the document's other headings
+rank below them by style.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag_assets.core.corpus.parsers.pdf_lines import Line
+
+PART, ITEM, SECTION, NOTE = 1, 2, 3, 4
+_PART = re.compile(r"^PART\s+(?:I{1,3}|IV|[1-4])\b\.?(?:\s*[—–-]\s*.*|\s+[A-Z].*)?$", re.IGNORECASE)
+_ITEM = re.compile(r"^ITEM\s+\d{1,2}[A-C]?\b\s*[.:—–-]?", re.IGNORECASE)
+_NOTE = re.compile(r"^NOTE\s+\d{1,2}[A-Z]?\b\s*[.:—–-]?\s*\S", re.IGNORECASE)
+_STATEMENT = re.compile(
+    r"^(?:(?:CONDENSED\s+)?(?:CONSOLIDATED|COMBINED)\s+)?(?:STATEMENTS?\s+OF\s+\w|BALANCE\s+SHEETS?\b)"
+    r"|^NOTES\s+TO\s+(?:THE\s+)?(?:\w+\s+){0,3}FINANCIAL\s+STATEMENTS\b|^REPORT\s+OF\s+INDEPENDENT\s+REGISTERED",
+    re.IGNORECASE,
+)
+_LABEL = re.compile(r"^(?:PART\s+(?:I{1,3}|IV|[1-4])|ITEM\s+\d{1,2}[A-C]?|NOTE\s+\d{1,2})\.?$", re.IGNORECASE)
+_MAX_WORDS = 20
+MIN_ITEMS = 3  # Items a document must head to be read as a filing
+
+
+def filing_rank(text: str) -> int | None:
+    """PART, ITEM, SECTION (a financial statement, the notes to them, the auditor's report) or
+    NOTE for a line that opens one of them, else None."""
+    text = text.strip()
+    if len(text.split()) > _MAX_WORDS:
+        return None
+    if _PART.match(text):
+        return PART
+    if _ITEM.match(text):
+        return ITEM
+    if _NOTE.match(text):
+        return NOTE
+    if _STATEMENT.match(text) and not text.endswith("."):
+        return SECTION
+    return None
+
+
+def join_label(text: str) -> str:
+    """ "ITEM 1.<TAB>Business" (a label set at a tab stop before its title) as one heading text."""
+    parts = text.split("\t")
+    if len(parts) == 2 and _LABEL.match(parts[0].strip()):
+        return f"{parts[0].strip()} {parts[1].strip()}"
+    return text
+
+
+def filing_levels(ranks: list[int | None], style_levels: list[int], capitals: list[bool]) -> list[int] | None:
+    """Levels of a filing's headings (`ranks` from `filing_rank`, `style_levels` from the
+    document's style ranking, `capitals`: set in capital letters), or None when the document
+    heads fewer than `MIN_ITEMS` Items: Parts, Items, statements and notes at their own levels,
+    the other headings below them in their style order, a heading in capitals above one in
+    small letters of the same style ("RESULTS OF OPERATIONS" over "Revenue")."""
+    if sum(rank == ITEM for rank in ranks) < MIN_ITEMS:
+        return None
+    styles = list(zip(style_levels, (not caps for caps in capitals), strict=True))
+    others = sorted({style for rank, style in zip(ranks, styles, strict=True) if rank is None})
+    below = {style: NOTE + 1 + index for index, style in enumerate(others)}
+    return [rank if rank is not None else below[style] for rank, style in zip(ranks, styles, strict=True)]
+
+
+_PAGE_REFERENCE = re.compile(r"(?:\t|\s)(?:\d{1,3}|[A-Z]-\d{1,3})$")
+
+
+def _texts(lines: list[Line]) -> list[str]:
+    """A page's line texts, a table's rows as "label<TAB>values" (a contents page is often read as one)."""
+    texts: list[str] = []
+    for line in lines:
+        if line.table is None:
+            texts.append(line.text)
+        else:
+            texts.extend("\t".join([label, *values]).strip() for label, values in line.table.rows)
+    return texts
+
+
+def contents_pages(pages: list[list[Line]]) -> set[int]:
+    """1-based numbers of the pages that list a filing's contents: at least three lines that
+    open a Part or an Item and end with a page number ("Item 7. Management's Discussion ... 31")."""
+    found = set()
+    for number, lines in enumerate(pages, start=1):
+        entries = sum(
+            1
+            for text in _texts(lines)
+            if filing_rank(text.split("\t")[0]) in (PART, ITEM) and _PAGE_REFERENCE.search(text)
+        )
+        if entries >= MIN_ITEMS:
+            found.add(number)
+    return found

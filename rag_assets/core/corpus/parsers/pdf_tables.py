@@ -1,0 +1,319 @@
+"""Tables on a PDF page: rows that carry their column headers, so a row answers on its own.
+
+Two kinds are found. Ruled tables (cells drawn with lines) are found at extraction by
+pdfplumber (`pdf_ruled_tables`) and stored with the page; here their cells become rows.
+Unruled tables, as financial statements are set, are found from the page's lines: a run of
+rows whose cells (`Line.cells`, runs split at wide gaps) line up in number columns, the row
+labels on the left. The header lines above the first row of numbers ("2018 2017 2016") name
+the columns; each header cell belongs to the columns under it. A row reads
+`label | header: value | header: value`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block
+from rag_assets.core.corpus.parsers.pdf_lines import SENTENCE_END, Line
+from rag_assets.core.corpus.parsers.pdf_table import Table
+
+# a figure as statements print it: $1,234.5 (1,577) 12% — 3.2x, or a dash for nil
+_NUMBER = re.compile(r"^[$€£(]*\s*[-–—]?\s*[$€£]?\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*[)%x]*\)?%?$|^[-–—]+$")
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+_CURRENCY = {"$", "€", "£", "$(", "("}
+_CLOSERS = {")", "%", ")%", "%)"}
+_LETTER_SPACED = re.compile(r"^[\d/.:-]+(?: [\d/.:-]+)+$")  # "0 3 / 2 5 / 2 0 16": a date set letter-spaced
+_MAX_HEADER_LINES = 4
+_MIN_NUMBER_ROWS = 2
+
+
+def _cells(line: Line) -> list[tuple[float, float, str]]:
+    """A line's cells with currency signs joined to the figure after them and closing marks to
+    the one before ("$ | 5,363" is one cell)."""
+    raw = line.cells or [(line.x0, line.x1, line.text)]
+    merged: list[tuple[float, float, str]] = []
+    pending: tuple[float, str] | None = None
+    for x0, x1, text in raw:
+        text = text.strip()
+        if pending is not None:
+            x0, text = pending[0], f"{pending[1]}{text}"
+            pending = None
+        if text in _CURRENCY:
+            pending = (x0, text)
+            continue
+        if text in _CLOSERS and merged:
+            px0, _, ptext = merged[-1]
+            merged[-1] = (px0, x1, f"{ptext}{text}")
+            continue
+        merged.append((x0, x1, text))
+    if pending is not None:
+        merged.append((pending[0], pending[0] + 1, pending[1]))
+    return merged
+
+
+def _is_number(text: str) -> bool:
+    return bool(_NUMBER.match(text.replace(" ", ""))) and not _YEAR.match(text)
+
+
+def _number_row(cells: list[tuple[float, float, str]]) -> bool:
+    """A row of figures: at least one cell after the first is a number (not a year)."""
+    return len(cells) >= 2 and any(_is_number(text) for _, _, text in cells[1:])
+
+
+def _label_and_values(
+    cells: list[tuple[float, float, str]], value_left: float
+) -> tuple[str, list[tuple[float, float, str]]]:
+    """The row label (cells left of the value columns) and the value cells."""
+    label = " ".join(text for x0, x1, text in cells if x1 < value_left and not _is_number(text))
+    values = [c for c in cells if not (c[1] < value_left and not _is_number(c[2]))]
+    return label, values
+
+
+def _columns(rows: list[list[tuple[float, float, str]]], value_left: float) -> list[tuple[float, float]]:
+    """Value columns: the union of overlapping value cells' spans over the rows, left to right."""
+    spans = sorted((x0, x1) for cells in rows for x0, x1, text in cells if x0 >= value_left or _is_number(text))
+    columns: list[list[float]] = []
+    for x0, x1 in spans:
+        if columns and x0 <= columns[-1][1] + 1:
+            columns[-1][1] = max(columns[-1][1], x1)
+        else:
+            columns.append([x0, x1])
+    return [(a, b) for a, b in columns]
+
+
+def _column_of(x0: float, x1: float, columns: list[tuple[float, float]]) -> int:
+    """The column a cell falls in: the most overlap, else the nearest by centre."""
+    best, best_overlap = -1, 0.0
+    for index, (a, b) in enumerate(columns):
+        overlap = min(x1, b) - max(x0, a)
+        if overlap > best_overlap:
+            best, best_overlap = index, overlap
+    if best >= 0:
+        return best
+    centre = (x0 + x1) / 2
+    return min(range(len(columns)), key=lambda i: abs((columns[i][0] + columns[i][1]) / 2 - centre))
+
+
+def _value_left(number_rows: list[list[tuple[float, float, str]]]) -> float:
+    """Where the value columns begin: the leftmost start of a number cell in the rows of figures."""
+    return min(x0 for cells in number_rows for x0, _, text in cells[1:] if _is_number(text))
+
+
+def _header(lines: list[Line], columns: list[tuple[float, float]], value_left: float) -> tuple[list[str], str]:
+    """Column headers from the header lines: each header cell goes to the columns it spans; a
+    cell spanning several columns ("Years ended December 31,") is kept only for columns that have
+    no header of their own."""
+    own: list[list[str]] = [[] for _ in columns]
+    spanning: list[list[str]] = [[] for _ in columns]
+    label_parts: list[str] = []
+    for line in lines:
+        for x0, x1, text in _cells(line):
+            if x1 < value_left:
+                label_parts.append(text)
+                continue
+            under = [i for i, (a, b) in enumerate(columns) if min(x1, b) - max(x0, a) > 0]
+            if not under:
+                under = [_column_of(x0, x1, columns)]
+            for index in under:
+                (own if len(under) == 1 else spanning)[index].append(text)
+    header = [" ".join(o or s) for o, s in zip(own, spanning, strict=True)]
+    return [collapse_spaces(h) for h in header], collapse_spaces(" ".join(label_parts))
+
+
+def _header_lines(lines: list[Line], first: int, value_left: float) -> tuple[int, int]:
+    """(first header line, first body line) above row `first`: header lines are set close above
+    it and are rows of cells without figures, or text over the value columns; label lines
+    between them and the first figures ("Cash Flows from Operating Activities") open the body.
+    Without a header line above them, the body starts at `first`."""
+    start, body, index = first, -1, first
+    while index > 0 and first - index < _MAX_HEADER_LINES:
+        line, below = lines[index - 1], lines[index]
+        if below.top - line.bottom > 1.5 * line.size or line.page != below.page or line.table is not None:
+            break
+        cells = _cells(line)
+        if line.x0 >= value_left - line.size or (len(cells) >= 2 and not _number_row(cells)):
+            start = index - 1
+            body = index if body < 0 else body
+        elif not (len(cells) == 1 and line.x1 < value_left and start == first):
+            break
+        index -= 1
+    return (start, body) if body >= 0 else (first, first)
+
+
+def _table_end(lines: list[Line], first: int, value_left: float) -> tuple[int, list[int]]:
+    """(end, number rows) of the table whose first row of figures is `first`: it runs on over
+    rows of figures and over label lines between them (a section label, a wrapped label), up
+    to a gap wider than two lines or three label lines without figures."""
+    end, numbered, labels = first + 1, [first], 0
+    index = first + 1
+    while index < len(lines):
+        line, above = lines[index], lines[index - 1]
+        if line.table is not None or line.page != above.page or line.top - above.bottom > 2.5 * line.size:
+            break
+        cells = _cells(line)
+        if _number_row(cells):
+            numbered.append(index)
+            end, labels = index + 1, 0
+        elif line.x1 < value_left and labels < 3 and len(cells) == 1:
+            labels += 1
+        else:
+            break
+        index += 1
+    return end, numbered
+
+
+def _rows(lines: list[Line], columns: list[tuple[float, float]], value_left: float) -> list[tuple[str, list[str]]]:
+    """Rows of (label, values); label lines without figures open a row of their own unless the
+    next line continues their label (starts in lower case)."""
+    rows: list[tuple[str, list[str]]] = []
+    pending = ""
+    for line in lines:
+        label, values = _label_and_values(_cells(line), value_left)
+        if pending and label[:1].islower():
+            label, pending = f"{pending} {label}", ""
+        elif pending:
+            rows.append((pending, []))
+            pending = ""
+        if not values:
+            pending = label
+            continue
+        by_column = [""] * len(columns)
+        for x0, x1, text in values:
+            index = _column_of(x0, x1, columns)
+            by_column[index] = f"{by_column[index]} {text}".strip()
+        rows.append((label, by_column))
+    if pending:
+        rows.append((pending, []))
+    return rows
+
+
+def unruled_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
+    """(start, end, table) for each unruled table among one page's lines in reading order
+    (`lines[start:end]` are the table's lines, header lines included)."""
+    found: list[tuple[int, int, Table]] = []
+    index = 0
+    while index < len(lines):
+        if lines[index].table is not None or not _number_row(_cells(lines[index])):
+            index += 1
+            continue
+        first = index
+        value_left = _value_left([_cells(lines[first])])
+        end, numbered = _table_end(lines, first, value_left)
+        if len(numbered) < _MIN_NUMBER_ROWS:
+            index += 1
+            continue
+        number_cells = [_cells(lines[i]) for i in numbered]
+        value_left = _value_left(number_cells)
+        columns = _columns([_label_and_values(c, value_left)[1] for c in number_cells], value_left)
+        start, body = _header_lines(lines, first, value_left)
+        header, label_header = _header(lines[start:body], columns, value_left)
+        table = Table(header, label_header, _rows(lines[body:end], columns, value_left), [lines[first].page])
+        found.append((start, end, table))
+        index = end
+    return found
+
+
+def _cell_text(cell: str | None) -> str:
+    text = collapse_spaces(cell or "")
+    return text.replace(" ", "") if _LETTER_SPACED.match(text) else text
+
+
+def ruled_table(cells: list[list[str | None]], page: int) -> Table | None:
+    """A ruled table's rows (pdfplumber's cells, the first row the header) as a Table, or None
+    when it is not a table of at least two rows and two columns with text."""
+    rows = [[_cell_text(c) for c in row] for row in cells]
+    rows = [row for row in rows if any(row)]
+    if len(rows) < 2 or max(len(row) for row in rows) < 2:
+        return None
+    header, *body = rows
+    return Table(header, "", [("", row) for row in body], [page])
+
+
+def _table_line(table: Table, lines: list[Line], box: tuple[float, float, float, float] | None = None) -> Line:
+    """One Line standing for a whole table in the page's reading order (its box, its header text)."""
+    x0, top, x1, bottom = box or (
+        min(ln.x0 for ln in lines),
+        min(ln.top for ln in lines),
+        max(ln.x1 for ln in lines),
+        max(ln.bottom for ln in lines),
+    )
+    size = lines[0].size if lines else 10.0
+    return Line(x0, top, x1, bottom, size, False, table.header_text(), table.pages[0], table=table)
+
+
+def with_tables(lines: list[Line], ruled: list[list[object]], page: int) -> list[Line]:
+    """The page's lines with each table's lines replaced by one table Line: ruled tables (cells
+    read by pdfplumber at extraction) where they lie, then unruled tables among the rest."""
+    for x0, top, x1, bottom, cells in ruled:  # type: ignore[misc]
+        table = ruled_table(cells, page)  # type: ignore[arg-type]
+        if table is None:
+            continue
+        box = (float(x0), float(top), float(x1), float(bottom))  # type: ignore[arg-type]
+        inside = [
+            i
+            for i, ln in enumerate(lines)
+            if ln.table is None
+            and box[0] - 2 <= (ln.x0 + ln.x1) / 2 <= box[2] + 2
+            and box[1] - 2 <= (ln.top + ln.bottom) / 2 <= box[3] + 2
+        ]
+        at = inside[0] if inside else next((i for i, ln in enumerate(lines) if ln.top > box[1]), len(lines))
+        members = [lines[i] for i in inside]
+        kept = [ln for i, ln in enumerate(lines) if i not in set(inside)]
+        kept.insert(min(at, len(kept)), _table_line(table, members, box))
+        lines = kept
+    found = unruled_tables(lines)
+    for start, end, table in reversed(found):
+        lines[start:end] = [_table_line(table, lines[start:end])]
+    return lines
+
+
+def table_blocks(parts: list[Table], previous: Block | None) -> list[Block]:
+    """A table (its parts on consecutive pages) as a table node and one row node under it per
+    row (rows have level 1: they nest under the node). The table node is the caption right
+    above it (a short paragraph that ends no sentence), else the header line; rows carry their
+    column headers either way."""
+    first, last_page = parts[0], parts[-1].pages[0]
+    rows = [(text, first.pages[0]) for text in first.row_texts()]
+    for part in parts[1:]:
+        # a part on a later page reads under the first part's headers; its own first row is a
+        # repeat of those headers, or a row of the table when it reads otherwise
+        own = [] if part.header == first.header else [("", part.header)]
+        rebased = Table(first.header, first.label_header, [*own, *part.rows], part.pages)
+        rows.extend((text, part.pages[0]) for text in rebased.row_texts())
+    if not rows:
+        return []
+    caption = (
+        previous is not None
+        and previous.kind is BlockKind.PARAGRAPH
+        and len(previous.text.split()) <= 15
+        and not SENTENCE_END.search(previous.text)
+        and previous.page_end >= first.pages[0] - 1
+    )
+    blocks: list[Block] = []
+    header = collapse_spaces(first.header_text())
+    if not caption and header:
+        blocks.append(new_block(BlockKind.PARAGRAPH, header, 0, first.pages[0], last_page))
+    nested = int(caption or bool(header))
+    blocks.extend(new_block(BlockKind.TABLE_ROW, text, nested, page, page) for text, page in rows)
+    return blocks
+
+
+def continues_table(last: Line, line: Line) -> bool:
+    """A table right after a table that ended the previous page, with as many columns, is
+    that table continued."""
+    return (
+        last.table is not None
+        and line.table is not None
+        and line.page == last.page + 1
+        and len(line.table.header) == len(last.table.header)
+    )
+
+
+def continued_title(before: Line, title: list[Line], line: Line) -> bool:
+    """The only text on the page above this table is a title saying it continues ("(continued)")
+    the table that ended the previous page (`before`)."""
+    return (
+        before.table is not None
+        and all(ln.page == line.page for ln in title)
+        and "continued" in " ".join(ln.text for ln in title).casefold()
+    )

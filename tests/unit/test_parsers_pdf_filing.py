@@ -1,0 +1,107 @@
+"""Company filings read as their Part / Item / statement / note structure.
+
+A 10-K drawn here as filings set it (every heading at body size, bold; Items that end with a
+period; a contents page; a company line over every page), and real pages of a FinanceBench
+filing from ../shared/datasets when that folder is present.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+
+from tests.unit.test_parsers_pdf import Run, make_pdf, outline, tree_of
+
+pytestmark = pytest.mark.unit
+
+
+def _page(*lines: tuple[str, bool]) -> list[Run]:
+    runs: list[Run] = [(72, 75, 10, "Acme Corporation and Subsidiaries", False)]
+    for index, (text, bold) in enumerate(lines):
+        runs.append((72, 100 + 20 * index, 10, text, bold))
+    return runs
+
+
+def _filing() -> bytes:
+    cover = [(200, 100, 16, "FORM 10-K", True), (200, 140, 14, "ACME CORPORATION", True)]
+    contents = [(250, 80, 10, "Table of Contents", True)]
+    entries = [("Item 1. Business", "3"), ("Item 1A. Risk Factors", "3"), ("Item 7. Management's Discussion", "4")]
+    for index, (entry, number) in enumerate([*entries, ("Item 8. Financial Statements", "5")]):
+        contents += [(72, 120 + 16 * index, 10, entry, False), (500, 120 + 16 * index, 10, number, False)]
+    contents += [(72, 200, 10, "PART I", True), (72, 220, 10, "PART II", True)]
+    pages = [
+        cover,
+        contents,
+        [
+            *_page(
+                ("PART I", True),
+                ("Item 1. Business.", True),
+                ("General", True),
+                ("Acme makes anvils.", False),
+            ),
+            # a label set at a tab stop before its title: one heading
+            (72, 180, 10, "ITEM 1A.", True),
+            (160, 180, 10, "Risk Factors", True),
+            (72, 200, 10, "Anvils may fall.", False),
+        ],
+        _page(("PART II", True), ("Item 7. Management's Discussion and Analysis.", True), ("Sales rose.", False)),
+        _page(
+            ("Item 8. Financial Statements and Supplementary Data.", True),
+            ("Consolidated Statements of Cash Flows", True),
+            ("(In millions)", False),
+        ),
+        _page(
+            ("Notes to Consolidated Financial Statements", True), ("Note 7 — Debt", True), ("Acme owes nothing.", False)
+        ),
+    ]
+    return make_pdf(pages)
+
+
+def test_filing_parts_items_statements_and_notes_at_their_levels(tmp_path: Path) -> None:
+    (tmp_path / "acme.pdf").write_bytes(_filing())
+    tree = tree_of(tmp_path / "acme.pdf")
+    assert tree.title == "FORM 10-K"  # the cover's largest line
+    assert outline(tree)[1:] == [
+        (1, "ACME CORPORATION"),
+        (2, "Table of Contents"),  # the contents page's title; its entries are no headings
+        (1, "PART I"),
+        (2, "Item 1. Business."),
+        (3, "General"),
+        (2, "ITEM 1A. Risk Factors"),
+        (1, "PART II"),
+        (2, "Item 7. Management's Discussion and Analysis."),
+        (2, "Item 8. Financial Statements and Supplementary Data."),
+        (3, "Consolidated Statements of Cash Flows"),
+        (3, "Notes to Consolidated Financial Statements"),
+        (4, "Note 7 — Debt"),
+    ]
+    texts = [n.text for n in tree.nodes]
+    # the contents page lists Items: its lines are not headings; the company line over every page is no text
+    assert "Acme Corporation and Subsidiaries" not in texts
+    assert [n.text for n in tree.nodes if n.block == "heading" and n.page_start == 2] == ["Table of Contents"]
+    assert tree.nodes[texts.index("(In millions)")].block == "paragraph"
+
+
+PAGES = {4: "Item 1. Business.", 13: "Item 1A. Risk Factors.", 31: "Item 7.", 118: "Item 7A."}
+
+
+def test_real_filing_items_under_their_parts(tmp_path: Path, shared_datasets: Path) -> None:
+    source = pdfium.PdfDocument(shared_datasets / "financebench" / "pdfs" / "PEPSICO_2022_10K.pdf")
+    few = pdfium.PdfDocument.new()
+    few.import_pages(source, [2, 3, 12, 29, 30, 117])  # contents, Item 1, 1A, Part II + Item 5, Item 7, 7A/8
+    few.save(tmp_path / "pepsico.pdf")
+    tree = tree_of(tmp_path / "pepsico.pdf")
+    headings = {n.text: n for n in tree.nodes if n.kind == "structure"}
+    parts = {text: node for text, node in headings.items() if text.startswith("PART")}
+    assert sorted(parts) == ["PART I", "PART II"]
+    for text in ("Item 1. Business.", "Item 1A. Risk Factors."):
+        assert headings[text].parent_id == parts["PART I"].node_id
+    items = [n for n in tree.nodes if n.kind == "structure" and n.text.startswith("Item")]
+    assert [n.text.split()[1] for n in items] == ["1.", "1A.", "5.", "7.", "7A.", "8.", "9.", "9A."]
+    assert all(tree.nodes[n.parent_id].text.startswith("PART") for n in items)
+    # no Part or Item on the contents page (p. 1 here) is a heading
+    assert not any(
+        n.page_start == 1 and n.text.startswith(("PART", "Item")) for n in tree.nodes if n.kind == "structure"
+    )

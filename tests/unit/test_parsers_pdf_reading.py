@@ -1,0 +1,157 @@
+"""Reading order and clean text of real PDFs others wrote: one node per paragraph on one-, two-
+and three-column pages, hyphenation repaired, running headers that name the section dropped,
+outline titles found beside their printed numbers. Sources: tests/data/documents/SOURCES.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag_assets.core.corpus.parsers.pdf_lines import join_hyphenated, page_lines
+from tests.unit.test_parsers_pdf import DOCUMENTS, Run, by_text, make_pdf, outline, tree_of
+
+pytestmark = pytest.mark.unit
+
+
+def test_two_column_paper_abstract_is_one_paragraph_with_hyphens_repaired() -> None:
+    tree = tree_of(DOCUMENTS / "N18-3011.pdf")
+    abstract = by_text(tree, "Abstract")
+    (paragraph,) = [n for n in tree.nodes if n.parent_id == abstract.node_id]
+    assert paragraph.text.startswith(
+        "We describe a deployed scalable system for organizing published scientific literature into a "
+        "heterogeneous graph to facilitate algorithmic manipulation and discovery."
+    )
+    assert paragraph.text.endswith(
+        "The methods described in this paper are used to enable semantic features in www.semanticscholar.org."
+    )
+    introduction = by_text(tree, "1 Introduction")
+    first = tree.nodes[introduction.node_id + 1]
+    assert first.parent_id == introduction.node_id
+    # "no-" ends a line before "table": a broken word, joined without its hyphen
+    assert first.text == (
+        "The goal of this work is to facilitate algorithmic discovery in the scientific literature. "
+        "Despite notable advances in scientific search engines, data mining and digital libraries "
+        "(e.g., Wu et al., 2014), researchers remain unable to answer simple questions such as:"
+    )
+
+
+def test_three_column_page_reads_column_by_column() -> None:
+    tree = tree_of(DOCUMENTS / "i1040nr.pdf")
+    who = by_text(tree, "Who Must File")
+    assert who.kind == "structure" and who.depth == 1
+    assert (
+        tree.nodes[who.node_id + 1].text == "File Form 1040NR if any of the following four conditions applies to you."
+    )
+    # a bullet item of the right column whose lines wrap under the bullet: one node
+    item = by_text(tree, "Days you commute")
+    assert item.block == "list_item" and item.text == (
+        "Days you commute to work in the United States from a residence in Canada or Mexico if you "
+        "regularly commute from Canada or Mexico."
+    )
+    # a paragraph that runs from the foot of one column to the top of the next stays one node
+    assert by_text(tree, "Generally, you are treated as present").text.endswith(
+        "physically present in the country at any time during the day."
+    )
+    # a bold lead-in opens its paragraph; it is not a heading
+    exceptions = by_text(tree, "Exceptions.")
+    assert exceptions.kind == "content" and exceptions.text == "Exceptions. You do not need to file Form 1040NR if:"
+    # no node glues lines of two columns together
+    contents = [n.text for n in tree.nodes if n.kind == "content"]
+    assert not any("commute to work in the information" in text for text in contents)
+
+
+def test_running_headers_that_name_the_section_are_dropped() -> None:
+    tree = tree_of(DOCUMENTS / "GeoTopo-komprimiert.pdf")
+    # each page's header names its section ("4.3. HYPERBOLISCHE GEOMETRIE"), none on 40% of pages
+    headers = ("4.1. AXIOME", "4.2. WEITERE EIGENSCHAFTEN", "4.3. HYPERBOLISCHE GEOMETRIE")
+    assert [n.text for n in tree.nodes if n.text.startswith(headers)] == []
+    assert ("4.3 Hyperbolische Geometrie", "p. 8") in [(n.text, n.pages) for n in tree.nodes if n.kind == "structure"]
+
+
+def test_outline_titles_found_beside_their_printed_numbers() -> None:
+    tree = tree_of(DOCUMENTS / "pdflatex-outline.pdf")
+    headings = outline(tree)[1:]
+    assert headings == [(1, f"{n} {title}") for n, title in enumerate(["Foo", "Bar", "Baz"] * 3, start=1)]
+    # the numbered title is the heading, not a paragraph beside it; page numbers are not nodes
+    paragraphs = [n.text for n in tree.nodes if n.block == "paragraph"]
+    assert [text for text in paragraphs if not text.startswith("Hello, here is some text")] == ["Contents"]
+    assert not any("2 written and" in text for text in paragraphs)  # the page number "2" is no text
+    # the contents page: its entries are rows under "Contents", none a heading or a bare number
+    entries = [n.text for n in tree.nodes if n.parent_id == by_text(tree, "Contents").node_id]
+    assert entries[:2] == ["1 Foo | 2", "2 Bar | 2"] and len(entries) == 9
+
+
+@pytest.mark.parametrize(
+    ("text", "part", "joined"),
+    [
+        ("a deployed system for litera-", "ture into a graph", "a deployed system for literature into a graph"),
+        ("the left-", "hand side", "the left-hand side"),  # printed hyphenated elsewhere: a compound
+        ("the Anglo-", "Saxon period", "the Anglo-Saxon period"),  # a capital after the hyphen
+        ("a line", "and the next", "a line and the next"),
+    ],
+)
+def test_line_end_hyphens(text: str, part: str, joined: str) -> None:
+    assert join_hyphenated(text, part, frozenset({"left-hand"})) == joined
+
+
+def test_ligatures_and_dashes_read_as_their_characters() -> None:
+    (line,) = page_lines(
+        [[72, 72, 300, 82, 10, False, "The ﬁrst ofﬁce—a non‑breaking \u2212 3 ‐ soft\u00adly", False]], 1
+    )
+    assert line.text == "The first office—a non-breaking - 3 - softly"
+
+
+def test_italic_body_size_headings(tmp_path: Path) -> None:
+    # as the FAA's handbook sets its sub-headings: italic at body size, above their paragraphs
+    body = "The stainless steel self-locking nut may be spun on and off by hand"
+    runs: list[Run] = [
+        (72, 60, 16, "Self-Locking Nuts", True),
+        (72, 100, 10, "Stainless Steel Self-Locking Nut", "Oblique"),
+        (72, 116, 10, body, False),
+        (72, 128, 10, "until it is seated against a solid surface.", False),
+        (72, 160, 10, "Elastic Stop Nut", "Oblique"),
+        (72, 176, 10, "The elastic stop nut is a standard nut with a fiber collar.", False),
+        (72, 200, 10, "An italic sentence of the text is no heading.", "Oblique"),
+    ]
+    (tmp_path / "nuts.pdf").write_bytes(make_pdf([runs]))
+    tree = tree_of(tmp_path / "nuts.pdf")
+    assert outline(tree)[1:] == [(1, "Stainless Steel Self-Locking Nut"), (1, "Elastic Stop Nut")]
+    assert by_text(tree, "The stainless steel").text == f"{body} until it is seated against a solid surface."
+    assert by_text(tree, "An italic sentence").block == "paragraph"
+
+
+def test_italics_are_emphasis_where_headings_are_bold(tmp_path: Path) -> None:
+    runs: list[Run] = [
+        (72, 60, 16, "Products", True),
+        (72, 100, 10, "Creative Cloud", True),  # the document's body-size headings are bold
+        (72, 116, 10, "Our subscription offering for creative professionals.", False),
+        (72, 140, 10, "Photoshop", "Oblique"),  # a product name set in italic: emphasis
+        (72, 156, 10, "The image editor most professionals use.", False),
+    ]
+    (tmp_path / "products.pdf").write_bytes(make_pdf([runs]))
+    tree = tree_of(tmp_path / "products.pdf")
+    assert outline(tree)[1:] == [(1, "Creative Cloud")]
+    assert by_text(tree, "Photoshop").kind == "content"
+
+
+def test_three_column_regulation_page_with_a_table_across() -> None:
+    # Federal Register p. 6 (p. 2 here): a cost table across the top, three columns below it
+    tree = tree_of(DOCUMENTS / "federal-register-2020-17221.pdf")
+    part = by_text(tree, "PART 39—AIRWORTHINESS DIRECTIVES")
+    lettered = [n.text for n in tree.nodes if n.parent_id == part.node_id and n.kind == "structure"]
+    assert lettered[:5] == [
+        "(a) Comments Due Date",
+        "(b) Affected ADs",
+        "(c) Applicability",
+        "(d) Subject",
+        "(e) Unsafe Condition",
+    ]
+    assert tree.nodes[by_text(tree, "(c) Applicability").node_id + 1].text.startswith(
+        "This AD applies to The Boeing Company Model 737–8 and 737–9 airplanes"
+    )
+    # a paragraph of the left column read whole, not interleaved with the middle column's lines
+    assert by_text(tree, "The FAA has determined that this").text.startswith(
+        "The FAA has determined that this proposed AD would not have federalism implications under Executive Order"
+    )

@@ -1,0 +1,122 @@
+"""PDF tables become a table node with one row node per row, each row carrying its column headers.
+
+A real ruled table (pdfplumber's `ca-warn-report.pdf`, see tests/data/documents/SOURCES.md), an
+unruled statement drawn here at known positions (as filings set them: labels on the left,
+figures in columns, the years above), and one real statement page of a filing from
+../shared/datasets/financebench when that folder is present.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.unit.test_parsers_pdf import DOCUMENTS, Run, make_pdf, tree_of
+
+pytestmark = pytest.mark.unit
+
+
+def _rows_under(tree, parent_id: int) -> list[str]:
+    return [n.text for n in tree.nodes if n.parent_id == parent_id and n.block == "table_row"]
+
+
+def test_ruled_table_rows_keep_their_seven_cells_and_continue_over_the_page(tmp_path: Path) -> None:
+    tree = tree_of(DOCUMENTS / "ca-warn-report.pdf")
+    (table,) = [n for n in tree.nodes if n.text.startswith("Notice Date | Effective")]
+    assert table.text == "Notice Date | Effective | Received | Company | City | No. Of | Layoff/Closure"
+    assert table.block == "paragraph" and table.pages == "pp. 1-2"
+    rows = [n for n in tree.nodes if n.parent_id == table.node_id]
+    page_one = [n.text for n in rows if n.page_start == 1]
+    # 37 rows of 7 cells on p. 1: the header (the table node) and 36 rows under it
+    assert len(page_one) == 36
+    assert all(len(text.split(" | ")) == 7 for text in page_one)
+    assert page_one[0] == (
+        "Notice Date: 06/22/2015 | Effective: 03/25/2016 | Received: 07/01/2015 | "
+        "Company: Maxim Integrated Product | City: San Jose | No. Of: 150 | Layoff/Closure: Closure Permanent"
+    )
+    # p. 2 prints no header row: its rows carry p. 1's headers, none of them lost
+    page_two = [n.text for n in rows if n.page_start == 2]
+    assert len(page_two) == 43
+    assert page_two[0].startswith("Notice Date: 07/17/2015 | Effective: 09/18/2015 |")
+    assert not any(n.kind == "structure" and n.text in {"Company", "City", "No. Of"} for n in tree.nodes)
+
+
+def _statement_page(title: str, rows: list[tuple[str, str, str, str]], header: bool = True) -> list[Run]:
+    """A statement page as filings set it: bold title, years over right-aligned figures."""
+    runs: list[Run] = [(72, 60, 12, title, True)]
+    top = 100
+    if header:
+        runs += [(72, top, 9, "(Millions)", True), (372, top, 9, "2018", True), (432, top, 9, "2017", True)]
+        runs += [(492, top, 9, "2016", True)]
+        top += 14
+    for label, *figures in rows:
+        runs.append((72, top, 9, label, label.startswith("Cash Flows")))
+        for x, figure in zip((380, 440, 500), figures, strict=True):
+            if figure:
+                runs.append((x - 4.5 * len(figure) + 18, top, 9, figure, False))
+        top += 12
+    return runs
+
+
+def test_unruled_statement_rows_carry_the_years_and_continue_on_the_next_page(tmp_path: Path) -> None:
+    first = [
+        ("Cash Flows from Investing Activities", "", "", ""),
+        ("Purchases of property, plant and equipment", "(1,577)", "(1,373)", "(1,420)"),
+        ("Proceeds from sale of PP&E and other assets", "262", "49", "58"),
+        ("Acquisitions, net of cash acquired", "13", "(2,023)", "(16)"),
+    ]
+    second = [
+        ("Dividends paid to shareholders", "(3,193)", "(2,803)", "(2,678)"),
+        ("Other - net", "(56)", "(121)", "(42)"),
+    ]
+    note: list[Run] = [(72, 400, 10, "The notes are an integral part of this statement.", False)]
+    pages = [
+        _statement_page("Consolidated Statement of Cash Flows", first),
+        [*_statement_page("Consolidated Statement of Cash Flows (continued)", second), *note],
+    ]
+    (tmp_path / "statement.pdf").write_bytes(make_pdf(pages))
+    tree = tree_of(tmp_path / "statement.pdf")
+    (table,) = [n for n in tree.nodes if n.text == "(Millions) | 2018 | 2017 | 2016"]
+    assert tree.nodes[table.parent_id].text == "Consolidated Statement of Cash Flows"
+    # one table over both pages: the repeated title and header lines of p. 2 are not nodes
+    assert _rows_under(tree, table.node_id) == [
+        "Cash Flows from Investing Activities",
+        "Purchases of property, plant and equipment | 2018: (1,577) | 2017: (1,373) | 2016: (1,420)",
+        "Proceeds from sale of PP&E and other assets | 2018: 262 | 2017: 49 | 2016: 58",
+        "Acquisitions, net of cash acquired | 2018: 13 | 2017: (2,023) | 2016: (16)",
+        "Dividends paid to shareholders | 2018: (3,193) | 2017: (2,803) | 2016: (2,678)",
+        "Other - net | 2018: (56) | 2017: (121) | 2016: (42)",
+    ]
+    assert table.pages == "pp. 1-2" and tree.nodes[-2].pages == "p. 2"
+    # the text after the table is a paragraph of the section, not a row
+    after = tree.nodes[-1]
+    assert after.text == "The notes are an integral part of this statement."
+    assert after.block == "paragraph" and after.parent_id == table.parent_id
+
+
+def test_table_without_header_under_its_caption(tmp_path: Path) -> None:
+    runs: list[Run] = [(72, 60, 14, "Debt", True), (72, 90, 9, "Maturities by year", False)]
+    for index, (year, amount) in enumerate([("Due in one year", "1,250"), ("Due after one year", "13,411")]):
+        runs += [(72, 104 + 12 * index, 9, year, False), (400, 104 + 12 * index, 9, amount, False)]
+    (tmp_path / "debt.pdf").write_bytes(make_pdf([runs]))
+    tree = tree_of(tmp_path / "debt.pdf")
+    caption = next(n for n in tree.nodes if n.text == "Maturities by year")
+    assert _rows_under(tree, caption.node_id) == ["Due in one year | 1,250", "Due after one year | 13,411"]
+
+
+def test_real_filing_cash_flow_statement_rows(tmp_path: Path, shared_datasets: Path) -> None:
+    import pypdfium2 as pdfium
+
+    source = pdfium.PdfDocument(shared_datasets / "financebench" / "pdfs" / "3M_2018_10K.pdf")
+    page = pdfium.PdfDocument.new()
+    page.import_pages(source, [59])  # p. 60: Consolidated Statement of Cash Flows
+    page.save(tmp_path / "cash_flows.pdf")
+    tree = tree_of(tmp_path / "cash_flows.pdf")
+    row = next(n for n in tree.nodes if n.text.startswith("Purchases of property, plant and equipment"))
+    assert row.text == (
+        "Purchases of property, plant and equipment (PP&E) | 2018: (1,577) | 2017: (1,373) | 2016: (1,420)"
+    )
+    table = tree.nodes[row.parent_id]
+    assert table.text == "(Millions) | 2018 | 2017 | 2016"
+    assert sum(1 for n in tree.nodes if n.parent_id == table.node_id) == 38
