@@ -33,7 +33,7 @@ def _corpus(folder: Path) -> Path:
 
 @pytest.mark.timeout(900)
 def test_sigterm_stops_rag_index_within_seconds_and_publishes_nothing(tmp_path: Path) -> None:
-    env = cli_env(tmp_path, _corpus(tmp_path / "corpus"), ("big", "later"))
+    env = {**cli_env(tmp_path, _corpus(tmp_path / "corpus"), ("big", "later")), "PYTHONFAULTHANDLER": "1"}
     command = [sys.executable, "-m", "rag_assets.cli", "index"]
     process = subprocess.Popen(
         command, env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -51,8 +51,9 @@ def test_sigterm_stops_rag_index_within_seconds_and_publishes_nothing(tmp_path: 
     try:
         rest, _ = process.communicate(timeout=20)  # "within seconds", with room for a loaded machine
     except subprocess.TimeoutExpired:
-        process.kill()
-        pytest.fail("rag index still running 20 s after SIGTERM:\n" + "".join(seen))
+        process.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER: every thread's stack, to say where it hung
+        stacks, _ = process.communicate(timeout=60)
+        pytest.fail("rag index still running 20 s after SIGTERM:\n" + "".join(seen) + stacks[-6000:])
     output = "".join(seen) + rest
     assert process.returncode == 130, output
     assert "interrupted" in output and "materializing collection later" not in output
