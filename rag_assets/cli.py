@@ -150,10 +150,11 @@ def run(
 ) -> None:
     """Materialize the whole asset graph (with its checks) for every collection, then summarise."""
     from rag_assets.commands.runs import materialize
-    from rag_assets.commands.summary import print_evaluation, print_summary
+    from rag_assets.commands.summary import print_document_changes, print_evaluation, print_summary
 
     names = materialize("main_job", collection, config, verbose=verbose)
     print_summary(console, names)
+    print_document_changes(console, names)
     print_evaluation(console, names)
 
 
@@ -163,13 +164,15 @@ def index(
     config: Path = typer.Option(None, "--config", help=_CONFIG_OPTION_HELP),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print Dagster's own (DEBUG) events."),
 ) -> None:
-    """Index only: sources -> trees -> passages -> passage index (the `reindex` job), with checks;
-    no routing data, training or evaluation."""
+    """Index only: sources -> trees -> passages -> passage index (`passage_index_job`), with checks;
+    no questions, routing data, training or evaluation. Ctrl-C or SIGTERM stops it within seconds
+    (exit 130); the index published before stays the one readers use."""
     from rag_assets.commands.runs import materialize
-    from rag_assets.commands.summary import print_summary
+    from rag_assets.commands.summary import print_document_changes, print_summary
 
-    names = materialize("reindex", collection, config, verbose=verbose)
+    names = materialize("passage_index_job", collection, config, verbose=verbose)
     print_summary(console, names)
+    print_document_changes(console, names)
 
 
 @app.command()
@@ -323,9 +326,9 @@ def trace(
     answer_id: str = typer.Argument(..., help="An answer id printed by `rag ask` or listed by `rag answers`."),
     as_json: bool = typer.Option(False, "--json", help="Print the trace as JSON."),
 ) -> None:
-    """Audit an answer: cited nodes -> documents -> the exact source text at the recorded spans ->
-    versions. The source file on disk is compared too (an edit not yet re-indexed shows).
-    Exit code 3 when a source changed since the answer was produced."""
+    """Audit an answer: cited nodes -> documents -> the text as it was cited beside the text now ->
+    versions, each source's state in words (unchanged, changed and re-indexed, changed on disk
+    and not re-indexed, deleted). Exit code 3 when a source changed since the answer was produced."""
     from rag_assets.commands.output import print_json, print_trace
     from rag_assets.serving.audit import source_changed
 
@@ -337,9 +340,11 @@ def trace(
         print_trace(result)
     changed = source_changed(result)
     if changed:
+        states = {s["doc_id"]: s.get("state", "changed") for s in result["sources"]}
+        listed = ", ".join(f"{doc} ({states.get(doc, 'changed')})" for doc in changed)
         errors.print(
-            f"[bold red]SOURCE CHANGED since this answer was produced: {', '.join(changed)} "
-            "(content hash or text at the cited span differs); re-ask to refresh it[/bold red]"
+            f"[bold red]SOURCE CHANGED since this answer was produced: {listed}; re-ask to refresh it[/bold red]",
+            soft_wrap=True,
         )
         raise typer.Exit(EXIT_SOURCE_CHANGED)
 

@@ -10,7 +10,13 @@ from checks import index as index_checks
 from checks import router as router_checks
 from checks import routing_data as routing_data_checks
 from checks import structure as structure_checks
-from rag_assets.defs.automation import dead_run_sensor, reindex_job, reindex_schedule, source_change_sensor
+from rag_assets.defs.automation import (
+    dead_run_sensor,
+    passage_index_job,
+    reindex_job,
+    reindex_schedule,
+    source_change_sensor,
+)
 from rag_assets.defs.corpus.questions import questions
 from rag_assets.defs.corpus.source_documents import source_documents
 from rag_assets.defs.deployment import executor_from_env
@@ -24,6 +30,7 @@ from rag_assets.defs.routing.reorder_policy import reorder_policy
 from rag_assets.defs.routing.router_adapter import router_adapter
 from rag_assets.defs.routing.router_metrics import router_metrics
 from rag_assets.defs.routing.routing_data import routing_actions, routing_subtrees, synthetic_questions
+from rag_assets.defs.served_answers import served_answers
 from rag_assets.defs.side_tables import SIDE_TABLES
 from rag_assets.defs.structure.document_trees import document_trees
 from resources.project import project_resources
@@ -59,9 +66,9 @@ main_job = dg.define_asset_job(
 )
 
 defs = dg.Definitions(
-    assets=[*ALL_ASSETS, *SIDE_TABLES],
+    assets=[*ALL_ASSETS, *SIDE_TABLES, served_answers],
     asset_checks=ALL_CHECKS,
-    jobs=[main_job, reindex_job],
+    jobs=[main_job, reindex_job, passage_index_job],
     schedules=[reindex_schedule],
     sensors=[source_change_sensor, dead_run_sensor],
     resources=project_resources(),

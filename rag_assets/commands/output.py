@@ -26,6 +26,8 @@ def note(text: str) -> None:
 
 
 def print_hits(hits: list[dict[str, Any]]) -> None:
+    if not hits:  # e.g. a BM25 query none of whose words is in the index
+        errors.print("no passage matches the query", highlight=False)
     for hit in hits:
         console.print(
             f"[bold]{hit['rank']}.[/bold] [dim]{hit['score']:.4f}[/dim] [cyan]{escape(hit['doc_id'])}[/cyan] "
@@ -80,16 +82,7 @@ def print_trace(trace: dict[str, Any]) -> None:
     if not trace["sources"]:
         console.print("  [dim]no cited nodes (the reader saw no evidence)[/dim]")
     for i, source in enumerate(trace["sources"], start=1):
-        state = "[red]CHANGED[/red]" if source["changed"] else "[green]unchanged[/green]"
-        if source["on_disk"] in ("changed", "gone"):
-            state += f", [red]{source['on_disk'].upper()} on disk[/red] (not re-indexed yet)"
-        text = source["current_text"] if source["current_text"] is not None else source["recorded_text"]
-        console.print(
-            f"  [{i}] {escape(source['doc_id'])} ({escape(source['uri'] or 'document gone')}) node {source['node_id']} "
-            f"chars {source['span'][0]}-{source['span'][1]} {state}\n      "
-            f"[green]{escape(source['heading_path'])}[/green]{pages_note(source)}\n      {escape(text)}",
-            highlight=False,
-        )
+        print_traced_source(i, source)
     if trace["structure"]:
         from rag_assets.core.lineage.structures import structure_lines
 
@@ -103,6 +96,35 @@ def print_trace(trace: dict[str, Any]) -> None:
         f"router {versions.get('router_model')}; reader {versions.get('reader_model')}; "
         f"embedder {versions.get('embedder')}",
         highlight=False,
+    )
+
+
+def print_traced_source(number: int, source: dict[str, Any]) -> None:
+    """One cited source: where, its state in words, the text as cited and (when it differs) now."""
+    state = source.get("state") or ("changed" if source["changed"] else "unchanged")
+    colour = "green" if state == "unchanged" else "red"
+    console.print(
+        f"  [{number}] {escape(source['doc_id'])} ({escape(source['uri'] or 'document gone')}) node "
+        f"{source['node_id']} chars {source['span'][0]}-{source['span'][1]}: [{colour}]{escape(state)}[/{colour}]\n"
+        f"      [green]{escape(source['heading_path'])}[/green]{pages_note(source)}\n"
+        f"      cited: {escape(source['recorded_text'])}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    now = source.get("current_text")
+    if now == source["recorded_text"]:
+        return
+    if now is None:
+        console.print(
+            "      now:   [red](no node of the document reads like it now)[/red]", highlight=False, soft_wrap=True
+        )
+        return
+    where = source.get("current_node_id")
+    span = source.get("current_span") or ["?", "?"]
+    console.print(
+        f"      now:   {escape(now)} [dim](node {where}, chars {span[0]}-{span[1]})[/dim]",
+        highlight=False,
+        soft_wrap=True,
     )
 
 

@@ -21,6 +21,18 @@ import dagster as dg
 
 PROGRESS_TAG = "rag/progress"
 POLL_SECONDS = 0.5
+INTERRUPTS = ("KeyboardInterrupt", "DagsterExecutionInterruptedError")
+
+
+def interrupt_error(event: dg.DagsterEvent | None) -> bool:
+    """Whether a Dagster event carries an interrupt (Ctrl-C, SIGTERM) in its error chain: a step
+    interrupted, failed or put up for retry because of it."""
+    error = getattr(event.event_specific_data, "error", None) if event is not None else None
+    while error is not None:
+        if error.cls_name in INTERRUPTS:
+            return True
+        error = error.cause
+    return False
 
 
 def console_log_level(run_config: dict, verbose: bool) -> dict:
@@ -127,10 +139,19 @@ def progress_line(entry, state: ProgressState) -> str | None:
 
 
 class _RunFollower:
-    """Reads the progress lines of the run tagged with `token`, from where the last read stopped."""
+    """Reads the progress lines of the run tagged with `token`, from where the last read stopped;
+    calls `on_interrupt(instance, run_id)` when a step reports an interrupt."""
 
-    def __init__(self, instance: dg.DagsterInstance, token: str, state: ProgressState, say: Callable[[str], None]):
+    def __init__(
+        self,
+        instance: dg.DagsterInstance,
+        token: str,
+        state: ProgressState,
+        say: Callable[[str], None],
+        on_interrupt: Callable[[dg.DagsterInstance, str], None] | None = None,
+    ):
         self.instance, self.token, self.state, self.say = instance, token, state, say
+        self.on_interrupt = on_interrupt
         self.cursor: str | None = None
         self.run_id: str | None = None
 
@@ -146,19 +167,26 @@ class _RunFollower:
                 line = progress_line(record.event_log_entry, self.state)
                 if line is not None:
                     self.say(line)
+                if self.on_interrupt is not None and interrupt_error(record.event_log_entry.dagster_event):
+                    self.on_interrupt(self.instance, self.run_id)
             self.cursor = connection.cursor
             if not connection.has_more:
                 return
 
 
 @contextmanager
-def run_progress(instance: dg.DagsterInstance, say: Callable[[str], None]) -> Iterator[dict[str, str]]:
+def run_progress(
+    instance: dg.DagsterInstance,
+    say: Callable[[str], None],
+    on_interrupt: Callable[[dg.DagsterInstance, str], None] | None = None,
+) -> Iterator[dict[str, str]]:
     """Yields the tags to give the run; while the block runs, each of its progress lines is passed
-    to `say` as soon as the event log has it, and the rest once the block ends."""
+    to `say` as soon as the event log has it, and the rest once the block ends; a step's
+    interrupt is passed to `on_interrupt` as soon as it is logged."""
     token = uuid.uuid4().hex
     state = ProgressState()
     stop = threading.Event()
-    follower = _RunFollower(instance, token, state, say)
+    follower = _RunFollower(instance, token, state, say, on_interrupt)
     drain = follower.drain
 
     def poll() -> None:

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.markup import escape
 
-from rag_assets.commands.errors import EXIT_FAILED, checked_home, console, errors, say_waiting
-from rag_assets.commands.progress import error_line
+from rag_assets.commands.errors import EXIT_FAILED, EXIT_INTERRUPTED, checked_home, console, errors, say_waiting
+from rag_assets.commands.progress import error_line, interrupt_error
 from rag_assets.core.errors import ConfigError, ConfigMistakes
 from rag_assets.core.settings import run_config_file
+
+INTERRUPTED_NOTE = (
+    "the step in progress was stopped; every write is atomic and an index is published only once both "
+    "stores hold it, so readers keep the last published index"
+)
 
 
 def quiet_model_loading() -> None:
@@ -81,6 +92,41 @@ def _run_failure_lines(event: Any, explained: bool) -> list[str]:
     return [f"run failed before its steps: {error_line(error)}" if error else f"run failed: {event.message}"]
 
 
+def run_interrupted(result: Any) -> bool:
+    """Whether a finished in-process run ended because it was interrupted (Ctrl-C or SIGTERM):
+    an error of an interrupt class in any of its events (a step's failure or the run's)."""
+    return any(interrupt_error(event) for event in result.all_events)
+
+
+def stop_interrupted_run(instance: Any, run_id: str) -> None:
+    """Called (from the progress thread) once an interrupted step has unwound: Dagster would
+    retry it under its retry policy and start the steps that do not depend on it, so the
+    command stops here instead, after marking the run failed. Every write is atomic (a DuckDB
+    transaction, a LanceDB commit, a publication row), so nothing is left half-published."""
+    run = instance.get_run_by_id(run_id)
+    if run is not None:
+        instance.report_run_failed(run, message=f"Run {run_id} interrupted (Ctrl-C or SIGTERM)")
+    errors.print(f"  run {run_id} interrupted: {INTERRUPTED_NOTE}", soft_wrap=True)
+    errors.print("[red]error:[/red] interrupted")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM handled as Ctrl-C while the block runs (in the main thread): Dagster stops the
+    step at once and the command ends with the interrupted exit code, after its cleanup."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def report_recovered(recovered: Any) -> None:
     for run in recovered:
         console.print(
@@ -124,7 +170,7 @@ def materialize(
     config_dict = console_log_level(run_config(config, job, defs.resources), verbose)
     if not verbose:
         quiet_model_loading()
-    with dg.DagsterInstance.get() as instance:
+    with dg.DagsterInstance.get() as instance, sigterm_as_interrupt():
         report_recovered(recover_dead_runs(instance))
         register_collections(instance, names)
         failed: list[str] = []
@@ -147,7 +193,7 @@ def _run_collection(job: Any, name: str, instance: Any, config_dict: dict) -> bo
     from rag_assets.commands.run_health import process_tags
 
     try:
-        with run_progress(instance, _say_progress) as progress_tags:
+        with run_progress(instance, _say_progress, on_interrupt=stop_interrupted_run) as progress_tags:
             result = job.execute_in_process(
                 partition_key=name,
                 instance=instance,
@@ -162,6 +208,9 @@ def _run_collection(job: Any, name: str, instance: Any, config_dict: dict) -> bo
     if result.success:
         console.print(f"  run {result.run_id} succeeded (its full log: `make dev`, Runs)", highlight=False)
         return True
+    if run_interrupted(result):  # the other collections are not started
+        errors.print(f"  run {result.run_id} for {name} interrupted: {INTERRUPTED_NOTE}", soft_wrap=True)
+        raise KeyboardInterrupt
     for line in failure_lines(result):
         errors.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
     errors.print(f"  run {result.run_id} for {name} [red]failed[/red]; see `make dev` for its logs")

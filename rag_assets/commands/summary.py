@@ -118,3 +118,43 @@ def print_evaluation(console: Console, collections: list[str], reports_root: Pat
         console.print(f"HTML report: {shown}", markup=False, highlight=False, soft_wrap=True)
         printed.append(shown)
     return printed
+
+
+def print_document_changes(console: Console, collections: list[str]) -> None:
+    """Per collection: the documents the run found added, changed or deleted (old -> new content
+    hash, from `source_documents`) and what the passage index re-embedded (`passage_index`)."""
+    import dagster as dg
+
+    from rag_assets.core.corpus.document_changes import short_hash
+    from rag_assets.defs.upstream import latest_materialization
+
+    with dg.DagsterInstance.get() as instance:
+        for name in collections:
+            documents = latest_materialization(instance, dg.AssetKey("source_documents"), partition=name)
+            index = latest_materialization(instance, dg.AssetKey("passage_index"), partition=name)
+            if documents is None or documents.asset_materialization is None:
+                continue
+            meta = {k: getattr(v, "value", v) for k, v in documents.asset_materialization.metadata.items()}
+            words = ("added", "changed", "deleted", "unchanged")
+            counts = ", ".join(f"{meta.get(f'documents_{w}', '?')} {w}" for w in words)
+            console.print(f"Documents of {name}: {counts}", markup=False, highlight=False, soft_wrap=True)
+            changes = meta.get("document_changes_json") or []
+            if changes:
+                table = Table(title=f"Changed documents: {name}", title_justify="left")
+                for header in ("document", "change", "content hash (old → new)"):
+                    table.add_column(header, overflow="fold")
+                for c in changes:
+                    table.add_row(
+                        c["doc_id"], c["change"], f"{short_hash(c['old_hash'])} → {short_hash(c['new_hash'])}"
+                    )
+                console.print(table)
+            if index is not None and index.asset_materialization is not None:
+                im = {k: getattr(v, "value", v) for k, v in index.asset_materialization.metadata.items()}
+                console.print(
+                    f"  passage index {im.get('table')} v{im.get('version')} (tag {im.get('tag')}): passages "
+                    f"{im.get('added')} added, {im.get('changed')} changed, {im.get('deleted')} deleted, "
+                    f"{im.get('unchanged')} unchanged; {im.get('embedded')} embedded",
+                    markup=False,
+                    highlight=False,
+                    soft_wrap=True,
+                )

@@ -7,6 +7,7 @@ import dagster as dg
 
 from rag_assets.commands.run_health import recover_dead_runs
 from rag_assets.core.corpus.fingerprint import fingerprint_digest, source_fingerprint
+from rag_assets.core.corpus.sources import CollectionSpec
 from rag_assets.core.settings import reindex_cron
 from rag_assets.defs.partitions import COLLECTION_PARTITIONS_NAME
 from resources.sources import SourcesResource
@@ -16,7 +17,17 @@ REINDEX_CRON = reindex_cron()  # read at import: a schedule's cron is fixed when
 reindex_job = dg.define_asset_job(
     "reindex",
     selection=dg.AssetSelection.groups("corpus", "structure", "index"),
-    description="Sources -> trees -> passages -> index for one collection; unchanged passages are not re-embedded.",
+    description="Sources -> trees -> passages -> index for one collection; unchanged passages are not re-embedded, "
+    "and the passage reranker and namespace router train again only when their training data changed beyond "
+    "their `retrain_threshold` (the reason is in their metadata).",
+)
+
+# `rag index`: the passage index alone (no questions, no training), as its help says.
+PASSAGE_INDEX_STAGES = ("source_documents", "document_trees", "passages", "passage_index")
+passage_index_job = dg.define_asset_job(
+    "passage_index_job",
+    selection=dg.AssetSelection.assets(*PASSAGE_INDEX_STAGES),
+    description="Sources -> trees -> passages -> passage index for one collection, with their checks (`rag index`).",
 )
 
 
@@ -39,31 +50,60 @@ def reindex_schedule(context: dg.ScheduleEvaluationContext):
     minimum_interval_seconds=60,
     default_status=dg.DefaultSensorStatus.STOPPED,
     description="Requests a re-index of a collection only when its files were added, changed or "
-    "removed (cursor: a digest of every file's mtime and size per collection); registers new "
+    "removed (cursor: a digest of every file's mtime and size per collection); the first tick after "
+    "it is turned on only records the files as they are (it requests nothing); registers new "
     "collections of the collections file as partitions.",
 )
 def source_change_sensor(context: dg.SensorEvaluationContext, sources: SourcesResource) -> dg.SensorResult:
-    previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     specs = sources.collections()
+    current = {spec.name: _fingerprint(spec) for spec in specs}
+    cursor = json.dumps(current, sort_keys=True)
     known = set(context.instance.get_dynamic_partitions(COLLECTION_PARTITIONS_NAME))
-    current: dict[str, str] = {}
-    requests: list[dg.RunRequest] = []
-    for spec in specs:
-        current[spec.name] = fingerprint_digest(source_fingerprint(spec))
-        if previous.get(spec.name) != current[spec.name]:
-            requests.append(
-                dg.RunRequest(
-                    run_key=f"{spec.name}:{current[spec.name]}",
-                    partition_key=spec.name,
-                    tags={"rag/trigger": "sources-changed"},
-                )
-            )
     new = [spec.name for spec in specs if spec.name not in known]
-    return dg.SensorResult(
-        run_requests=requests,
-        cursor=json.dumps(current, sort_keys=True),
-        dynamic_partitions_requests=[collection_partitions_request(new)] if new else [],
-    )
+    partitions = [collection_partitions_request(new)] if new else []
+    if context.cursor is None:
+        files = ", ".join(f"{name} ({state['files']} files)" for name, state in current.items())
+        reason = (
+            f"first tick: recorded the files of {files or 'no collection'} as they are now; a file added, "
+            "changed or removed from now on requests a re-index (run `rag index` for a collection never indexed)"
+        )
+        return dg.SensorResult(skip_reason=reason, cursor=cursor, dynamic_partitions_requests=partitions)
+    previous = _previous_fingerprints(context.cursor)
+    changed = [name for name, state in current.items() if previous.get(name, {}).get("digest") != state["digest"]]
+    if not changed:
+        compared = ", ".join(
+            f"{name}: {state['files']} files, digest {state['digest']}" for name, state in current.items()
+        )
+        reason = (
+            f"no file added, changed or removed since the last tick (mtime and size of every file compared; {compared})"
+        )
+        return dg.SensorResult(skip_reason=reason, cursor=cursor, dynamic_partitions_requests=partitions)
+    requests = [
+        dg.RunRequest(
+            run_key=f"{name}:{current[name]['digest']}",
+            partition_key=name,
+            tags={
+                "rag/trigger": "sources-changed",
+                "rag/files": f"{previous.get(name, {}).get('files', 0)} -> {current[name]['files']}",
+            },
+        )
+        for name in changed
+    ]
+    return dg.SensorResult(run_requests=requests, cursor=cursor, dynamic_partitions_requests=partitions)
+
+
+def _fingerprint(spec: CollectionSpec) -> dict[str, object]:
+    files = source_fingerprint(spec)
+    return {"digest": fingerprint_digest(files), "files": len(files)}
+
+
+def _previous_fingerprints(cursor: str) -> dict[str, dict]:
+    """The cursor's fingerprints per collection (a cursor of digests alone, as older versions
+    wrote, reads with an unknown file count)."""
+    loaded = json.loads(cursor)
+    return {
+        name: value if isinstance(value, dict) else {"digest": value, "files": "?"} for name, value in loaded.items()
+    }
 
 
 def collection_partitions_request(names: list[str]) -> dg.AddDynamicPartitionsRequest:

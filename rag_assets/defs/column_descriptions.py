@@ -2,6 +2,8 @@
 shows on every catalogue asset (`rag_assets.defs.metadata.table_metadata`). The column names and types
 come from the store's schema; a test keeps this file and the schema in step."""
 
+import re
+
 COLLECTION = "The collection (partition) the row belongs to."
 _QUESTION = {
     "collection": COLLECTION,
@@ -195,6 +197,17 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
 }
 
 
+# A run of placeholders like `<doc_id>#<first node id>` or `.<piece>`: the UI renders descriptions
+# as Markdown, where a bare `<doc_id>` is an HTML tag and vanishes; as code it shows as written.
+_PLACEHOLDERS = re.compile(r"(?:[\w.#:-]*<[^<>`]+>)+[\w.#-]*")
+
+
+def markdown_safe(text: str) -> str:
+    """`text` with its `<placeholder>` runs as Markdown code, so the Dagster UI shows them."""
+    return _PLACEHOLDERS.sub(lambda m: f"`{m.group(0)}`", text)
+
+
 def column_description(table: str, column: str) -> str | None:
-    """The description of a catalogue column, or None when it has none."""
-    return COLUMN_DESCRIPTIONS.get(table, {}).get(column)
+    """The description of a catalogue column (as the UI renders it: placeholders as code), or None."""
+    text = COLUMN_DESCRIPTIONS.get(table, {}).get(column)
+    return markdown_safe(text) if text is not None else None

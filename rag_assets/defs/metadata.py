@@ -9,6 +9,7 @@ from typing import Any
 import dagster as dg
 import duckdb
 
+from rag_assets.core.corpus.document_changes import DocumentChange, change_counts, changes_markdown
 from rag_assets.core.figures import figure, png_bytes, png_markdown
 from rag_assets.core.store.collections import count_rows
 from rag_assets.core.store.schemas import table_columns
@@ -64,6 +65,18 @@ def report_side_table(
             },
         )
     )
+
+
+def document_change_metadata(
+    changes: Sequence[DocumentChange], documents_now: int, *, hash_label: str = "content hash (old → new)"
+) -> dict[str, object]:
+    """Added / changed / deleted / unchanged document counts, the changes as a table (old -> new
+    hash) and as JSON (what `rag index` prints)."""
+    return {
+        **{f"documents_{word}": n for word, n in change_counts(changes, documents_now).items()},
+        "document_changes": dg.MetadataValue.md(changes_markdown(changes, hash_label=hash_label)),
+        "document_changes_json": dg.MetadataValue.json([c.to_dict() for c in changes]),
+    }
 
 
 def counter_table(name: str, counts: Mapping[object, int] | Counter) -> str:

@@ -21,6 +21,7 @@ from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.transactions import table_exists
 from rag_assets.core.store.tree_tables import CatalogueTrees
 from rag_assets.defs.evaluation.strategy_config import AnswersConfig, answer_style, canonical_strategy, interactive_spec
+from rag_assets.defs.served_answers import enqueue_answers
 from rag_assets.serving.ask_options import MODES, ROUTERS, AskOptions, Note
 from rag_assets.serving.published import catalogue_path, check_collections, read_catalogue
 from rag_assets.serving.streaming import StreamingReader
@@ -147,6 +148,7 @@ class Ask:
         # the only write: one short transaction, waiting (bounded, visibly) for a writer's own
         with catalogue_connection(catalogue_path(), read_only=False, on_wait=self.service.on_wait) as con:
             store_answers(con, [record])
+        enqueue_answers([record])  # its Dagster event, written in a batch (defs/served_answers.py)
         return record
 
 

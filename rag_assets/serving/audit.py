@@ -9,14 +9,17 @@ from rag_assets.core.corpus.source_check import CHANGED, GONE, source_state
 
 
 def trace_dict(con: Any, answer_id: str) -> dict[str, Any]:
-    """Cited nodes -> documents -> the source text at the recorded spans now -> versions; the
-    source file on disk is compared too (an edit not yet re-indexed shows)."""
-    from rag_assets.core.lineage import trace_answer
+    """Cited nodes -> documents -> the text as cited beside the text now -> versions; the source
+    file on disk is compared with the catalogue (an edit not yet re-indexed shows), and each
+    source's `state` says in words how the catalogue and the disk stand against the answer."""
+    from rag_assets.core.lineage.trace import source_state as state_in_words
+    from rag_assets.core.lineage.trace import trace_answer
 
     result = trace_answer(con, answer_id)
     record = result.record
-    recorded = dict(record.versions_dict.get("doc_hashes") or {})
-    on_disk = {s.doc_id: source_state(s.uri, recorded.get(s.doc_id)) for s in result.sources}
+    # the file against what the catalogue holds now (not against the answer: a re-index since
+    # made them agree again)
+    on_disk = {s.doc_id: source_state(s.uri, s.current_hash) for s in result.sources}
     disk_changed = sorted(d for d, state in on_disk.items() if state in (CHANGED, GONE))
     return {
         "answer": record.to_dict(),
@@ -34,6 +37,14 @@ def trace_dict(con: Any, answer_id: str) -> dict[str, Any]:
                 "uri": s.uri,
                 "recorded_text": s.recorded_text,
                 "current_text": s.current_text,
+                "current_node_id": s.current_node_id,
+                "current_span": list(s.current_span) if s.current_span else None,
+                "state": state_in_words(
+                    s.recorded_hash,
+                    s.current_hash,
+                    on_disk.get(s.doc_id, "unknown"),
+                    text_differs=s.current_text != s.recorded_text,
+                ),
                 "recorded_hash": s.recorded_hash,
                 "current_hash": s.current_hash,
                 "changed": s.changed,

@@ -54,6 +54,33 @@ def project_env(root: Path, checkpoint: Path) -> dict[str, str]:
     }
 
 
+def cli_env(root: Path, corpus: Path, collections: tuple[str, ...] = ("tiny",)) -> dict[str, str]:
+    """A DAGSTER_HOME, collections file (each collection over `corpus`) and data folder under
+    `root`, as the environment of `rag` commands run in a subprocess."""
+    home = root / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO_ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    listed = root / "collections.yaml"
+    listed.write_text("collections:\n" + "".join(f"  - name: {n}\n    path: {corpus}\n" for n in collections))
+    return {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "RAG_COLLECTIONS": str(listed),
+        "RAG_DATA_DIR": str(root / "data"),
+        "RAG_SERVICE_URL": "",
+    }
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Terminate a server process; kill it if it has not ended 30 s later."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def start_materialization(env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", MATERIALIZE],
@@ -123,9 +150,4 @@ def running_service(env: dict[str, str], *extra: str) -> Iterator[str]:
             time.sleep(1)
         yield url
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)

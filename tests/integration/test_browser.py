@@ -6,6 +6,7 @@ with the versions behind the answer, and open the same audit from the list of pa
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,22 @@ from tests.integration.served_project import materialize, project_env, running_s
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+
+
+def served_answer_recorded(home: str, answer_id: str, limit_s: float = 60) -> bool:
+    """Whether the instance at `home` gets the answer's `served_answers` materialization in time."""
+    import dagster as dg
+
+    from rag_assets.defs.served_answers import SERVED_ANSWERS
+    from rag_assets.defs.upstream import latest_materialization
+
+    deadline = time.monotonic() + limit_s
+    with dg.DagsterInstance.from_config(home) as instance:
+        while latest_materialization(instance, SERVED_ANSWERS, partition=answer_id) is None:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.5)
+    return True
 
 
 @pytest.mark.timeout(2400)
@@ -64,5 +81,7 @@ def test_ask_follow_a_citation_and_see_the_highlight(tmp_path: Path, smollm2_che
             page.locator(f'#history tr[data-answer="{answer_id}"] a').click()
             sync_api.expect(page.locator("#audit-id")).to_have_text(answer_id, timeout=60_000)
             page.locator("#doc-tree mark.cited-span").first.wait_for(timeout=60_000)
+            # the service recorded the answer as a Dagster event too (served_answers, a batch within seconds)
+            assert served_answer_recorded(env["DAGSTER_HOME"], answer_id)
         finally:
             browser.close()

@@ -245,7 +245,11 @@ def test_the_report_writes_its_files_and_finite_metrics_for_every_strategy(pipel
     assert assets["passage_index"]["data_version"].startswith("v") and assets["router_adapter"]["materialized"]
     assert summary["versions"]["index"]["tag"].startswith("tiny-")
     assert report_meta["headline"].value.startswith("| strategy |")
-    assert report_meta["main_plot_image"].value.startswith("![metrics per strategy](data:image/png;base64,")
+    assert "**metrics**\n\n![metrics](data:image/png;base64," in report_meta["plots"].value
+    assert "![scaling](data:image/png;base64," in report_meta["plots"].value
+    # the Plots tab charts metrics per strategy (numbers), the counts are text
+    assert report_meta["f1 rdr2"].value == round(results["rdr2"]["f1"], 4)
+    assert report_meta["counts"].value.startswith(f"{len(STRATEGIES)} strategies, ")
 
 
 @PIPELINE_TIMEOUT

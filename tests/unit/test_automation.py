@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from datetime import UTC, datetime
@@ -39,27 +40,47 @@ def test_sensor_requests_runs_only_when_sources_change(tmp_path: Path, corpus_di
     sources = SourcesResource(collections_file=str(collections))
     instance = dg.DagsterInstance.ephemeral()
 
+    # turned on: the first tick records the files as they are and requests nothing, saying why
     first = _evaluate(instance, sources, None)
-    assert sorted(r.partition_key for r in first.run_requests) == ["other", "tiny"]
+    assert first.run_requests == [] and first.cursor
+    assert first.skip_reason.skip_message.startswith(
+        "first tick: recorded the files of tiny (5 files), other (1 files)"
+    )
     [request] = first.dynamic_partitions_requests
     assert sorted(request.partition_keys) == ["other", "tiny"]
     register_collections(instance, ["tiny", "other"])
 
     unchanged = _evaluate(instance, sources, first.cursor)
     assert unchanged.run_requests == [] and unchanged.dynamic_partitions_requests == []
+    assert unchanged.skip_reason.skip_message.startswith("no file added, changed or removed since the last tick")
+    assert "tiny: 5 files" in unchanged.skip_reason.skip_message
 
     _touch(corpus_dir / "kettle.md")  # changed
     changed = _evaluate(instance, sources, unchanged.cursor)
-    assert [r.partition_key for r in changed.run_requests] == ["tiny"]
+    assert [r.partition_key for r in changed.run_requests] == ["tiny"] and changed.skip_reason is None
+    assert changed.run_requests[0].tags["rag/files"] == "5 -> 5"
 
     (corpus_dir / "new.md").write_text("# New\n\nadded\n")  # added
     added = _evaluate(instance, sources, changed.cursor)
     assert [r.partition_key for r in added.run_requests] == ["tiny"]
+    assert added.run_requests[0].tags["rag/files"] == "5 -> 6"
 
     (other / "a.md").unlink()  # removed
     removed = _evaluate(instance, sources, added.cursor)
     assert [r.partition_key for r in removed.run_requests] == ["other"]
     assert _evaluate(instance, sources, removed.cursor).run_requests == []
+
+
+def test_a_cursor_of_digests_alone_still_compares(tmp_path: Path, corpus_dir: Path) -> None:
+    collections = tmp_path / "collections.yaml"
+    collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus_dir}\n")
+    sources = SourcesResource(collections_file=str(collections))
+    instance = dg.DagsterInstance.ephemeral()
+    seeded = json.loads(_evaluate(instance, sources, None).cursor)
+    older = json.dumps({"tiny": seeded["tiny"]["digest"]})  # the cursor format before file counts
+    assert _evaluate(instance, sources, older).run_requests == []
+    _touch(corpus_dir / "kettle.md")
+    assert [r.partition_key for r in _evaluate(instance, sources, older).run_requests] == ["tiny"]
 
 
 def test_schedule_requests_every_registered_collection() -> None:

@@ -120,19 +120,27 @@ def test_store_load_trace_round_trip_and_changed_source(catalogue) -> None:
     assert source.uri.endswith("kettle.md") and source.title == "Kettle manual"
     assert source.heading_path == "Kettle manual > Boiling"
 
-    # The document changes: its hash and the text at the recorded span no longer match.
+    # The document changes (re-indexed: its text and its tree): its hash and the cited text no
+    # longer match; the text now is the node that reads like the cited one.
     con.execute(
         "UPDATE document_texts SET content_hash = 'new', text = replace(text, 'green tea', 'herbal tea') "
         "WHERE doc_id = 'tiny/kettle.md'"
     )
+    con.execute(
+        "UPDATE document_nodes SET text = replace(text, 'green tea', 'herbal tea') WHERE doc_id = 'tiny/kettle.md'"
+    )
     changed = trace_answer(con, record.answer_id)
     assert changed.changed and changed.changed_docs == ("tiny/kettle.md",)
-    assert changed.sources[0].changed and changed.sources[0].current_text != changed.sources[0].recorded_text
+    assert changed.sources[0].changed and changed.sources[0].recorded_text == "green tea | 80 C"
+    assert changed.sources[0].current_text == "herbal tea | 80 C"
     # A retrieved (not cited) document that disappears is a change too.
     con.execute(
         "UPDATE document_texts SET content_hash = (SELECT content_hash FROM source_documents "
         "WHERE doc_id = 'tiny/kettle.md'), text = replace(text, 'herbal tea', 'green tea') "
         "WHERE doc_id = 'tiny/kettle.md'"
+    )
+    con.execute(
+        "UPDATE document_nodes SET text = replace(text, 'herbal tea', 'green tea') WHERE doc_id = 'tiny/kettle.md'"
     )
     assert not trace_answer(con, record.answer_id).changed
     con.execute("DELETE FROM document_texts WHERE doc_id = 'tiny/pond.html'")
@@ -165,3 +173,15 @@ def test_catalogue_trees_read_lazily(catalogue) -> None:
     lazy = CatalogueTrees(con, "tiny")
     assert "tiny/kettle.md" in lazy and "missing" not in lazy and len(lazy) == len(trees)
     assert list(lazy["tiny/kettle.md"]) == trees["tiny/kettle.md"].nodes
+
+
+def test_a_cited_source_state_in_words_from_the_catalogue_and_the_disk() -> None:
+    from rag_assets.core.lineage.trace import source_state
+
+    # (hash recorded with the answer, catalogue's hash now, the file against the catalogue)
+    assert source_state("a", "a", "unchanged", text_differs=False) == "unchanged"
+    assert source_state("a", "a", "changed", text_differs=False) == "changed on disk, not re-indexed"
+    assert source_state("a", "b", "unchanged", text_differs=True) == "changed and re-indexed"
+    assert source_state("a", "a", "gone", text_differs=False) == "deleted on disk, not re-indexed"
+    assert source_state("a", None, "unknown", text_differs=True) == "deleted"
+    assert source_state(None, "b", "unknown", text_differs=True) == "changed and re-indexed"  # an answer without hashes

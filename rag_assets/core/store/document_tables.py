@@ -76,6 +76,14 @@ def document_sources(
     }
 
 
+def collection_document_hashes(con: duckdb.DuckDBPyConnection, collection: str) -> dict[str, str]:
+    """doc_id -> content hash of every source document of the collection now (empty: none yet)."""
+    if not table_exists(con, "source_documents"):
+        return {}
+    rows = con.execute("SELECT doc_id, content_hash FROM source_documents WHERE collection = ?", [collection])
+    return dict(rows.fetchall())
+
+
 def rejected_doc_ids(con: duckdb.DuckDBPyConnection, collection: str, stage: str) -> set[str]:
     """The collection's source documents rejected at `stage` (matched by their uri)."""
     ensure_schema(con, ["source_documents", "rejected_documents"])

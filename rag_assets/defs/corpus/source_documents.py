@@ -6,12 +6,14 @@ from collections import Counter
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from rag_assets.core.corpus.document_changes import change_counts, change_summary, document_changes
 from rag_assets.core.corpus.sources import ingest
 from rag_assets.core.store.collections import replace_collection
-from rag_assets.core.store.document_tables import documents_table
+from rag_assets.core.store.document_tables import collection_document_hashes, documents_table
 from rag_assets.defs.deployment import CATALOGUE_POOL
 from rag_assets.defs.metadata import (
     counter_table,
+    document_change_metadata,
     markdown_table,
     rejections_markdown,
     report_side_table,
@@ -51,6 +53,7 @@ def source_documents(
     if nothing:  # stop here, before the catalogue's last good version is replaced by nothing
         raise dg.Failure(description=nothing, allow_retries=False)
     with catalogue.get_connection() as con:
+        before = collection_document_hashes(con, spec.name)
         replace_collection(
             con,
             spec.name,
@@ -60,6 +63,8 @@ def source_documents(
         )
         row_counts = row_count_metadata(con, "source_documents", spec.name)
         report_side_table(context, con, "rejected_documents", stage="ingest")
+    changes = document_changes(before, {d.doc_id: d.content_hash for d in result.documents})
+    context.log.info(f"{spec.name} documents: {change_summary(change_counts(changes, len(result.documents)))}")
     for doc_id, original in result.duplicates:
         context.log.warning(f"{doc_id} has the same content as {original} (duplicates: {sources.duplicates})")
     # The data version is the hash of every document's hash: unchanged sources, unchanged version.
@@ -72,6 +77,7 @@ def source_documents(
             "source": spec.path,
             "documents": len(result.documents),
             "rejected": len(result.rejections),
+            **document_change_metadata(changes, len(result.documents)),
             "megabytes": round(sum(d.size_bytes for d in result.documents) / 1e6, 3),
             "formats": dg.MetadataValue.md(counter_table("format", Counter(d.format for d in result.documents))),
             "rejections": dg.MetadataValue.md(rejections_markdown(result.rejections)),

@@ -49,6 +49,7 @@ from rag_assets.defs.partitions import collection_partitions
 from rag_assets.defs.routing.reorder_policy import reorder_policy
 from rag_assets.defs.routing.router_adapter import router_adapter
 from rag_assets.defs.routing.router_metrics import router_metrics
+from rag_assets.defs.served_answers import record_answers
 from resources.embedder import EmbedderResource
 from resources.llm import LLMResource
 from resources.session_models import ResourceModels
@@ -213,6 +214,7 @@ def answers(
     with catalogue.get_connection() as con:
         records = answer_records(con, session, outcomes, questions, context.run.run_id)
         store_answers(con, records, replace=(collection, SOURCE))
+    record_answers(context.instance, records)  # each answer a `served_answers` event
     engine = session.engine if questions else None
     return dg.MaterializeResult(
         metadata={
@@ -246,10 +248,22 @@ def _published_notes(published: PublishedCollection, note: str | None) -> list[s
 
 
 def _sample_markdown(records: list[AnswerRecord]) -> str:
-    """The first main-run answers (no grid points), as a table."""
+    """The first main-run answers (no grid points), as a table with their ids (the partitions of
+    `served_answers`) and cited nodes."""
     return markdown_table(
-        ["strategy", "question", "answer", "evidence words"],
-        [(r.strategy, r.question[:80], r.answer[:80], r.evidence_words) for r in records if not r.grid][:8],
+        ["answer id", "strategy", "question", "answer", "cited nodes", "evidence words"],
+        [
+            (
+                r.answer_id,
+                r.strategy,
+                r.question[:80],
+                r.answer[:80],
+                ", ".join(f"{d}#{n}" for d, n in zip(r.cited_doc_ids, r.cited_node_ids)) or "none",
+                r.evidence_words,
+            )
+            for r in records
+            if not r.grid
+        ][:8],
     )
 
 

@@ -2,6 +2,7 @@
 
 import math
 from collections import deque
+from collections.abc import Mapping
 from typing import TypeVar
 
 import dagster as dg
@@ -215,10 +216,12 @@ def _report_metadata(
         "report_markdown": dg.MetadataValue.path(str(files.markdown)),
         "summary_json": dg.MetadataValue.path(str(files.summary)),
         "latest": dg.MetadataValue.path(str(files.latest)),
-        "strategies": len(data.results),
-        "answers": answer_count,
-        "questions": data.questions,
-        "evidence_questions": evidence.questions if evidence else 0,
+        # counts as text, so the Plots tab charts the metrics over materializations, not counts
+        "counts": dg.MetadataValue.text(
+            f"{len(data.results)} strategies, {answer_count} answers, {data.questions} questions, "
+            f"{evidence.questions if evidence else 0} evidence questions"
+        ),
+        **plotted_metrics(data.results),
         "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in data.notes) or "none"),
     }
     if evidence is not None:
@@ -226,10 +229,29 @@ def _report_metadata(
         metadata["evidence"] = dg.MetadataValue.md(markdown_table(header, rows))
     if "metrics" in files.plots:
         metadata["main_plot"] = dg.MetadataValue.path(str(files.plots["metrics"]))
-        metadata["main_plot_image"] = dg.MetadataValue.md(png_markdown(files.plots["metrics"], "metrics per strategy"))
+    if files.plots:  # every figure of the report, as images
+        metadata["plots"] = dg.MetadataValue.md(
+            "\n\n".join(f"**{name}**\n\n{png_markdown(path, name)}" for name, path in files.plots.items())
+        )
     if router:
         metadata["router"] = dg.MetadataValue.md(_router_markdown(router))
     return metadata
+
+
+PLOTTED = (("f1", "rouge_l", "em"), ("evidence_recall", "passage_hit"))  # an answer and an evidence metric
+
+
+def plotted_metrics(results: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """Per strategy, its answer metric (F1, else ROUGE-L, else EM) and evidence metric (evidence
+    recall, else passage hit) as numbers: what the asset's Plots tab charts run after run."""
+    present = {m for metrics in results.values() for m in metrics}
+    chosen = [next(m for m in group if m in present) for group in PLOTTED if any(m in present for m in group)]
+    return {
+        f"{metric} {strategy}": round(float(metrics[metric]), 4)
+        for strategy, metrics in results.items()
+        for metric in chosen
+        if metric in metrics and math.isfinite(float(metrics[metric]))
+    }
 
 
 def _router_markdown(router: dict[str, dict[str, float]]) -> str:

@@ -26,12 +26,15 @@ from rag_assets.core.index.namespace_routing import (
     routing_quality,
     train_namespace_router,
 )
+from rag_assets.core.index.retraining import RetrainDecision, TrainingData, training_data
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.index.vector_index import PassageIndex
 from rag_assets.core.settings import data_dir
-from rag_assets.core.store.published_models import ALL_COLLECTIONS, PublishedModel, publish_models
+from rag_assets.core.store.passage_table import passage_hashes
+from rag_assets.core.store.published_models import ALL_COLLECTIONS, PublishedModel, publish_models, published_models
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.defs.deployment import CATALOGUE_POOL
+from rag_assets.defs.index.retrain_config import RETRAIN_FIELDS, RetrainConfig, kept_model_result, retrain_or_keep
 from rag_assets.defs.metadata import markdown_table
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
@@ -41,7 +44,7 @@ def namespace_routers_dir() -> Path:
     return data_dir() / "namespaces"
 
 
-class NamespaceRouterConfig(dg.Config):
+class NamespaceRouterConfig(RetrainConfig):
     target_accuracy: float = Field(
         default=0.95, gt=0, le=1, description="Namespace accuracy the margin must reach on the pseudo-queries."
     )
@@ -76,13 +79,18 @@ def namespace_router(
     if not collections:
         raise dg.Failure("the passage index holds no collection: materialize `passage_index` first")
     questions = _namespace_questions(catalogue, collections, config.pseudo_queries)
+    decision, data, published = _retrain_decision(catalogue, collections, questions, config)
+    context.log.info(f"namespace router: {decision.reason}")
+    if not decision.retrain:
+        return kept_model_result(published, decision, "router_id")
     router, grid = train_namespace_router(
         index, questions.pseudo, target_accuracy=config.target_accuracy, max_namespaces=config.max_namespaces
     )
     folder = publish_namespace_router(router, namespace_routers_dir(), {"collections": collections})
     os.utime(folder / ROUTER_RECORD)  # an identical router published again is the latest one again
     with catalogue.get_connection() as con:
-        piece = PublishedModel("namespaces", router.router_id, str(folder), run_id=context.run.run_id)
+        details = {"training_data": data.to_json()}
+        piece = PublishedModel("namespaces", router.router_id, str(folder), details, run_id=context.run.run_id)
         publish_models(con, ALL_COLLECTIONS, [piece], kinds=["namespaces"])
 
     texts = [q for name in collections for q in questions.evaluation[name]]
@@ -110,8 +118,26 @@ def namespace_router(
             "dense_search_ms_whole_index": round(latency_all, 2),
             "dense_search_ms_routed": round(latency_routed, 2),
             **_quality_tables(router, quality, grid),
+            **decision.metadata(),
         },
     )
+
+
+def _retrain_decision(
+    catalogue: DuckDBResource,
+    collections: list[str],
+    questions: "_NamespaceQuestions",
+    config: NamespaceRouterConfig,
+) -> tuple[RetrainDecision, TrainingData, PublishedModel | None]:
+    """Whether to train again; what the router would learn from now (every collection's passages,
+    the pseudo-queries, the settings); the router published now."""
+    with catalogue.get_connection() as con:
+        pairs = [pair for name in collections for pair in passage_hashes(con, name)]
+        published = published_models(con, ALL_COLLECTIONS).get("namespaces")
+    pseudo = [f"{name}\t{q}" for name, queries in sorted(questions.pseudo.items()) for q in queries]
+    settings = config.model_dump(exclude={*RETRAIN_FIELDS, "latency_queries"})
+    data = training_data(pairs, pseudo, settings)
+    return retrain_or_keep(published, data, config), data, published
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,12 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
+from rag_assets.core.corpus.document_changes import (
+    change_counts,
+    change_summary,
+    document_changes,
+    passage_document_hashes,
+)
 from rag_assets.core.corpus.sources import Rejection
 from rag_assets.core.index.passages import (
     DEFAULT_MAX_PASSAGES,
@@ -16,10 +22,11 @@ from rag_assets.core.index.passages import (
 from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.document_tables import document_sources
 from rag_assets.core.store.passage_table import load_passages, passages_table
-from rag_assets.core.store.publication import new_publication, publish
+from rag_assets.core.store.publication import load_publication, new_publication, publish
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.defs.deployment import CATALOGUE_POOL, INDEX_RETRY
 from rag_assets.defs.metadata import (
+    document_change_metadata,
     histogram_markdown,
     markdown_table,
     rejections_markdown,
@@ -132,7 +139,13 @@ def passage_index(
     collection = context.partition_key
     with catalogue.get_connection() as con:
         rows = load_passages(con, collection)
+        before = load_publication(con, collection)
     index = vectors.index(embedder.get())
+    # the passages readers had (the published version) against the ones published now, per document
+    published = vectors.index(embedder.get()).pin(before.version) if before else None
+    old = passage_document_hashes(published.passage_pairs(collection) if published else [])
+    new = passage_document_hashes((p.passage_id, p.content_hash) for p in rows)
+    changes = document_changes(old, new)
     tag = f"{collection}-{context.run.run_id[:8]}"
     report = index.sync(rows, collection, tag=tag)
     # Published only now that both stores hold these passages: readers open this version.
@@ -143,8 +156,8 @@ def passage_index(
         publish(con, publication)
     cleaned = index.cleanup(collection, keep_tags=vectors.keep_tags_per_collection, older_than=vectors.retention())
     context.log.info(
-        f"{collection}: {report.added} added, {report.updated} changed, {report.deleted} deleted, "
-        f"{report.unchanged} unchanged; table {report.table_name} v{report.version} tagged {report.tag}, "
+        f"{collection}: passages {report.added} added, {report.updated} changed, {report.deleted} deleted, "
+        f"{report.unchanged} unchanged; documents {change_summary(change_counts(changes, len(new)))}; table {report.table_name} v{report.version} tagged {report.tag}, "
         f"published; cleanup: {len(cleaned.tags_deleted)} old tag(s) dropped, versions "
         f"{cleaned.versions_before} -> {cleaned.versions_after}"
     )
@@ -160,10 +173,11 @@ def passage_index(
             "versions_kept": cleaned.versions_after,
             "tags_dropped": dg.MetadataValue.json(cleaned.tags_deleted),
             "added": report.added,
-            "updated": report.updated,
+            "changed": report.updated,
             "deleted": report.deleted,
             "unchanged": report.unchanged,
             "embedded": len(report.embedded_ids),
+            **document_change_metadata(changes, len(new), hash_label="passages' hash (old → new)"),
             "embedder": embedder.get().model_id,
         },
     )

@@ -18,19 +18,25 @@ from pydantic import Field
 
 from rag_assets.core.index.reranking.recipe import train_collection_reranker
 from rag_assets.core.index.reranking.training import RerankerSettings, RerankerTrainingResult
+from rag_assets.core.index.retraining import (
+    TrainingData,
+    question_key,
+    training_data,
+)
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.settings import rerankers_dir
 from rag_assets.core.store.passage_table import load_passages
-from rag_assets.core.store.published_models import PublishedModel, publish_models
+from rag_assets.core.store.published_models import PublishedModel, publish_models, published_models
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
+from rag_assets.defs.index.retrain_config import RETRAIN_FIELDS, RetrainConfig, kept_model_result, retrain_or_keep
 from rag_assets.defs.metadata import line_plot_markdown, markdown_table
 from rag_assets.defs.partitions import collection_partitions
 from resources.embedder import EmbedderResource
 from resources.vectors import VectorStoreResource
 
 
-class RerankerTrainingConfig(dg.Config):
+class RerankerTrainingConfig(RetrainConfig):
     model: Literal["bi-encoder", "cross-encoder"] = Field(
         default="bi-encoder",
         description="The fine-tuned sentence encoder's cosine (bi-encoder) or a cross-encoder head on it.",
@@ -84,14 +90,24 @@ def passage_reranker(
     vectors: VectorStoreResource,
 ) -> dg.MaterializeResult:
     collection = context.partition_key
-    model = embedder.get()
-    index = vectors.index(model)
     with catalogue.get_connection() as con:
         passages = load_passages(con, collection)
         labelled = load_question_rows(con, collection, "train")
         synthetic = load_question_rows(con, collection, table="synthetic_questions") if config.use_synthetic else []
-    # every config field but `use_synthetic` is a training setting of the same name
-    settings = RerankerSettings(**config.model_dump(exclude={"use_synthetic"}))
+        published = published_models(con, collection).get("reranker")
+    data = training_data(
+        ((p.passage_id, p.content_hash) for p in passages),
+        [question_key(q) for q in (*labelled, *synthetic)],
+        config.model_dump(exclude=RETRAIN_FIELDS),
+    )
+    decision = retrain_or_keep(published, data, config)
+    context.log.info(f"{collection} passage reranker: {decision.reason}")
+    if not decision.retrain:
+        return kept_model_result(published, decision, "reranker_id")
+    model = embedder.get()
+    index = vectors.index(model)
+    # every config field but `use_synthetic` and the retraining rule is a training setting of the same name
+    settings = RerankerSettings(**config.model_dump(exclude={"use_synthetic", *RETRAIN_FIELDS}))
 
     def hits(query: str):
         return search(index, model, query, mode="hybrid", k=settings.candidates, collections=[collection])
@@ -112,19 +128,23 @@ def passage_reranker(
         on_step=log,
         extra_record={"collection": collection, "embedder": model.model_id},
     )
-    published = (
-        PublishedModel("reranker", result.reranker_id, str(result.folder), run_id=context.run.run_id)
-        if result is not None
-        else PublishedModel("reranker", details={"reason": "no training groups"}, run_id=context.run.run_id)
-    )
     with catalogue.get_connection() as con:
-        publish_models(con, collection, [published], kinds=["reranker"])
+        publish_models(con, collection, [published_piece(result, data, context.run.run_id)], kinds=["reranker"])
     if result is None:
         context.log.warning(f"{collection}: no question with a gold passage and negatives; no reranker trained")
-        return dg.MaterializeResult(metadata={"trained": False, "reason": "no training groups"})
+        return dg.MaterializeResult(metadata={"trained": False, "reason": "no training groups", **decision.metadata()})
     return dg.MaterializeResult(
-        data_version=dg.DataVersion(result.reranker_id), metadata=_reranker_metadata(settings, result)
+        data_version=dg.DataVersion(result.reranker_id),
+        metadata={**_reranker_metadata(settings, result), **decision.metadata()},
     )
+
+
+def published_piece(result: RerankerTrainingResult | None, data: TrainingData, run_id: str) -> PublishedModel:
+    """The reranker's `published_models` row, with what it was trained on (or why none was)."""
+    if result is None:
+        return PublishedModel("reranker", details={"reason": "no training groups"}, run_id=run_id)
+    details = {"training_data": data.to_json()}
+    return PublishedModel("reranker", result.reranker_id, str(result.folder), details, run_id=run_id)
 
 
 def _reranker_metadata(settings: RerankerSettings, result: RerankerTrainingResult) -> dict[str, object]:

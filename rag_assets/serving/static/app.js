@@ -123,10 +123,18 @@ async function openAudit(answerId, sourceIndex = 0) {
     ["router", v.router_model ?? "none"],
     ["reader", v.reader_model ?? "-"],
     ["embedder", v.embedder ?? "-"],
-    ...Object.entries(hashes).map(([doc, hash]) => [`source ${doc}`, `${hash.slice(0, 12)} ${changed.has(doc) ? "CHANGED since" : "unchanged"}`]),
+    // a cited source's state in words (unchanged, changed and re-indexed, changed on disk, ...)
+    ...Object.entries(hashes).map(([doc, hash]) => {
+      const state = trace.sources.find((s) => s.doc_id === doc)?.state;
+      return [`source ${doc}`, `${hash.slice(0, 12)} ${state ? (state === "unchanged" ? state : state.toUpperCase()) : changed.has(doc) ? "CHANGED since" : "unchanged"}`];
+    }),
   ];
+  const focus = trace.sources[Math.min(sourceIndex, trace.sources.length - 1)];
+  if (focus && focus.current_text !== focus.recorded_text) {
+    rows.push(["text as cited", focus.recorded_text], ["text now", focus.current_text ?? "(no node of the document reads like it now)"]);
+  }
   $("versions").tBodies[0].replaceChildren(
-    ...rows.map(([k, value]) => el("tr", {}, el("td", {}, k), el("td", { class: /CHANGED/.test(value) ? "changed" : "" }, value))),
+    ...rows.map(([k, value]) => el("tr", {}, el("td", {}, k), el("td", { class: /CHANGED|DELETED/.test(value) ? "changed" : "" }, value))),
   );
   $("audit-changed").textContent = changed.size ? `source changed since this answer: ${[...changed].join(", ")}` : "every cited source is unchanged";
   $("audit-changed").className = changed.size ? "changed" : "unchanged";
@@ -143,7 +151,10 @@ async function openAudit(answerId, sourceIndex = 0) {
 }
 
 function renderTree(doc, cited, focus) {
-  const spans = new Map(cited.map((s) => [s.node_id, s.span]));
+  // a source re-indexed since is highlighted where its text is now (the recorded span points elsewhere)
+  const spans = new Map(
+    cited.filter((s) => s.current_span).map((s) => [s.current_node_id, s.current_span]),
+  );
   const nodes = doc.nodes.map((node) => {
     const span = spans.get(node.node_id);
     const attrs = { class: `node ${node.kind}${span ? " cited" : ""}`, "data-node": node.node_id, style: `margin-left:${node.depth * 1.1}rem` };
@@ -161,7 +172,7 @@ function renderTree(doc, cited, focus) {
     );
   });
   $("doc-tree").replaceChildren(...nodes);
-  const target = $("doc-tree").querySelector(`[data-node="${focus.node_id}"]`);
+  const target = $("doc-tree").querySelector(`[data-node="${focus.current_node_id ?? focus.node_id}"]`);
   if (target) target.scrollIntoView({ block: "center" });
 }
 
