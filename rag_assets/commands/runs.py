@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +21,9 @@ from rag_assets.commands.errors import EXIT_FAILED, EXIT_INTERRUPTED, checked_ho
 from rag_assets.commands.progress import error_line, interrupt_error
 from rag_assets.core.errors import ConfigError, ConfigMistakes
 from rag_assets.core.settings import run_config_file
+
+# how long an interrupted command may take to unwind on its own before the watchdog stops it
+INTERRUPT_GRACE_S = 5.0
 
 INTERRUPTED_NOTE = (
     "the step in progress was stopped; every write is atomic and an index is published only once both "
@@ -114,17 +119,64 @@ def stop_interrupted_run(instance: Any, run_id: str) -> None:
 
 
 @contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
+def sigterm_as_interrupt(instance: Any = None) -> Iterator[None]:
     """SIGTERM handled as Ctrl-C while the block runs (in the main thread): Dagster stops the
-    step at once and the command ends with the interrupted exit code, after its cleanup."""
+    step at once and the command ends with the interrupted exit code, after its cleanup.
+
+    Python runs a signal handler only once the main thread is back in Python code, so an
+    interrupt that lands inside a long native call (a batch of embeddings, a LanceDB write)
+    would wait for it. The C-level handler writes the signal to the wakeup socket at once, so a
+    watchdog thread hears it and, if the command has not ended `INTERRUPT_GRACE_S` later, marks
+    this process's runs failed and exits with the interrupted code itself."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    threading.Thread(target=_stop_after_grace, args=(reader, instance), name="rag-interrupt", daemon=True).start()
     try:
         yield
     finally:
+        signal.set_wakeup_fd(previous_fd)
         signal.signal(signal.SIGTERM, previous)
+        writer.close()  # ends the watchdog's wait
+
+
+def _stop_after_grace(reader: socket.socket, instance: Any) -> None:
+    with reader:
+        while True:
+            try:
+                received = reader.recv(16)
+            except OSError:
+                return
+            if not received:  # the block ended
+                return
+            if {signal.SIGINT, signal.SIGTERM} & set(received):
+                break
+    time.sleep(INTERRUPT_GRACE_S)
+    run_ids = _runs_of_this_process(instance) if instance is not None else []
+    for run_id in run_ids[1:]:
+        instance.report_run_failed(instance.get_run_by_id(run_id), message=f"Run {run_id} interrupted")
+    if run_ids:
+        stop_interrupted_run(instance, run_ids[0])
+    errors.print("[red]error:[/red] interrupted")
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _runs_of_this_process(instance: Any) -> list[str]:
+    import dagster as dg
+
+    from rag_assets.commands.run_health import PID_TAG
+
+    try:
+        runs = instance.get_runs(
+            filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED], tags={PID_TAG: str(os.getpid())})
+        )
+    except Exception:  # the instance's storage is what hangs: exit without the record (`rag recover` fixes it)
+        return []
+    return [run.run_id for run in runs]
 
 
 def report_recovered(recovered: Any) -> None:
@@ -170,7 +222,7 @@ def materialize(
     config_dict = console_log_level(run_config(config, job, defs.resources), verbose)
     if not verbose:
         quiet_model_loading()
-    with dg.DagsterInstance.get() as instance, sigterm_as_interrupt():
+    with dg.DagsterInstance.get() as instance, sigterm_as_interrupt(instance):
         report_recovered(recover_dead_runs(instance))
         register_collections(instance, names)
         failed: list[str] = []
