@@ -370,6 +370,15 @@ def serve(
     run_service(host=host, port=port, max_asks=max_asks, preload=preload, hosts=allow_host, rate=rate_limit)
 
 
+@app.command("mcp")
+def mcp_stdio() -> None:
+    """Serve the knowledge base to an agent as MCP tools over stdin/stdout (search, ask, trace,
+    list_collections, read_document); with tokens in the catalogue it needs RAG_SERVICE_TOKEN."""
+    from rag_assets.commands.mcp_stdio import serve_stdio
+
+    serve_stdio()
+
+
 token_app = _Typer(no_args_is_help=True, help="API tokens of `rag serve`: one scope per collection, stored hashed.")
 app.add_typer(token_app, name="token")
 

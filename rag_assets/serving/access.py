@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import ipaddress
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fastapi import HTTPException, Request
 
+from rag_assets.core.errors import ConfigError
 from rag_assets.core.store.api_tokens import EVERY_COLLECTION, TokenGrant, hash_token, valid_tokens
+from rag_assets.serving.limits import MAX_QUESTION_CHARS, check_length
 from rag_assets.serving.published import catalogue_path, catalogue_stamp, read_catalogue
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
@@ -136,3 +139,34 @@ def maybe_caller(request: Request) -> Caller | None:
         return identify(request.app.state.tokens, bearer(request))
     except HTTPException:
         return None
+
+
+def collections_for(
+    who: Caller, known: Callable[[], list[str]], wanted: list[str] | None, scope: str
+) -> list[str] | None:
+    """The collections a request of `who` touches: `wanted` if the token has `scope` in each (403
+    otherwise); none named: every one (None) for a token of every collection, else its own of
+    `known()`. `['all']` (routed over every collection) needs `scope` in '*'."""
+    if wanted == ["all"]:
+        if not who.allows(EVERY_COLLECTION, scope):
+            raise HTTPException(403, f"collection 'all' needs a token with {scope} in every collection ('*')")
+        return wanted
+    if wanted:
+        who.check(wanted, scope)
+        return wanted
+    if who.allows(EVERY_COLLECTION, scope):
+        return None
+    mine = who.within(known(), scope)
+    if not mine:
+        raise HTTPException(403, f"token {who.name!r} may not {scope} in any collection of this catalogue")
+    return mine
+
+
+def ask_target(who: Caller, known: Callable[[], list[str]], question: str, collection: str | None) -> str | None:
+    """The collection an ask of `who` goes to, as `QueryService.ask` takes it (413: question too
+    long; 403: no `ask` there; several askable and none named: a ConfigError)."""
+    check_length("the question", question, MAX_QUESTION_CHARS)
+    wanted = collections_for(who, known, [collection] if collection else None, "ask")
+    if wanted is None or len(wanted) == 1:
+        return wanted[0] if wanted else None
+    raise ConfigError(f"say which collection: the token may ask in {', '.join(wanted)}")

@@ -28,16 +28,25 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from rag_assets.core.errors import BackendUnavailable, ConfigError
 from rag_assets.core.store.api_tokens import EVERY_COLLECTION
-from rag_assets.serving.access import Caller, TokenBook, allowed_hosts, caller, is_loopback, maybe_caller
+from rag_assets.serving.access import (
+    Caller,
+    TokenBook,
+    allowed_hosts,
+    ask_target,
+    caller,
+    collections_for,
+    is_loopback,
+    maybe_caller,
+)
 from rag_assets.serving.ask_options import AskOptions
 from rag_assets.serving.ask_runs import AskRun
 from rag_assets.serving.cancelling import Cancelled
+from rag_assets.serving.errors import described, detail_of, status_of
 from rag_assets.serving.limits import (
     DEFAULT_RATE,
     MAX_COLLECTIONS,
     MAX_FILTER_CHARS,
     MAX_QUERY_CHARS,
-    MAX_QUESTION_CHARS,
     BodyLimit,
     Gate,
     Overloaded,
@@ -47,7 +56,7 @@ from rag_assets.serving.limits import (
     check_length,
 )
 from rag_assets.serving.query import QueryService, hit_dict
-from rag_assets.serving.redaction import public_document, public_trace, without_paths
+from rag_assets.serving.redaction import public_document, public_trace
 
 STATIC = Path(__file__).parent / "static"
 MAX_SEARCHES = 32
@@ -76,28 +85,6 @@ class AskBody(BaseModel):
         return AskOptions(**{k: v for k, v in self.model_dump().items() if k in AskOptions.__dataclass_fields__})
 
 
-def status_of(err: BaseException) -> int:
-    if isinstance(err, (BackendUnavailable, TimeoutError, ConnectionError)):
-        return 503
-    if isinstance(err, KeyError):
-        return 404
-    if isinstance(err, (ConfigError, ValueError, FileNotFoundError)):
-        return 400
-    from rag_assets.core.store.connections import is_lock_conflict
-
-    return 503 if is_lock_conflict(err) else 500
-
-
-def detail_of(err: BaseException) -> str:
-    if isinstance(err, KeyError) and err.args:
-        return without_paths(str(err.args[0]))
-    return without_paths(" ".join(str(err).split())) or type(err).__name__
-
-
-def described(err: BaseException) -> tuple[int, str]:
-    return status_of(err), detail_of(err)
-
-
 def create_app(
     service: QueryService | None = None,
     *,
@@ -115,11 +102,12 @@ def create_app(
     searches = Gate(MAX_SEARCHES, "searches", SEARCH_RETRY_AFTER_S)
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if preload:  # the embedder and the reader before the first request, not during it
             await asyncio.to_thread(service.models.embedder)
             await asyncio.to_thread(service.models.engine)
-        yield
+        async with app.state.mcp.session_manager.run():  # the MCP endpoint's sessions
+            yield
         service.models.close()
 
     app = FastAPI(
@@ -142,6 +130,7 @@ def create_app(
     _register_ask_stream(app, service, asks)
     _register_audit(app, service)
     _register_tokens(app, service)
+    _mount_mcp(app, service, asks)
     return app
 
 
@@ -194,6 +183,24 @@ def _register_docs(app: FastAPI) -> None:
         )
 
 
+def _mount_mcp(app: FastAPI, service: QueryService, asks: Gate) -> None:
+    """The MCP tools over streamable HTTP at /mcp/, with the API's tokens, rate limit and ask gate
+    (the Host allow-list and body cap of the app apply too)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from rag_assets.serving.mcp_server import McpAccess, build_mcp
+
+    mcp = build_mcp(service, McpAccess(app.state.tokens, app.state.rate_limit), asks)
+    checked_by_the_app = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app.state.mcp = mcp
+    app.mount(
+        "/mcp",
+        mcp.streamable_http_app(
+            streamable_http_path="/", stateless_http=True, json_response=True, transport_security=checked_by_the_app
+        ),
+    )
+
+
 def _gated(gate: Gate, work: Callable[[], Any]) -> Any:
     """`work()` inside the gate (refused at once, 503, when the gate is full)."""
     slot = gate.enter()
@@ -204,21 +211,8 @@ def _gated(gate: Gate, work: Callable[[], Any]) -> Any:
 
 
 def scoped(service: QueryService, who: Caller, wanted: list[str] | None, scope: str) -> list[str] | None:
-    """The collections a request of `who` touches: `wanted` if the token has `scope` in each (403
-    otherwise); none named: every one (None) for a token of every collection, else its own."""
-    if wanted == ["all"]:  # routed by the namespace router: over every collection
-        if not who.allows(EVERY_COLLECTION, scope):
-            raise HTTPException(403, f"collection 'all' needs a token with {scope} in every collection ('*')")
-        return wanted
-    if wanted:
-        who.check(wanted, scope)
-        return wanted
-    if who.allows(EVERY_COLLECTION, scope):
-        return None
-    mine = who.within(service.collections(), scope)
-    if not mine:
-        raise HTTPException(403, f"token {who.name!r} may not {scope} in any collection of this catalogue")
-    return mine
+    """The collections a request of `who` touches (serving/access.py `collections_for`)."""
+    return collections_for(who, service.collections, wanted, scope)
 
 
 def _register_pages(app: FastAPI, service: QueryService) -> None:
@@ -277,12 +271,8 @@ def _register_search_and_ask(app: FastAPI, service: QueryService, searches: Gate
 
 
 def ask_collection(service: QueryService, who: Caller, body: AskBody) -> str | None:
-    """The collection an ask of `who` goes to (checked: 413, 403), as `service.ask` takes it."""
-    check_length("the question", body.question, MAX_QUESTION_CHARS)
-    wanted = scoped(service, who, [body.collection] if body.collection else None, "ask")
-    if wanted is None or len(wanted) == 1:
-        return wanted[0] if wanted else None
-    raise ConfigError(f"say which collection: the token may ask in {', '.join(wanted)}")
+    """The collection an ask of `who` goes to (serving/access.py `ask_target`)."""
+    return ask_target(who, service.collections, body.question, body.collection)
 
 
 def _ask(service: QueryService, body: AskBody, collection: str | None, who: Caller, **streams: Any) -> Any:

@@ -8,12 +8,14 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -184,7 +186,7 @@ def test_the_reranker_parameter_names_no_folder(served: str, tokens: dict[str, s
         query = urllib.parse.urlencode({"q": "tea", "collection": "tiny", "reranker": probe})
         status, refused, _ = call(served, "GET", f"/search?{query}", token=tokens["reader"])
         assert status == 400, refused
-        details.append(refused["detail"].replace(probe, "X"))
+        details.append(re.sub(r"'[^']*'", "'X'", refused["detail"]))  # the value echoed back aside
     assert len(set(details)) == 1 and "published reranker id" in details[0]
 
 
@@ -318,3 +320,143 @@ def test_a_public_address_without_tokens_refuses_to_start(tmp_path: Path, smollm
     assert started.returncode == 2
     lines = started.stderr.strip().splitlines()
     assert len(lines) == 1 and "refusing to serve on 0.0.0.0: no API token exists" in lines[0]
+
+
+def _mcp_http(url: str, token: str | None) -> Any:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return Client(streamable_http_client(f"{url}/mcp/", http_client=create_mcp_http_client(headers=headers)))
+
+
+def _mcp_stdio(env: dict[str, str], token: str | None) -> Any:
+    from mcp import Client, StdioServerParameters
+
+    process_env = {**os.environ, **env, "RAG_SERVICE_TOKEN": token or ""}
+    command = [sys.executable, "-m", "rag_assets.cli", "mcp"]
+    return Client(StdioServerParameters(command=command[0], args=command[1:], env=process_env, cwd=str(REPO_ROOT)))
+
+
+async def _mcp_session(client: Any) -> dict[str, Any]:
+    """Every tool listed, then each called once: what the calls answered (text, error or not)."""
+    async with client as session:
+        listed = sorted(tool.name for tool in (await session.list_tools()).tools)
+        calls = {
+            "list_collections": {},
+            "search": {"query": "green tea", "collection": "tiny", "k": 1, "mode": "bm25"},
+            "read_document": {"collection": "tiny", "doc_id": "tiny/kettle.md", "node_id": 7},
+            "ask": {"question": KETTLE, "collection": "tiny", "strategy": "rag-hybrid"},
+        }
+        results = {name: await session.call_tool(name, arguments) for name, arguments in calls.items()}
+        answered = {n: json.loads(r.content[0].text) for n, r in results.items() if not r.is_error}
+        if "ask" in answered:
+            traced = await session.call_tool("trace", {"answer_id": answered["ask"]["answer_id"]})
+            results["trace"] = traced
+            if not traced.is_error:
+                answered["trace"] = json.loads(traced.content[0].text)
+        errors = {n: r.content[0].text for n, r in results.items() if r.is_error}
+        return {"tools": listed, "answered": answered, "errors": errors}
+
+
+MCP_TOOLS = ["ask", "list_collections", "read_document", "search", "trace"]
+
+
+def _check_mcp_with_token(found: dict[str, Any]) -> None:
+    assert found["tools"] == MCP_TOOLS and found["errors"] == {}
+    answered = found["answered"]
+    assert answered["list_collections"]["collections"] == [{"collection": "tiny", "scope": "ask"}]
+    assert answered["search"]["hits"][0]["doc_id"] == "tiny/kettle.md"
+    subtree = answered["read_document"]["nodes"]
+    assert subtree[0]["node_id"] == 7 and subtree[0]["kind"] == "structure"  # the "Boiling" heading
+    assert "green tea | 80 C" in [n["text"] for n in subtree] and answered["read_document"]["source"] == "kettle.md"
+    citations = answered["ask"]["citations"]
+    assert answered["ask"]["answer"] and citations and citations[0]["doc_id"] == "tiny/kettle.md"
+    assert answered["trace"]["answer"]["answer_id"] == answered["ask"]["answer_id"]
+
+
+@pytest.mark.timeout(1200)
+def test_mcp_over_http_with_and_without_a_token(served: str, tokens: dict[str, str]) -> None:
+    import asyncio
+
+    _check_mcp_with_token(asyncio.run(_mcp_session(_mcp_http(served, tokens["asker"]))))
+    refused = asyncio.run(_mcp_session(_mcp_http(served, None)))
+    assert refused["tools"] == MCP_TOOLS and refused["answered"] == {}
+    assert all("needs an API token" in text for text in refused["errors"].values()), refused["errors"]
+    reader = asyncio.run(_mcp_session(_mcp_http(served, tokens["reader"])))
+    assert set(reader["answered"]) == {"list_collections", "search", "read_document"}
+    assert "may not ask in collection 'tiny'" in reader["errors"]["ask"]
+
+
+@pytest.mark.timeout(1200)
+def test_mcp_over_stdio_with_and_without_a_token(project: dict[str, str], tokens: dict[str, str]) -> None:
+    import asyncio
+
+    _check_mcp_with_token(asyncio.run(_mcp_session(_mcp_stdio(project, tokens["asker"]))))
+    refused = asyncio.run(_mcp_session(_mcp_stdio(project, None)))
+    assert refused["answered"] == {} and "needs an API token" in refused["errors"]["search"]
+
+
+INGEST_MEASURED = """
+import json, resource, sys, time
+from rag_assets.core.corpus.sources import CollectionSpec, ingest
+started = time.monotonic()
+result = ingest(CollectionSpec("hostile", sys.argv[1]))
+print(json.dumps({
+    "seconds": time.monotonic() - started,
+    "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "documents": [d.uri for d in result.documents],
+    "reasons": {r.uri.rsplit("/", 1)[-1]: r.reason for r in result.rejections},
+}))
+"""
+
+
+def write_zip_bomb(path: Path, expanded_mib: int) -> None:
+    """A .docx (python-docx's own parts) whose document.xml expands to `expanded_mib` MiB of
+    paragraphs while the file stays a few MB: written in 1 MiB pieces, never held whole."""
+    import io
+    import zipfile
+
+    import docx
+
+    blank = io.BytesIO()
+    docx.Document().save(blank)
+    paragraph = b"<w:p><w:r><w:t>lol</w:t></w:r></w:p>"
+    piece = paragraph * (1024 * 1024 // len(paragraph))
+    piece += b" " * (1024 * 1024 - len(piece))  # exactly 1 MiB
+    with zipfile.ZipFile(io.BytesIO(blank.getvalue())) as source, zipfile.ZipFile(path, "w") as bomb:
+        for entry in source.infolist():
+            if entry.filename != "word/document.xml":
+                bomb.writestr(entry, source.read(entry))
+        info = zipfile.ZipInfo("word/document.xml")
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with bomb.open(info, "w", force_zip64=True) as part:
+            part.write(b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>')
+            for _ in range(expanded_mib):
+                part.write(piece)
+            part.write(b"</w:body></w:document>")
+
+
+@pytest.mark.timeout(600)
+def test_a_zip_bomb_is_rejected_within_5_s_and_300_mib(tmp_path: Path) -> None:
+    """An 11 MB Word file expanding to 3.2 GB once reached 8.3 GB of memory; a 1 GiB one here is
+    refused from the zip's directory, measured in a process of its own."""
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    write_zip_bomb(folder / "bomb.docx", expanded_mib=1024)
+    assert (folder / "bomb.docx").stat().st_size < 32 * 1024 * 1024  # passes the file size limit
+    run = subprocess.run(
+        [sys.executable, "-c", INGEST_MEASURED, str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    measured = json.loads(run.stdout.strip().splitlines()[-1])
+    assert measured["documents"] == []
+    assert re.search(r"would expand to 102\d MB, over the 64 MB limit \(a zip bomb", measured["reasons"]["bomb.docx"])
+    assert measured["seconds"] < 5, measured
+    assert measured["peak_mib"] < 300, measured
