@@ -11,6 +11,7 @@ import argparse
 import io
 import re
 import subprocess
+import sys
 import time
 import types
 import zipfile
@@ -60,6 +61,7 @@ def baseline_reader() -> types.ModuleType:
         ["git", "show", f"{BASELINE_COMMIT}:{READER}"], cwd=root, capture_output=True, text=True, check=True
     ).stdout
     module = types.ModuleType("docx_baseline")
+    sys.modules[module.__name__] = module  # dataclasses look their module up there
     exec(compile(source, f"{BASELINE_COMMIT}:{READER}", "exec"), module.__dict__)
     return module
 
