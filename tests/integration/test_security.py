@@ -480,3 +480,28 @@ def test_a_zip_bomb_is_rejected_within_5_s_and_300_mib(tmp_path: Path) -> None:
     assert re.search(r"would expand to 102\d MB, over the 64 MB limit \(a zip bomb", measured["reasons"]["bomb.docx"])
     assert measured["seconds"] < 5, measured
     assert measured["peak_mib"] < 300, measured
+
+
+@pytest.mark.timeout(1200)
+def test_the_page_signs_in_with_a_token(served: str, tokens: dict[str, str]) -> None:
+    """The page asks for a token when the service answers 401, keeps it in the browser and sends it."""
+    from tests.integration.test_browser import CHROMIUM, CHROMIUM_ARGS
+
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the dev extra)")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("no system Chromium: cluster/install-packages.sh installs it (apt-get install chromium)")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page()
+            page.goto(served)
+            sync_api.expect(page.locator("#signin")).to_be_visible(timeout=120_000)
+            assert page.locator("#signin-status").inner_text() == "this service needs a token"
+            page.fill("#signin-token", tokens["reader"])
+            page.click("#signin button")
+            sync_api.expect(page.locator("#status")).to_have_text("ready", timeout=120_000)
+            assert page.locator("#collection").input_value() == "tiny"
+            assert page.evaluate("localStorage.getItem('rag-token')") == tokens["reader"]
+            assert page.locator("#signin").is_hidden() and page.locator("#signout").is_visible()
+        finally:
+            browser.close()
