@@ -378,13 +378,59 @@ def serve(
         8, "--max-asks", min=1, help="Questions in flight at most; more are refused with 503 (not queued)."
     ),
     preload: bool = typer.Option(True, "--preload/--no-preload", help="Load the models before serving."),
+    allow_host: list[str] = typer.Option(
+        [], "--allow-host", help="Also answer requests for this Host name (repeatable; loopback names always)."
+    ),
+    rate_limit: str = typer.Option("600/minute", "--rate-limit", help="Requests per API token (N/second|minute|hour)."),
 ) -> None:
     """Serve search, ask (streamed), trace, answers and the audit web page over HTTP, with the
-    models loaded once. Point the CLI at it with RAG_SERVICE_URL=http://HOST:PORT."""
+    models loaded once. Point the CLI at it with RAG_SERVICE_URL=http://HOST:PORT. Any address but
+    loopback needs API tokens (`rag token create`)."""
     from rag_assets.serving.app import run_service
 
     checked_data_dir()
-    run_service(host=host, port=port, max_asks=max_asks, preload=preload)
+    run_service(host=host, port=port, max_asks=max_asks, preload=preload, hosts=allow_host, rate=rate_limit)
+
+
+@app.command("mcp")
+def mcp_stdio() -> None:
+    """Serve the knowledge base to an agent as MCP tools over stdin/stdout (search, ask, trace,
+    list_collections, read_document); with tokens in the catalogue it needs RAG_SERVICE_TOKEN."""
+    from rag_assets.commands.mcp_stdio import serve_stdio
+
+    serve_stdio()
+
+
+token_app = _Typer(no_args_is_help=True, help="API tokens of `rag serve`: one scope per collection, stored hashed.")
+app.add_typer(token_app, name="token")
+
+
+@token_app.command("create")
+def token_create(
+    name: str = typer.Argument(help="Who holds it (letters, digits, _ . @ -)."),
+    collection: list[str] = typer.Option(..., "--collection", "-c", help="A collection it may use ('*': every one)."),
+    scope: str = typer.Option("read", "--scope", help="read (search, documents) | ask | admin."),
+) -> None:
+    """Create a token and print it once (only its hash is kept)."""
+    from rag_assets.commands.tokens import create
+
+    create(name, collection, scope)
+
+
+@token_app.command("revoke")
+def token_revoke(name: str = typer.Argument(help="The token's name.")) -> None:
+    """Revoke a token: the service refuses it from its next request on."""
+    from rag_assets.commands.tokens import revoke
+
+    revoke(name)
+
+
+@token_app.command("list")
+def token_list(all_: bool = typer.Option(False, "--all", help="Also the revoked ones.")) -> None:
+    """The tokens with their scopes (never the tokens themselves)."""
+    from rag_assets.commands.tokens import show_list
+
+    show_list(all_)
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -11,6 +11,7 @@ functions; and the layout of the data folder, derived here once.
 | `RAG_RUN_CONFIG` | none | `run_config_file()` | asset config YAML for `rag run` and the cluster run |
 | `RAG_DEBUG` | off | `debug_enabled()` | print the traceback of a command's error |
 | `RAG_SERVICE_URL` | none | `service_url()` | the running `rag serve` the CLI sends its queries to |
+| `RAG_SERVICE_TOKEN` | none | `service_token()` | the API token the CLI sends to that service |
 | `RAG_EXECUTOR` | `in_process` | `executor_kind()` | `in_process`, `multiprocess`, `celery` or `k8s` |
 | `RAG_CELERY_BROKER` | none | `celery_broker()` | the Celery executor's broker |
 | `RAG_CELERY_BACKEND` | the broker | `celery_backend()` | the Celery executor's result backend |
@@ -142,6 +143,11 @@ def service_url() -> str | None:
     """The service the CLI talks to (RAG_SERVICE_URL, e.g. http://127.0.0.1:8765), or None."""
     url = os.environ.get(SERVICE_URL_ENV, "").strip()
     return url.rstrip("/") or None
+
+
+def service_token() -> str | None:
+    """The API token the CLI sends to the service (RAG_SERVICE_TOKEN), or None."""
+    return os.environ.get("RAG_SERVICE_TOKEN", "").strip() or None
 
 
 # --- how the graph is deployed (read when the definitions load) -------------------------------

@@ -194,6 +194,18 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "run_id": "The Dagster run that published it.",
         "published_at": "When.",
     },
+    "api_tokens": {
+        "name": "The token's name (who holds it).",
+        "token_hash": "SHA-256 of the token (the token itself is shown once and never stored).",
+        "collection": "A collection the token may use ('*': every collection).",
+        "scope": "read (search, documents, answers), ask (also ask) or admin (also tokens).",
+        "created_at": "When it was created.",
+        "revoked_at": "When it was revoked (empty while valid).",
+    },
+    "answer_askers": {
+        "answer_id": "The answer the service stored.",
+        "token_name": "The name of the token that asked it.",
+    },
 }
 
 

@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine, Regex, regex_per_chat
+from rag_assets.serving import cancelling
+
+WAIT_CHECK_S = 0.1  # how often a waiting request looks whether its client went away
 
 
 @dataclass
@@ -29,6 +32,11 @@ class _Request:
     error: BaseException | None = None
     done: bool = False
     batched_with: int = field(default=0)
+    cancel: threading.Event | None = None
+
+    @property
+    def abandoned(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
 
 
 class BatchingEngine(LLMEngine):
@@ -71,13 +79,18 @@ class BatchingEngine(LLMEngine):
     ) -> list[Generation]:
         if not batch:
             return []
+        cancelling.check()
         settings = {"adapter": adapter, "max_new_tokens": max_new_tokens, "temperature": temperature}
         request = _Request(list(batch), regex_per_chat(regex, len(batch)), tuple(settings.values()), settings)
+        request.cancel = cancelling.current()
         with self._ready:
             self._waiting.append(request)
             while not request.done:
+                if request.abandoned and request in self._waiting:
+                    self._waiting.remove(request)
+                    raise cancelling.Cancelled("the client went away")
                 if self._busy:
-                    self._ready.wait()
+                    self._ready.wait(WAIT_CHECK_S)
                     continue
                 taken = [r for r in self._waiting if r.key == self._waiting[0].key]
                 self._waiting = [r for r in self._waiting if r.key != taken[0].key]
@@ -98,14 +111,22 @@ class BatchingEngine(LLMEngine):
         chats = [chat for r in taken for chat in r.chats]
         regexes = [x for r in taken for x in r.regexes]
         self.largest_batch = max(self.largest_batch, len(taken))
+        stoppable = hasattr(self.engine, "stop_when")
+        if stoppable:  # the batch stops between decode steps once every client went away
+            self.engine.stop_when = lambda: all(r.abandoned for r in taken)
         try:
             out = self.engine.generate(
                 chats, regex=regexes if any(x is not None for x in regexes) else None, **taken[0].settings
             )
+            if all(r.abandoned for r in taken):
+                raise cancelling.Cancelled("the client went away")
         except BaseException as err:  # every request of the batch gets the error
             for r in taken:
                 r.error, r.done = err, True
             return
+        finally:
+            if stoppable:
+                self.engine.stop_when = None
         start = 0
         for r in taken:
             r.result, r.done = out[start : start + len(r.chats)], True

@@ -12,29 +12,33 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from rag_assets.core.errors import BackendUnavailable, ConfigError
-from rag_assets.core.settings import SERVICE_URL_ENV
+from rag_assets.core.settings import SERVICE_URL_ENV, service_token
 
 DEFAULT_PORT = 8765
 
 
 class ServiceClient:
-    def __init__(self, url: str, *, timeout_s: float = 600.0) -> None:
+    def __init__(self, url: str, *, timeout_s: float = 600.0, token: str | None = None) -> None:
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
+        self.token = token if token is not None else service_token()
 
     def _open(self, path: str, params: dict[str, Any] | None = None, body: dict[str, Any] | None = None):
         query = urllib.parse.urlencode({k: v for k, v in (params or {}).items() if v is not None}, doseq=True)
         request = urllib.request.Request(
             f"{self.url}{path}{'?' + query if query else ''}",
             data=json.dumps(body).encode() if body is not None else None,
-            headers={"Content-Type": "application/json"} if body is not None else {},
+            headers={
+                **({"Content-Type": "application/json"} if body is not None else {}),
+                **({"Authorization": f"Bearer {self.token}"} if self.token else {}),
+            },
             method="POST" if body is not None else "GET",
         )
         try:
             return urllib.request.urlopen(request, timeout=self.timeout_s)
         except urllib.error.HTTPError as err:
             detail = _detail(err)
-            if err.code in (400, 404, 422):
+            if err.code in (400, 401, 403, 404, 413, 422):
                 raise ConfigError(detail) from None
             raise BackendUnavailable(f"the service at {self.url} answered {err.code}: {detail}") from None
         except (urllib.error.URLError, ConnectionError, TimeoutError) as err:

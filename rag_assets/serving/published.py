@@ -178,3 +178,23 @@ class LanceTables:
                 table.checkout(version)
                 self._tables[version] = table
             return _Pinned(self._tables[version])
+
+
+def published_reranker(which: str, collections: list[str]) -> str:
+    """What the service's `reranker=` may name: `latest` or the id of a passage reranker published
+    for one of `collections` (its folder is returned); anything else, a folder path above all, is
+    a ConfigError that reads nothing from the disk."""
+    from rag_assets.core.store.published_models import published_models
+
+    if which == "latest":
+        return which
+    with read_catalogue() as con:
+        published = {
+            model.model_id: model.path
+            for name in collections
+            if (model := published_models(con, name).get("reranker")) is not None and model.model_id and model.path
+        }
+    if which not in published:
+        ids = ", ".join(sorted(published)) or "none published"
+        raise ConfigError(f"unknown reranker {which!r}: use `latest` or a published reranker id ({ids})")
+    return published[which]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rag_assets.core.answering.published import published_namespace_router
 from rag_assets.core.errors import CatalogueBusy, ConfigError
 from rag_assets.core.store.answers import AnswerFilter, answer_facets, list_answers
+from rag_assets.core.store.api_tokens import askers
 from rag_assets.core.store.publication import IndexPin
 from rag_assets.serving.ask_options import MODES, AskOptions, Note
 from rag_assets.serving.audit import document_dict, trace_dict
@@ -133,15 +134,25 @@ class QueryService:
         source: str = "cli",
         on_text: Note | None = None,
         on_note: Note | None = None,
+        asked_by: str | None = None,
     ) -> AskResult:
         """Answer `question` with the evaluated configuration of `strategy` (options override
         it) and store the answer with its lineage; `on_text` receives the reader's text as it is
-        generated (streaming), `on_note` each note (fallbacks, the index used)."""
+        generated (streaming), `on_note` each note (fallbacks, the index used); `asked_by`: the
+        name of the service's API token that asked (recorded with the answer)."""
         # the answering path imports the models' code: only when something is asked
         from rag_assets.serving.asking import Ask
 
         asking = Ask(self, on_note)
-        return asking.answer(question, collection, strategy, options or AskOptions(), source, on_text)
+        result = asking.answer(question, collection, strategy, options or AskOptions(), source, on_text)
+        if asked_by is not None:
+            from rag_assets.core.store.api_tokens import record_asker
+            from rag_assets.core.store.connections import catalogue_connection
+            from rag_assets.serving.published import catalogue_path
+
+            with catalogue_connection(catalogue_path(), read_only=False, on_wait=self.on_wait) as con:
+                record_asker(con, result.record.answer_id, asked_by)
+        return result
 
     def trace(self, answer_id: str) -> dict[str, Any]:
         """The audit of a stored answer: cited spans then and now, versions, source files."""
@@ -152,8 +163,12 @@ class QueryService:
         wanted = AnswerFilter(**filters)
         with read_catalogue(self.on_wait) as con:
             rows = list_answers(con, wanted)
-            facets = answer_facets(con)
-        return {"answers": [r.to_dict() for r in rows], "facets": facets}
+            facets = answer_facets(con, wanted.within)
+            asked_by = askers(con, [r.answer_id for r in rows])
+        return {
+            "answers": [{**r.to_dict(), "asked_by": asked_by.get(r.answer_id)} for r in rows],
+            "facets": facets,
+        }
 
     def document(self, collection: str, doc_id: str) -> dict[str, Any]:
         with read_catalogue(self.on_wait) as con:

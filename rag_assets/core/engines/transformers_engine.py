@@ -8,6 +8,7 @@ router parser still validates every id, as it does for every engine.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -40,6 +41,9 @@ class TransformersEngine(LLMEngine):
         self._max_context = int(getattr(self.model.config, "max_position_embeddings", 0) or 0) or 1 << 30
         self.truncated_prompts = 0
         self._grammars: dict[str, object] = {}
+        # asked between decode steps: True stops the running generation (the service's
+        # BatchingEngine sets it when every request of the batch was abandoned by its client)
+        self.stop_when: Callable[[], bool] | None = None
         for name, path in (adapters or {}).items():
             self.add_adapter(name, path)
 
@@ -96,6 +100,8 @@ class TransformersEngine(LLMEngine):
             # a row without a regex gets the "anything" grammar.
             grammars = [self._compiled_regex(r if r is not None else r"[\s\S]*") for r in regexes]
             sampling["logits_processor"] = [LogitsProcessor(grammars if len(set(regexes)) > 1 else grammars[0])]
+        if self.stop_when is not None:
+            sampling["stopping_criteria"] = _stopping(self.stop_when)
         output = self.model.generate(
             **encoded, max_new_tokens=max_new_tokens, pad_token_id=self.tokenizer.pad_token_id, **sampling
         )
@@ -179,3 +185,14 @@ class TransformersEngine(LLMEngine):
             for i, generation in zip(chunk, out):
                 results[i] = generation
         return [r for r in results if r is not None]
+
+
+def _stopping(stop_when: Callable[[], bool]) -> object:
+    """transformers' stopping criteria that end every row once `stop_when()` is True."""
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class _StopWhen(StoppingCriteria):
+        def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: object) -> torch.Tensor:
+            return torch.full((input_ids.shape[0],), stop_when(), dtype=torch.bool, device=input_ids.device)
+
+    return StoppingCriteriaList([_StopWhen()])

@@ -35,8 +35,9 @@ class AnswerFilter:
     collection: str | None = None
     source: str | None = None
     strategy: str | None = None
-    contains: str | None = None  # words of the question, case-insensitive
+    contains: str | None = None  # words of the question, case-insensitive (% and _ match themselves)
     limit: int = 20
+    within: tuple[str, ...] | None = None  # only these collections (None: every one)
 
     def __post_init__(self) -> None:
         if not 1 <= self.limit <= 1000:
@@ -53,8 +54,11 @@ def list_answers(con: duckdb.DuckDBPyConnection, wanted: AnswerFilter) -> list[A
             clauses.append(f"{column} = ?")
             params.append(value)
     if wanted.contains:
-        clauses.append("question ILIKE ?")
-        params.append(f"%{wanted.contains}%")
+        clauses.append("question ILIKE ? ESCAPE '\\'")
+        params.append(f"%{like_literal(wanted.contains)}%")
+    if wanted.within is not None:
+        clauses.append("list_contains(?, collection)")
+        params.append(list(wanted.within))
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     rows = con.execute(
         f"SELECT answer_id, created_at, collection, source, strategy, question, answer, len(cited_node_ids) "
@@ -64,12 +68,21 @@ def list_answers(con: duckdb.DuckDBPyConnection, wanted: AnswerFilter) -> list[A
     return [AnswerSummary(*row) for row in rows]
 
 
-def answer_facets(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
-    """The distinct collections, sources and strategies of stored answers (the page's filters)."""
+def like_literal(text: str) -> str:
+    """`text` for a LIKE pattern in which it matches only itself (escape character: backslash)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def answer_facets(con: duckdb.DuckDBPyConnection, within: tuple[str, ...] | None = None) -> dict[str, list[str]]:
+    """The distinct collections, sources and strategies of stored answers (the page's filters),
+    of the collections `within` (None: every one)."""
     if not table_exists(con, TABLE):
         return {"collection": [], "source": [], "strategy": []}
+    where, params = ("WHERE list_contains(?, collection)", [list(within)]) if within is not None else ("", [])
     return {
-        column: [r[0] for r in con.execute(f"SELECT DISTINCT {column} FROM {TABLE} ORDER BY 1").fetchall()]
+        column: [
+            r[0] for r in con.execute(f"SELECT DISTINCT {column} FROM {TABLE} {where} ORDER BY 1", params).fetchall()
+        ]
         for column in ("collection", "source", "strategy")
     }
 

@@ -82,6 +82,13 @@ SCHEMA: dict[str, str] = {
     "published_models": """
         collection VARCHAR NOT NULL, kind VARCHAR NOT NULL, model_id VARCHAR, path VARCHAR,
         details VARCHAR NOT NULL, run_id VARCHAR NOT NULL, published_at TIMESTAMP NOT NULL""",
+    # the service's API tokens, stored hashed: one row per (token, collection) (store/api_tokens.py)
+    "api_tokens": """
+        name VARCHAR NOT NULL, token_hash VARCHAR NOT NULL, collection VARCHAR NOT NULL,
+        scope VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL, revoked_at TIMESTAMP""",
+    # which token asked each answer the service stored (store/api_tokens.py)
+    "answer_askers": """
+        answer_id VARCHAR NOT NULL, token_name VARCHAR NOT NULL""",
 }
 
 QUESTION_TABLES = ("questions", "synthetic_questions")
