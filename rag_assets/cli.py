@@ -228,8 +228,6 @@ def search(
         note(found["published"][0]["note"])
     if as_json:
         print_json(hits)
-    elif not hits:
-        console.print("no passage matched", highlight=False)
     else:
         print_hits(hits)
 

@@ -27,7 +27,7 @@ def note(text: str) -> None:
 
 def print_hits(hits: list[dict[str, Any]]) -> None:
     if not hits:  # e.g. a BM25 query none of whose words is in the index
-        errors.print("no passage matches the query", highlight=False)
+        console.print("no passage matched", highlight=False)
     for hit in hits:
         console.print(
             f"[bold]{hit['rank']}.[/bold] [dim]{hit['score']:.4f}[/dim] [cyan]{escape(hit['doc_id'])}[/cyan] "
