@@ -265,15 +265,18 @@ def ask(
         tree_branching=branching,
     )
 
+    streamed: list[str] = []
+
     def stream(text: str) -> None:
         if not as_json:
+            streamed.append(text)
             console.print(text, end="", markup=False, highlight=False, style="bold")
 
     result = _answer(question, collection, strategy, options, stream)
     if as_json:
         print_json(result["answer"])
     else:
-        print_answer(result, streamed=True)
+        print_answer(result, streamed="".join(streamed))
 
 
 def _answer(

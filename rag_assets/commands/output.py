@@ -11,6 +11,8 @@ from rich.markup import escape
 
 from rag_assets.commands.errors import console, errors
 
+ECHO_NOTES = {"stripped": "the echoed text was cut off", "refused": "nothing else was written, so no answer"}
+
 
 def pages_note(item: dict) -> str:
     """' (p. 12)' for a citation or traced source in a PDF or Word document, else ''."""
@@ -35,15 +37,19 @@ def print_hits(hits: list[dict[str, Any]]) -> None:
         )
 
 
-def print_answer(result: dict[str, Any], *, streamed: bool) -> None:
-    """The answer (unless its text was already streamed), its numbered citations, its id."""
+def print_answer(result: dict[str, Any], *, streamed: str = "") -> None:
+    """The answer (unless exactly its text was already streamed), its numbered citations, its id."""
     from rag_assets.core.text import first_words
 
     row = result["answer"]
-    if streamed:
+    if streamed and streamed == row["answer"]:
         console.print()
     else:
+        if streamed:  # the stream is not the stored answer: the stored one is what counts
+            console.print("\n[dim]the answer as stored:[/dim]", highlight=False)
         console.print(f"[bold]{escape(row['answer'] or '(no answer)')}[/bold]", highlight=False)
+    if row.get("echo"):
+        console.print(f"[yellow]the reader echoed its prompt: {escape(ECHO_NOTES[row['echo']])}[/yellow]")
     if result["citations"]:
         console.print("[dim]citations:[/dim]")
         for cite in result["citations"]:

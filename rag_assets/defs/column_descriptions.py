@@ -164,6 +164,14 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "refused_docs": "Documents the router refused.",
         "versions": "JSON: the versions behind the answer (content hashes, LanceDB version, router id, models).",
         "structure": "JSON: ConTReGen's synthesis tree or Disco-RAG's discourse structure (empty otherwise).",
+        "answer_style": "generated (the reader wrote it) or extractive (the best sentence of the evidence); "
+        "empty: stored before styles.",
+        "echo": "Echoed prompt text cut from the reader's output: '' none, stripped (the answer before it "
+        "kept) or refused (nothing left: no answer).",
+        "supporting": "How many of the first citations the answer rests on; the rest is evidence also given "
+        "(-1: stored before attribution).",
+        "attribution": "How the supporting citations were found: markers (the reader's [n]), overlap, "
+        "cross-encoder or extractive (the cited sentence is the answer).",
     },
     "index_publications": {
         "collection": COLLECTION,

@@ -136,7 +136,10 @@ class Ask:
         if spec.evidence_budget_from:  # as evaluated: rdr2 reads at most the words rag-hybrid read
             source = interactive_spec(spec.evidence_budget_from, spec.answer_style, None)
             budgets = session.evidence_words([question], source)
-        return session.run([question], spec, evidence_budgets=budgets, reader=reader)[0]
+        outcome = session.run([question], spec, evidence_budgets=budgets, reader=reader)[0]
+        if reader is not None:  # what was streamed and what is stored are one string
+            reader.finish(outcome.answer)
+        return outcome
 
     def store(self, asked: Asked, outcome: AnswerOutcome, source: str) -> AnswerRecord:
         """The answer with its lineage, stored in one short write."""

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from rag_assets.core.answering.answer_ending import complete_answer
 from rag_assets.core.answering.citations import node_citation, passage_citations
+from rag_assets.core.answering.echo import settle_answer
 from rag_assets.core.answering.generation.contregen import run_contregen
 from rag_assets.core.answering.generation.disco import run_disco
 from rag_assets.core.answering.r4_reordering import EvidenceItem, reorder
@@ -323,7 +324,14 @@ def run_strategy(
     if not questions:
         return []
     inputs = StrategyInputs(retrieve, trees, engine, reader or engine, routers, evidence_budgets, extras)
-    return STRATEGY_RUNNERS[spec.kind](questions, spec, inputs)
+    return [settled(outcome) for outcome in STRATEGY_RUNNERS[spec.kind](questions, spec, inputs)]
+
+
+def settled(outcome: AnswerOutcome) -> AnswerOutcome:
+    """The reader's text as the answer a person reads: echoed prompt text cut off, counted."""
+    answer = settle_answer(outcome.answer)
+    outcome.answer, outcome.echo = answer.text, answer.echo
+    return outcome
 
 
 def read_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:

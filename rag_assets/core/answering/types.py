@@ -192,6 +192,12 @@ class AnswerOutcome:
     # blueprint), JSON-ready, stored with the answer (answers.structure) and walked by `rag trace`
     structure: dict | None = None
     retrieval: dict = field(default_factory=dict)  # rewrite, namespaces, reorder (see GatheredEvidence)
+    answer_style: str = "generated"  # generated | extractive (core/answering/extractive.py)
+    echo: str = ""  # echoed prompt text cut off: '' | stripped | refused (core/answering/echo.py)
+    # the first `supporting` citations are the ones the answer rests on (core/answering/attribution.py),
+    # the rest is evidence also given; -1 = not attributed
+    supporting: int = -1
+    attribution: str = ""  # markers | overlap | cross-encoder | extractive
 
 
 @dataclass(frozen=True, slots=True)
