@@ -164,7 +164,7 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "refused_docs": "Documents the router refused.",
         "versions": "JSON: the versions behind the answer (content hashes, LanceDB version, router id, models).",
         "structure": "JSON: ConTReGen's synthesis tree or Disco-RAG's discourse structure (empty otherwise).",
-        "answer_style": "generated (the reader wrote it) or extractive (the best sentence of the evidence); "
+        "answer_form": "generated (the reader wrote it) or extractive (the best sentence of the evidence); "
         "empty: stored before styles.",
         "echo": "Echoed prompt text cut from the reader's output: '' none, stripped (the answer before it "
         "kept) or refused (nothing left: no answer).",

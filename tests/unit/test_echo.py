@@ -56,6 +56,8 @@ def test_an_answer_that_is_all_echo_is_refused() -> None:
 def test_the_lead_in_is_dropped_and_not_counted_as_an_echo() -> None:
     settled = settle_answer("The answer is: 9 bar.")
     assert (settled.text, settled.echo) == ("9 bar.", "")
+    assert settle_answer("The answer is 1.7 litres.").text == "1.7 litres."
+    assert settle_answer("Answers vary by kettle.").text == "Answers vary by kettle."
 
 
 def test_instruction_words_are_an_echo_where_they_start() -> None:

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from rag_assets.core.answering.readers import INJECTION_GUARD, STYLES
+from rag_assets.core.answering.types import AnswerOutcome
 
 # every sentence the reader prompts give the model (a 5-word run of any of them is an echo)
 PROMPT_SENTENCES: tuple[str, ...] = (
@@ -35,7 +36,9 @@ _TAG_NAMES = "evidence|div|span|p|b|i|u|em|strong|a|br|hr|code|pre|table|thead|t
 _TAG = re.compile(rf"[<‹]\s*/?\s*({_TAG_NAMES})\b[^<>‹›\n]*[>›]", re.IGNORECASE)
 _BLOCK_HEADER = re.compile(r"(?m)^[ \t]*(\[\d+\][ \t]+\S[^\n]*(>|\n)|#[ \t]+\S[^\n]*>)")  # "[1] Guide > ...", "# A > B"
 _LABEL = re.compile(r"(?mi)(^[ \t]*|\n)(evidence|question|text|documents?|passages?|sources?|answer)[ \t]*:")
-_LEAD_IN = re.compile(r"^\s*(the\s+)?(final\s+)?answer(\s+to\s+(this|the)\s+question)?\s*(is)?\s*:\s*", re.IGNORECASE)
+_LEAD_IN = re.compile(
+    r"^\s*(the\s+)?(final\s+)?answer\b(\s+to\s+(this|the)\s+question)?\s*(is\b\s*:?|:)\s*", re.IGNORECASE
+)
 
 # what is left before an echo that says nothing ("The evidence is:")
 _EMPTY_LEAD = re.compile(
@@ -110,3 +113,10 @@ def settle_answer(text: str) -> SettledAnswer:
 def echoed(text: str) -> bool:
     """Whether `text` holds echoed prompt text (the pipeline's check over stored answers)."""
     return bool(find_echoes(text))
+
+
+def settle_outcome(outcome: AnswerOutcome) -> AnswerOutcome:
+    """The reader's text as the answer a person reads: echoed prompt text cut off, counted."""
+    answer = settle_answer(outcome.answer)
+    outcome.answer, outcome.echo = answer.text, answer.echo
+    return outcome

@@ -74,7 +74,7 @@ class AnswerRecord:
     versions: str  # JSON
     # JSON: contregen's sub-query tree, disco's discourse trees / graph / blueprint ('' for others)
     structure: str = ""
-    answer_style: str = ""  # generated | extractive ('' before styles)
+    answer_form: str = ""  # generated | extractive ('' before styles)
     echo: str = ""  # '' | stripped | refused
     supporting: int = -1  # the first `supporting` citations support the answer (-1: not attributed)
     attribution: str = ""  # markers | overlap | cross-encoder | extractive
@@ -164,7 +164,7 @@ def build_record(
         refused_docs=outcome.refused_docs,
         versions=json.dumps(dict(versions), sort_keys=True),
         structure=json.dumps(outcome.structure, ensure_ascii=False) if outcome.structure else "",
-        answer_style=outcome.answer_style,
+        answer_form=outcome.answer_form,
         echo=outcome.echo,
         supporting=outcome.supporting,
         attribution=outcome.attribution,
@@ -240,7 +240,7 @@ def store_answers(
 # columns added after the first layout, with what older rows read
 LATER_COLUMNS = {
     "structure": ("VARCHAR", "''"),
-    "answer_style": ("VARCHAR", "''"),
+    "answer_form": ("VARCHAR", "''"),
     "echo": ("VARCHAR", "''"),
     "supporting": ("INTEGER", "-1"),
     "attribution": ("VARCHAR", "''"),
