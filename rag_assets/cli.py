@@ -244,6 +244,7 @@ def ask(
     ),
     depth: int = typer.Option(None, "--depth", min=0, max=3, help="contregen: sub-query tree depth."),
     branching: int = typer.Option(None, "--branching", min=1, max=4, help="contregen: sub-queries per node."),
+    form: str = typer.Option(None, "--form", help="generated | extractive (default: the collection's better one)."),
     as_json: bool = typer.Option(False, "--json", help="Print the stored answer row as JSON."),
 ) -> None:
     """Answer a question from the materialized index with the evaluated configuration of a
@@ -263,6 +264,7 @@ def ask(
         style=style,
         tree_depth=depth,
         tree_branching=branching,
+        form=form,
     )
 
     streamed: list[str] = []
@@ -273,10 +275,7 @@ def ask(
             console.print(text, end="", markup=False, highlight=False, style="bold")
 
     result = _answer(question, collection, strategy, options, stream)
-    if as_json:
-        print_json(result["answer"])
-    else:
-        print_answer(result, streamed="".join(streamed))
+    print_json(result["answer"]) if as_json else print_answer(result, streamed="".join(streamed))
 
 
 def _answer(

@@ -39,7 +39,6 @@ def print_hits(hits: list[dict[str, Any]]) -> None:
 
 def print_answer(result: dict[str, Any], *, streamed: str = "") -> None:
     """The answer (unless exactly its text was already streamed), its numbered citations, its id."""
-    from rag_assets.core.text import first_words
 
     row = result["answer"]
     if streamed and streamed == row["answer"]:
@@ -50,15 +49,10 @@ def print_answer(result: dict[str, Any], *, streamed: str = "") -> None:
         console.print(f"[bold]{escape(row['answer'] or '(no answer)')}[/bold]", highlight=False)
     if row.get("echo"):
         console.print(f"[yellow]the reader echoed its prompt: {escape(ECHO_NOTES[row['echo']])}[/yellow]")
+    if result.get("form_note"):
+        console.print(f"[dim]{escape(result['form_note'])}[/dim]", highlight=False)
     if result["citations"]:
-        console.print("[dim]citations:[/dim]")
-        for cite in result["citations"]:
-            console.print(
-                f"  [{cite['n']}] [green]{escape(' > '.join(cite['heading_path']))}[/green]{pages_note(cite)}: "
-                f"{escape(first_words(cite['text'], 12, mark_cut=True))} "
-                f"[dim]({escape(cite['doc_id'])} node {cite['node_id']})[/dim]",
-                highlight=False,
-            )
+        print_citations(result["citations"])
     elif row["strategy_kind"] == "rdr2":
         console.print(
             "[yellow]the router selected nothing (every document refused): answered without evidence[/yellow]"
@@ -73,6 +67,24 @@ def print_answer(result: dict[str, Any], *, streamed: str = "") -> None:
         highlight=False,
     )
     console.print(f"answer id: [cyan]{row['answer_id']}[/cyan]  (audit: rag trace {row['answer_id']})", highlight=False)
+
+
+def print_citations(citations: list[dict[str, Any]]) -> None:
+    """The nodes the answer rests on (`citations:`), then the rest the reader was given."""
+    from rag_assets.core.text import first_words
+
+    supporting = [c for c in citations if c.get("supports", True)]
+    also = [c for c in citations if not c.get("supports", True)]
+    for title, cites in (("citations", supporting), ("evidence also given", also)):
+        if cites:
+            console.print(f"[dim]{title}:[/dim]")
+        for cite in cites:
+            console.print(
+                f"  [{cite['n']}] [green]{escape(' > '.join(cite['heading_path']))}[/green]{pages_note(cite)}: "
+                f"{escape(first_words(cite['text'], 12, mark_cut=True))} "
+                f"[dim]({escape(cite['doc_id'])} node {cite['node_id']})[/dim]",
+                highlight=False,
+            )
 
 
 def print_trace(trace: dict[str, Any]) -> None:

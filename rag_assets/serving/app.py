@@ -41,6 +41,7 @@ class AskBody(BaseModel):
     style: str | None = None
     tree_depth: int | None = Field(default=None, ge=0, le=3)
     tree_branching: int | None = Field(default=None, ge=1, le=4)
+    form: str | None = None  # generated | extractive (None: the collection's default)
 
     def options(self) -> AskOptions:
         return AskOptions(**{k: v for k, v in self.model_dump().items() if k in AskOptions.__dataclass_fields__})

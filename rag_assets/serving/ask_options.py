@@ -21,3 +21,4 @@ class AskOptions:
     style: str | None = None
     tree_depth: int | None = None
     tree_branching: int | None = None
+    form: str | None = None  # generated | extractive (None: the collection's default)

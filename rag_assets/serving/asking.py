@@ -9,9 +9,10 @@ from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rag_assets.core.answering.extractive import EXTRACTIVE_NOTE
 from rag_assets.core.answering.published import PublishedCollection, load_published
 from rag_assets.core.answering.session import AnsweringSession, SessionModels
-from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
+from rag_assets.core.answering.types import ANSWER_FORMS, EXTRACTIVE_KINDS, AnswerOutcome, StrategySpec
 from rag_assets.core.errors import ConfigError
 from rag_assets.core.lineage import AnswerRecord, store_answers
 from rag_assets.core.store.connections import ShortReads, catalogue_connection
@@ -43,6 +44,9 @@ class AskResult:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The stored answer; its citations, those it rests on first (`supports`), then the
+        evidence also given."""
+        supporting = self.outcome.supporting
         return {
             "answer": self.record.to_dict(),
             "citations": [
@@ -54,9 +58,13 @@ class AskResult:
                     "span": [c.span_start, c.span_end],
                     "pages": c.pages,
                     "text": c.text,
+                    "supports": supporting < 0 or i <= supporting,
                 }
                 for i, c in enumerate(self.outcome.citations, start=1)
             ],
+            "supporting": supporting,
+            "answer_form": self.outcome.answer_form,
+            "form_note": form_note(self.outcome.answer_form),
             "published": self.published.to_dict() if self.published else None,
             "answer_style": self.answer_style,
             "notes": self.notes,
@@ -151,6 +159,11 @@ class Ask:
         return record
 
 
+def form_note(form: str) -> str:
+    """What an answer of `form` is, in the words a person reads beside it."""
+    return EXTRACTIVE_NOTE if form == "extractive" else "generated: written by the reader from the evidence"
+
+
 def fallback_spec(spec: StrategySpec, published: PublishedCollection, note: Note) -> StrategySpec:
     """`spec`, routed by what was published: the untrained encoder without a trained encoder, the
     base model without a trained LLM adapter (each noted)."""
@@ -192,4 +205,16 @@ def spec_with_options(name: str, style: str, llm_adapter: str | None, options: A
         )
     if spec.kind == "rag" and options.retrieval_mode is not None:
         changes["name"] = f"rag-{options.retrieval_mode}"
+    if options.form is not None and options.form != spec.answer_form:
+        changes.update(
+            answer_form=_checked_form(options.form, spec), name=f"{changes.get('name', spec.name)}-{options.form}"
+        )
     return dataclasses.replace(spec, **changes) if changes else spec
+
+
+def _checked_form(form: str, spec: StrategySpec) -> str:
+    if form not in ANSWER_FORMS:
+        raise ConfigError(f"--form must be one of {', '.join(ANSWER_FORMS)}, not {form!r}")
+    if form == "extractive" and spec.kind not in EXTRACTIVE_KINDS:
+        raise ConfigError(f"--form extractive needs evidence: strategy {spec.name} gathers none of its own")
+    return form

@@ -91,3 +91,19 @@ def test_a_short_extractive_answer_is_the_span_the_question_does_not_say() -> No
 def test_no_evidence_no_extractive_answer() -> None:
     answer = extract_answer("How often?", [], KeywordScorer("x"), short=False)
     assert (answer.answer, answer.citations, answer.supporting) == ("", [], 0)
+
+
+def test_the_first_citation_is_gold_when_it_holds_the_answer_a_gold_line_or_lies_in_the_gold_section() -> None:
+    from rag_assets.core.corpus.question_sets import Question
+    from rag_assets.core.evaluation.scoring import first_citation_gold
+
+    short = Question("q1", "How often?", answers=("every month",))
+    assert first_citation_gold([DESCALE.text, BOILS.text], ["Guide > Cleaning", "Guide"], short) == 1.0
+    assert first_citation_gold([BOILS.text, DESCALE.text], ["Guide", "Guide > Cleaning"], short) == 0.0
+    assert first_citation_gold([], [], short) == 0.0
+    lines = Question("q2", "May I?", answers=("yes",), evidences=("Fill with at most 1.7 litres.",))
+    assert first_citation_gold([FILL.text], ["Guide > Filling"], lines) == 1.0
+    section = Question("q3", "How to fill?", answers=("yes",), section_path=("Filling",))
+    assert first_citation_gold([FILL.text], ["Guide > Filling"], section) == 1.0
+    assert first_citation_gold([FILL.text], ["Guide > Cleaning"], section) == 0.0
+    assert first_citation_gold([FILL.text], ["Guide"], Question("q4", "Yes?", answers=("yes",))) is None
