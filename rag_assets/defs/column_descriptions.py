@@ -192,7 +192,8 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
     },
     "published_models": {
         "collection": "The collection the piece serves ('' for pieces over every collection: the namespace router).",
-        "kind": "encoder, llm, similarity, reranker, namespaces or reorder_policy.",
+        "kind": "encoder, llm, similarity, reranker, namespaces, reorder_policy or answer_form (the "
+        "collection's default answer form, generated or extractive, in model_id; how it was chosen in details).",
         "model_id": "The published piece's content id (empty when its step trained none).",
         "path": "Its folder (empty when its step trained none).",
         "details": "JSON: what answering reads besides the folder (the similarity thresholds), or why none was trained.",

@@ -123,6 +123,7 @@ class Ask:
             published = load_published(con, known[0])
             questions = load_question_rows(con, known[0]) if table_exists(con, "questions") else []
         style = options.style or answer_style(AnswersConfig().answer_style, questions)
+        options = self.with_default_form(options, published, name)
         spec = fallback_spec(spec_with_options(name, style, published.llm_adapter, options), published, self.note)
         # trees are read as the routing needs them, each read on its own short connection
         reads = ShortReads(catalogue_path(), on_wait=self.service.on_wait)
@@ -132,6 +133,14 @@ class Ask:
         if missing:
             raise ConfigError(f"{missing} for {published.collection!r}: {spec.name} cannot run (materialize it first)")
         return Asked(session, spec)
+
+    def with_default_form(self, options: AskOptions, published: PublishedCollection, name: str) -> AskOptions:
+        """`options` with the collection's measured default form where none was asked (noted)."""
+        if options.form is not None or interactive_spec(name, "short", None).kind not in EXTRACTIVE_KINDS:
+            return options
+        if published.form_choice:
+            self.note(f"answer form {published.default_form}: the collection's default ({_choice(published)})")
+        return dataclasses.replace(options, form=published.default_form)
 
     def outcome(self, question: str, asked: Asked, on_text: Note | None) -> AnswerOutcome:
         """One answer through the session, budgeted as evaluated, streamed to `on_text`."""
@@ -157,6 +166,16 @@ class Ask:
         with catalogue_connection(catalogue_path(), read_only=False, on_wait=self.service.on_wait) as con:
             store_answers(con, [record])
         return record
+
+
+def _choice(published: PublishedCollection) -> str:
+    choice = published.form_choice
+    if not choice.get("metric"):
+        return "nothing measured"
+    return (
+        f"{choice['metric']} on {choice['questions']} validation questions: "
+        f"generated {choice['generated']}, extractive {choice['extractive']}"
+    )
 
 
 def form_note(form: str) -> str:

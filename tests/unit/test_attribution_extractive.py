@@ -107,3 +107,25 @@ def test_the_first_citation_is_gold_when_it_holds_the_answer_a_gold_line_or_lies
     assert first_citation_gold([FILL.text], ["Guide > Filling"], section) == 1.0
     assert first_citation_gold([FILL.text], ["Guide > Cleaning"], section) == 0.0
     assert first_citation_gold([FILL.text], ["Guide"], Question("q4", "Yes?", answers=("yes",))) is None
+
+
+def test_the_default_form_is_the_better_one_on_the_validation_questions() -> None:
+    from rag_assets.core.answering.default_form import choose_form
+    from rag_assets.core.answering.types import AnswerOutcome
+    from rag_assets.core.corpus.question_sets import Question
+
+    def outcome(answer: str) -> AnswerOutcome:
+        return AnswerOutcome("q", answer, "", 0, [], [], [], 0, 0, 0, 0, 1, 0.0, 0, 0)
+
+    questions = [
+        Question("v1", "How often?", answers=("every month",)),
+        Question("v2", "How much?", answers=("9 bar",)),
+    ]
+    better_extractive = choose_form(
+        questions, [outcome("3 times a year"), outcome("9.")], [outcome("every month"), outcome("about 9 bar")]
+    )
+    assert (better_extractive.form, better_extractive.metric, better_extractive.questions) == ("extractive", "f1", 2)
+    assert better_extractive.generated == pytest.approx(1 / 3)  # mean of 0 ("3 times a year") and 2/3 ("9." vs "9 bar")
+    better_generated = choose_form(questions, [outcome("every month"), outcome("9 bar")], [outcome("x"), outcome("y")])
+    assert better_generated.form == "generated" and better_generated.extractive == 0.0
+    assert choose_form([], [], []).form == "generated"  # nothing measured
