@@ -272,7 +272,7 @@ def ask(
     def stream(text: str) -> None:
         if not as_json:
             streamed.append(text)
-            console.print(text, end="", markup=False, highlight=False, style="bold")
+            console.print(text, end="", markup=False, highlight=False, style="bold", soft_wrap=True)
 
     result = _answer(question, collection, strategy, options, stream)
     print_json(result["answer"]) if as_json else print_answer(result, streamed="".join(streamed))

@@ -46,7 +46,7 @@ def print_answer(result: dict[str, Any], *, streamed: str = "") -> None:
     else:
         if streamed:  # the stream is not the stored answer: the stored one is what counts
             console.print("\n[dim]the answer as stored:[/dim]", highlight=False)
-        console.print(f"[bold]{escape(row['answer'] or '(no answer)')}[/bold]", highlight=False)
+        console.print(f"[bold]{escape(row['answer'] or '(no answer)')}[/bold]", highlight=False, soft_wrap=True)
     if row.get("echo"):
         console.print(f"[yellow]the reader echoed its prompt: {escape(ECHO_NOTES[row['echo']])}[/yellow]")
     if result.get("form_note"):
