@@ -10,7 +10,7 @@ questions (the extractive form makes no reader call). Also which form the collec
 default is, and the paired difference extractive - generated on F1 per strategy.
 
     RAG_DATA_DIR=dagster_home/data .venv/bin/python benchmarks/answer_styles.py \
-        [-c python-reference] [--split dev,test] [--strategies rag-hybrid,rdr2] [--json out.json]
+        [-c python-reference] [--split dev,test] [--strategies rag-hybrid,rdr2] [--measure-default] [--json out.json]
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from rag_assets.core.settings import catalogue_file  # noqa: E402
 from rag_assets.core.store.connections import catalogue_connection  # noqa: E402
 from rag_assets.core.store.question_table import load_question_rows  # noqa: E402
 from rag_assets.core.store.tree_tables import load_trees  # noqa: E402
+from rag_assets.defs.evaluation.answer_form import measure_default_form, validation_questions  # noqa: E402
 from rag_assets.defs.evaluation.strategy_config import AnswersConfig, answer_style, interactive_spec  # noqa: E402
 from rag_assets.serving.models import WarmModels  # noqa: E402
 
@@ -101,6 +102,7 @@ def main() -> None:
     parser.add_argument("--split", default="dev,test")
     parser.add_argument("--strategies", default="rag-hybrid,rdr2")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--measure-default", action="store_true", help="measure the default form as `answers` does")
     args = parser.parse_args()
     published, questions, trees = load(args.collection, args.split.split(","))
     if not questions:
@@ -109,7 +111,12 @@ def main() -> None:
     session = AnsweringSession(published, WarmModels(), trees)
     queries = [q.query for q in questions]
     print(f"# {args.collection}: {len(questions)} {args.split} questions, {style} answers")
-    print(f"published default form: {published.default_form} {dict(published.form_choice) or '(not measured)'}\n")
+    print(f"published default form: {published.default_form} {dict(published.form_choice) or '(not measured)'}")
+    if args.measure_default:  # what `answers` would publish: measured on the routers' validation questions
+        with catalogue_connection(catalogue_file(), read_only=True) as con:
+            validation = validation_questions(con, args.collection)
+        print(f"measured default form: {measure_default_form(session, validation, style).note}")
+    print()
     rows, results = [], {}
     for name in args.strategies.split(","):
         spec = interactive_spec(name, style, published.llm_adapter)

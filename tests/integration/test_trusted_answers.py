@@ -113,7 +113,7 @@ def test_streamed_printed_and_stored_answers_are_one_string_and_never_echo(proje
                 assert result["answer"]["answer_form"] == "generated"  # nothing measured: the default
                 check_citations(result)
 
-        status, extractive = post(url, {"question": DESCALE, "strategy": "rag-hybrid", "form": "extractive"})
+        status, extractive = post(f"{url}/ask", {"question": DESCALE, "strategy": "rag-hybrid", "form": "extractive"})
         assert status == 200, extractive
         assert "every month" in extractive["answer"]["answer"]
         assert (
@@ -123,7 +123,7 @@ def test_streamed_printed_and_stored_answers_are_one_string_and_never_echo(proje
         assert first["text"] == "Descale the kettle every month with white vinegar." and first["supports"]
         assert first["heading_path"] == ["Kettle safety guide", "Cleaning"]
         assert extractive["supporting"] == 1 and not any(c["supports"] for c in extractive["citations"][1:])
-        status, refused = post(url, {"question": DESCALE, "strategy": "no-retrieval", "form": "extractive"})
+        status, refused = post(f"{url}/ask", {"question": DESCALE, "strategy": "no-retrieval", "form": "extractive"})
         assert status == 400 and "needs evidence" in refused["detail"]
 
         # `rag ask` with the service prints exactly the stored answer
