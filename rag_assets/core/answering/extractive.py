@@ -60,49 +60,11 @@ class EmbedderScorer:
 
 
 # function words a short span does not start or end with
-EDGE_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "with",
-        "from",
-        "and",
-        "or",
-        "but",
-        "nor",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "as",
-        "so",
-        "than",
-        "then",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-    ]
+_EDGE_TEXT = (
+    "a an the of to in on at by for with from and or but nor is are was were be been being it its this "
+    "that these those as so than then which who whom whose when where"
 )
+EDGE_WORDS = frozenset(_EDGE_TEXT.split())
 
 
 def _stem(word: str) -> str:
