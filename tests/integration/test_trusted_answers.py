@@ -51,6 +51,12 @@ A good espresso needs about <strong>9 bar</strong> of pressure.
 
 Use a fine grind, finer than for filter coffee.
 """
+# reST as the Python reference writes it: the Markdown parser keeps no markup, a text file keeps it all
+DECORATORS = """Decorators
+==========
+
+Relaxed decorator grammar came with **PEP 614**: any valid expression such as ``buttons[0].clicked.connect`` works.
+"""
 DESCALE = "How often should I descale the kettle?"
 PRESSURE = "How much pressure does espresso need?"
 
@@ -59,6 +65,7 @@ def write_own_collection(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "kettle.md").write_text(KETTLE_GUIDE, encoding="utf-8")
     (folder / "espresso.md").write_text(ESPRESSO_NOTE, encoding="utf-8")
+    (folder / "decorators.txt").write_text(DECORATORS, encoding="utf-8")
     return folder
 
 
@@ -176,14 +183,6 @@ def test_the_audit_view_marks_the_open_citation_keeps_the_versions_and_renders_m
             page.locator("#doc-tree mark.cited-span").first.wait_for(timeout=60_000)
             assert page.evaluate("window.scrollY") == 0
             assert page.locator("#versions").bounding_box()["y"] == versions_top
-            # Markdown and code in node text read as text: no raw ** or backticks
-            page.locator('#audit-citations li[data-source="0"] a').click()
-            sync_api.expect(page.locator("#audit-citations li.open")).to_have_attribute("data-source", "0")
-            tree = page.locator("#doc-tree")
-            sync_api.expect(tree.locator("strong").first).to_have_text("Never", timeout=60_000)
-            assert tree.locator("code").first.inner_text() == "the switch"
-            assert "**" not in tree.inner_text() and "`" not in tree.inner_text()
-
             # a past answer opens at the citation it rests on
             page.reload()
             sync_api.expect(page.locator("#status")).to_have_text("ready", timeout=120_000)
@@ -193,5 +192,16 @@ def test_the_audit_view_marks_the_open_citation_keeps_the_versions_and_renders_m
             sync_api.expect(opened).to_have_attribute("data-source", "0")
             assert "Cleaning" in opened.inner_text() and "evidence also given" not in opened.inner_text()
             assert "every month" in page.locator("#doc-tree mark.cited-span").first.inner_text()
+
+            # Markdown and code in node text read as text: no raw ** or backticks
+            page.fill("#question", "Which PEP relaxed the decorator grammar?")
+            page.select_option("#form", "extractive")
+            page.click("#ask-button")
+            sync_api.expect(page.locator("#answer-text")).to_contain_text("PEP 614", timeout=600_000)
+            page.locator("#citations a.citation").first.click()
+            tree = page.locator("#doc-tree")
+            sync_api.expect(tree.locator("strong").first).to_have_text("PEP 614", timeout=60_000)
+            assert tree.locator("code").first.inner_text() == "buttons[0].clicked.connect"
+            assert "**" not in tree.inner_text() and "`" not in tree.inner_text()
         finally:
             browser.close()

@@ -178,19 +178,19 @@ function markOpen(answerId, trace, open) {
   }
 }
 
-// Markdown and code inside node text, shown as a person reads it: `code`, **bold**, *emphasis*,
-// [links](url) as their text; anything else stays as written
-const INLINE_MARKDOWN = /`([^`]+)`|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|\[([^\]]+)\]\([^)\s]*\)/g;
+// Markdown and reST inside node text, shown as a person reads it: `code` and ``code``, **bold**,
+// *emphasis*, [links](url) as their text; anything else stays as written
+const INLINE_MARKDOWN = /(`{1,2})([^`]+)\1|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|\[([^\]]+)\]\([^)\s]*\)/g;
 
 function markdownText(text) {
   const out = [];
   let last = 0;
   for (const m of text.matchAll(INLINE_MARKDOWN)) {
     if (m.index > last) out.push(text.slice(last, m.index));
-    if (m[1] !== undefined) out.push(el("code", {}, m[1]));
-    else if (m[2] !== undefined || m[3] !== undefined) out.push(el("strong", {}, m[2] ?? m[3]));
-    else if (m[4] !== undefined) out.push(el("em", {}, m[4]));
-    else out.push(m[5]);
+    if (m[2] !== undefined) out.push(el("code", {}, m[2]));
+    else if (m[3] !== undefined || m[4] !== undefined) out.push(el("strong", {}, m[3] ?? m[4]));
+    else if (m[5] !== undefined) out.push(el("em", {}, m[5]));
+    else out.push(m[6]);
     last = m.index + m[0].length;
   }
   if (last < text.length) out.push(text.slice(last));
