@@ -194,7 +194,7 @@ def test_the_audit_view_marks_the_open_citation_keeps_the_versions_and_renders_m
             assert "every month" in page.locator("#doc-tree mark.cited-span").first.inner_text()
 
             # Markdown and code in node text read as text: no raw ** or backticks
-            page.fill("#question", "Which PEP relaxed the decorator grammar?")
+            page.fill("#question", "What relaxed the decorator grammar?")
             page.select_option("#form", "extractive")
             page.click("#ask-button")
             sync_api.expect(page.locator("#answer-text")).to_contain_text("PEP 614", timeout=600_000)
