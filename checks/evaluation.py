@@ -1,5 +1,6 @@
-"""Checks guarding the evaluation: `evaluation_report`'s summary complete and finite, and
-`evidence_evaluation`'s rows covering every question within retrieve-and-read's words."""
+"""Checks guarding the evaluation: `evaluation_report`'s summary complete and finite,
+`evidence_evaluation`'s rows covering every question within retrieve-and-read's words, and no
+stored evaluation answer echoing its prompt."""
 
 import json
 
@@ -7,8 +8,10 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from checks.partition import checked_partition
+from rag_assets.core.answering.echo import find_echoes
 from rag_assets.core.evaluation.evidence import evidence_problems
 from rag_assets.core.evaluation.report import non_finite_numbers
+from rag_assets.core.lineage import load_answers
 from rag_assets.core.store.evidence import load_evidence
 from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE
 from rag_assets.defs.metadata import markdown_table
@@ -78,5 +81,35 @@ def evidence_covers_every_question(
             "questions": len({r.qid for r in rows}),
             "problems": len(problems),
             "details": _problems_table(problems),
+        },
+    )
+
+
+@dg.asset_check(
+    asset="answers",
+    description="Fails (ERROR) when a stored evaluation answer of the collection holds echoed prompt "
+    "text: the evidence delimiters, a numbered block's header, a Question:/Evidence: label, the "
+    "documents' inline HTML or five words in a row of the reader's instructions.",
+)
+def answers_echo_no_prompt(context: dg.AssetCheckExecutionContext, catalogue: DuckDBResource) -> dg.AssetCheckResult:
+    collection = checked_partition(context)
+    records = []
+    if collection:
+        with catalogue.get_connection() as con:
+            records = load_answers(con, collection, source="evaluation")
+    echoes = [(r, find_echoes(r.answer)) for r in records]
+    echoing = [(r, found) for r, found in echoes if found]
+    rows = [(r.strategy, r.qid, found[0].kind, found[0].text[:60]) for r, found in echoing[:30]]
+    return dg.AssetCheckResult(
+        passed=bool(collection) and not echoing,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={
+            "collection": collection or "-",
+            "answers": len(records),
+            "echoing": len(echoing),
+            "cut_at_answer_time": sum(1 for r in records if r.echo),
+            "details": dg.MetadataValue.md(
+                markdown_table(["strategy", "qid", "echo", "text"], rows) if rows else "none"
+            ),
         },
     )

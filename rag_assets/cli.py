@@ -258,6 +258,7 @@ def ask(
     ),
     depth: int = typer.Option(None, "--depth", min=0, max=3, help="contregen: sub-query tree depth."),
     branching: int = typer.Option(None, "--branching", min=1, max=4, help="contregen: sub-queries per node."),
+    form: str = typer.Option(None, "--form", help="generated | extractive (default: the collection's better one)."),
     as_json: bool = typer.Option(False, "--json", help="Print the stored answer row as JSON."),
     document: str = typer.Option(None, "--document", help="Search and route only this document (id, file or title)."),
 ) -> None:
@@ -280,18 +281,19 @@ def ask(
         tree_depth=depth,
         tree_branching=branching,
         document=document,
+        form=form,
     )
     check_ask(strategy, options)  # before any model loads
 
+    streamed: list[str] = []
+
     def stream(text: str) -> None:
         if not as_json:
-            console.print(text, end="", markup=False, highlight=False, style="bold")
+            streamed.append(text)
+            console.print(text, end="", markup=False, highlight=False, style="bold", soft_wrap=True)
 
     result = _answer(question, collection, strategy, options, stream)
-    if as_json:
-        print_json(result["answer"])
-    else:
-        print_answer(result, streamed=True)
+    print_json(result["answer"]) if as_json else print_answer(result, streamed="".join(streamed))
 
 
 def _answer(

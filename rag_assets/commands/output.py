@@ -11,6 +11,8 @@ from rich.markup import escape
 
 from rag_assets.commands.errors import console, errors
 
+ECHO_NOTES = {"stripped": "the echoed text was cut off", "refused": "nothing else was written, so no answer"}
+
 
 def pages_note(item: dict) -> str:
     """' (p. 12)' for a citation or traced source in a PDF or Word document, else ''."""
@@ -37,24 +39,22 @@ def print_hits(hits: list[dict[str, Any]]) -> None:
         )
 
 
-def print_answer(result: dict[str, Any], *, streamed: bool) -> None:
-    """The answer (unless its text was already streamed), its numbered citations, its id."""
-    from rag_assets.core.text import first_words
+def print_answer(result: dict[str, Any], *, streamed: str = "") -> None:
+    """The answer (unless exactly its text was already streamed), its numbered citations, its id."""
 
     row = result["answer"]
-    if streamed:
+    if streamed and streamed == row["answer"]:
         console.print()
     else:
-        console.print(f"[bold]{escape(row['answer'] or '(no answer)')}[/bold]", highlight=False)
+        if streamed:  # the stream is not the stored answer: the stored one is what counts
+            console.print("\n[dim]the answer as stored:[/dim]", highlight=False)
+        console.print(f"[bold]{escape(row['answer'] or '(no answer)')}[/bold]", highlight=False, soft_wrap=True)
+    if row.get("echo"):
+        console.print(f"[yellow]the reader echoed its prompt: {escape(ECHO_NOTES[row['echo']])}[/yellow]")
+    if result.get("form_note"):
+        console.print(f"[dim]{escape(result['form_note'])}[/dim]", highlight=False)
     if result["citations"]:
-        console.print("[dim]citations:[/dim]")
-        for cite in result["citations"]:
-            console.print(
-                f"  [{cite['n']}] [green]{escape(' > '.join(cite['heading_path']))}[/green]{pages_note(cite)}: "
-                f"{escape(first_words(cite['text'], 12, mark_cut=True))} "
-                f"[dim]({escape(cite['doc_id'])} node {cite['node_id']})[/dim]",
-                highlight=False,
-            )
+        print_citations(result["citations"])
     elif row["strategy_kind"] == "rdr2":
         console.print(
             "[yellow]the router selected nothing (every document refused): answered without evidence[/yellow]"
@@ -69,6 +69,24 @@ def print_answer(result: dict[str, Any], *, streamed: bool) -> None:
         highlight=False,
     )
     console.print(f"answer id: [cyan]{row['answer_id']}[/cyan]  (audit: rag trace {row['answer_id']})", highlight=False)
+
+
+def print_citations(citations: list[dict[str, Any]]) -> None:
+    """The nodes the answer rests on (`citations:`), then the rest the reader was given."""
+    from rag_assets.core.text import first_words
+
+    supporting = [c for c in citations if c.get("supports", True)]
+    also = [c for c in citations if not c.get("supports", True)]
+    for title, cites in (("citations", supporting), ("evidence also given", also)):
+        if cites:
+            console.print(f"[dim]{title}:[/dim]")
+        for cite in cites:
+            console.print(
+                f"  [{cite['n']}] [green]{escape(' > '.join(cite['heading_path']))}[/green]{pages_note(cite)}: "
+                f"{escape(first_words(cite['text'], 12, mark_cut=True))} "
+                f"[dim]({escape(cite['doc_id'])} node {cite['node_id']})[/dim]",
+                highlight=False,
+            )
 
 
 def print_trace(trace: dict[str, Any]) -> None:

@@ -167,6 +167,14 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "refused_docs": "Documents the router refused.",
         "versions": "JSON: the versions behind the answer (content hashes, LanceDB version, router id, models).",
         "structure": "JSON: ConTReGen's synthesis tree or Disco-RAG's discourse structure (empty otherwise).",
+        "answer_form": "generated (the reader wrote it) or extractive (the best sentence of the evidence); "
+        "empty: stored before styles.",
+        "echo": "Echoed prompt text cut from the reader's output: '' none, stripped (the answer before it "
+        "kept) or refused (nothing left: no answer).",
+        "supporting": "How many of the first citations the answer rests on; the rest is evidence also given "
+        "(-1: stored before attribution).",
+        "attribution": "How the supporting citations were found: markers (the reader's [n]), overlap, "
+        "cross-encoder or extractive (the cited sentence is the answer).",
     },
     "index_publications": {
         "collection": COLLECTION,
@@ -187,7 +195,8 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
     },
     "published_models": {
         "collection": "The collection the piece serves ('' for pieces over every collection: the namespace router).",
-        "kind": "encoder, llm, similarity, reranker, namespaces or reorder_policy.",
+        "kind": "encoder, llm, similarity, reranker, namespaces, reorder_policy or answer_form (the "
+        "collection's default answer form, generated or extractive, in model_id; how it was chosen in details).",
         "model_id": "The published piece's content id (empty when its step trained none).",
         "path": "Its folder (empty when its step trained none).",
         "details": "JSON: what answering reads besides the folder (the similarity thresholds), or why none was trained.",

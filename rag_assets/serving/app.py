@@ -85,6 +85,9 @@ class AskBody(BaseModel):
         max_length=MAX_FILTER_CHARS,
         description="Search and route only this document (doc id, file name or title).",
     )
+    form: str | None = Field(
+        default=None, max_length=MAX_FILTER_CHARS, description="generated | extractive (default: the collection's)."
+    )
 
     def options(self) -> AskOptions:
         return AskOptions(**{k: v for k, v in self.model_dump().items() if k in AskOptions.__dataclass_fields__})

@@ -23,3 +23,4 @@ class AskOptions:
     tree_depth: int | None = None
     tree_branching: int | None = None
     document: str | None = None  # search and route only this document (doc id, file name or title)
+    form: str | None = None  # generated | extractive (None: the collection's default)

@@ -9,9 +9,10 @@ from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rag_assets.core.answering.extractive import EXTRACTIVE_NOTE
 from rag_assets.core.answering.published import PublishedCollection, load_published
 from rag_assets.core.answering.session import AnsweringSession, SessionModels
-from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
+from rag_assets.core.answering.types import ANSWER_FORMS, EXTRACTIVE_KINDS, AnswerOutcome, StrategySpec
 from rag_assets.core.errors import ConfigError
 from rag_assets.core.lineage import AnswerRecord, store_answers
 from rag_assets.core.store.connections import ShortReads, catalogue_connection
@@ -45,6 +46,9 @@ class AskResult:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The stored answer; its citations, those it rests on first (`supports`), then the
+        evidence also given."""
+        supporting = self.outcome.supporting
         return {
             "answer": self.record.to_dict(),
             "citations": [
@@ -56,9 +60,13 @@ class AskResult:
                     "span": [c.span_start, c.span_end],
                     "pages": c.pages,
                     "text": c.text,
+                    "supports": supporting < 0 or i <= supporting,
                 }
                 for i, c in enumerate(self.outcome.citations, start=1)
             ],
+            "supporting": supporting,
+            "answer_form": self.outcome.answer_form,
+            "form_note": form_note(self.outcome.answer_form),
             "published": self.published.to_dict() if self.published else None,
             "answer_style": self.answer_style,
             "notes": self.notes,
@@ -118,6 +126,7 @@ class Ask:
             questions = load_question_rows(con, known[0]) if table_exists(con, "questions") else []
             documents = named_documents(con, known, options.document)
         style = options.style or answer_style(AnswersConfig().answer_style, questions)
+        options = self.with_default_form(options, published, name)
         spec = fallback_spec(spec_with_options(name, style, published.llm_adapter, options), published, self.note)
         # trees are read as the routing needs them, each read on its own short connection
         reads = ShortReads(catalogue_path(), on_wait=self.service.on_wait)
@@ -127,6 +136,14 @@ class Ask:
         if missing:
             raise ConfigError(f"{missing} for {published.collection!r}: {spec.name} cannot run (materialize it first)")
         return Asked(session, spec)
+
+    def with_default_form(self, options: AskOptions, published: PublishedCollection, name: str) -> AskOptions:
+        """`options` with the collection's measured default form where none was asked (noted)."""
+        if options.form is not None or interactive_spec(name, "short", None).kind not in EXTRACTIVE_KINDS:
+            return options
+        if published.form_choice:
+            self.note(f"answer form {published.default_form}: the collection's default ({_choice(published)})")
+        return dataclasses.replace(options, form=published.default_form)
 
     def outcome(self, question: str, asked: Asked, on_text: Note | None) -> AnswerOutcome:
         """One answer through the session, budgeted as evaluated, streamed to `on_text`."""
@@ -139,7 +156,10 @@ class Ask:
         if spec.evidence_budget_from:  # as evaluated: rdr2 reads at most the words rag-hybrid read
             source = interactive_spec(spec.evidence_budget_from, spec.answer_style, None)
             budgets = session.evidence_words([question], source)
-        return session.run([question], spec, evidence_budgets=budgets, reader=reader)[0]
+        outcome = session.run([question], spec, evidence_budgets=budgets, reader=reader)[0]
+        if reader is not None:  # what was streamed and what is stored are one string
+            reader.finish(outcome.answer)
+        return outcome
 
     def store(self, asked: Asked, outcome: AnswerOutcome, source: str) -> AnswerRecord:
         """The answer with its lineage, stored in one short write."""
@@ -160,6 +180,21 @@ def named_documents(con: Any, collections: list[str], name: str | None) -> list[
     if not found:
         raise ConfigError(f"no document {name!r} in {', '.join(collections)} (give a doc id, file name or title)")
     return found
+
+
+def _choice(published: PublishedCollection) -> str:
+    choice = published.form_choice
+    if not choice.get("metric"):
+        return "nothing measured"
+    return (
+        f"{choice['metric']} on {choice['questions']} validation questions: "
+        f"generated {choice['generated']}, extractive {choice['extractive']}"
+    )
+
+
+def form_note(form: str) -> str:
+    """What an answer of `form` is, in the words a person reads beside it."""
+    return EXTRACTIVE_NOTE if form == "extractive" else "generated: written by the reader from the evidence"
 
 
 def fallback_spec(spec: StrategySpec, published: PublishedCollection, note: Note) -> StrategySpec:
@@ -203,4 +238,16 @@ def spec_with_options(name: str, style: str, llm_adapter: str | None, options: A
         )
     if spec.kind == "rag" and options.retrieval_mode is not None:
         changes["name"] = f"rag-{options.retrieval_mode}"
+    if options.form is not None and options.form != spec.answer_form:
+        changes.update(
+            answer_form=_checked_form(options.form, spec), name=f"{changes.get('name', spec.name)}-{options.form}"
+        )
     return dataclasses.replace(spec, **changes) if changes else spec
+
+
+def _checked_form(form: str, spec: StrategySpec) -> str:
+    if form not in ANSWER_FORMS:
+        raise ConfigError(f"--form must be one of {', '.join(ANSWER_FORMS)}, not {form!r}")
+    if form == "extractive" and spec.kind not in EXTRACTIVE_KINDS:
+        raise ConfigError(f"--form extractive needs evidence: strategy {spec.name} gathers none of its own")
+    return form

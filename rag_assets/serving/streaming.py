@@ -4,6 +4,11 @@ A one-question reader call on the transformers engine runs the engine's own mode
 `TextStreamer` that hands each finished piece of text to a callback; any other engine or batch
 generates as usual and hands over the whole text at the end. The result is the engine's own: the
 same greedy tokens, the same `Generation`.
+
+What is handed on is only text the answer keeps (`SettledStream`): whole sentences, settled by the
+same rule as the stored answer (core/answering/echo.py), so an echo or a clause cut by the token
+limit is never shown; `finish` sends the rest of the stored answer. The streamed text and the
+stored text are one string.
 """
 
 from __future__ import annotations
@@ -12,15 +17,48 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from rag_assets.core.answering.answer_ending import SENTENCE_END
+from rag_assets.core.answering.echo import settle_answer
 from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine, Regex
+
+
+class SettledStream:
+    """Raw reader text in, the settled answer's text out, piece by piece: a piece is sent only
+    when a sentence has ended and the settled text so far still begins with what was sent."""
+
+    def __init__(self, on_text: Callable[[str], None]) -> None:
+        self.on_text = on_text
+        self.raw = ""
+        self.sent = ""
+
+    def _send(self, text: str) -> None:
+        if text.startswith(self.sent) and len(text) > len(self.sent):
+            self.on_text(text[len(self.sent) :])
+            self.sent = text
+
+    def feed(self, piece: str) -> None:
+        self.raw += piece
+        ends = [m.end() for m in SENTENCE_END.finditer(self.raw)]
+        if ends:
+            self._send(settle_answer(self.raw[: ends[-1]]).text)
+
+    def finish(self, answer: str) -> bool:
+        """Send the rest of the stored `answer`; False when what was sent is not its beginning."""
+        self._send(answer)
+        return answer.startswith(self.sent)
 
 
 class StreamingReader(LLMEngine):
     def __init__(self, engine: LLMEngine, on_text: Callable[[str], None]) -> None:
         self.shared = engine  # a BatchingEngine gives its model to the stream alone (`exclusive`)
         self.engine = getattr(engine, "engine", engine)
-        self.on_text = on_text
+        self.settled = SettledStream(on_text)
+        self.on_text = self.settled.feed
         self.model_id = engine.model_id
+
+    def finish(self, answer: str) -> bool:
+        """The stored answer's text not streamed yet is sent (False: the stream differs from it)."""
+        return self.settled.finish(answer)
 
     def count_tokens(self, text: str) -> int:
         return self.engine.count_tokens(text)

@@ -13,7 +13,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,13 +32,14 @@ with dg.DagsterInstance.get() as instance:
 """
 
 
-def project_env(root: Path, checkpoint: Path) -> dict[str, str]:
-    """A DAGSTER_HOME, collections file and data folder under `root` over the conftest corpus,
-    with the session's converted SmolLM2 where the LLM resource looks for it."""
+def project_env(root: Path, checkpoint: Path, corpus_writer: Callable[[Path], Path] = write_corpus) -> dict[str, str]:
+    """A DAGSTER_HOME, collections file and data folder under `root` over the conftest corpus (or
+    the one `corpus_writer` writes), with the session's converted SmolLM2 where the LLM resource
+    looks for it."""
     home = root / "home"
     home.mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO_ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
-    corpus = write_corpus(root / "corpus")
+    corpus = corpus_writer(root / "corpus")
     collections = root / "collections.yaml"
     collections.write_text(f"collections:\n  - name: tiny\n    path: {corpus}\n")
     data = root / "data"

@@ -409,3 +409,29 @@ def test_evaluation_report_on_stored_answers_without_models(tmp_path: Path, monk
     assert (tmp_path / "data" / "reports" / "tiny" / "latest" / "report.html").is_file()
     [check] = result.get_asset_check_evaluations()
     assert check.check_name == "evaluation_summary_is_complete" and check.passed
+
+
+@PIPELINE_TIMEOUT
+def test_extractive_rows_cite_their_sentence_every_answer_its_support_and_none_echoes(pipeline: dict) -> None:
+    checks = {e.check_name: e for e in pipeline["result"].get_asset_check_evaluations()}
+    assert checks["answers_echo_no_prompt"].passed, checks["answers_echo_no_prompt"].metadata
+    assert checks["answers_echo_no_prompt"].metadata["answers"].value == 2 * (len(STRATEGIES) + 4)
+    rows = _first_run_answers(
+        pipeline,
+        "SELECT strategy, answer, answer_form, supporting, attribution, cited_texts FROM answers WHERE grid = ''",
+    )
+    extractive = [r for r in rows if r[0].endswith("-extractive")]
+    assert sorted({r[0] for r in extractive}) == ["rag-hybrid-extractive", "rdr2-extractive"]
+    for strategy, answer, form, supporting, attribution, cited in extractive:
+        assert (form, attribution) == ("extractive", "extractive" if cited else ""), strategy
+        assert supporting == (1 if cited else 0)
+        assert not cited or (answer and answer in cited[0])  # short answers: a span of the cited sentence
+    generated = [r for r in rows if not r[0].endswith("-extractive")]
+    assert all(r[2] == "generated" and 0 <= r[3] <= len(r[5]) for r in generated)
+    assert any(r[3] > 0 for r in generated if r[0] == "rag-hybrid")  # some answer rests on a given node
+    # the collection's default form is measured and published with its models
+    [(form, details)] = _first_run_answers(
+        pipeline, "SELECT model_id, details FROM published_models WHERE kind = 'answer_form'"
+    )
+    assert form in ("generated", "extractive") and {"metric", "generated", "extractive"} <= set(json.loads(details))
+    assert "default_form" in _metadata(pipeline["result"])["answers"]

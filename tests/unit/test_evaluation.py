@@ -99,6 +99,7 @@ def test_score_answer_keeps_only_applicable_metrics() -> None:
     )
     scored = score_answer(row, UNANSWERABLE)
     assert scored.metrics == {
+        "echoed": 0.0,  # every answer: did the reader echo its prompt
         "evidence_words": 3.0,
         "router_prompt_tokens": 100.0,
         "router_output_tokens": 10.0,

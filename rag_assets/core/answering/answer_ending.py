@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 # a sentence ends at . ! ? (optionally closed by a quote or bracket) followed by space or the end
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s|$)")
+SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s|$)")
 CUT_MARK = "…"
 
 
@@ -20,7 +20,7 @@ def complete_answer(text: str, output_tokens: int, max_new_tokens: int) -> str:
     text = text.strip()
     if output_tokens < max_new_tokens or not text:
         return text
-    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    ends = [m.end() for m in SENTENCE_END.finditer(text)]
     if ends:
         return text[: ends[-1]].strip()
     if "\n" in text:  # a list: its complete items, not the one cut mid-line

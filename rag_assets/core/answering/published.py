@@ -10,7 +10,7 @@ the same pieces for the same catalogue.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -36,6 +36,9 @@ class PublishedCollection:
     policy: PublishedModel | None
     router_notes: tuple[str, ...] = ()  # which routers are missing, and why
     piece_notes: tuple[str, ...] = ()  # which retrieval-side pieces are missing, and why
+    # the measured better answer form (core/answering/default_form.py) and how it was chosen
+    default_form: str = "generated"
+    form_choice: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -83,7 +86,14 @@ def load_published(con: duckdb.DuckDBPyConnection, collection: str) -> Published
         policy=_usable(found.get("reorder_policy"), "reorder_policy", "reorder policy", collection, pieces),
         router_notes=tuple(notes),
         piece_notes=tuple(pieces),
+        **_default_form(found.get("answer_form")),
     )
+
+
+def _default_form(model: PublishedModel | None) -> dict[str, object]:
+    if model is None or model.model_id not in ("generated", "extractive"):
+        return {}
+    return {"default_form": model.model_id, "form_choice": dict(model.details)}
 
 
 def _usable(

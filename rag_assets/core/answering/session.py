@@ -10,7 +10,7 @@ every stored answer records. Models load on first use, so a question that needs 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -18,10 +18,11 @@ from typing import Any, Protocol
 
 import duckdb
 
+from rag_assets.core.answering.extractive import EmbedderScorer
 from rag_assets.core.answering.published import PublishedCollection
 from rag_assets.core.answering.r4_reordering import PositionPolicy, load_position_policy
 from rag_assets.core.answering.strategies import gather_evidence, run_strategy
-from rag_assets.core.answering.types import AnswerOutcome, RetrievalExtras, StrategySpec
+from rag_assets.core.answering.types import AnswerOutcome, PairScorer, RetrievalExtras, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.engines.base import LLMEngine
@@ -54,6 +55,19 @@ class SessionModels(Protocol):
     def encoder_router(self, folder: Path) -> Router: ...
 
     def passage_reranker(self, folder: Path) -> Any: ...
+
+
+class LazyScorer:
+    """A pair scorer built on its first use (a question that needs none loads no model)."""
+
+    def __init__(self, load: Callable[[], PairScorer]) -> None:
+        self.load = load
+        self._scorer: PairScorer | None = None
+
+    def scores(self, query: str, texts: Sequence[str]) -> list[float]:
+        if self._scorer is None:
+            self._scorer = self.load()
+        return self._scorer.scores(query, texts)
 
 
 class MissingPiece(ValueError):
@@ -193,10 +207,23 @@ class AnsweringSession:
         kinds = {s.router for s in specs if s.kind == "rdr2" and s.router != "llm"}
         return {kind: self.router(kind) for kind in sorted(kinds)}
 
+    @cached_property
+    def answer_scorer(self) -> PairScorer:
+        """What picks an extractive answer's sentence (and attributes an answer sharing no word
+        with its evidence): the trained passage reranker where published, else the embedder;
+        loaded on first use."""
+        return LazyScorer(lambda: self.reranker or EmbedderScorer(self.embedder))
+
+    def scorer_id(self) -> str:
+        """The model behind `answer_scorer` (recorded with extractive answers)."""
+        piece = self.published.reranker
+        return piece.model_id if piece is not None and piece.path else self.embedder.model_id
+
     def extras(self, spec: StrategySpec) -> RetrievalExtras:
         return RetrievalExtras(
             namespaces=self.namespaces if spec.route_namespaces else None,
             policy=self.policy if spec.reorder == "learned" else None,
+            answer_scorer=self.answer_scorer,
         )
 
     def run(
@@ -272,6 +299,8 @@ class AnsweringSession:
             if spec.reorder == "learned" and self.published.policy is not None:
                 retrieval["reorder_policy"] = self.published.policy.model_id
             versions["retrieval"] = retrieval
+        if outcome.answer_form == "extractive":
+            versions["answer_scorer"] = self.scorer_id()
         return versions
 
     def record(

@@ -36,7 +36,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rag_assets.core.answering.answer_ending import complete_answer
+from rag_assets.core.answering.attribution import attribute_outcome
 from rag_assets.core.answering.citations import node_citation, passage_citations
+from rag_assets.core.answering.echo import settle_outcome
+from rag_assets.core.answering.extractive import extract_answer
 from rag_assets.core.answering.generation.contregen import run_contregen
 from rag_assets.core.answering.generation.disco import run_disco
 from rag_assets.core.answering.r4_reordering import EvidenceItem, reorder
@@ -53,7 +56,7 @@ from rag_assets.core.answering.types import (
     StrategySpec,
 )
 from rag_assets.core.corpus.tree import CONTENT, TreeNode
-from rag_assets.core.engines.base import BatchClock, LLMEngine
+from rag_assets.core.engines.base import BatchClock, Generation, LLMEngine
 from rag_assets.core.index.retrieval import SearchHit
 from rag_assets.core.routing.navigation import RetrievedDocument, Router, route_documents
 from rag_assets.core.routing.routed_evidence import evidence_groups, render_evidence
@@ -323,7 +326,63 @@ def run_strategy(
     if not questions:
         return []
     inputs = StrategyInputs(retrieve, trees, engine, reader or engine, routers, evidence_budgets, extras)
-    return STRATEGY_RUNNERS[spec.kind](questions, spec, inputs)
+    if spec.answer_form == "extractive":
+        return extract_gathered_evidence(questions, spec, inputs)
+    scorer = extras.answer_scorer if extras else None
+    return [attribute_outcome(settle_outcome(o), scorer) for o in STRATEGY_RUNNERS[spec.kind](questions, spec, inputs)]
+
+
+def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
+    """The extractive form of `rag`, `rdr2`, `dota`: their evidence gathered for all questions, then
+    each answer is the sentence of it the scorer ranks best (no reader call)."""
+    extras = inputs.extras or RetrievalExtras()
+    if extras.answer_scorer is None:
+        raise ValueError(f"strategy {spec.name!r} answers extractively but no answer scorer was provided")
+    clock = BatchClock(inputs.engine, inputs.reader)
+    gathered = gather_evidence(
+        questions,
+        spec,
+        retrieve=inputs.retrieve,
+        trees=inputs.trees,
+        engine=inputs.engine,
+        routers=inputs.routers,
+        evidence_budgets=inputs.evidence_budgets,
+        extras=extras,
+    )
+    short = spec.answer_style == "short"
+    extracted = [extract_answer(q, g.citations, extras.answer_scorer, short=short) for q, g in zip(questions, gathered)]
+    seconds = clock.seconds_per_question(len(questions))
+    outcomes = []
+    for question, g, answer in zip(questions, gathered, extracted):
+        outcome = gathered_outcome(question, g, answer.answer, seconds, Generation("", 0, 0), reader_calls=0)
+        outcome.citations, outcome.answer_form = answer.citations, "extractive"
+        outcome.supporting, outcome.attribution = answer.supporting, answer.method
+        outcomes.append(outcome)
+    return outcomes
+
+
+def gathered_outcome(
+    question: str, g: GatheredEvidence, answer: str, seconds: float, generation: Generation, *, reader_calls: int = 1
+) -> AnswerOutcome:
+    """The outcome of one question's gathered evidence and its answer (read or extracted)."""
+    return AnswerOutcome(
+        question=question,
+        answer=answer,
+        evidence=g.evidence,
+        evidence_words=g.words,
+        citations=g.citations,
+        passage_ids=g.passage_ids,
+        retrieved_doc_ids=g.retrieved_doc_ids,
+        router_prompt_tokens=g.router_prompt_tokens,
+        router_output_tokens=g.router_output_tokens,
+        reader_prompt_tokens=generation.prompt_tokens,
+        reader_output_tokens=generation.output_tokens,
+        engine_calls=g.routing_rounds + reader_calls,
+        seconds=seconds,
+        expelled=g.expelled,
+        refused_docs=g.refused_docs,
+        retrieval=g.retrieval,
+    )
 
 
 def read_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
@@ -348,23 +407,8 @@ def read_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: Str
     )
     seconds = clock.seconds_per_question(len(questions))
     return [
-        AnswerOutcome(
-            question=question,
-            answer=complete_answer(generation.text, generation.output_tokens, max_new_tokens),
-            evidence=g.evidence,
-            evidence_words=g.words,
-            citations=g.citations,
-            passage_ids=g.passage_ids,
-            retrieved_doc_ids=g.retrieved_doc_ids,
-            router_prompt_tokens=g.router_prompt_tokens,
-            router_output_tokens=g.router_output_tokens,
-            reader_prompt_tokens=generation.prompt_tokens,
-            reader_output_tokens=generation.output_tokens,
-            engine_calls=g.routing_rounds + 1,
-            seconds=seconds,
-            expelled=g.expelled,
-            refused_docs=g.refused_docs,
-            retrieval=g.retrieval,
+        gathered_outcome(
+            question, g, complete_answer(generation.text, generation.output_tokens, max_new_tokens), seconds, generation
         )
         for question, g, generation in zip(questions, gathered, generations)
     ]

@@ -31,6 +31,9 @@ TRAINED_VS_UNTRAINED = {"encoder": ("encoder", "similarity"), "llm": ("adapter",
 # (query, mode, k) -> hits; strategies that rerank or route namespaces also pass the keywords
 # `rerank=True` and `collections=[...]`, which their retrieve must then accept
 Retrieve = Callable[..., Sequence[SearchHit]]
+# generated: the reader writes the answer; extractive: the best sentence of the evidence is it
+ANSWER_FORMS = ("generated", "extractive")
+EXTRACTIVE_KINDS = ("rag", "rdr2", "dota")  # the kinds that gather evidence before the reader
 
 
 class NamespaceRouting(Protocol):
@@ -49,6 +52,15 @@ class RetrievalExtras:
     rewriter: LLMEngine | None = None
     namespaces: NamespaceRouting | None = None
     policy: PositionPolicy | None = None
+    # scores (question, text) pairs: picks an extractive answer's sentence and attributes an answer
+    # that shares no word with its evidence (the trained passage reranker, else the embedder)
+    answer_scorer: PairScorer | None = None
+
+
+class PairScorer(Protocol):
+    """Scores texts against a query (the trained passage reranker's `scores`, or the embedder's)."""
+
+    def scores(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +97,9 @@ class StrategySpec:
     route_namespaces: bool = False  # rag/dota: search only the collections the namespace router picks
     reorder: str = "retrieval"  # order of the evidence items the reader sees (REORDERS)
     aggregate_words: int = 0  # rag/dota: keep top passages while within this many words (0 = all top_k)
+    # generated: the reader writes the answer; extractive: the best sentence of the evidence is the
+    # answer (core/answering/extractive.py), no reader call
+    answer_form: str = "generated"
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -102,6 +117,12 @@ class StrategySpec:
             raise ValueError(f"strategy {self.name!r}: reorder must be one of {REORDERS}, not {self.reorder!r}")
         if self.aggregate_words < 0:
             raise ValueError(f"strategy {self.name!r}: aggregate_words must be >= 0")
+        if self.answer_form not in ANSWER_FORMS:
+            raise ValueError(
+                f"strategy {self.name!r}: answer_form must be one of {ANSWER_FORMS}, not {self.answer_form!r}"
+            )
+        if self.answer_form == "extractive" and self.kind not in EXTRACTIVE_KINDS:
+            raise ValueError(f"strategy {self.name!r}: extractive answers need one of {EXTRACTIVE_KINDS}")
         if self.fill_order is not None and self.fill_order not in FILL_ORDERS:
             raise ValueError(
                 f"strategy {self.name!r}: fill_order must be one of {FILL_ORDERS} or unset, not {self.fill_order!r}"
@@ -139,6 +160,7 @@ class StrategySpec:
                     ("reorder", self.reorder if self.reorder != "retrieval" else None),
                     ("aggregate_words", self.aggregate_words),
                     ("fill_order", self.fill_order if self.evidence_budget_from else None),
+                    ("answer_form", self.answer_form if self.answer_form != "generated" else None),
                 )
                 if v
             },
@@ -192,6 +214,12 @@ class AnswerOutcome:
     # blueprint), JSON-ready, stored with the answer (answers.structure) and walked by `rag trace`
     structure: dict | None = None
     retrieval: dict = field(default_factory=dict)  # rewrite, namespaces, reorder (see GatheredEvidence)
+    answer_form: str = "generated"  # generated | extractive (core/answering/extractive.py)
+    echo: str = ""  # echoed prompt text cut off: '' | stripped | refused (core/answering/echo.py)
+    # the first `supporting` citations are the ones the answer rests on (core/answering/attribution.py),
+    # the rest is evidence also given; -1 = not attributed
+    supporting: int = -1
+    attribution: str = ""  # markers | overlap | cross-encoder | extractive
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,11 @@ evidence metrics (what the reader saw, independent of the reader)
 - `section_hit`: a cited node's heading path lies under the gold section path (e-manuals; the
   document title, the first heading of every path, is skipped as in the oracle teacher);
 - `evidence_words`: length of the evidence in words;
+attribution and echoes
+- `first_cite_gold`: the answer's first citation (the node it rests on, core/answering/attribution.py)
+  is gold: it holds a gold short answer or a gold evidence line, or lies under the gold section
+  (questions with any of those labels; an answer without citations scores 0);
+- `echoed`: the reader echoed prompt text (cut off at answer time, or still in the stored text);
 cost
 - `router_prompt_tokens`, `router_output_tokens`, `engine_calls` per question (means) and the
   wall time per question, aggregated as `seconds_p50` and, where questions were timed one by one
@@ -49,6 +54,7 @@ from rag_assets.core.answer_metrics import (
     word_count,
     yes_no_correct,
 )
+from rag_assets.core.answering.echo import echoed
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.routing.metrics import mean_interval
 
@@ -58,11 +64,23 @@ _TAG = re.compile(r"<[^>]+>")
 
 ANSWER_METRICS = ("em", "f1", "yes_no_acc", "rouge_l")
 EVIDENCE_METRICS = ("passage_hit", "evidence_recall", "section_hit", "page_hit", "evidence_words")
+TRUST_METRICS = ("first_cite_gold", "echoed")
 COST_METRICS = ("router_prompt_tokens", "router_output_tokens", "engine_calls", "seconds_p50", "seconds_p95")
 # The order metrics appear in tables and in summary.json.
-METRIC_ORDER = ANSWER_METRICS + EVIDENCE_METRICS + COST_METRICS
+METRIC_ORDER = ANSWER_METRICS + EVIDENCE_METRICS + TRUST_METRICS + COST_METRICS
 # Metrics that are fractions in [0, 1] (plotted on one axis).
-RATE_METRICS = ("em", "f1", "yes_no_acc", "rouge_l", "passage_hit", "evidence_recall", "section_hit", "page_hit")
+RATE_METRICS = (
+    "em",
+    "f1",
+    "yes_no_acc",
+    "rouge_l",
+    "passage_hit",
+    "evidence_recall",
+    "section_hit",
+    "page_hit",
+    "first_cite_gold",
+    "echoed",
+)
 
 
 class ScorableAnswer(Protocol):
@@ -200,12 +218,35 @@ def evidence_scores(
     return out
 
 
+def first_citation_gold(
+    cited_texts: Sequence[str], cited_heading_paths: Sequence[str], question: Question
+) -> float | None:
+    """1.0 when the first citation is a gold node; None when the question has no gold to tell."""
+    answers = [a for a in question.answers if normalize_answer(a)]
+    short = bool(answers) and not is_long_answer(answers) and not is_yes_no(answers)
+    if not (short or question.evidences or question.section_path):
+        return None
+    if not cited_texts:
+        return 0.0
+    first, path = cited_texts[0], cited_heading_paths[0] if cited_heading_paths else ""
+    gold = (
+        (short and contains_answer(first, answers))
+        or bool(evidence_recall([first], question.evidences))
+        or section_hit([path], question.section_path) == 1.0
+    )
+    return float(gold)
+
+
 def score_answer(answer: ScorableAnswer, question: Question | None) -> ScoredAnswer:
     """All metrics of one answer; gold-based ones only when `question` has that gold label."""
     metrics: dict[str, float] = {}
     if question is not None:
         metrics.update(answer_metrics(answer.answer, question.answers))
         metrics.update(evidence_scores(answer.evidence, answer.cited_texts, answer.cited_heading_paths, question))
+        first = first_citation_gold(answer.cited_texts, answer.cited_heading_paths, question)
+        if first is not None:
+            metrics["first_cite_gold"] = first
+    metrics["echoed"] = float(bool(getattr(answer, "echo", "")) or echoed(answer.answer))
     metrics["evidence_words"] = float(answer.evidence_words)
     metrics["router_prompt_tokens"] = float(answer.router_prompt_tokens)
     metrics["router_output_tokens"] = float(answer.router_output_tokens)
@@ -284,6 +325,8 @@ def headline_metrics(results: Mapping[str, Mapping[str, float]]) -> list[str]:
             "passage_hit",
             "evidence_recall",
             "section_hit",
+            "first_cite_gold",
+            "echoed",
             "evidence_words",
             "router_prompt_tokens",
             "seconds_p50",

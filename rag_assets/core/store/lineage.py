@@ -74,6 +74,10 @@ class AnswerRecord:
     versions: str  # JSON
     # JSON: contregen's sub-query tree, disco's discourse trees / graph / blueprint ('' for others)
     structure: str = ""
+    answer_form: str = ""  # generated | extractive ('' before styles)
+    echo: str = ""  # '' | stripped | refused
+    supporting: int = -1  # the first `supporting` citations support the answer (-1: not attributed)
+    attribution: str = ""  # markers | overlap | cross-encoder | extractive
 
     @property
     def versions_dict(self) -> dict[str, Any]:
@@ -160,6 +164,10 @@ def build_record(
         refused_docs=outcome.refused_docs,
         versions=json.dumps(dict(versions), sort_keys=True),
         structure=json.dumps(outcome.structure, ensure_ascii=False) if outcome.structure else "",
+        answer_form=outcome.answer_form,
+        echo=outcome.echo,
+        supporting=outcome.supporting,
+        attribution=outcome.attribution,
     )
 
 
@@ -216,7 +224,7 @@ def store_answers(
     if len(set(ids)) != len(ids):
         raise ValueError("duplicate answer ids in the records to store")
     ensure_schema(con, [TABLE])
-    _add_structure_column(con)
+    _add_later_columns(con)
     with transaction(con):
         if replace is not None:
             con.execute(f"DELETE FROM {TABLE} WHERE collection = ? AND source = ?", list(replace))
@@ -229,21 +237,36 @@ def store_answers(
             insert_arrow(con, TABLE, records_table(records))
 
 
-def _add_structure_column(con: duckdb.DuckDBPyConnection) -> None:
-    """Catalogues written before answers had a `structure` column get it (empty for old rows)."""
-    con.execute(f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS structure VARCHAR DEFAULT ''")
+# columns added after the first layout, with what older rows read
+LATER_COLUMNS = {
+    "structure": ("VARCHAR", "''"),
+    "answer_form": ("VARCHAR", "''"),
+    "echo": ("VARCHAR", "''"),
+    "supporting": ("INTEGER", "-1"),
+    "attribution": ("VARCHAR", "''"),
+}
+
+
+def _add_later_columns(con: duckdb.DuckDBPyConnection) -> None:
+    """Catalogues written before a later column get it (older rows read its default)."""
+    for name, (kind, default) in LATER_COLUMNS.items():
+        con.execute(f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS {name} {kind} DEFAULT {default}")
 
 
 def _select_columns(con: duckdb.DuckDBPyConnection) -> str:
-    """The SELECT list of COLUMNS; on a catalogue from before `structure` (read-only readers
-    cannot add it) the column reads as ''."""
+    """The SELECT list of COLUMNS; on a catalogue from before a later column (read-only readers
+    cannot add it) the column reads as its default."""
     present = {
         r[0]
         for r in con.execute(
             f"SELECT column_name FROM information_schema.columns WHERE table_name = '{TABLE}' AND table_schema = current_schema()"
         ).fetchall()
     }
-    return ", ".join(name if name in present else f"'' AS {name}" for name in COLUMNS)
+    return ", ".join(name if name in present else f"{_default_of(name)} AS {name}" for name in COLUMNS)
+
+
+def _default_of(column: str) -> str:
+    return LATER_COLUMNS[column][1] if column in LATER_COLUMNS else "''"
 
 
 def _record(row: Sequence[Any]) -> AnswerRecord:

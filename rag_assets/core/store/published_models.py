@@ -24,7 +24,8 @@ from rag_assets.core.store.transactions import ensure_schema, table_exists, tran
 TABLE = "published_models"
 # the namespace router serves every collection of the index
 ALL_COLLECTIONS = ""
-KINDS = ("encoder", "llm", "similarity", "reranker", "namespaces", "reorder_policy")
+# answer_form: the collection's default answer form (model_id generated | extractive), measured by `answers`
+KINDS = ("encoder", "llm", "similarity", "reranker", "namespaces", "reorder_policy", "answer_form")
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,7 +67,9 @@ SCHEMA: dict[str, str] = {
         router_prompt_tokens INTEGER NOT NULL, router_output_tokens INTEGER NOT NULL,
         reader_prompt_tokens INTEGER NOT NULL, reader_output_tokens INTEGER NOT NULL,
         engine_calls INTEGER NOT NULL, seconds DOUBLE NOT NULL, expelled INTEGER NOT NULL,
-        refused_docs INTEGER NOT NULL, versions VARCHAR NOT NULL, structure VARCHAR NOT NULL DEFAULT ''""",
+        refused_docs INTEGER NOT NULL, versions VARCHAR NOT NULL, structure VARCHAR NOT NULL DEFAULT '',
+        answer_form VARCHAR NOT NULL DEFAULT '', echo VARCHAR NOT NULL DEFAULT '',
+        supporting INTEGER NOT NULL DEFAULT -1, attribution VARCHAR NOT NULL DEFAULT ''""",
     "questions": _QUESTION_COLUMNS,
     "synthetic_questions": _QUESTION_COLUMNS,
     # which LanceDB version goes with the catalogue's passages (see store/publication.py)
@@ -234,5 +236,9 @@ ANSWER_ARROW_SCHEMA = pa.schema(
         ("refused_docs", pa.int32()),
         ("versions", pa.string()),
         ("structure", pa.string()),
+        ("answer_form", pa.string()),
+        ("echo", pa.string()),
+        ("supporting", pa.int32()),
+        ("attribution", pa.string()),
     ]
 )

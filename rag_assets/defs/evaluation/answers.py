@@ -22,6 +22,10 @@ reorderings of the evidence: `rag-hybrid-edges` (edges-first), `rag-hybrid+r4` a
 learned `reorder_policy`), and `rdr2-rerank` (RDR2 whose first stage is hybrid + the trained
 reranker: the documents routed and their lit nodes come from the reranked passages). A row whose
 trained piece is missing is skipped with a note.
+
+`rag-hybrid-extractive` and `rdr2-extractive` answer with the best sentence of the same evidence
+(core/answering/extractive.py), no reader call. Before the rows, the collection's default answer
+form is measured on the routers' validation questions and published (`answer_form.py`).
 """
 
 import dataclasses
@@ -40,6 +44,7 @@ from rag_assets.core.lineage import AnswerRecord, store_answers, utc_now
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
+from rag_assets.defs.evaluation.answer_form import publish_default_form
 from rag_assets.defs.evaluation.generation_config import generation_metadata
 from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, AnswersConfig, answer_style, strategy_specs
 from rag_assets.defs.index.namespace_router import namespace_router
@@ -205,6 +210,7 @@ def answers(
     specs = runnable_specs(config, all_specs, session, notes)
     for n in notes:
         context.log.warning(n)
+    form = publish_default_form(context, catalogue, session, style) if published.index.version is not None else None
     outcomes: Outcomes = {}
     runs = None
     if questions:
@@ -222,6 +228,7 @@ def answers(
             "questions": len(questions),
             "split": split,
             "answer_style": style,
+            "default_form": form.note if form else "not measured (no published index)",
             "strategies": dg.MetadataValue.md(counter_table("strategy", strategy_counts(records))),
             "router": config.router,
             "adapter_id": published.llm_adapter or "none (base model routes)",

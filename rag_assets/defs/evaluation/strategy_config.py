@@ -43,6 +43,8 @@ STRATEGIES = (
     "rag-hybrid+r4",
     "rdr2+r4",
     "rdr2-rerank",
+    "rag-hybrid-extractive",
+    "rdr2-extractive",
 )
 # The default report: the two baselines, RDR2 with the default (encoder) router, and one row per
 # other seed system (with Disco-RAG's own falsification ablation). Sized so `make run` on the
@@ -58,6 +60,9 @@ DEFAULT_STRATEGIES = [
     *GENERATION_STRATEGIES,  # contregen, disco, disco-no-structure
     "dota",
     "rag-hybrid+r4",
+    # the extractive form beside the generated rows (no reader call: seconds, not minutes)
+    "rag-hybrid-extractive",
+    "rdr2-extractive",
 ]
 BUDGET_SOURCE = "rag-hybrid"
 # What `rag ask` and the service can answer with: every row that needs no gold labels (the
@@ -79,6 +84,8 @@ ASKABLE = (
     *GENERATION_STRATEGIES,
     "rag-hybrid-rerank",
     "rdr2-rerank",
+    "rag-hybrid-extractive",
+    "rdr2-extractive",
 )
 # Older names still accepted (not listed in help): one name per strategy everywhere else.
 ALIASES = {"rag": "rag-hybrid", "none": "no-retrieval"}
@@ -161,6 +168,10 @@ def strategy_specs(
         **generation_specs(config, style),
     }
     specs.update(_hybrid_variants(specs["rag-hybrid"], rdr2, config.dota_words))
+    for name in ("rag-hybrid", "rdr2"):  # the extractive form of retrieve-and-read and of rdr2
+        specs[f"{name}-extractive"] = dataclasses.replace(
+            specs[name], name=f"{name}-extractive", answer_form="extractive"
+        )
     unknown = sorted(set(config.strategies) - set(specs))
     if unknown:
         raise dg.Failure(f"unknown strategies {unknown}; expected some of {list(STRATEGIES)}")

@@ -39,7 +39,10 @@ async function ask(event) {
   if (!question) return status("type a question first", true);
   $("answer").hidden = false;
   $("answer-text").textContent = "";
+  $("answer-form").textContent = "";
   $("citations").replaceChildren();
+  $("also-given").replaceChildren();
+  $("also-title").hidden = true;
   $("answer-meta").textContent = "";
   $("ask-button").disabled = true;
   status("asking…");
@@ -47,7 +50,12 @@ async function ask(event) {
     const response = await fetch("/ask/stream", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ question, collection: $("collection").value || null, strategy: $("strategy").value }),
+      body: JSON.stringify({
+        question,
+        collection: $("collection").value || null,
+        strategy: $("strategy").value,
+        form: $("form").value || null,
+      }),
     });
     if (!response.ok) throw new Error((await response.json()).detail || response.statusText);
     const reader = response.body.getReader();
@@ -84,19 +92,25 @@ function handleEvent(block) {
   else if (event === "answer") showAnswer(payload);
 }
 
+function citationItem(row, cite) {
+  return el(
+    "li",
+    { value: cite.n },
+    el("a", { class: "citation", "data-n": cite.n, onclick: () => openAudit(row.answer_id, cite.n - 1) }, `[${cite.n}]`),
+    ` ${cite.heading_path.join(" > ")} (${cite.doc_id}, node ${cite.node_id})`,
+  );
+}
+
 function showAnswer(result) {
   const row = result.answer;
   $("answer-text").textContent = row.answer || "(no answer)";
-  $("citations").replaceChildren(
-    ...result.citations.map((cite) =>
-      el(
-        "li",
-        {},
-        el("a", { class: "citation", "data-n": cite.n, onclick: () => openAudit(row.answer_id, cite.n - 1) }, `[${cite.n}]`),
-        ` ${cite.heading_path.join(" > ")} (${cite.doc_id}, node ${cite.node_id})`,
-      ),
-    ),
-  );
+  $("answer-form").textContent = result.form_note || "";
+  // the nodes the answer rests on are its citations; the rest is the evidence also given
+  const supports = result.citations.filter((cite) => cite.supports !== false);
+  const also = result.citations.filter((cite) => cite.supports === false);
+  $("citations").replaceChildren(...supports.map((cite) => citationItem(row, cite)));
+  $("also-given").replaceChildren(...also.map((cite) => citationItem(row, cite)));
+  $("also-title").hidden = !also.length;
   $("answer-meta").textContent = `${row.strategy}, ${row.seconds.toFixed(1)} s; answer id ${row.answer_id}`;
   $("answer-meta").dataset.answerId = row.answer_id;
   status(result.citations.length ? "answered: open a citation to audit it" : "answered without citations");
@@ -143,11 +157,52 @@ async function openAudit(answerId, sourceIndex = 0) {
     $("doc-tree").replaceChildren();
     return;
   }
-  const source = trace.sources[Math.min(sourceIndex, trace.sources.length - 1)];
+  // sources are stored with the ones the answer rests on first: index 0 is the one it rests on
+  const open = Math.min(sourceIndex, trace.sources.length - 1);
+  const source = trace.sources[open];
+  markOpen(answerId, trace, open);
   $("heading-path").textContent = source.heading_path;
   const doc = await getJSON(`/documents/${encodeURIComponent(row.collection)}/${source.doc_id.split("/").map(encodeURIComponent).join("/")}`);
   $("doc-title").textContent = `${doc.title || doc.doc_id} (${doc.doc_id})`;
   renderTree(doc, trace.sources.filter((s) => s.doc_id === source.doc_id), source);
+}
+
+// the open citation marked: in the audit's list of citations and in the answer's own list
+function markOpen(answerId, trace, open) {
+  const supporting = trace.answer.supporting ?? -1;
+  $("audit-citations").replaceChildren(
+    ...trace.sources.map((s, i) =>
+      el(
+        "li",
+        { class: i === open ? "open" : "", "data-source": i },
+        el("a", { onclick: () => openAudit(answerId, i) }, `[${i + 1}]`),
+        ` ${s.heading_path}${supporting >= 0 && i >= supporting ? " (evidence also given)" : ""}`,
+      ),
+    ),
+  );
+  const shown = $("answer-meta").dataset.answerId === answerId;
+  for (const link of document.querySelectorAll("#answer a.citation")) {
+    link.classList.toggle("open", shown && Number(link.dataset.n) === open + 1);
+  }
+}
+
+// Markdown and reST inside node text, shown as a person reads it: `code` and ``code``, **bold**,
+// *emphasis*, [links](url) as their text; anything else stays as written
+const INLINE_MARKDOWN = /(`{1,2})([^`]+)\1|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|\[([^\]]+)\]\([^)\s]*\)/g;
+
+function markdownText(text) {
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(INLINE_MARKDOWN)) {
+    if (m.index > last) out.push(text.slice(last, m.index));
+    if (m[2] !== undefined) out.push(el("code", {}, m[2]));
+    else if (m[3] !== undefined || m[4] !== undefined) out.push(el("strong", {}, m[3] ?? m[4]));
+    else if (m[5] !== undefined) out.push(el("em", {}, m[5]));
+    else out.push(m[6]);
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
 }
 
 function renderTree(doc, cited, focus) {
@@ -158,22 +213,24 @@ function renderTree(doc, cited, focus) {
   const nodes = doc.nodes.map((node) => {
     const span = spans.get(node.node_id);
     const attrs = { class: `node ${node.kind}${span ? " cited" : ""}`, "data-node": node.node_id, style: `margin-left:${node.depth * 1.1}rem` };
-    if (!span) return el("div", attrs, node.text);
+    if (!span) return el("div", attrs, ...markdownText(node.text));
     // the document's own text around the cited span, the span itself marked
     const [start, end] = span;
     const [from, to] = [Math.min(node.span[0], start), Math.max(node.span[1], end)];
     return el(
       "div",
       attrs,
-      doc.text.slice(from, start),
-      el("mark", { class: "cited-span", "data-span": `${start}-${end}` }, doc.text.slice(start, end)),
-      doc.text.slice(end, to),
+      ...markdownText(doc.text.slice(from, start)),
+      el("mark", { class: "cited-span", "data-span": `${start}-${end}` }, ...markdownText(doc.text.slice(start, end))),
+      ...markdownText(doc.text.slice(end, to)),
       el("span", { class: "span-label" }, `chars ${start}-${end}`),
     );
   });
   $("doc-tree").replaceChildren(...nodes);
-  const target = $("doc-tree").querySelector(`[data-node="${focus.current_node_id ?? focus.node_id}"]`);
-  if (target) target.scrollIntoView({ block: "center" });
+  // scroll the tree alone (not the page): the versions above stay in view
+  const tree = $("doc-tree");
+  const target = tree.querySelector(`[data-node="${focus.current_node_id ?? focus.node_id}"]`);
+  if (target) tree.scrollTop = Math.max(0, target.offsetTop - tree.clientHeight / 2);
 }
 
 async function loadHistory(event) {
@@ -199,7 +256,8 @@ async function loadHistory(event) {
         el("td", {}, a.created_at.replace("T", " ")),
         el("td", {}, a.source),
         el("td", {}, a.strategy),
-        el("td", {}, el("a", { onclick: () => openAudit(a.answer_id) }, a.question)),
+        // opens the citation the answer rests on (stored first)
+        el("td", {}, el("a", { onclick: () => openAudit(a.answer_id, 0) }, a.question)),
         el("td", {}, a.answer.slice(0, 80)),
       ),
     ),

@@ -1,0 +1,150 @@
+"""Generated against extractive answers, per evaluation set, on a materialized collection.
+
+For each strategy (rag-hybrid, rdr2 as `rag ask` runs them, rdr2 budgeted by rag-hybrid's words)
+both forms answer the same dev+test questions through the answering session, and the script
+prints per form: containment (EM) and token F1 with 95% bootstrap intervals, ROUGE-L where gold
+answers are long, yes/no accuracy where they are yes/no, the share of answers whose first
+citation is a gold node (`first_cite_gold`), answer words, the share of answers with echoed
+prompt text (cut at answer time or still there; goal 0), and the seconds each form took for all
+questions (the extractive form makes no reader call). Also which form the collection's published
+default is, and the paired difference extractive - generated on F1 per strategy.
+
+    RAG_DATA_DIR=dagster_home/data .venv/bin/python benchmarks/answer_styles.py \
+        [-c python-reference] [--split dev,test] [--strategies rag-hybrid,rdr2] [--measure-default] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from rag_assets.core.answer_metrics import word_count  # noqa: E402
+from rag_assets.core.answering.echo import echoed  # noqa: E402
+from rag_assets.core.answering.published import load_published  # noqa: E402
+from rag_assets.core.answering.session import AnsweringSession  # noqa: E402
+from rag_assets.core.evaluation.scoring import answer_metrics, first_citation_gold  # noqa: E402
+from rag_assets.core.routing.metrics import mean_interval  # noqa: E402
+from rag_assets.core.settings import catalogue_file  # noqa: E402
+from rag_assets.core.store.connections import catalogue_connection  # noqa: E402
+from rag_assets.core.store.question_table import load_question_rows  # noqa: E402
+from rag_assets.core.store.tree_tables import load_trees  # noqa: E402
+from rag_assets.defs.evaluation.answer_form import measure_default_form, validation_questions  # noqa: E402
+from rag_assets.defs.evaluation.strategy_config import AnswersConfig, answer_style, interactive_spec  # noqa: E402
+from rag_assets.serving.models import WarmModels  # noqa: E402
+
+FORMS = ("generated", "extractive")
+
+
+def load(collection: str, splits: list[str]):
+    with catalogue_connection(catalogue_file(), read_only=True) as con:
+        published = load_published(con, collection)
+        questions = [q for s in splits for q in load_question_rows(con, collection, s)]
+        trees = {d: nodes for d, (nodes, _) in load_trees(con, collection).items()}
+    return published, questions, trees
+
+
+def score(questions, outcomes) -> dict[str, list[float]]:
+    """Per question: every metric that applies, plus words, echo and first-citation gold."""
+    values: dict[str, list[float]] = {}
+    for question, outcome in zip(questions, outcomes):
+        metrics = dict(answer_metrics(outcome.answer, question.answers))
+        paths = [" > ".join(c.heading_path) for c in outcome.citations]
+        first = first_citation_gold([c.text for c in outcome.citations], paths, question)
+        if first is not None:
+            metrics["first_cite_gold"] = first
+        metrics["echoed"] = float(bool(outcome.echo) or echoed(outcome.answer))
+        metrics["words"] = float(word_count(outcome.answer))
+        for name, value in metrics.items():
+            values.setdefault(name, []).append(value)
+    return values
+
+
+def paired_difference(a: list[float], b: list[float], seed: int = 0) -> tuple[float, float, float]:
+    """Mean of b - a with its 95% bootstrap interval (questions resampled together)."""
+    diff = np.asarray(b) - np.asarray(a)
+    rng = np.random.default_rng(seed)
+    means = [rng.choice(diff, size=len(diff)).mean() for _ in range(2000)]
+    return float(diff.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def cell(values: list[float] | None, interval: bool) -> str:
+    if not values:
+        return "-"
+    mean = float(np.mean(values))
+    if not interval:
+        return f"{mean:.1f}"
+    low, high = mean_interval(values)
+    return f"{mean:.3f} [{low:.2f}, {high:.2f}]"
+
+
+def print_differences(results: dict) -> None:
+    """Per strategy, extractive - generated on F1, ROUGE-L and first-citation gold, paired."""
+    for name in dict.fromkeys(n for n, _ in results):
+        gen, ext = results[(name, "generated")], results[(name, "extractive")]
+        for metric in ("f1", "rouge_l", "first_cite_gold"):
+            if metric in gen and metric in ext:
+                mean, low, high = paired_difference(gen[metric], ext[metric])
+                print(f"{name}: extractive - generated {metric} = {mean:+.3f} [{low:+.2f}, {high:+.2f}]")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-c", "--collection", default="python-reference")
+    parser.add_argument("--split", default="dev,test")
+    parser.add_argument("--strategies", default="rag-hybrid,rdr2")
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--measure-default", action="store_true", help="measure the default form as `answers` does")
+    args = parser.parse_args()
+    published, questions, trees = load(args.collection, args.split.split(","))
+    if not questions:
+        raise SystemExit(f"no {args.split} questions in collection {args.collection!r}")
+    style = answer_style(AnswersConfig().answer_style, questions)
+    session = AnsweringSession(published, WarmModels(), trees)
+    queries = [q.query for q in questions]
+    print(f"# {args.collection}: {len(questions)} {args.split} questions, {style} answers")
+    print(f"published default form: {published.default_form} {dict(published.form_choice) or '(not measured)'}")
+    if args.measure_default:  # what `answers` would publish: measured on the routers' validation questions
+        with catalogue_connection(catalogue_file(), read_only=True) as con:
+            validation = validation_questions(con, args.collection)
+        print(f"measured default form: {measure_default_form(session, validation, style).note}")
+    print()
+    rows, results = [], {}
+    for name in args.strategies.split(","):
+        spec = interactive_spec(name, style, published.llm_adapter)
+        if session.missing_piece(spec):
+            spec = dataclasses.replace(spec, router="similarity", name=f"{name} (similarity)")
+        budgets = None
+        if spec.evidence_budget_from:
+            budgets = session.evidence_words(queries, interactive_spec(spec.evidence_budget_from, style, None))
+        for form in FORMS:
+            started = time.perf_counter()
+            outcomes = session.run(queries, dataclasses.replace(spec, answer_form=form), evidence_budgets=budgets)
+            seconds = time.perf_counter() - started
+            values = score(questions, outcomes)
+            results[(spec.name, form)] = {"seconds": seconds, **values}
+            rows.append(
+                [spec.name, form]
+                + [cell(values.get(m), True) for m in ("em", "f1", "rouge_l", "yes_no_acc", "first_cite_gold")]
+                + [cell(values.get("words"), False), f"{np.mean(values['echoed']):.3f}", f"{seconds:.1f}"]
+            )
+    header = ["strategy", "form", "EM", "F1", "ROUGE-L", "yes/no", "first cite gold", "words", "echoed", "seconds"]
+    print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    print()
+    print_differences(results)
+    if args.json:
+        args.json.write_text(json.dumps({f"{n}/{f}": v for (n, f), v in results.items()}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""Each collection's default answer form (generated or extractive): the measured better one.
+
+Both forms answer the routers' validation questions (real questions of the routing data's
+validation fold: train-split questions, never dev or test) with the strategy `rag ask` runs by
+default; the form whose answers score higher on the question set's primary answer metric (token F1
+for short gold answers, ROUGE-L for long ones) becomes the collection's default, recorded with its
+published models. A tie goes to extractive: it reads the document's own words. Without validation
+questions with gold answers nothing is measured and answers stay generated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rag_assets.core.answering.types import AnswerOutcome
+from rag_assets.core.corpus.question_sets import Question
+from rag_assets.core.evaluation.scoring import answer_metrics
+
+DEFAULT_FORM = "generated"  # where nothing was measured
+
+
+@dataclass(frozen=True, slots=True)
+class FormChoice:
+    form: str
+    metric: str  # f1 | rouge_l | '' (nothing measured)
+    generated: float
+    extractive: float
+    questions: int  # validation questions with gold answers
+
+    def details(self) -> dict[str, object]:
+        return {
+            "metric": self.metric,
+            "generated": round(self.generated, 4),
+            "extractive": round(self.extractive, 4),
+            "questions": self.questions,
+        }
+
+    @property
+    def note(self) -> str:
+        if not self.metric:
+            return f"{self.form}: no validation question with a gold answer to choose by"
+        return (
+            f"{self.form}: the better form on {self.questions} validation questions "
+            f"({self.metric} generated {self.generated:.3f}, extractive {self.extractive:.3f})"
+        )
+
+
+def _primary(metrics: dict[str, float]) -> tuple[str, float] | None:
+    for name in ("f1", "rouge_l"):
+        if name in metrics:
+            return name, metrics[name]
+    return None
+
+
+def choose_form(
+    questions: Sequence[Question], generated: Sequence[AnswerOutcome], extractive: Sequence[AnswerOutcome]
+) -> FormChoice:
+    """The form whose answers to `questions` score higher (extractive on a tie)."""
+    scores: dict[str, dict[str, list[float]]] = {}
+    for question, gen, ext in zip(questions, generated, extractive):
+        pair = (
+            _primary(answer_metrics(gen.answer, question.answers)),
+            _primary(answer_metrics(ext.answer, question.answers)),
+        )
+        if pair[0] is None or pair[1] is None:
+            continue
+        metric = pair[0][0]
+        scores.setdefault(metric, {"generated": [], "extractive": []})
+        scores[metric]["generated"].append(pair[0][1])
+        scores[metric]["extractive"].append(pair[1][1])
+    if not scores:
+        return FormChoice(DEFAULT_FORM, "", 0.0, 0.0, 0)
+    metric = max(scores, key=lambda m: len(scores[m]["generated"]))  # the set's own kind of answer
+    gen, ext = (float(np.mean(scores[metric][form])) for form in ("generated", "extractive"))
+    return FormChoice("extractive" if ext >= gen else "generated", metric, gen, ext, len(scores[metric]["generated"]))

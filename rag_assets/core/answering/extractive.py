@@ -1,0 +1,119 @@
+"""The extractive answer: the sentence, list item or table row of the evidence that best answers
+the question, returned as it stands in the document, with its citation narrowed to it.
+
+The reader is not asked: each cited node's text is cut into sentences (a list item or a table
+row is one node, so one unit), every unit is scored against the question by the collection's
+trained passage reranker (a cross-encoder) where one is published, else by the embedder's
+similarity, and the best unit is the answer. With `short` answers asked for, the answer is the
+span inside that sentence the question does not already say (the longest run of words not in
+the question); the citation stays the whole sentence. The first citation is the sentence; the
+other nodes follow as the evidence also given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rag_assets.core.answering.attribution import EXTRACTIVE
+from rag_assets.core.answering.types import Citation, PairScorer
+
+# what an extractive answer says it is (the answer's note, the page and `rag ask`)
+EXTRACTIVE_NOTE = "extractive: the best sentence of the evidence"
+_SENTENCE = re.compile(r"[^\s][^\n]*?(?:[.!?]+[\"')\]]*(?=\s|$)|(?=\n)|$)")
+_WORD = re.compile(r"\w+")
+MIN_UNIT_CHARS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    citation: int  # index into the citations given
+    start: int  # offsets inside the citation's text
+    end: int
+    text: str
+
+
+def units(citations: Sequence[Citation]) -> list[Unit]:
+    """Every sentence (a list item or a table row is one) of the cited texts, in citation order."""
+    out = []
+    for i, cite in enumerate(citations):
+        for m in _SENTENCE.finditer(cite.text):
+            text = m.group(0).strip()
+            if len(text) >= MIN_UNIT_CHARS:
+                out.append(Unit(i, m.start(), m.start() + len(text), text))
+    return out
+
+
+class EmbedderScorer:
+    """Cosine similarity of the packaged embedder: the scorer where no reranker was trained."""
+
+    def __init__(self, embedder) -> None:
+        self.embedder = embedder
+
+    def scores(self, query: str, texts: Sequence[str]) -> list[float]:
+        vectors = self.embedder.encode([query, *texts], progress=False)
+        return [float(s) for s in np.asarray(vectors[1:]) @ np.asarray(vectors[0])]
+
+
+# function words a short span does not start or end with
+_EDGE_TEXT = (
+    "a an the of to in on at by for with from and or but nor is are was were be been being it its this "
+    "that these those as so than then which who whom whose when where"
+)
+EDGE_WORDS = frozenset(_EDGE_TEXT.split())
+
+
+def _stem(word: str) -> str:
+    return word.lower().rstrip("s")[:6]
+
+
+def short_span(question: str, sentence: str) -> tuple[int, int]:
+    """(start, end) in `sentence` of its longest run of words the question does not hold, edge
+    stopwords trimmed; the whole sentence when every word is in the question."""
+    asked = {_stem(w) for w in _WORD.findall(question)}
+    words = list(_WORD.finditer(sentence))
+    best: tuple[int, int] | None = None
+    run: list[re.Match] = []
+    for word in [*words, None]:
+        if word is not None and _stem(word.group(0)) not in asked:
+            run.append(word)
+            continue
+        while run and run[0].group(0).lower() in EDGE_WORDS:
+            run.pop(0)
+        while run and run[-1].group(0).lower() in EDGE_WORDS:
+            run.pop()
+        if run and (best is None or run[-1].end() - run[0].start() > best[1] - best[0]):
+            best = (run[0].start(), run[-1].end())
+        run = []
+    return best or (0, len(sentence))
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    answer: str  # '' when the evidence has no sentence
+    citations: list[Citation]  # the sentence's citation first, then every other citation given
+    supporting: int  # 1 (the sentence) or 0 (no evidence)
+    method: str
+
+
+def extract_answer(question: str, citations: Sequence[Citation], scorer: PairScorer, *, short: bool) -> Extracted:
+    """The best unit of `citations` for `question` as the answer, cited at its span."""
+    found = units(citations)
+    if not found:
+        return Extracted("", list(citations), 0, "")
+    scores = scorer.scores(question, [u.text for u in found])
+    best = found[max(range(len(found)), key=lambda i: (scores[i], -i))]
+    cite = citations[best.citation]
+    sentence = dataclasses.replace(
+        cite, text=best.text, span_start=cite.span_start + best.start, span_end=cite.span_start + best.end
+    )
+    answer = best.text
+    if short:
+        start, end = short_span(question, best.text)
+        answer = best.text[start:end]
+    rest = [c for i, c in enumerate(citations) if i != best.citation]
+    return Extracted(answer, [sentence, *rest], 1, EXTRACTIVE)

@@ -1,0 +1,131 @@
+"""Citations an answer rests on first; the extractive answer is the best sentence, cited at its span."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_assets.core.answering.attribution import attribute, evidence_blocks
+from rag_assets.core.answering.extractive import extract_answer, short_span, units
+from rag_assets.core.answering.readers import number_blocks
+from rag_assets.core.answering.types import Citation
+
+pytestmark = pytest.mark.unit
+
+DOC = "Kettle safety guide\nThe kettle boils water.\nDescale the kettle every month with white vinegar. Never immerse the base.\nFill with at most 1.7 litres."
+
+
+def cite(node_id: int, text: str) -> Citation:
+    start = DOC.index(text)
+    return Citation("own/kettle.md", node_id, ("Kettle safety guide",), text, start, start + len(text))
+
+
+BOILS = cite(1, "The kettle boils water.")
+DESCALE = cite(2, "Descale the kettle every month with white vinegar. Never immerse the base.")
+FILL = cite(3, "Fill with at most 1.7 litres.")
+GIVEN = [BOILS, DESCALE, FILL]
+EVIDENCE = number_blocks([(c.heading_path, c.text) for c in GIVEN])
+
+
+class KeywordScorer:
+    """Scores a text by whether it holds a keyword: the test decides which sentence is best."""
+
+    def __init__(self, keyword: str) -> None:
+        self.keyword = keyword
+        self.calls = 0
+
+    def scores(self, query: str, texts) -> list[float]:
+        self.calls += 1
+        return [1.0 if self.keyword in t else 0.0 for t in texts]
+
+
+def test_the_readers_markers_choose_the_citations() -> None:
+    found = attribute("How full?", "At most 1.7 litres [3].", EVIDENCE, GIVEN)
+    assert (found.order, found.supporting, found.method) == ((2, 0, 1), 1, "markers")
+    assert sorted(evidence_blocks(EVIDENCE)) == [1, 2, 3]
+
+
+def test_without_markers_the_overlapping_node_comes_first() -> None:
+    found = attribute("How often should I descale it?", "every month", EVIDENCE, GIVEN)
+    assert (found.order, found.supporting, found.method) == ((1, 0, 2), 1, "overlap")
+
+
+def test_an_answer_sharing_no_word_is_attributed_by_the_scorer() -> None:
+    scorer = KeywordScorer("litres")
+    found = attribute("How much water?", "seventeen decilitres", EVIDENCE, GIVEN, scorer=scorer)
+    assert (found.order, found.supporting, found.method) == ((2, 0, 1), 1, "cross-encoder")
+    assert scorer.calls == 1
+
+
+def test_an_empty_answer_rests_on_nothing() -> None:
+    found = attribute("How often?", "", EVIDENCE, GIVEN, scorer=KeywordScorer("x"))
+    assert (found.order, found.supporting, found.method) == ((0, 1, 2), 0, "")
+
+
+def test_units_are_the_sentences_of_each_node() -> None:
+    assert [u.text for u in units(GIVEN)] == [
+        "The kettle boils water.",
+        "Descale the kettle every month with white vinegar.",
+        "Never immerse the base.",
+        "Fill with at most 1.7 litres.",
+    ]
+
+
+def test_the_extractive_answer_is_the_best_sentence_cited_at_its_span() -> None:
+    answer = extract_answer("How often should I descale the kettle?", GIVEN, KeywordScorer("month"), short=False)
+    assert answer.answer == "Descale the kettle every month with white vinegar."
+    first = answer.citations[0]
+    assert (first.node_id, first.text) == (2, answer.answer)
+    assert DOC[first.span_start : first.span_end] == answer.answer  # the span is the document's own text
+    assert [c.node_id for c in answer.citations[1:]] == [1, 3] and answer.supporting == 1
+
+
+def test_a_short_extractive_answer_is_the_span_the_question_does_not_say() -> None:
+    answer = extract_answer("How often should I descale the kettle?", GIVEN, KeywordScorer("month"), short=True)
+    assert answer.answer == "every month with white vinegar"
+    assert answer.citations[0].text == "Descale the kettle every month with white vinegar."
+    sentence = "A good espresso needs about 9 bar of pressure."
+    start, end = short_span("How much pressure does espresso need?", sentence)
+    assert sentence[start:end] == "about 9 bar"
+
+
+def test_no_evidence_no_extractive_answer() -> None:
+    answer = extract_answer("How often?", [], KeywordScorer("x"), short=False)
+    assert (answer.answer, answer.citations, answer.supporting) == ("", [], 0)
+
+
+def test_the_first_citation_is_gold_when_it_holds_the_answer_a_gold_line_or_lies_in_the_gold_section() -> None:
+    from rag_assets.core.corpus.question_sets import Question
+    from rag_assets.core.evaluation.scoring import first_citation_gold
+
+    short = Question("q1", "How often?", answers=("every month",))
+    assert first_citation_gold([DESCALE.text, BOILS.text], ["Guide > Cleaning", "Guide"], short) == 1.0
+    assert first_citation_gold([BOILS.text, DESCALE.text], ["Guide", "Guide > Cleaning"], short) == 0.0
+    assert first_citation_gold([], [], short) == 0.0
+    lines = Question("q2", "May I?", answers=("yes",), evidences=("Fill with at most 1.7 litres.",))
+    assert first_citation_gold([FILL.text], ["Guide > Filling"], lines) == 1.0
+    section = Question("q3", "How to fill?", answers=("yes",), section_path=("Filling",))
+    assert first_citation_gold([FILL.text], ["Guide > Filling"], section) == 1.0
+    assert first_citation_gold([FILL.text], ["Guide > Cleaning"], section) == 0.0
+    assert first_citation_gold([FILL.text], ["Guide"], Question("q4", "Yes?", answers=("yes",))) is None
+
+
+def test_the_default_form_is_the_better_one_on_the_validation_questions() -> None:
+    from rag_assets.core.answering.default_form import choose_form
+    from rag_assets.core.answering.types import AnswerOutcome
+    from rag_assets.core.corpus.question_sets import Question
+
+    def outcome(answer: str) -> AnswerOutcome:
+        return AnswerOutcome("q", answer, "", 0, [], [], [], 0, 0, 0, 0, 1, 0.0, 0, 0)
+
+    questions = [
+        Question("v1", "How often?", answers=("every month",)),
+        Question("v2", "How much?", answers=("9 bar",)),
+    ]
+    better_extractive = choose_form(
+        questions, [outcome("3 times a year"), outcome("9.")], [outcome("every month"), outcome("about 9 bar")]
+    )
+    assert (better_extractive.form, better_extractive.metric, better_extractive.questions) == ("extractive", "f1", 2)
+    assert better_extractive.generated == pytest.approx(1 / 3)  # mean of 0 ("3 times a year") and 2/3 ("9." vs "9 bar")
+    better_generated = choose_form(questions, [outcome("every month"), outcome("9 bar")], [outcome("x"), outcome("y")])
+    assert better_generated.form == "generated" and better_generated.extractive == 0.0
+    assert choose_form([], [], []).form == "generated"  # nothing measured

@@ -1,0 +1,51 @@
+"""The streamed text of an answer is the stored text: only settled sentences are streamed."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_assets.core.answering.answer_ending import complete_answer
+from rag_assets.core.answering.echo import settle_answer
+from rag_assets.serving.streaming import SettledStream
+
+pytestmark = pytest.mark.unit
+
+
+def stream_of(pieces: list[str], output_tokens: int, max_new_tokens: int) -> tuple[str, str, bool]:
+    """(what was streamed, what is stored, finish's verdict) for a reader's raw pieces."""
+    sent: list[str] = []
+    stream = SettledStream(sent.append)
+    for piece in pieces:
+        stream.feed(piece)
+    stored = settle_answer(complete_answer("".join(pieces), output_tokens, max_new_tokens)).text
+    consistent = stream.finish(stored)
+    return "".join(sent), stored, consistent
+
+
+def test_a_clause_cut_by_the_token_limit_is_never_streamed() -> None:
+    pieces = ["Context", " managers", " (see Context", " Managers).", " This", " allows", ' common "try"']
+    streamed, stored, consistent = stream_of(pieces, output_tokens=32, max_new_tokens=32)
+    assert stored == "Context managers (see Context Managers)."
+    assert streamed == stored and consistent
+
+
+def test_an_echo_is_never_streamed() -> None:
+    pieces = ["Every month.", "\nQuestion:", " How often", " should I descale?"]
+    streamed, stored, consistent = stream_of(pieces, output_tokens=12, max_new_tokens=32)
+    assert streamed == stored == "Every month." and consistent
+
+
+def test_an_answer_without_a_sentence_end_arrives_whole_at_the_end() -> None:
+    sent: list[str] = []
+    stream = SettledStream(sent.append)
+    for piece in ["The answer is:", " 9", " bar"]:
+        stream.feed(piece)
+    assert sent == []  # nothing settled before the end
+    assert stream.finish("9 bar") and sent == ["9 bar"]
+
+
+def test_finish_says_when_the_stream_is_not_the_stored_answer() -> None:
+    sent: list[str] = []
+    stream = SettledStream(sent.append)
+    stream.feed("Every month. ")
+    assert not stream.finish("Once a year.")
