@@ -232,6 +232,9 @@ def search(
         print_hits(hits)
 
 
+ASK_COLLECTION_HELP = "The collection (default: the only one); `all`: the collections the namespace router picks."
+
+
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question."),
@@ -243,12 +246,7 @@ def ask(
         help="Override: rdr2 documents routed (evaluated: 2); rag passages read (5); contregen passages per sub-query.",
     ),
     iters: int = typer.Option(None, "--iters", min=0, help="Override: rdr2 expand rounds (evaluated: 1)."),
-    collection: str = typer.Option(
-        None,
-        "--collection",
-        "-c",
-        help="The collection (default: the only one); `all`: the collections the namespace router picks.",
-    ),
+    collection: str = typer.Option(None, "--collection", "-c", help=ASK_COLLECTION_HELP),
     mode: str = typer.Option(None, "--mode", "-m", help="Override the retrieval: dense | bm25 | hybrid."),
     router_kind: str = typer.Option(
         None, "--router", help="Override rdr2's router: encoder (evaluated) | llm | similarity | hit-nodes"

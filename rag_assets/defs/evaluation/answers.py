@@ -221,7 +221,6 @@ def answers(
         records = answer_records(con, session, outcomes, questions, context.run.run_id)
         store_answers(con, records, replace=(collection, SOURCE))
     record_answers(context.instance, records)  # each answer a `served_answers` event
-    engine = session.engine if questions else None
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": len(records),
@@ -236,7 +235,7 @@ def answers(
             **retrieval_metadata(outcomes, collection),
             "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in notes) or "none"),
             "seconds": round(time.perf_counter() - started, 1),
-            **run_metadata(engine, runs.timings if runs else []),
+            **run_metadata(session.engine if questions else None, runs.timings if runs else []),
             **generation_metadata(
                 config, {name: results for (name, grid, _), (_, results) in outcomes.items() if not grid}
             ),
