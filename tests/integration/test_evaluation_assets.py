@@ -223,6 +223,8 @@ def test_the_report_writes_its_files_and_finite_metrics_for_every_strategy(pipel
         "passage_hit",
         "section_hit",
         "evidence_words",
+        "first_cite_gold",
+        "echoed",
         "router_prompt_tokens",
         "router_output_tokens",
         "engine_calls",

@@ -192,7 +192,9 @@ def test_the_audit_view_marks_the_open_citation_keeps_the_versions_and_renders_m
             sync_api.expect(opened).to_have_attribute("data-source", "0")
             assert "Cleaning" in opened.inner_text() and "evidence also given" not in opened.inner_text()
             # the tree highlights every cited span of the document; the one the answer rests on among them
-            assert page.locator("#doc-tree mark.cited-span", has_text="every month").count() == 1
+            sync_api.expect(page.locator("#doc-tree mark.cited-span", has_text="every month")).to_have_count(
+                1, timeout=60_000
+            )
 
             # Markdown and code in node text read as text: no raw ** or backticks
             page.fill("#question", "What relaxed the decorator grammar?")
