@@ -69,18 +69,30 @@ def good_document(rng: random.Random, n: int) -> str:
 
 def write_corpus(folder: Path, good: int, seed: int = 7) -> dict[str, str]:
     """Writes the collection; returns {uri: what it is} for every entry a run should account for."""
+    return {**write_good(folder, good, seed), **write_hostile(folder, WORD_CAP)}
+
+
+def write_good(folder: Path, good: int, seed: int = 7) -> dict[str, str]:
+    """`good` small Markdown documents (good-000.md ...); returns {uri: "good"}."""
     rng = random.Random(seed)
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
     entries: dict[str, str] = {}
     for n in range(good):
         path = folder / f"good-{n:03d}.md"
         path.write_text(good_document(rng, n), encoding="utf-8")
         entries[str(path)] = "good"
+    return entries
+
+
+def write_hostile(folder: Path, word_cap: int) -> dict[str, str]:
+    """The drill's hostile entries, next to the good documents in `folder` (one is a copy of
+    good-000.md; `over-the-cap.txt` has `word_cap` + 1 words); returns {uri: what it is}."""
+    entries: dict[str, str] = {}
     hostile = {
         "binary.md": b"\x00\x01\x02\x03 binary",
         "latin1.md": "# Café\n\ncrème brûlée".encode("latin-1"),
         "empty.md": b"  \n\n",
-        "over-the-cap.txt": ("word " * (WORD_CAP + 1)).encode(),
+        "over-the-cap.txt": ("word " * (word_cap + 1)).encode(),
         "one-long-line.md": ("# Long\n\n" + "lorem ipsum " * 1200).encode(),  # under the cap: indexed
         "nesting.md": "\n".join(f"{'#' * (1 + i % 6)} Level {i}\n\ntext {i}" for i in range(300)).encode(),
         "control-chars.md": "# Ctl\n\nbell \x07 escape \x1b[31m red \u202e rtl \U0001f600".encode(),
@@ -181,6 +193,25 @@ def account(data: Path, entries: dict[str, str]) -> dict:
     return out
 
 
+def index_command(work: Path, word_cap: int) -> tuple[dict[str, str], list[str]]:
+    """A Dagster home (`work`/home) and data folder (`work`/data) for the collection `drill` of
+    the files in `work`/corpus, read with `word_cap`; returns the environment and the
+    `rag index -c drill` command."""
+    home = work / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    (work / "collections.yaml").write_text(f"collections:\n  - name: drill\n    path: {work / 'corpus'}\n")
+    (work / "run.yaml").write_text(f"resources:\n  sources:\n    config:\n      max_document_words: {word_cap}\n")
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "RAG_DATA_DIR": str(work / "data"),
+        "RAG_COLLECTIONS": str(work / "collections.yaml"),
+        "PYTHONPATH": str(ROOT),
+    }
+    return env, [*RAG, "index", "-c", "drill", "--config", str(work / "run.yaml")]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--good", type=int, default=30, help="good documents in the collection")
@@ -191,19 +222,8 @@ def main() -> int:
     work = args.keep or Path(tempfile.mkdtemp(prefix="rag-drill-"))
     work.mkdir(parents=True, exist_ok=True)
     home, data = work / "home", work / "data"
-    home.mkdir(exist_ok=True)
-    shutil.copy(ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
     entries = write_corpus(work / "corpus", args.good)
-    (work / "collections.yaml").write_text(f"collections:\n  - name: drill\n    path: {work / 'corpus'}\n")
-    (work / "run.yaml").write_text(f"resources:\n  sources:\n    config:\n      max_document_words: {WORD_CAP}\n")
-    env = {
-        **os.environ,
-        "DAGSTER_HOME": str(home),
-        "RAG_DATA_DIR": str(data),
-        "RAG_COLLECTIONS": str(work / "collections.yaml"),
-        "PYTHONPATH": str(ROOT),
-    }
-    command = [*RAG, "index", "-c", "drill", "--config", str(work / "run.yaml")]
+    env, command = index_command(work, WORD_CAP)
     killed_runs: list[str] = []
     missed: list[str] = []
     started = time.monotonic()
