@@ -156,11 +156,14 @@ def _stop_after_grace(reader: socket.socket, instance: Any) -> None:
             if {signal.SIGINT, signal.SIGTERM} & set(received):
                 break
     time.sleep(INTERRUPT_GRACE_S)
-    run_ids = _runs_of_this_process(instance) if instance is not None else []
-    for run_id in run_ids[1:]:
-        instance.report_run_failed(instance.get_run_by_id(run_id), message=f"Run {run_id} interrupted")
-    if run_ids:
-        stop_interrupted_run(instance, run_ids[0])
+    try:
+        run_ids = _runs_of_this_process(instance) if instance is not None else []
+        for run_id in run_ids[1:]:
+            instance.report_run_failed(instance.get_run_by_id(run_id), message=f"Run {run_id} interrupted")
+        if run_ids:
+            stop_interrupted_run(instance, run_ids[0])  # exits
+    except Exception:  # the record could not be written: exit all the same (`rag recover` fails the run later)
+        pass
     errors.print("[red]error:[/red] interrupted")
     os._exit(EXIT_INTERRUPTED)
 
