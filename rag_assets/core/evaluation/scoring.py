@@ -69,18 +69,7 @@ COST_METRICS = ("router_prompt_tokens", "router_output_tokens", "engine_calls", 
 # The order metrics appear in tables and in summary.json.
 METRIC_ORDER = ANSWER_METRICS + EVIDENCE_METRICS + TRUST_METRICS + COST_METRICS
 # Metrics that are fractions in [0, 1] (plotted on one axis).
-RATE_METRICS = (
-    "em",
-    "f1",
-    "yes_no_acc",
-    "rouge_l",
-    "passage_hit",
-    "evidence_recall",
-    "section_hit",
-    "page_hit",
-    "first_cite_gold",
-    "echoed",
-)
+RATE_METRICS = (*ANSWER_METRICS, "passage_hit", "evidence_recall", "section_hit", "page_hit", *TRUST_METRICS)
 
 
 class ScorableAnswer(Protocol):
@@ -315,25 +304,7 @@ def aggregate_grid(scored: Iterable[ScoredAnswer]) -> dict[str, dict[int, dict[s
 def headline_metrics(results: Mapping[str, Mapping[str, float]]) -> list[str]:
     """The key metrics present in `results`, in table order: answer quality, evidence, cost."""
     present = {m for metrics in results.values() for m in metrics}
-    keys = [
-        m
-        for m in (
-            "em",
-            "f1",
-            "yes_no_acc",
-            "rouge_l",
-            "passage_hit",
-            "evidence_recall",
-            "section_hit",
-            "first_cite_gold",
-            "echoed",
-            "evidence_words",
-            "router_prompt_tokens",
-            "seconds_p50",
-        )
-        if m in present
-    ]
-    return keys
+    return [m for m in (*RATE_METRICS, "evidence_words", "router_prompt_tokens", "seconds_p50") if m in present]
 
 
 def primary_answer_metric(metrics: Iterable[str]) -> str | None:
