@@ -87,8 +87,8 @@ def by_text(tree: DocumentTree, start: str) -> TreeNode:
 
 def test_real_sample_pdf_heading_table_and_pages() -> None:
     tree = tree_of(DOCUMENTS / "sample_pdf_1.pdf")
-    assert tree.title == "A sample PDF file"
-    assert outline(tree) == [(0, "A sample PDF file"), (1, "History and standardization")]
+    assert tree.title == "A sample PDF file (sample pdf 1)"
+    assert outline(tree) == [(0, "A sample PDF file (sample pdf 1)"), (1, "History and standardization")]
     heading = by_text(tree, "History and standardization")
     body = by_text(tree, "Format (PDF) Adobe Systems made the PDF specification available")
     assert body.parent_id == heading.node_id and body.block == "paragraph" and body.pages == "p. 1"
@@ -365,7 +365,7 @@ def test_monospaced_code_keeps_indentation_blank_lines_and_runs_over_a_page(tmp_
     page2 = [(72 + 4 * advance, 60, 9, "print(n)", "Courier"), (72, 90, 10, "It prints 42.", False)]
     (tmp_path / "code.pdf").write_bytes(make_pdf([page1, page2]))
     tree = tree_of(tmp_path / "code.pdf")
-    assert tree.title == "Example"
+    assert tree.title == "Example (code)"
     assert [(n.depth, n.block, n.text, n.pages) for n in tree.nodes[1:]] == [
         (1, "paragraph", "Run this program:", "p. 1"),
         (1, "code", "def double(x):\n    return  2 * x\n\nprint(double(21))", "p. 1"),
@@ -388,4 +388,9 @@ def test_title_from_metadata_unless_it_is_a_file_name(tmp_path: Path) -> None:
     (tmp_path / "named.pdf").write_bytes(_with_title(make_pdf([page]), "Microsoft Word - pump guide.docx"))
     stated = tree_of(tmp_path / "stated.pdf")
     assert stated.title == "Pump Service Guide" and outline(stated) == [(0, "Pump Service Guide"), (1, "Overview")]
-    assert tree_of(tmp_path / "named.pdf").title == "Overview"  # the printed title instead
+    # the printed title instead, with the file's name, which it does not say
+    assert tree_of(tmp_path / "named.pdf").title == "Overview (named)"
+    (tmp_path / "pump_overview.pdf").write_bytes(make_pdf([page]))
+    assert tree_of(tmp_path / "pump_overview.pdf").title == "Overview (pump overview)"
+    (tmp_path / "Overview.pdf").write_bytes(make_pdf([page]))
+    assert tree_of(tmp_path / "Overview.pdf").title == "Overview"  # the title says the name

@@ -62,7 +62,8 @@ def _filing() -> bytes:
 def test_filing_parts_items_statements_and_notes_at_their_levels(tmp_path: Path) -> None:
     (tmp_path / "acme.pdf").write_bytes(_filing())
     tree = tree_of(tmp_path / "acme.pdf")
-    assert tree.title == "FORM 10-K"  # the cover's largest line
+    # the cover's largest line, and the file's name that tells one filing from another
+    assert tree.title == "FORM 10-K (acme)"
     assert outline(tree)[1:] == [
         (1, "ACME CORPORATION"),
         (2, "Table of Contents"),  # the contents page's title; its entries are no headings

@@ -37,6 +37,49 @@ def test_two_column_paper_abstract_is_one_paragraph_with_hyphens_repaired() -> N
     )
 
 
+def test_paragraph_runs_on_past_a_figure_caption_and_a_lone_accent() -> None:
+    tree = tree_of(DOCUMENTS / "N18-3011.pdf")
+    # column 1 ends "(e.g., Xiong et al.," under which column 2 sets Figure 1's caption, then
+    # "2017). We describe ..."; "Erdos" is drawn with its accent "˝" apart, a line of its own
+    paragraph = by_text(tree, "In this paper, we focus on the problem")
+    assert "(e.g., Xiong et al., 2017). We describe methods" in paragraph.text
+    assert paragraph.text.endswith(
+        "between author X and Paul Erdos such that all edges on the path are labeled “authored”."
+    )
+    caption = tree.nodes[paragraph.node_id + 1]
+    assert caption.text == "Figure 1: Part of the literature graph."
+    assert not any(n.text.strip() == "˝" for n in tree.nodes)
+
+
+def test_footnotes_come_after_the_paragraph_a_page_break_cuts(tmp_path: Path) -> None:
+    body = "The pump must be primed with clean water every time before"
+    page1 = [
+        (72, 100, 10, "Priming", True),
+        (72, 120, 10, "Fill the housing up to the marked line and close the cap tight.", False),
+        (72, 134, 10, "Turn the valve a quarter to the left and wait for the bubbles.", False),
+        (72, 160, 10, "When the pump stood dry for more than a week, prime it twice.", False),
+        (72, 174, 10, body, False),
+        (72, 740, 7, "1 Tap water is clean enough in most regions; see the water table.", False),
+        (72, 750, 7, "2 The marked line is on the left side of the housing.", False),
+    ]
+    page2 = [
+        (72, 100, 10, "it is started, or its seals run dry and wear out within days.", False),
+        (72, 114, 10, "Check the seals once a month.", False),
+    ]
+    (tmp_path / "pump.pdf").write_bytes(make_pdf([page1, page2]))
+    tree = tree_of(tmp_path / "pump.pdf")
+    # the sentence the page break cuts reads whole; the page's footnotes follow it, kept
+    assert [(n.text, n.pages) for n in tree.nodes[2:]] == [
+        (
+            "When the pump stood dry for more than a week, prime it twice. "
+            f"{body} it is started, or its seals run dry and wear out within days. Check the seals once a month.",
+            "pp. 1-2",
+        ),
+        ("1 Tap water is clean enough in most regions; see the water table.", "p. 1"),
+        ("2 The marked line is on the left side of the housing.", "p. 1"),
+    ]
+
+
 def test_three_column_page_reads_column_by_column() -> None:
     tree = tree_of(DOCUMENTS / "i1040nr.pdf")
     who = by_text(tree, "Who Must File")

@@ -26,6 +26,7 @@ from rag_assets.core.corpus.parsers import (
     extract_binary,
     guess_title,
 )
+from rag_assets.core.corpus.parsers.pdf import pdf_title
 
 BUILTIN_PYTHON_REFERENCE = "builtin:python-reference"
 AUTO = "auto"
@@ -342,6 +343,8 @@ def _detect(file: Path, text: str) -> str:
 
 def _title(fmt: str, text: str, file: Path) -> str:
     try:
+        if fmt == "pdf":  # a printed title is followed by the file's name (see `pdf_title`)
+            return pdf_title(text, file.stem) or file.stem
         return guess_title(fmt, text) or file.stem
     except ValueError:  # unparseable: the tree stage reports it; the title falls back
         return file.stem

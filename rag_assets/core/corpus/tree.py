@@ -93,7 +93,8 @@ def build_tree(
     code hang under the current heading; a list item hangs under its parent item, else under the
     paragraph that introduced its list, else under the heading; a table row with a level (1)
     hangs under the paragraph that is its table's node (a caption or header line). Blocks with no text are dropped.
-    A first heading that repeats the title is the root itself, not a child of it.
+    A first heading that repeats the title (alone or before a parenthesis: the title of a PDF
+    followed by its file's name) is the root itself, not a child of it.
     """
     title = collapse_spaces(title) or "Untitled"
     root = _new_node(0, None, STRUCTURE, "title", 0, title, (title,), 0, len(title))
@@ -119,7 +120,8 @@ def build_tree(
         if kind is _HEADING:
             if merge_title:
                 merge_title = False
-                if text.casefold() == folded_title:
+                # the title itself, or the title a PDF's file name follows ("FORM 10-K (ACME 2018 10K)")
+                if folded_title == text.casefold() or folded_title.startswith(text.casefold() + " ("):
                     continue
             level = max(block.level, 1)
             while sections[-1][0] >= level:

@@ -17,12 +17,14 @@ column by column.
 from __future__ import annotations
 
 import json
+import re
 
 from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block
 from rag_assets.core.corpus.parsers.errors import ParseError
 from rag_assets.core.corpus.parsers.pdf_draft import BULLET, GLYPH_BULLETS, Draft, emit
 from rag_assets.core.corpus.parsers.pdf_extract import PDF_LAYOUT_VERSION
 from rag_assets.core.corpus.parsers.pdf_filing import contents_pages, filing_rank, join_label
+from rag_assets.core.corpus.parsers.pdf_floats import float_past_breaks, is_caption
 from rag_assets.core.corpus.parsers.pdf_headings import (
     heading_levels,
     is_heading_line,
@@ -88,7 +90,8 @@ def _continues(draft: Draft, line: Line, right_edge: float) -> bool:
         and draft.kind is BlockKind.PARAGRAPH
     ):
         # the top of the next column: the paragraph runs on when its last line ends no sentence
-        return not SENTENCE_END.search(last.text)
+        # (a caption set there is not its rest: `float_past_breaks` moves it after the paragraph)
+        return not SENTENCE_END.search(last.text) and not is_caption(line.text)
     ranked = filing_rank(draft.lines[0].text) is not None  # "Item 1. Business." wraps only when full
     if (draft.kind is not BlockKind.HEADING or ranked) and broken_early(last, line, right_edge):
         return False
@@ -324,6 +327,7 @@ def parse_pdf(layout: str) -> list[Block]:
     for draft in drafts:  # a contents page's entries are not the document's headings
         if draft.kind is BlockKind.HEADING and draft.lines[0].page in contents and filing_rank(draft.lines[0].text):
             draft.kind = BlockKind.PARAGRAPH
+    drafts = float_past_breaks(drafts, body)
     heading_levels(drafts)
     _unmarked_lists(drafts)
     promote_lead_lines(drafts, body)
@@ -331,15 +335,26 @@ def parse_pdf(layout: str) -> list[Block]:
     return emit(drafts, compounds)
 
 
-def pdf_title(layout: str) -> str | None:
+def pdf_title(layout: str, file_name: str | None = None) -> str | None:
     """The title the PDF's metadata states (when it is not a file name), else the first page's
     largest heading text when no later page sets a heading as large (its printed title), or None.
 
     The stated title comes first: a page printed from HTML states its <title>, while its first
-    large heading may be a section ("Overview")."""
+    large heading may be a section ("Overview"). A printed title is followed by the file's name
+    (`file_name`, underscores as spaces) unless it already says every word of it: the cover's
+    largest line of a filing is "FORM 10-K" or "UNITED STATES SECURITIES AND EXCHANGE
+    COMMISSION", and it is the file's name ("BESTBUY 2017 10K") that tells one company's filing
+    of one year from its others, in every heading path and so in search."""
     data = _load(layout)
     stated = data.get("title")
-    return str(stated) if stated else _printed_title(_clean_pages(data))
+    if stated:
+        return str(stated)
+    printed = _printed_title(_clean_pages(data))
+    if printed is None or not file_name:
+        return printed
+    name = " ".join(file_name.replace("_", " ").split())
+    said = set(re.findall(r"\w+", printed.lower()))
+    return printed if set(re.findall(r"\w+", name.lower())) <= said else f"{printed} ({name})"
 
 
 def _printed_title(pages: list[list[Line]]) -> str | None:

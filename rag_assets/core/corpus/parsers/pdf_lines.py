@@ -39,6 +39,9 @@ _GLYPHS = str.maketrans(
         "\u00a0": " ",
     }
 )
+# A spacing accent drawn on its own above a letter ("Erdos" with "˝" set over its o): PDFium
+# reads it as a line of its own, which would cut the paragraph in two. The letter stays plain.
+_LONE_ACCENTS = re.compile(r"^[\u02c6-\u02dd\u00a8\u00b4\u00b8\u00af\s]+$")
 HEADING_SCALE = 1.15  # a line this much larger than the body text may be a heading
 # A sentence end, maybe followed by closing quotes/brackets and reference marks ("work."[4]).
 SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*(?:\[[^\]]{1,12}\])*$")
@@ -71,13 +74,14 @@ def page_lines(raw_lines: list[list[object]], page: int) -> list[Line]:
     """Stored `[x0, top, x1, bottom, size, bold, text, mono, italic]` rows as Lines, duplicates dropped.
 
     Some PDFs draw a text twice (a fake bold, a shadow): the same text in the same box is kept once.
+    A line of nothing but spacing accents (drawn apart from their letter) is dropped.
     """
     lines: list[Line] = []
     seen: set[tuple[object, ...]] = set()
     for row in raw_lines:
         x0, top, x1, bottom, size, bold, text, mono, *rest = row
         key = (round(float(x0)), round(float(top)), text)  # type: ignore[arg-type]
-        if key in seen:
+        if key in seen or _LONE_ACCENTS.match(str(text)):
             continue
         seen.add(key)
         box = (float(x0), float(top), float(x1), float(bottom), float(size))  # type: ignore[arg-type]
