@@ -39,7 +39,7 @@ REORDERING_SYSTEMS = frozenset({"rag-hybrid+r4", "rdr2+r4"})
 # the metrics compared, in column order: the answer's, then the evidence's (whichever the set's
 # gold labels allow: short answers, long answers, evidence lines, manual sections)
 PAIRED_METRICS = ("em", "f1", "rouge_l", "passage_hit", "evidence_recall", "section_hit")
-LABELS = {"em": "EM", "f1": "token F1", "rouge_l": "ROUGE-L", **METRIC_HEADERS}
+LABELS = {"em": "EM", "f1": "token F1", "rouge_l": "ROUGE-L", "first_cite_gold": "first cite gold", **METRIC_HEADERS}
 
 
 class AnswerRow(Protocol):
@@ -136,14 +136,15 @@ def _compare(
     base: str,
     rows: Mapping[str, Mapping[str, AnswerRow]],
     scores: Mapping[str, Mapping[str, Mapping[str, float]]],
+    metrics: Sequence[str] = PAIRED_METRICS,
 ) -> SeedComparison:
     """`system` against `base` on the questions both answered (main comparison only)."""
     mine, theirs = rows[system], rows[base]
     shared = [q for q in mine if q in theirs]
-    paired: dict[str, list[float]] = {m: [] for m in PAIRED_METRICS}
+    paired: dict[str, list[float]] = {m: [] for m in metrics}
     for qid in shared:
         a, b = scores.get(system, {}).get(qid, {}), scores.get(base, {}).get(qid, {})
-        for m in PAIRED_METRICS:
+        for m in metrics:
             if m in a and m in b:
                 paired[m].append(a[m] - b[m])
     same_evidence = [q for q in shared if mine[q].evidence == theirs[q].evidence]
@@ -166,7 +167,10 @@ def _compare(
 
 
 def compare_seed_systems(
-    answers: Iterable[AnswerRow], scored: Iterable[ScoredAnswer], bases: Mapping[str, str] = SEED_BASES
+    answers: Iterable[AnswerRow],
+    scored: Iterable[ScoredAnswer],
+    bases: Mapping[str, str] = SEED_BASES,
+    metrics: Sequence[str] = PAIRED_METRICS,
 ) -> list[SeedComparison]:
     """Each seed system of `bases` that answered some main-comparison question, against its base
     (when the base answered too), in `bases` order. `answers` and `scored` are the same answers:
@@ -179,7 +183,11 @@ def compare_seed_systems(
     for s in scored:
         if not s.grid:
             scores.setdefault(s.strategy, {})[s.qid] = s.metrics
-    return [_compare(system, base, rows, scores) for system, base in bases.items() if system in rows and base in rows]
+    return [
+        _compare(system, base, rows, scores, metrics)
+        for system, base in bases.items()
+        if system in rows and base in rows
+    ]
 
 
 SEED_TITLE = "Seed systems against their base"

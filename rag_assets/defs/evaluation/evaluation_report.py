@@ -8,6 +8,7 @@ from typing import TypeVar
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from rag_assets.core.evaluation.answer_forms import FORM_BASES, FORM_METRICS
 from rag_assets.core.evaluation.evidence import EvidenceSummary, evidence_table, summarise_evidence
 from rag_assets.core.evaluation.report import (
     GENERATED_OUTPUT_METRICS,
@@ -23,6 +24,7 @@ from rag_assets.core.figures import png_markdown
 from rag_assets.core.lineage import AnswerRecord, load_answers, utc_now
 from rag_assets.core.settings import reports_root
 from rag_assets.core.store.evidence import load_evidence
+from rag_assets.core.store.published_models import published_models
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.routing_tables import load_router_metrics
 from rag_assets.core.store.schemas import ROUTER_METRIC_COLUMNS
@@ -129,6 +131,7 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         questions = {q.qid: q for q in load_question_rows(con, collection)}
         router, notes = _router_rows(con, collection)
         evidence_rows = load_evidence(con, collection)
+        form = published_models(con, collection).get("answer_form")
     scored = score_answers(records, questions)
     results, scaling = _in_strategy_order(aggregate(scored)), aggregate_grid(scored)
     notes += _answer_notes(records)
@@ -154,6 +157,9 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         evidence_split="+".join(evidence_splits),
         intervals=metric_intervals(scored),
         seed_systems=compare_seed_systems(records, scored),
+        answer_forms=compare_seed_systems(records, scored, FORM_BASES, FORM_METRICS),
+        default_form=form.model_id if form else "",
+        form_choice=dict(form.details) if form else {},
     )
     files = write_report(data, reports_root())
     context.log.info(f"evaluation report: {files.html}")
