@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag_assets.core.answering.attribution import attribute, evidence_blocks
-from rag_assets.core.answering.extractive import extract_answer, short_span, units
+from rag_assets.core.answering.extractive import extract_answer, short_span, typed_span, units
 from rag_assets.core.answering.readers import number_blocks
 from rag_assets.core.answering.types import Citation
 
@@ -85,7 +85,42 @@ def test_a_short_extractive_answer_is_the_span_the_question_does_not_say() -> No
     assert answer.citations[0].text == "Descale the kettle every month with white vinegar."
     sentence = "A good espresso needs about 9 bar of pressure."
     start, end = short_span("How much pressure does espresso need?", sentence)
-    assert sentence[start:end] == "about 9 bar"
+    assert sentence[start:end] == "9 bar"  # "how much": the figure and its unit
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "span"),
+    [
+        (
+            "when did season 2 of handmaid's tale start",
+            "The second season premiered on April 25, 2018, with two episodes.",
+            "April 25, 2018",
+        ),
+        ("how many episodes in season 1 of handmades tale", "The first season consisted of 10 episodes.", "10"),
+        (
+            "who has made the most shots in the nba",
+            "The leader is Kareem Abdul-Jabbar with 15,837.",
+            "Kareem Abdul-Jabbar",
+        ),
+        # the year the question names is not the answer; the figure of that year's column is
+        (
+            "What is the FY2018 capital expenditure amount (in USD millions) for 3M?",
+            "Purchases of property, plant and equipment | 2018: (1,577) | 2017: (1,373)",
+            "(1,577)",
+        ),
+        ("how many points did he score", "He scored 1,577 points in 2018.", "1,577"),
+    ],
+)
+def test_a_short_span_is_the_kind_of_thing_the_question_asks_for(question: str, sentence: str, span: str) -> None:
+    start, end = short_span(question, sentence)
+    assert sentence[start:end] == span
+
+
+def test_a_question_of_no_known_kind_or_a_sentence_without_one_falls_back() -> None:
+    assert typed_span("why is the sky blue", "Light scatters in the air.") is None
+    assert typed_span("when was it built", "It was built long ago.") is None
+    start, end = short_span("when was it built", "It was built long ago.")
+    assert "It was built long ago."[start:end] == "long ago"
 
 
 def test_no_evidence_no_extractive_answer() -> None:

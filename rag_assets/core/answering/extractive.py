@@ -5,8 +5,9 @@ The reader is not asked: each cited node's text is cut into sentences (a list it
 row is one node, so one unit), every unit is scored against the question by the collection's
 trained passage reranker (a cross-encoder) where one is published, else by the embedder's
 similarity, and the best unit is the answer. With `short` answers asked for, the answer is the
-span inside that sentence the question does not already say (the longest run of words not in
-the question); the citation stays the whole sentence. The first citation is the sentence; the
+span inside that sentence that the question asks for and does not already say: a date for
+"when", a figure for "how many / how much", a name for "who", else the longest run of words not
+in the question; the citation stays the whole sentence. The first citation is the sentence; the
 other nodes follow as the evidence also given.
 """
 
@@ -71,9 +72,60 @@ def _stem(word: str) -> str:
     return word.lower().rstrip("s")[:6]
 
 
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_NUMBER = r"[$€£]?\(?\d[\d,]*(?:\.\d+)?\)?(?:\s*(?:%|percent\b|million\b|billion\b|thousand\b))?"
+# what kind of thing a question asks for -> the pattern of its answer in a sentence
+_ASKS = (
+    (
+        re.compile(r"^\s*(?:when|what year|which year|what date|in what year)\b", re.IGNORECASE),
+        re.compile(
+            rf"\b(?:(?:{_MONTHS})\s+\d{{1,2}}\s*,?\s*\d{{4}}|\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{4}}"
+            rf"|(?:{_MONTHS})\s+\d{{4}}|(?:1[5-9]|20)\d\d)\b"
+        ),
+    ),
+    (
+        re.compile(
+            r"^\s*(?:how (?:many|much|long|old|far|big|tall)|what (?:percentage|percent|number|amount)"
+            r"|what (?:is|was|were|are) the (?:\w+ ){0,6}(?:amount|number|total|ratio|rate|margin|percentage|count))\b",
+            re.IGNORECASE,
+        ),
+        re.compile(rf"(?<![\w.]){_NUMBER}(?:\s+(?!(?:{_EDGE_TEXT.replace(' ', '|')})\b)[a-z]+)?", re.IGNORECASE),
+    ),
+    (
+        re.compile(r"^\s*(?:who|whom|whose)\b", re.IGNORECASE),
+        re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|da|van|von|del|le)\s+)?[A-Z][\w'’.-]*)*"),
+    ),
+)
+
+
+def typed_span(question: str, sentence: str) -> tuple[int, int] | None:
+    """(start, end) of the first thing in `sentence` of the kind the question asks for (a date for
+    "when", a figure for "how many", a name for "who") that the question does not already say;
+    None when the question asks for no such kind or the sentence holds none."""
+    asked = {_stem(w) for w in _WORD.findall(question)}
+    asked |= set(re.findall(r"\d+", question))  # "FY2018" asks about 2018: no answer
+    for asks, answer in _ASKS:
+        if not asks.search(question):
+            continue
+        for found in answer.finditer(sentence):
+            words = [w for w in _WORD.findall(found.group(0).replace(",", "")) if w.lower() not in EDGE_WORDS]
+            if words and not all(_stem(w) in asked for w in words):
+                # a unit word the question says ("how many episodes": "10 episodes") is left out
+                text = found.group(0)
+                if len(words) > 1 and _stem(words[-1]) in asked and not text[-1].isdigit():
+                    return found.start(), found.start() + len(text) - len(words[-1]) - 1
+                return found.start(), found.end()
+        return None
+    return None
+
+
 def short_span(question: str, sentence: str) -> tuple[int, int]:
-    """(start, end) in `sentence` of its longest run of words the question does not hold, edge
-    stopwords trimmed; the whole sentence when every word is in the question."""
+    """(start, end) in `sentence` of what the question asks for (`typed_span`), else of its longest
+    run of words the question does not hold, edge stopwords trimmed; the whole sentence when
+    every word is in the question."""
+    typed = typed_span(question, sentence)
+    if typed is not None:
+        return typed
     asked = {_stem(w) for w in _WORD.findall(question)}
     words = list(_WORD.finditer(sentence))
     best: tuple[int, int] | None = None
