@@ -58,7 +58,8 @@ def score(questions, outcomes) -> dict[str, list[float]]:
     for question, outcome in zip(questions, outcomes):
         metrics = dict(answer_metrics(outcome.answer, question.answers))
         paths = [" > ".join(c.heading_path) for c in outcome.citations]
-        first = first_citation_gold([c.text for c in outcome.citations], paths, question)
+        places = [(c.doc_id, c.pages) for c in outcome.citations]
+        first = first_citation_gold([c.text for c in outcome.citations], paths, question, places)
         if first is not None:
             metrics["first_cite_gold"] = first
         metrics["echoed"] = float(bool(outcome.echo) or echoed(outcome.answer))

@@ -77,6 +77,45 @@ def test_page_hit_needs_gold_pages() -> None:
     assert cited_pages("pp. 3-5") == range(3, 6) and cited_pages("") == range(0)
 
 
+def test_reader_rows_score_page_hit_and_a_first_citation_on_a_gold_page(tmp_path: Path) -> None:
+    from rag_assets.core.corpus.blocks import BlockKind, new_block
+    from rag_assets.core.corpus.sources import SourceDocument
+    from rag_assets.core.corpus.tree import build_tree
+    from rag_assets.core.evaluation.scoring import first_citation_gold, score_answers
+    from rag_assets.core.store.tree_tables import node_pages, nodes_table
+
+    # a question whose gold text no cited node holds: only the pages tell the first citation is gold
+    question = Question("q1", "capex?", ("$1577.00",), (), (), "3M_2018_10K", False, "dev", (60,))
+    assert first_citation_gold(["PP&E purchases"], ["3M"], question, [("fb/3M_2018_10K.pdf", "p. 60")]) == 1.0
+    assert first_citation_gold(["PP&E purchases"], ["3M"], question, [("fb/3M_2018_10K.pdf", "p. 61")]) == 0.0
+    # without pages only the short answer's text can tell, and the node does not hold "$1577.00"
+    assert first_citation_gold(["PP&E purchases"], ["3M"], question) == 0.0
+
+    blocks = [
+        new_block(BlockKind.PARAGRAPH, "Capital spending rose.", 0, 59, 59),
+        new_block(BlockKind.PARAGRAPH, "PP&E 1,577", 0, 60, 60),
+    ]
+    tree = build_tree("3M 2018 10-K", blocks)
+    doc = SourceDocument("fb/3M_2018_10K.pdf", "financebench", "3M_2018_10K.pdf", "pdf", "3M 2018 10-K", "h", 1, "")
+    con = duckdb.connect(str(tmp_path / "catalogue.duckdb"))
+    replace_collection(con, "financebench", {"document_nodes": nodes_table([(doc, tree)])})
+    pages = node_pages(con, "financebench", [doc.doc_id])
+    assert pages[(doc.doc_id, 1)] == "p. 59" and pages[(doc.doc_id, 2)] == "p. 60"
+
+    class Row:  # an answer citing node 2 first, then node 1
+        qid, strategy, grid, grid_value, answer, evidence = "q1", "rdr2", "", -1, "1,577", "PP&E 1,577"
+        evidence_words, router_prompt_tokens, router_output_tokens, engine_calls, seconds = 2, 0, 0, 1, 0.1
+        cited_texts, cited_heading_paths = ("PP&E 1,577", "Capital spending rose."), ("3M 2018 10-K",) * 2
+        cited_doc_ids, cited_node_ids = (doc.doc_id,) * 2, (2, 1)
+
+    [scored] = score_answers(
+        [Row()], {"q1": question}, lambda r: [(d, pages[(d, n)]) for d, n in zip(r.cited_doc_ids, r.cited_node_ids)]
+    )
+    assert scored.metrics["page_hit"] == 1.0 and scored.metrics["first_cite_gold"] == 1.0
+    [unpaged] = score_answers([Row()], {"q1": question})
+    assert unpaged.metrics["page_hit"] == 0.0  # pages unknown: no cited node is shown on a gold page
+
+
 def test_gold_pages_and_page_hit_through_the_catalogue(tmp_path: Path) -> None:
     con = duckdb.connect(str(tmp_path / "catalogue.duckdb"))
     # a catalogue written before gold pages and page hit: tables without those columns

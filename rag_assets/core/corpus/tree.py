@@ -39,11 +39,16 @@ class TreeNode:
     @property
     def pages(self) -> str:
         """'p. 3', 'pp. 3-4', or '' without page numbers: how citations and traces show them."""
-        if not self.page_start:
-            return ""
-        if self.page_end > self.page_start:
-            return f"pp. {self.page_start}-{self.page_end}"
-        return f"p. {self.page_start}"
+        return page_label(self.page_start, self.page_end)
+
+
+def page_label(page_start: int, page_end: int) -> str:
+    """'p. 3', 'pp. 3-4', or '' without page numbers (page_start 0)."""
+    if not page_start:
+        return ""
+    if page_end > page_start:
+        return f"pp. {page_start}-{page_end}"
+    return f"p. {page_start}"
 
 
 @dataclass(slots=True)

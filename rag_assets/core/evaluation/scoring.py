@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -208,12 +208,18 @@ def evidence_scores(
 
 
 def first_citation_gold(
-    cited_texts: Sequence[str], cited_heading_paths: Sequence[str], question: Question
+    cited_texts: Sequence[str],
+    cited_heading_paths: Sequence[str],
+    question: Question,
+    cited_places: Sequence[tuple[str, str]] = (),
 ) -> float | None:
-    """1.0 when the first citation is a gold node; None when the question has no gold to tell."""
+    """1.0 when the first citation is a gold node (it holds a short gold answer or a gold line,
+    lies in the gold section, or on a gold page: `cited_places`' (doc id, "p. 12")); None when
+    the question has no gold to tell."""
     answers = [a for a in question.answers if normalize_answer(a)]
     short = bool(answers) and not is_long_answer(answers) and not is_yes_no(answers)
-    if not (short or question.evidences or question.section_path):
+    paged = bool(question.gold_pages and question.gold_doc and cited_places)
+    if not (short or question.evidences or question.section_path or paged):
         return None
     if not cited_texts:
         return 0.0
@@ -222,17 +228,22 @@ def first_citation_gold(
         (short and contains_answer(first, answers))
         or bool(evidence_recall([first], question.evidences))
         or section_hit([path], question.section_path) == 1.0
+        or (paged and page_hit(cited_places[:1], question.gold_doc, question.gold_pages) == 1.0)
     )
     return float(gold)
 
 
-def score_answer(answer: ScorableAnswer, question: Question | None) -> ScoredAnswer:
-    """All metrics of one answer; gold-based ones only when `question` has that gold label."""
+def score_answer(
+    answer: ScorableAnswer, question: Question | None, cited_places: Sequence[tuple[str, str]] = ()
+) -> ScoredAnswer:
+    """All metrics of one answer; gold-based ones only when `question` has that gold label
+    (`cited_places`: each citation's (doc id, "p. 12"), for page hit on paged documents)."""
     metrics: dict[str, float] = {}
     if question is not None:
         metrics.update(answer_metrics(answer.answer, question.answers))
-        metrics.update(evidence_scores(answer.evidence, answer.cited_texts, answer.cited_heading_paths, question))
-        first = first_citation_gold(answer.cited_texts, answer.cited_heading_paths, question)
+        texts, paths = answer.cited_texts, answer.cited_heading_paths
+        metrics.update(evidence_scores(answer.evidence, texts, paths, question, cited_places))
+        first = first_citation_gold(texts, paths, question, cited_places)
         if first is not None:
             metrics["first_cite_gold"] = first
     metrics["echoed"] = float(bool(getattr(answer, "echo", "")) or echoed(answer.answer))
@@ -244,8 +255,13 @@ def score_answer(answer: ScorableAnswer, question: Question | None) -> ScoredAns
     return ScoredAnswer(answer.qid, answer.strategy, answer.grid, answer.grid_value, metrics)
 
 
-def score_answers(answers: Iterable[ScorableAnswer], questions: Mapping[str, Question]) -> list[ScoredAnswer]:
-    return [score_answer(a, questions.get(a.qid)) for a in answers]
+def score_answers(
+    answers: Iterable[ScorableAnswer],
+    questions: Mapping[str, Question],
+    places: Callable[[ScorableAnswer], Sequence[tuple[str, str]]] | None = None,
+) -> list[ScoredAnswer]:
+    """Every answer scored; `places` gives an answer's cited (doc id, pages) where pages are known."""
+    return [score_answer(a, questions.get(a.qid), places(a) if places else ()) for a in answers]
 
 
 def _summarise(scored: Sequence[ScoredAnswer]) -> dict[str, float]:

@@ -9,7 +9,7 @@ import duckdb
 import pyarrow as pa
 
 from rag_assets.core.corpus.sources import SourceDocument
-from rag_assets.core.corpus.tree import DocumentTree, TreeNode
+from rag_assets.core.corpus.tree import DocumentTree, TreeNode, page_label
 from rag_assets.core.store.document_tables import rows_by_doc_id
 from rag_assets.core.store.schemas import NODE_ARROW_SCHEMA
 from rag_assets.core.store.transactions import table_exists
@@ -86,6 +86,19 @@ def load_tree_nodes(
 ) -> dict[str, list[TreeNode]]:
     """doc_id -> tree nodes in document order (the trees without their texts)."""
     return {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection, doc_ids).items()}
+
+
+def node_pages(con: duckdb.DuckDBPyConnection, collection: str, doc_ids: Sequence[str]) -> dict[tuple[str, int], str]:
+    """(doc_id, node_id) -> its pages ("p. 12", '' where unknown) for the nodes of `doc_ids`."""
+    columns = {row[0] for row in con.execute("SELECT * FROM document_nodes LIMIT 0").description}
+    if "page_start" not in columns or not doc_ids:
+        return {}
+    rows = con.execute(
+        "SELECT doc_id, node_id, page_start, page_end FROM document_nodes "
+        "WHERE collection = ? AND doc_id IN (SELECT unnest(?))",
+        [collection, list(doc_ids)],
+    ).fetchall()
+    return {(doc_id, node_id): page_label(start, end) for doc_id, node_id, start, end in rows}
 
 
 def tree_doc_ids(con: duckdb.DuckDBPyConnection, collection: str) -> list[str]:

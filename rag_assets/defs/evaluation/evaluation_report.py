@@ -28,6 +28,7 @@ from rag_assets.core.store.published_models import published_models
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.routing_tables import load_router_metrics
 from rag_assets.core.store.schemas import ROUTER_METRIC_COLUMNS
+from rag_assets.core.store.tree_tables import node_pages
 from rag_assets.defs.evaluation.answers import answers
 from rag_assets.defs.evaluation.evidence_evaluation import evidence_evaluation
 from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, STRATEGIES
@@ -132,7 +133,11 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         router, notes = _router_rows(con, collection)
         evidence_rows = load_evidence(con, collection)
         form = published_models(con, collection).get("answer_form")
-    scored = score_answers(records, questions)
+        pages = node_pages(con, collection, sorted({d for r in records for d in r.cited_doc_ids}))
+    # each citation's pages, for page hit and a first citation on a gold page (paged documents)
+    scored = score_answers(
+        records, questions, lambda r: [(d, pages.get((d, n), "")) for d, n in zip(r.cited_doc_ids, r.cited_node_ids)]
+    )
     results, scaling = _in_strategy_order(aggregate(scored)), aggregate_grid(scored)
     notes += _answer_notes(records)
     run_ids = sorted({r.run_id for r in records})
