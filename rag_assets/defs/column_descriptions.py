@@ -28,6 +28,7 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "content_hash": "sha256 of the raw text: a change re-parses and re-embeds the document.",
         "size_bytes": "Size of the raw document in bytes.",
         "text": "The raw document text as read.",
+        "reader_version": "The reading code and caps the text and title came from: same bytes, same version, not read again.",
     },
     "rejected_documents": {
         "collection": COLLECTION,
@@ -55,6 +56,7 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "doc_id": "The document.",
         "content_hash": "sha256 of the raw text the tree was built from (rag trace compares it).",
         "text": "The normalised text that node and citation spans index into.",
+        "reader_version": "The reading code the tree was built by: same content, same version, the tree is kept.",
     },
     "passages": {
         "collection": COLLECTION,

@@ -179,6 +179,16 @@ def test_the_index_stages_materialize_and_reindex_incrementally(project: dict, c
     index_meta = meta2["passage_index"]
     assert index_meta["embedded"].value == index_meta["added"].value + index_meta["changed"].value
     assert 0 < index_meta["embedded"].value < passages
+    # only the changed file is read and parsed again; the others keep what was read before
+    documents = meta2["source_documents"]["documents"].value
+    assert meta["source_documents"]["documents_kept"].value == 0
+    assert (meta2["source_documents"]["documents_read"].value, meta2["source_documents"]["documents_kept"].value) == (
+        1,
+        documents - 1,
+    )
+    # parsed: the changed file, and broken.json, which has no stored tree to keep (its parse fails again)
+    assert meta2["document_trees"]["trees_parsed"].value == 2
+    assert meta2["document_trees"]["trees_kept"].value == meta2["document_trees"]["documents"].value - 1
     assert index_meta["version"].value > meta["passage_index"]["version"].value
 
 

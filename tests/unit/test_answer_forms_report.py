@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_assets.core.evaluation.answer_forms import FORM_BASES, FORM_METRICS, forms_section
+from rag_assets.core.evaluation.answer_forms import FORM_BASES, FORM_METRICS, AnswerForms, forms_section
 from rag_assets.core.evaluation.report import ReportData, write_report
 from rag_assets.core.evaluation.seed_systems import compare_seed_systems
 from tests.unit.test_seed_systems import _record, _scores
@@ -34,7 +34,7 @@ def test_extractive_rows_paired_with_their_generated_rows() -> None:
     assert rdr2.differences["em"].mean == pytest.approx(-1 / 3)
     assert rdr2.differences["f1"].mean == pytest.approx(-0.25 / 3)
     assert rdr2.differences["first_cite_gold"].mean == pytest.approx(1 / 3)
-    [(title, header, rows, plot, footnote)] = forms_section([rdr2], "generated", CHOICE)
+    [(title, header, rows, plot, footnote)] = forms_section(AnswerForms([rdr2], "generated", CHOICE))
     assert title == "Answer forms: extractive against generated" and plot == ""
     assert header == [
         "extractive row",
@@ -49,7 +49,7 @@ def test_extractive_rows_paired_with_their_generated_rows() -> None:
     assert rows[0][-1].endswith("(same evidence on every question: only the reader's output differs)")
     assert "answers **generated** by default, chosen on 6 validation questions" in footnote
     assert "token F1 generated 0.100, extractive 0.300" in footnote
-    assert forms_section([], "generated", CHOICE) == []
+    assert forms_section(AnswerForms([], "generated", CHOICE)) == []
 
 
 def test_section_in_the_report_and_summary(tmp_path: Path) -> None:
@@ -59,9 +59,7 @@ def test_section_in_the_report_and_summary(tmp_path: Path) -> None:
         results={"rdr2": {"f1": 0.3, "questions": 3.0}, "rdr2-extractive": {"f1": 0.2, "questions": 3.0}},
         split="test",
         questions=3,
-        answer_forms=_comparisons(),
-        default_form="extractive",
-        form_choice=CHOICE,
+        answer_forms=AnswerForms(_comparisons(), "extractive", CHOICE),
     )
     files = write_report(data, tmp_path / "reports")
     markdown = files.markdown.read_text()
@@ -76,7 +74,7 @@ def test_section_in_the_report_and_summary(tmp_path: Path) -> None:
 
 
 def test_default_form_line_when_nothing_was_measured() -> None:
-    [(_, _, _, _, footnote)] = forms_section(_comparisons(), "", {})
+    [(_, _, _, _, footnote)] = forms_section(AnswerForms(_comparisons(), "", {}))
     assert "default form was not measured" in footnote
-    [(_, _, _, _, footnote)] = forms_section(_comparisons(), "generated", {"questions": 0})
+    [(_, _, _, _, footnote)] = forms_section(AnswerForms(_comparisons(), "generated", {"questions": 0}))
     assert "no validation question with a gold answer" in footnote

@@ -15,13 +15,17 @@ from tests.conftest import REPO_ROOT
 pytestmark = pytest.mark.unit
 
 # the main thread swallows every KeyboardInterrupt: only the watchdog can end this process
+# ("ready" is printed inside the try: a signal sent as soon as it is read lands inside it)
 STUCK_COMMAND = """
 import time
 from rag_assets.commands.runs import sigterm_as_interrupt
 with sigterm_as_interrupt():
-    print("ready", flush=True)
+    announced = False
     while True:
         try:
+            if not announced:
+                print("ready", flush=True)
+                announced = True
             time.sleep(60)
         except KeyboardInterrupt:
             pass

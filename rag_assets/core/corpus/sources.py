@@ -8,12 +8,13 @@ with a reason naming it and the problem; nothing else in the collection is affec
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import glob
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from rag_assets.core.corpus.parsers import (
     guess_title,
 )
 from rag_assets.core.corpus.parsers.pdf import pdf_title
+from rag_assets.core.corpus.reader_version import reader_version
 
 BUILTIN_PYTHON_REFERENCE = "builtin:python-reference"
 AUTO = "auto"
@@ -71,6 +73,8 @@ class SourceDocument:
     content_hash: str
     size_bytes: int
     text: str
+    # the reading code and caps the text and title came from (`reader_version`); '' if unknown
+    reader_version: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,50 +263,71 @@ def iter_collection(
     max_document_mb: float = DEFAULT_MAX_DOCUMENT_MB,
     max_document_words: int = DEFAULT_MAX_DOCUMENT_WORDS,
     max_document_pages: int = DEFAULT_MAX_DOCUMENT_PAGES,
+    known: Mapping[str, SourceDocument] | None = None,
 ) -> Iterator[SourceDocument | Rejection]:
-    """Yield every document of a collection, or a Rejection for each one that cannot be read."""
+    """Yield every document of a collection, or a Rejection for each one that cannot be read.
+
+    `known`: the documents the catalogue holds (doc id -> document). A file whose bytes and
+    reader version (`reader_version`: this reading code under these caps) are a known
+    document's is not read again: the stored document is yielded, as it was read."""
     if spec.path == BUILTIN_PYTHON_REFERENCE:
         yield from _builtin_python_reference(spec.name)
         return
     root = _collection_root(spec.path)
-    limit = int(max_document_mb * 1024 * 1024)
+    caps = _Caps(max_document_mb, max_document_words, max_document_pages)
     files, skipped = discover(spec.path)
     for link, problem in skipped:
         yield Rejection(spec.name, str(link), "ingest", problem)
     for file in files:
-        uri = str(file)
         try:
             rel = os.path.relpath(file, root)
         except ValueError:
             rel = file.name
-        try:
-            size = file.stat().st_size
-            if size > limit:
-                raise DocumentRejected(
-                    f"file is {size / 1024 / 1024:.1f} MB, over the {max_document_mb:g} MB limit "
-                    "(raise max_document_mb to accept it)"
-                )
-            data = file.read_bytes()
-            fmt, text = _read(spec.format, file, data, max_document_words, max_document_pages)
-        except DocumentRejected as err:
-            yield Rejection(spec.name, uri, "ingest", str(err))
-            continue
-        except OSError as err:
-            yield Rejection(spec.name, uri, "ingest", f"cannot read file: {err.strerror or err}")
-            continue
-        if fmt == "jsonl":
-            yield from page_records(spec.name, file, rel, text, max_document_words)
-            continue
-        yield SourceDocument(
-            doc_id=_slug(spec.name, rel),
-            collection=spec.name,
-            uri=uri,
-            format=fmt,
-            title=_title(fmt, text, file),
-            content_hash=content_hash(data),
-            size_bytes=len(data),
-            text=text,
-        )
+        yield from _file_documents(spec, file, rel, caps, known or {})
+
+
+@dataclass(frozen=True, slots=True)
+class _Caps:
+    max_document_mb: float
+    max_document_words: int
+    max_document_pages: int
+
+    @property
+    def version(self) -> str:
+        """The reader version of documents read under these caps (the MB cap is checked before reading)."""
+        return reader_version(max_document_words=self.max_document_words, max_document_pages=self.max_document_pages)
+
+
+def _file_documents(
+    spec: CollectionSpec, file: Path, rel: str, caps: _Caps, known: Mapping[str, SourceDocument]
+) -> Iterator[SourceDocument | Rejection]:
+    """The document of one file (the records of a page file), kept as stored when unchanged."""
+    uri, doc_id, version = str(file), _slug(spec.name, rel), caps.version
+    try:
+        size = file.stat().st_size
+        if size > caps.max_document_mb * 1024 * 1024:
+            raise DocumentRejected(
+                f"file is {size / 1024 / 1024:.1f} MB, over the {caps.max_document_mb:g} MB limit "
+                "(raise max_document_mb to accept it)"
+            )
+        data = file.read_bytes()
+        digest = content_hash(data)
+        kept = known.get(doc_id)
+        if kept is not None and kept.content_hash == digest and kept.reader_version == version:
+            yield dataclasses.replace(kept, uri=uri)
+            return
+        fmt, text = _read(spec.format, file, data, caps.max_document_words, caps.max_document_pages)
+    except DocumentRejected as err:
+        yield Rejection(spec.name, uri, "ingest", str(err))
+        return
+    except OSError as err:
+        yield Rejection(spec.name, uri, "ingest", f"cannot read file: {err.strerror or err}")
+        return
+    if fmt == "jsonl":  # records are read again (cheaply); their trees are kept when unchanged
+        for record in page_records(spec.name, file, rel, text, caps.max_document_words):
+            yield dataclasses.replace(record, reader_version=version) if isinstance(record, SourceDocument) else record
+        return
+    yield SourceDocument(doc_id, spec.name, uri, fmt, _title(fmt, text, file), digest, len(data), text, version)
 
 
 def _read(
@@ -357,10 +382,12 @@ def ingest(
     max_document_words: int = DEFAULT_MAX_DOCUMENT_WORDS,
     duplicates: str = "keep",
     max_document_pages: int = DEFAULT_MAX_DOCUMENT_PAGES,
+    known: Mapping[str, SourceDocument] | None = None,
 ) -> IngestResult:
     """Every readable document of the collection, the rejected ones with their reasons, and the
     documents whose content an earlier one already has (`duplicates`: keep them, listed, or
-    skip them as rejections)."""
+    skip them as rejections). `known`: the catalogue's documents, kept where unchanged (see
+    `iter_collection`)."""
     if duplicates not in DUPLICATE_POLICIES:
         raise ValueError(f"duplicates must be one of {DUPLICATE_POLICIES}, not {duplicates!r}")
     documents: list[SourceDocument] = []
@@ -369,7 +396,7 @@ def ingest(
     seen: set[str] = set()
     first_with: dict[str, str] = {}
     limits = {"max_document_mb": max_document_mb, "max_document_words": max_document_words}
-    for item in iter_collection(spec, **limits, max_document_pages=max_document_pages):
+    for item in iter_collection(spec, **limits, max_document_pages=max_document_pages, known=known):
         if isinstance(item, Rejection):
             rejections.append(item)
             continue

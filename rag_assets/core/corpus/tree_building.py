@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from tqdm import tqdm
@@ -27,15 +27,20 @@ def document_tree(doc: SourceDocument) -> DocumentTree:
 
 
 def build_trees(
-    docs: Iterable[SourceDocument], *, progress: bool = False, max_nodes: int = DEFAULT_MAX_NODES
+    docs: Iterable[SourceDocument],
+    *,
+    progress: bool = False,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    kept: Mapping[str, DocumentTree] | None = None,
 ) -> BuiltTrees:
-    """Parse every document; one that fails, or whose tree has more than `max_nodes` nodes, is
-    recorded as a rejection and the rest go on."""
+    """Parse every document (one `kept` holds a tree for keeps it: the catalogue's tree of the
+    same content by the same reader); one that fails, or whose tree has more than `max_nodes`
+    nodes, is recorded as a rejection and the rest go on."""
     built = BuiltTrees([], [])
     # disable=None: the bar only on a terminal (piped output gets no carriage-return updates)
     for doc in tqdm(docs, desc="trees", unit="doc", disable=None if progress else True):
         try:
-            tree = document_tree(doc)
+            tree = (kept or {}).get(doc.doc_id) or document_tree(doc)
         except (ValueError, RecursionError) as err:
             # ParseError is a ValueError; RecursionError would mean a parser bug on deep input,
             # still only this document's problem.

@@ -11,7 +11,8 @@ one, and says which form the collection answers with by default and on what it w
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from rag_assets.core.evaluation.seed_systems import LABELS, SeedComparison
 
@@ -19,6 +20,22 @@ from rag_assets.core.evaluation.seed_systems import LABELS, SeedComparison
 FORM_BASES = {"rag-hybrid-extractive": "rag-hybrid", "rdr2-extractive": "rdr2"}
 FORM_METRICS = ("em", "f1", "rouge_l", "first_cite_gold")
 FORMS_TITLE = "Answer forms: extractive against generated"
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerForms:
+    """The paired comparisons and the collection's default form (with how it was chosen)."""
+
+    comparisons: list[SeedComparison] = field(default_factory=list)
+    default_form: str = ""  # '' where `answers` published none
+    choice: Mapping[str, object] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "default": self.default_form,
+            "choice": dict(self.choice),
+            "paired": [c.as_dict() for c in self.comparisons],
+        }
 
 
 def default_form_line(default_form: str, choice: Mapping[str, object]) -> str:
@@ -39,10 +56,9 @@ def default_form_line(default_form: str, choice: Mapping[str, object]) -> str:
     )
 
 
-def forms_section(
-    comparisons: Sequence[SeedComparison], default_form: str, choice: Mapping[str, object]
-) -> list[tuple[str, list[str], list[list[str]], str, str]]:
+def forms_section(forms: AnswerForms) -> list[tuple[str, list[str], list[list[str]], str, str]]:
     """(title, header, rows, no plot, footnote), or nothing when no extractive row was answered."""
+    comparisons = forms.comparisons
     if not comparisons:
         return []
     metrics = [m for m in FORM_METRICS if any(m in c.differences for c in comparisons)]
@@ -59,6 +75,7 @@ def forms_section(
     ]
     footnote = (
         "Δ: extractive minus generated on the questions both answered, 95% percentile bootstrap interval of "
-        "the paired per-question difference; both read the same evidence. " + default_form_line(default_form, choice)
+        "the paired per-question difference; both read the same evidence. "
+        + default_form_line(forms.default_form, forms.choice)
     )
     return [(FORMS_TITLE, header, rows, "", footnote)]

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_assets.core.evaluation.answer_forms import forms_section
+from rag_assets.core.evaluation.answer_forms import AnswerForms, forms_section
 from rag_assets.core.evaluation.evidence import (
     METRIC_HEADERS,
     EvidenceSummary,
@@ -82,9 +82,7 @@ class ReportData:
     # each seed system against its base, paired on the questions both answered
     seed_systems: list[SeedComparison] = field(default_factory=list)
     # each extractive row against its generated row, and the collection's default form
-    answer_forms: list[SeedComparison] = field(default_factory=list)
-    default_form: str = ""
-    form_choice: dict = field(default_factory=dict)
+    answer_forms: AnswerForms = field(default_factory=AnswerForms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +186,7 @@ def _sections(data: ReportData) -> list[Section]:
         )
     )
     sections += seed_section(data.seed_systems)
-    sections += forms_section(data.answer_forms, data.default_form, data.form_choice)
+    sections += forms_section(data.answer_forms)
     if data.evidence is None:
         sections.append(("Evidence: quality vs length (reader-based rows)", [], [], "evidence", ""))
     for grid, points in data.scaling.items():
@@ -312,13 +310,7 @@ def summary_dict(data: ReportData) -> dict:
         "intervals": {data.collection: {s: {m: list(v) for m, v in ms.items()} for s, ms in data.intervals.items()}},
         "evidence": {data.collection: data.evidence.as_dict() if data.evidence else {}},
         "seed_systems": {data.collection: [c.as_dict() for c in data.seed_systems]},
-        "answer_forms": {
-            data.collection: {
-                "default": data.default_form,
-                "choice": data.form_choice,
-                "paired": [c.as_dict() for c in data.answer_forms],
-            }
-        },
+        "answer_forms": {data.collection: data.answer_forms.as_dict()},
         "versions": data.versions,
         "notes": data.notes,
     }

@@ -12,7 +12,7 @@ from rag_assets.core.store.transactions import ensure_schema, table_exists
 
 
 def documents_table(docs: Sequence[SourceDocument]) -> pa.Table:
-    fields = ("collection", "doc_id", "uri", "format", "title", "content_hash", "size_bytes", "text")
+    fields = ("collection", "doc_id", "uri", "format", "title", "content_hash", "size_bytes", "text", "reader_version")
     return pa.table({f: [getattr(d, f) for d in docs] for f in fields})
 
 
@@ -23,8 +23,11 @@ def rejections_table(rejections: Sequence[Rejection]) -> pa.Table:
 
 def load_documents(con: duckdb.DuckDBPyConnection, collection: str | None = None) -> list[SourceDocument]:
     where, params = ("WHERE collection = ?", [collection]) if collection else ("", [])
+    # a catalogue written before reader versions has none until its next write
+    columns = {row[0] for row in con.execute("SELECT * FROM source_documents LIMIT 0").description}
+    version = "reader_version" if "reader_version" in columns else "''"
     rows = con.execute(
-        "SELECT doc_id, collection, uri, format, title, content_hash, size_bytes, text "
+        f"SELECT doc_id, collection, uri, format, title, content_hash, size_bytes, text, {version} "
         f"FROM source_documents {where} ORDER BY collection, doc_id",
         params,
     ).fetchall()
@@ -74,14 +77,6 @@ def document_sources(
         doc: (title, uri)
         for doc, title, uri in rows_by_doc_id(con, "source_documents", "title, uri", collection, doc_ids)
     }
-
-
-def collection_document_hashes(con: duckdb.DuckDBPyConnection, collection: str) -> dict[str, str]:
-    """doc_id -> content hash of every source document of the collection now (empty: none yet)."""
-    if not table_exists(con, "source_documents"):
-        return {}
-    rows = con.execute("SELECT doc_id, content_hash FROM source_documents WHERE collection = ?", [collection])
-    return dict(rows.fetchall())
 
 
 def rejected_doc_ids(con: duckdb.DuckDBPyConnection, collection: str, stage: str) -> set[str]:

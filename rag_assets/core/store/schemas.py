@@ -16,7 +16,7 @@ SCHEMA: dict[str, str] = {
     "source_documents": """
         collection VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, uri VARCHAR NOT NULL,
         format VARCHAR NOT NULL, title VARCHAR NOT NULL, content_hash VARCHAR NOT NULL,
-        size_bytes BIGINT NOT NULL, text VARCHAR NOT NULL""",
+        size_bytes BIGINT NOT NULL, text VARCHAR NOT NULL, reader_version VARCHAR DEFAULT ''""",
     "rejected_documents": """
         collection VARCHAR NOT NULL, uri VARCHAR NOT NULL, stage VARCHAR NOT NULL,
         reason VARCHAR NOT NULL""",
@@ -27,7 +27,7 @@ SCHEMA: dict[str, str] = {
         span_end INTEGER NOT NULL, page_start INTEGER DEFAULT 0, page_end INTEGER DEFAULT 0""",
     "document_texts": """
         collection VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, content_hash VARCHAR NOT NULL,
-        text VARCHAR NOT NULL""",
+        text VARCHAR NOT NULL, reader_version VARCHAR DEFAULT ''""",
     "passages": """
         collection VARCHAR NOT NULL, passage_id VARCHAR NOT NULL, doc_id VARCHAR NOT NULL,
         node_ids INTEGER[] NOT NULL, span_starts INTEGER[] NOT NULL, span_ends INTEGER[] NOT NULL,
@@ -144,6 +144,9 @@ NODE_ARROW_SCHEMA = pa.schema(
 # to such a catalogue (with their default) so it stays readable and writable.
 ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
     "document_nodes": ("page_start INTEGER DEFAULT 0", "page_end INTEGER DEFAULT 0"),
+    # the reading code and caps a document and its tree came from: unchanged ones are kept
+    "source_documents": ("reader_version VARCHAR DEFAULT ''",),
+    "document_texts": ("reader_version VARCHAR DEFAULT ''",),
     # the gold document's evidence pages (FinanceBench)
     "questions": ("gold_pages INTEGER[] DEFAULT []",),
     "synthetic_questions": ("gold_pages INTEGER[] DEFAULT []",),

@@ -42,6 +42,7 @@ def texts_table(trees: Sequence[tuple[SourceDocument, DocumentTree]]) -> pa.Tabl
             "doc_id": [d.doc_id for d, _ in trees],
             "content_hash": [d.content_hash for d, _ in trees],
             "text": [t.text for _, t in trees],
+            "reader_version": [d.reader_version for d, _ in trees],
         }
     )
 
@@ -86,6 +87,32 @@ def load_tree_nodes(
 ) -> dict[str, list[TreeNode]]:
     """doc_id -> tree nodes in document order (the trees without their texts)."""
     return {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection, doc_ids).items()}
+
+
+def stored_trees(
+    con: duckdb.DuckDBPyConnection, collection: str, docs: Sequence[SourceDocument]
+) -> dict[str, DocumentTree]:
+    """doc_id -> the catalogue's tree of each document whose stored tree was built from the same
+    content by the same reading code (content hash and reader version both equal; see
+    `core/corpus/reader_version.py`): those need not be parsed again."""
+    columns = {row[0] for row in con.execute("SELECT * FROM document_texts LIMIT 0").description}
+    if "reader_version" not in columns:
+        return {}
+    stored = dict(
+        (doc_id, (digest, version))
+        for doc_id, digest, version in con.execute(
+            "SELECT doc_id, content_hash, reader_version FROM document_texts WHERE collection = ?", [collection]
+        ).fetchall()
+    )
+    same = {
+        d.doc_id: d for d in docs if d.reader_version and stored.get(d.doc_id) == (d.content_hash, d.reader_version)
+    }
+    if not same:
+        return {}
+    return {
+        doc_id: DocumentTree(same[doc_id].title, nodes)
+        for doc_id, (nodes, _) in load_trees(con, collection, sorted(same)).items()
+    }
 
 
 def node_pages(con: duckdb.DuckDBPyConnection, collection: str, doc_ids: Sequence[str]) -> dict[tuple[str, int], str]:

@@ -7,9 +7,10 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.corpus.document_changes import change_counts, change_summary, document_changes
-from rag_assets.core.corpus.sources import ingest
+from rag_assets.core.corpus.sources import SourceDocument, ingest
 from rag_assets.core.store.collections import replace_collection
-from rag_assets.core.store.document_tables import collection_document_hashes, documents_table
+from rag_assets.core.store.document_tables import documents_table, load_documents
+from rag_assets.core.store.transactions import table_exists
 from rag_assets.defs.deployment import CATALOGUE_POOL
 from rag_assets.defs.metadata import (
     counter_table,
@@ -22,6 +23,37 @@ from rag_assets.defs.metadata import (
 )
 from rag_assets.defs.partitions import collection_partitions
 from resources.sources import SourcesResource
+
+
+def _stored_documents(catalogue: DuckDBResource, collection: str) -> dict[str, SourceDocument]:
+    """The catalogue's documents of the collection by id (see core/corpus/reader_version.py)."""
+    with catalogue.get_connection() as con:
+        if not table_exists(con, "source_documents"):
+            return {}
+        return {d.doc_id: d for d in load_documents(con, collection)}
+
+
+def _log_reading(
+    context: dg.AssetExecutionContext,
+    collection: str,
+    changes: list,
+    documents: list[SourceDocument],
+    known: dict[str, SourceDocument],
+) -> int:
+    """Log what changed and how many documents were read; the number kept as stored (same bytes,
+    same reader: not read again)."""
+    kept = sum(
+        1
+        for d in documents
+        if d.reader_version
+        and (before := known.get(d.doc_id)) is not None
+        and (before.content_hash, before.reader_version) == (d.content_hash, d.reader_version)
+    )
+    context.log.info(
+        f"{collection} documents: {change_summary(change_counts(changes, len(documents)))}; "
+        f"{len(documents) - kept} read, {kept} kept as read before (same bytes, same reader)"
+    )
+    return kept
 
 
 @dg.asset(
@@ -40,12 +72,14 @@ def source_documents(
     sources: SourcesResource,
 ) -> dg.MaterializeResult:
     spec = sources.collection(context.partition_key)
+    known = _stored_documents(catalogue, spec.name)  # unchanged files keep what was read
     result = ingest(
         spec,
         max_document_mb=sources.max_document_mb,
         max_document_words=sources.max_document_words,
         duplicates=sources.duplicates,
         max_document_pages=sources.max_document_pages,
+        known=known,
     )
     for rejection in result.rejections:
         context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
@@ -53,7 +87,6 @@ def source_documents(
     if nothing:  # stop here, before the catalogue's last good version is replaced by nothing
         raise dg.Failure(description=nothing, allow_retries=False)
     with catalogue.get_connection() as con:
-        before = collection_document_hashes(con, spec.name)
         replace_collection(
             con,
             spec.name,
@@ -63,8 +96,11 @@ def source_documents(
         )
         row_counts = row_count_metadata(con, "source_documents", spec.name)
         report_side_table(context, con, "rejected_documents", stage="ingest")
-    changes = document_changes(before, {d.doc_id: d.content_hash for d in result.documents})
-    context.log.info(f"{spec.name} documents: {change_summary(change_counts(changes, len(result.documents)))}")
+    changes = document_changes(
+        {doc_id: doc.content_hash for doc_id, doc in known.items()},
+        {d.doc_id: d.content_hash for d in result.documents},
+    )
+    kept = _log_reading(context, spec.name, changes, result.documents, known)
     for doc_id, original in result.duplicates:
         context.log.warning(f"{doc_id} has the same content as {original} (duplicates: {sources.duplicates})")
     # The data version is the hash of every document's hash: unchanged sources, unchanged version.
@@ -76,6 +112,8 @@ def source_documents(
             "collection": spec.name,
             "source": spec.path,
             "documents": len(result.documents),
+            "documents_read": len(result.documents) - kept,
+            "documents_kept": kept,
             "rejected": len(result.rejections),
             **document_change_metadata(changes, len(result.documents)),
             "megabytes": round(sum(d.size_bytes for d in result.documents) / 1e6, 3),

@@ -8,7 +8,7 @@ from typing import TypeVar
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.core.evaluation.answer_forms import FORM_BASES, FORM_METRICS
+from rag_assets.core.evaluation.answer_forms import FORM_BASES, FORM_METRICS, AnswerForms
 from rag_assets.core.evaluation.evidence import EvidenceSummary, evidence_table, summarise_evidence
 from rag_assets.core.evaluation.report import (
     GENERATED_OUTPUT_METRICS,
@@ -162,9 +162,11 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         evidence_split="+".join(evidence_splits),
         intervals=metric_intervals(scored),
         seed_systems=compare_seed_systems(records, scored),
-        answer_forms=compare_seed_systems(records, scored, FORM_BASES, FORM_METRICS),
-        default_form=form.model_id if form else "",
-        form_choice=dict(form.details) if form else {},
+        answer_forms=AnswerForms(
+            compare_seed_systems(records, scored, FORM_BASES, FORM_METRICS),
+            form.model_id if form else "",
+            dict(form.details) if form else {},
+        ),
     )
     files = write_report(data, reports_root())
     context.log.info(f"evaluation report: {files.html}")

@@ -12,7 +12,7 @@ from rag_assets.core.corpus.tree import render_tree
 from rag_assets.core.corpus.tree_building import DEFAULT_MAX_NODES, build_trees
 from rag_assets.core.store.collections import replace_collection
 from rag_assets.core.store.document_tables import load_documents
-from rag_assets.core.store.tree_tables import nodes_table, texts_table
+from rag_assets.core.store.tree_tables import nodes_table, stored_trees, texts_table
 from rag_assets.defs.corpus.source_documents import source_documents
 from rag_assets.defs.deployment import CATALOGUE_POOL
 from rag_assets.defs.metadata import (
@@ -53,8 +53,12 @@ def document_trees(
     collection = context.partition_key
     with catalogue.get_connection() as con:
         docs = load_documents(con, collection)
+        kept = stored_trees(con, collection, docs)  # same content, same reader: no parse
     # parsing holds no connection: readers are not locked out
-    built = build_trees(docs, progress=True, max_nodes=config.max_nodes)
+    built = build_trees(docs, progress=True, max_nodes=config.max_nodes, kept=kept)
+    context.log.info(
+        f"{collection} trees: {len(docs) - len(kept)} parsed, {len(kept)} kept (same content, same reader)"
+    )
     for rejection in built.rejections:
         context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
     if docs and not built.trees:  # stop here, before the last good trees are replaced by none
@@ -83,6 +87,8 @@ def document_trees(
             "documents": len(built.trees),
             "nodes": len(nodes),
             "content_nodes": sum(1 for n in nodes if n.kind == "content"),
+            "trees_parsed": len(docs) - len(kept),
+            "trees_kept": len(kept),
             "rejected": len(built.rejections),
             "median_nodes_per_document": statistics.median([s for s, _ in sizes]) if sizes else 0,
             "depth_histogram": dg.MetadataValue.md(counter_table("depth", Counter(n.depth for n in nodes))),
