@@ -45,6 +45,13 @@ class SourcesResource(dg.ConfigurableResource):
         default="keep",
         description="Documents with the same content as an earlier one: `keep` (indexed, listed) or `skip` (rejected).",
     )
+    read_workers: int = Field(
+        default=0,
+        ge=0,
+        le=64,
+        description="Processes that read PDF and Word files in parallel (four or more to read): 0 one per CPU "
+        "core (at most 8), 1 none (read in the step's own process).",
+    )
 
     def resolved_file(self) -> Path:
         return Path(self.collections_file) if self.collections_file else collections_file()

@@ -75,3 +75,40 @@ def test_stored_trees_are_kept_only_for_the_same_content_and_reader(tmp_path: Pa
     # a kept tree goes through the same caps as a parsed one
     rebuilt = build_trees(docs, kept=kept, max_nodes=10)
     assert [d.doc_id for d, _ in rebuilt.trees] == [d.doc_id for d, t in built.trees if len(t.nodes) <= 10]
+
+
+def test_files_read_on_worker_processes_come_out_as_read_here_and_in_order(tmp_path: Path) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for n in range(6):  # more PDFs than MIN_POOLED_FILES: read on spawned workers
+        page = [(72, 60, 18, f"Pump {n}", True), (72, 100, 10, f"Prime pump {n} before it runs.", False)]
+        (folder / f"pump{n}.pdf").write_bytes(make_pdf([page]))
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.7\nnot really")
+    (folder / "notes.md").write_text("# Notes\n\nKeep the manual.\n")
+    spec = CollectionSpec("many", str(folder))
+    here, pooled = ingest(spec, read_workers=1), ingest(spec, read_workers=2)
+    assert [d.doc_id for d in pooled.documents] == [d.doc_id for d in here.documents]
+    assert pooled.documents == here.documents and len(here.documents) == 7
+    assert [(r.uri, r.reason) for r in pooled.rejections] == [(r.uri, r.reason) for r in here.rejections]
+    assert [r.uri for r in here.rejections] == [str(folder / "broken.pdf")]
+    # kept documents stay in their place among the ones read
+    known = {d.doc_id: d for d in here.documents if d.doc_id != "many/pump3.pdf"}
+    mixed = ingest(spec, known=known, read_workers=2)
+    assert mixed.documents == here.documents
+
+
+def test_in_order_reads_here_what_a_dead_worker_left() -> None:
+    from rag_assets.core.corpus.reading_pool import in_order
+
+    assert list(in_order([3, 1, 2], abs, workers=1)) == [3, 1, 2]
+    # os._exit in a worker breaks the pool: every task is still done, here, in order
+    assert list(in_order([1, -1, 2, 3], _exit_on_negative, workers=2)) == [1, 1, 2, 3]
+
+
+def _exit_on_negative(value: int) -> int:
+    import multiprocessing
+    import os
+
+    if value < 0 and multiprocessing.parent_process() is not None:
+        os._exit(1)
+    return abs(value)

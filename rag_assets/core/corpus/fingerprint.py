@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 import sys
 
-from rag_assets.core.corpus.sources import BUILTIN_PYTHON_REFERENCE, CollectionSpec, discover_files
+from rag_assets.core.corpus.discovery import discover_files
+from rag_assets.core.corpus.sources import BUILTIN_PYTHON_REFERENCE, CollectionSpec
 
 
 def source_fingerprint(spec: CollectionSpec) -> dict[str, str]:

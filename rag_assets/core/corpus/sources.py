@@ -9,8 +9,6 @@ with a reason naming it and the problem; nothing else in the collection is affec
 from __future__ import annotations
 
 import dataclasses
-import errno
-import glob
 import hashlib
 import json
 import os
@@ -19,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_assets.core.corpus.decoding import DocumentRejected, decode_document
+from rag_assets.core.corpus.discovery import collection_root, discover
 from rag_assets.core.corpus.parsers import (
     BINARY_FORMATS,
     ParseError,
@@ -29,6 +28,7 @@ from rag_assets.core.corpus.parsers import (
 )
 from rag_assets.core.corpus.parsers.pdf import pdf_title
 from rag_assets.core.corpus.reader_version import reader_version
+from rag_assets.core.corpus.reading_pool import in_order, worker_count
 
 BUILTIN_PYTHON_REFERENCE = "builtin:python-reference"
 AUTO = "auto"
@@ -123,70 +123,11 @@ def _slug(collection: str, *parts: str) -> str:
     return "/".join([collection, *(p.replace("\\", "/").strip("/") for p in parts if p)])
 
 
-def discover_files(path: str) -> list[Path]:
-    """The files a collection path names, sorted so ids and order are stable."""
-    return discover(path)[0]
-
-
-def discover(path: str) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """(files, skipped links with the reason) a collection path names, both sorted. Symbolic
-    links to files are followed; links to folders are not (no loops, no surprise trees), and
-    dangling or looping links are reported rather than silently dropped."""
-    if any(ch in path for ch in "*?["):
-        matches = sorted(Path(p) for p in glob.glob(path, recursive=True))
-        files = [p for p in matches if p.is_file()]
-        skipped = [(p, problem) for p in matches if p.is_symlink() and (problem := link_problem(p))]
-        return files, skipped
-    root = Path(path)
-    if root.is_dir():
-        files, skipped = [], []
-        for p in sorted(root.rglob("*")):
-            if p.name.startswith("."):
-                continue
-            if p.is_symlink():
-                problem = link_problem(p)
-                if problem:
-                    skipped.append((p, problem))
-                    continue
-            if p.is_file():
-                files.append(p)
-        return files, skipped
-    if root.is_file():
-        return [root], []
-    raise FileNotFoundError(f"collection path {path!r} matches no file or folder")
-
-
-def link_problem(link: Path) -> str | None:
-    """Why a symbolic link is not read as a document (None: it points at a regular file)."""
-    try:
-        target = os.readlink(link)
-    except OSError:
-        return None
-    try:
-        link.stat()
-    except OSError as err:
-        if err.errno == errno.ELOOP:
-            return f"symbolic link loop ({link.name} -> {target} leads back to itself)"
-        return f"dangling symbolic link: its target {target} does not exist"
-    if link.is_dir():
-        return f"symbolic link to the folder {target}, not followed (name that folder in the collections file instead)"
-    if not link.is_file():
-        return f"symbolic link to {target}, which is not a regular file"
-    return None
-
-
 def _too_many_words(text: str, limit: int) -> str | None:
     words = len(text.split())
     if words <= limit:
         return None
     return f"{words:,} words, over the {limit:,}-word limit per document (raise max_document_words to accept it)"
-
-
-def _collection_root(path: str) -> Path:
-    if any(ch in path for ch in "*?["):
-        return Path(glob.escape(path).split("*")[0] or ".").parent
-    root = Path(path)
-    return root if root.is_dir() else root.parent
 
 
 def _builtin_python_reference(collection: str) -> Iterator[SourceDocument]:
@@ -264,26 +205,65 @@ def iter_collection(
     max_document_words: int = DEFAULT_MAX_DOCUMENT_WORDS,
     max_document_pages: int = DEFAULT_MAX_DOCUMENT_PAGES,
     known: Mapping[str, SourceDocument] | None = None,
+    read_workers: int = 1,
 ) -> Iterator[SourceDocument | Rejection]:
     """Yield every document of a collection, or a Rejection for each one that cannot be read.
 
     `known`: the documents the catalogue holds (doc id -> document). A file whose bytes and
     reader version (`reader_version`: this reading code under these caps) are a known
-    document's is not read again: the stored document is yielded, as it was read."""
+    document's is not read again: the stored document is yielded, as it was read.
+    `read_workers`: processes that read the other files when `MIN_POOLED_FILES` or more of them
+    are PDF or Word files (0: one per core; see `reading_pool`); the order stays the files'."""
     if spec.path == BUILTIN_PYTHON_REFERENCE:
         yield from _builtin_python_reference(spec.name)
         return
-    root = _collection_root(spec.path)
+    root = collection_root(spec.path)
     caps = _Caps(max_document_mb, max_document_words, max_document_pages)
     files, skipped = discover(spec.path)
     for link, problem in skipped:
         yield Rejection(spec.name, str(link), "ingest", problem)
+    slots: list[SourceDocument | None] = []  # the stored document, or None: to read
+    tasks: list[tuple[CollectionSpec, Path, str, _Caps]] = []
     for file in files:
         try:
             rel = os.path.relpath(file, root)
         except ValueError:
             rel = file.name
-        yield from _file_documents(spec, file, rel, caps, known or {})
+        slots.append(_unchanged(spec, file, rel, caps, known or {}))
+        if slots[-1] is None:
+            tasks.append((spec, file, rel, caps))
+    binary = sum(1 for _, file, _, _ in tasks if file.suffix.lower() in (".pdf", ".docx"))
+    workers = worker_count(read_workers) if binary >= MIN_POOLED_FILES else 1
+    read = in_order(tasks, _read_task, workers)
+    for kept in slots:
+        if kept is not None:
+            yield kept
+        else:
+            yield from next(read)
+
+
+# fewer PDF or Word files than this are read here: a worker process costs a second to start
+MIN_POOLED_FILES = 4
+
+
+def _unchanged(
+    spec: CollectionSpec, file: Path, rel: str, caps: _Caps, known: Mapping[str, SourceDocument]
+) -> SourceDocument | None:
+    """The stored document of a file whose bytes and reader version are unchanged, else None."""
+    kept = known.get(_slug(spec.name, rel))
+    if kept is None or kept.reader_version != caps.version:
+        return None
+    try:
+        if file.stat().st_size != kept.size_bytes or content_hash(file.read_bytes()) != kept.content_hash:
+            return None
+    except OSError:
+        return None  # reading it again says why
+    return dataclasses.replace(kept, uri=str(file))
+
+
+def _read_task(task: tuple[CollectionSpec, Path, str, _Caps]) -> list[SourceDocument | Rejection]:
+    """One file's documents or rejection (a worker process runs this)."""
+    return list(_file_documents(*task))
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,10 +278,8 @@ class _Caps:
         return reader_version(max_document_words=self.max_document_words, max_document_pages=self.max_document_pages)
 
 
-def _file_documents(
-    spec: CollectionSpec, file: Path, rel: str, caps: _Caps, known: Mapping[str, SourceDocument]
-) -> Iterator[SourceDocument | Rejection]:
-    """The document of one file (the records of a page file), kept as stored when unchanged."""
+def _file_documents(spec: CollectionSpec, file: Path, rel: str, caps: _Caps) -> Iterator[SourceDocument | Rejection]:
+    """The document of one file read (the records of a page file), or why it cannot be read."""
     uri, doc_id, version = str(file), _slug(spec.name, rel), caps.version
     try:
         size = file.stat().st_size
@@ -312,10 +290,6 @@ def _file_documents(
             )
         data = file.read_bytes()
         digest = content_hash(data)
-        kept = known.get(doc_id)
-        if kept is not None and kept.content_hash == digest and kept.reader_version == version:
-            yield dataclasses.replace(kept, uri=uri)
-            return
         fmt, text = _read(spec.format, file, data, caps.max_document_words, caps.max_document_pages)
     except DocumentRejected as err:
         yield Rejection(spec.name, uri, "ingest", str(err))
@@ -383,11 +357,12 @@ def ingest(
     duplicates: str = "keep",
     max_document_pages: int = DEFAULT_MAX_DOCUMENT_PAGES,
     known: Mapping[str, SourceDocument] | None = None,
+    read_workers: int = 1,
 ) -> IngestResult:
     """Every readable document of the collection, the rejected ones with their reasons, and the
     documents whose content an earlier one already has (`duplicates`: keep them, listed, or
     skip them as rejections). `known`: the catalogue's documents, kept where unchanged (see
-    `iter_collection`)."""
+    `iter_collection`), the others read on `read_workers` processes."""
     if duplicates not in DUPLICATE_POLICIES:
         raise ValueError(f"duplicates must be one of {DUPLICATE_POLICIES}, not {duplicates!r}")
     documents: list[SourceDocument] = []
@@ -396,7 +371,9 @@ def ingest(
     seen: set[str] = set()
     first_with: dict[str, str] = {}
     limits = {"max_document_mb": max_document_mb, "max_document_words": max_document_words}
-    for item in iter_collection(spec, **limits, max_document_pages=max_document_pages, known=known):
+    for item in iter_collection(
+        spec, **limits, max_document_pages=max_document_pages, known=known, read_workers=read_workers
+    ):
         if isinstance(item, Rejection):
             rejections.append(item)
             continue

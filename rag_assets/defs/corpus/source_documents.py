@@ -80,6 +80,7 @@ def source_documents(
         duplicates=sources.duplicates,
         max_document_pages=sources.max_document_pages,
         known=known,
+        read_workers=sources.read_workers,
     )
     for rejection in result.rejections:
         context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
