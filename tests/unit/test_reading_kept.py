@@ -54,6 +54,9 @@ def test_unchanged_files_keep_the_stored_document_and_changed_ones_are_read(tmp_
     capped = _by_id(ingest(spec, known=known, max_document_pages=5))
     assert capped["docs/pump.pdf"].text == first["docs/pump.pdf"].text
     assert capped["docs/pump.pdf"].reader_version != first["docs/pump.pdf"].reader_version
+    # and a file now over the size cap is refused, not kept
+    small = ingest(spec, known=known, max_document_mb=0.0005)
+    assert "docs/pump.pdf" not in _by_id(small) and any(r.uri.endswith("pump.pdf") for r in small.rejections)
 
 
 def test_stored_trees_are_kept_only_for_the_same_content_and_reader(tmp_path: Path) -> None:

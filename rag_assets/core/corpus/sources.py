@@ -251,8 +251,8 @@ def _unchanged(
 ) -> SourceDocument | None:
     """The stored document of a file whose bytes and reader version are unchanged, else None."""
     kept = known.get(_slug(spec.name, rel))
-    if kept is None or kept.reader_version != caps.version:
-        return None
+    if kept is None or kept.reader_version != caps.version or kept.size_bytes > caps.max_document_mb * 1024 * 1024:
+        return None  # not stored, read by other code or caps, or now over the size cap: read (or refuse) it
     try:
         if file.stat().st_size != kept.size_bytes or content_hash(file.read_bytes()) != kept.content_hash:
             return None
