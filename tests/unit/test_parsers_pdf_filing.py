@@ -26,6 +26,9 @@ def _page(*lines: tuple[str, bool]) -> list[Run]:
 
 def _filing() -> bytes:
     cover = [(200, 100, 16, "FORM 10-K", True), (200, 140, 14, "ACME CORPORATION", True)]
+    # the form's check boxes: a bold mark before each kind of report, its line bold too
+    cover += [(72, 170, 12, "x", True), (90, 186, 10, "ANNUAL REPORT PURSUANT TO SECTION 13", True)]
+    cover += [(72, 210, 12, "o", True), (90, 226, 10, "TRANSITION REPORT PURSUANT TO SECTION 13", True)]
     contents = [(250, 80, 10, "Table of Contents", True)]
     entries = [("Item 1. Business", "3"), ("Item 1A. Risk Factors", "3"), ("Item 7. Management's Discussion", "4")]
     for index, (entry, number) in enumerate([*entries, ("Item 8. Financial Statements", "5")]):
@@ -64,9 +67,17 @@ def test_filing_parts_items_statements_and_notes_at_their_levels(tmp_path: Path)
     tree = tree_of(tmp_path / "acme.pdf")
     # the cover's largest line, and the file's name that tells one filing from another
     assert tree.title == "FORM 10-K (acme)"
+    # the cover is no cascade: its check boxes and report kinds are its text, under the title
+    cover = [n.text for n in tree.nodes if n.page_start == 1 and n.kind == "content"]
+    assert cover == [
+        "ACME CORPORATION",
+        "x",
+        "ANNUAL REPORT PURSUANT TO SECTION 13",
+        "o",
+        "TRANSITION REPORT PURSUANT TO SECTION 13",
+    ]
     assert outline(tree)[1:] == [
-        (1, "ACME CORPORATION"),
-        (2, "Table of Contents"),  # the contents page's title; its entries are no headings
+        (1, "Table of Contents"),  # the contents page's title; its entries are no headings
         (1, "PART I"),
         (2, "Item 1. Business."),
         (3, "General"),

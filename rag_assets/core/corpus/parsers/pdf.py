@@ -23,7 +23,7 @@ from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new
 from rag_assets.core.corpus.parsers.errors import ParseError
 from rag_assets.core.corpus.parsers.pdf_draft import BULLET, GLYPH_BULLETS, Draft, emit
 from rag_assets.core.corpus.parsers.pdf_extract import PDF_LAYOUT_VERSION
-from rag_assets.core.corpus.parsers.pdf_filing import contents_pages, filing_rank, join_label
+from rag_assets.core.corpus.parsers.pdf_filing import contents_pages, filing_rank, flatten_cover, join_label
 from rag_assets.core.corpus.parsers.pdf_floats import float_past_breaks, is_caption
 from rag_assets.core.corpus.parsers.pdf_headings import (
     heading_levels,
@@ -328,6 +328,7 @@ def parse_pdf(layout: str) -> list[Block]:
         if draft.kind is BlockKind.HEADING and draft.lines[0].page in contents and filing_rank(draft.lines[0].text):
             draft.kind = BlockKind.PARAGRAPH
     drafts = float_past_breaks(drafts, body)
+    flatten_cover(drafts)
     heading_levels(drafts)
     _unmarked_lists(drafts)
     promote_lead_lines(drafts, body)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from rag_assets.core.corpus.blocks import BlockKind
+from rag_assets.core.corpus.parsers.pdf_draft import Draft
 from rag_assets.core.corpus.parsers.pdf_lines import Line
 
 PART, ITEM, SECTION, NOTE = 1, 2, 3, 4
@@ -94,3 +96,19 @@ def contents_pages(pages: list[list[Line]]) -> set[int]:
         if entries >= MIN_ITEMS:
             found.add(number)
     return found
+
+
+def flatten_cover(drafts: list[Draft]) -> None:
+    """A filing's cover page (page 1, before its first Part or Item) heads the document with its
+    largest lines ("FORM 10-K", the company); its other styled lines (the check boxes' report
+    kinds, the registrant's details) are the cover's text, not a cascade of headings."""
+    ranked = [d for d in drafts if d.kind is BlockKind.HEADING and filing_rank(d.lines[0].text) in (PART, ITEM)]
+    if sum(filing_rank(d.lines[0].text) == ITEM for d in ranked) < MIN_ITEMS or ranked[0].lines[0].page == 1:
+        return
+    cover = [d for d in drafts if d.kind is BlockKind.HEADING and d.lines[0].page == 1]
+    if not cover:
+        return
+    largest = max(d.lines[0].size for d in cover)
+    for draft in cover:
+        if draft.lines[0].size < largest - 0.5:
+            draft.kind = BlockKind.PARAGRAPH

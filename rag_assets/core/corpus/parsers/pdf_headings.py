@@ -20,6 +20,8 @@ def is_heading_line(line: Line, body: float) -> bool:
     words = len(text.split())
     if not text or words > _MAX_HEADING_WORDS or "\t" in text or not any(c.isalpha() for c in text):
         return False
+    if sum(c.isalnum() for c in text) < 2:
+        return False  # a check box's mark on a filing's cover ("x", "o", "ý"), not a heading
     if text.startswith("(") and text.endswith(")"):
         return False  # "(Dollars in millions)": a table's caption
     if filing_rank(text) is not None and (line.bold or line.size >= body * HEADING_SCALE or text.isupper()):
