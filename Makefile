@@ -1,7 +1,7 @@
 # The two commands of the README do all set-up on a fresh machine:
 #   make run    create the virtualenv, install, materialize the whole asset graph, print a summary
 #   make test   create the virtualenv, install, run the test suite
-# `make run DATA=../shared/datasets` runs the same graph on the three real evaluation sets.
+# `make run DATA=../shared/datasets` runs the same graph on the four real evaluation sets.
 
 VENV ?= .venv
 # auto: install the [vllm] extra when torch is a CPU build (CI exercises vLLM for real); 0: never
