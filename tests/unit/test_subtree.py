@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from rag_assets.core.corpus.blocks import heading, list_item, paragraph
@@ -133,6 +135,22 @@ def test_fit_is_the_identity_within_budget_and_deterministic() -> None:
     view = doc.light([3])
     assert view.fit(None) is view and view.fit(10_000) is view
     assert view.fit(60) == view.fit(60) and len(view.fit(60).render().split()) <= 60
+
+
+def test_a_section_of_thousands_of_rows_is_cut_to_the_most_rows_that_fit() -> None:
+    # a filing's statement: one heading over 3,000 table rows, every row lit by the search
+    rows = [paragraph(f"Line item {n} | 2018: {n},000 | 2017: {n},500") for n in range(3000)]
+    doc = DocumentRouting("filing", build_tree("Filing", [heading("Statements", 1), *rows]).nodes)
+    view = doc.light([n.node_id for n in doc.nodes if n.kind == "content"])
+    fitted = view.fit(512)
+    assert len(fitted.render().split()) <= 512
+    kept = sorted(fitted.visible_content_ids)
+    assert kept and kept == sorted(view.visible_content_ids)[: len(kept)]  # the first rows, in order
+    # one row more would not fit: the cut keeps as many rows as the budget holds
+    one_more = dataclasses.replace(
+        fitted, visible_content_ids=frozenset(sorted(view.visible_content_ids)[: len(kept) + 1])
+    )
+    assert len(one_more.render().split()) > 512
 
 
 def test_content_cut_for_the_budget_is_shown_by_a_later_expansion() -> None:

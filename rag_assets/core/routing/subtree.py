@@ -52,7 +52,7 @@ class SubtreeView:
         view = self.fit(token_budget, count_tokens)
         return "\n".join(_line(view.nodes[i], view.content_words) for i in view.visible_ids)
 
-    def fit(self, token_budget: int | None, count_tokens: Callable[[str], int] = word_count) -> SubtreeView:  # noqa: C901 — the four documented steps in order, each returning once the view fits
+    def fit(self, token_budget: int | None, count_tokens: Callable[[str], int] = word_count) -> SubtreeView:
         """This view cut down until its rendering fits `token_budget`; the result names exactly
         the nodes its rendering shows, so the router's grammar and parser can offer those alone.
 
@@ -81,17 +81,45 @@ class SubtreeView:
             view = replace(view, content_words=words)
             if self._fits(view, token_budget, count_tokens):
                 return view
-        content = sorted(view.visible_content_ids)
-        for count in range(len(content) - 1, -1, -1):
-            view = replace(view, visible_content_ids=frozenset(content[:count]))
-            if self._fits(view, token_budget, count_tokens):
-                return view
+        # the most content lines, then the most headings, that fit: a view renders longer with
+        # every line it shows, so each is a binary search (a filing's section can show thousands
+        # of table rows: trying one count after another renders the view thousands of times)
+        content, shortened = sorted(view.visible_content_ids), view
+
+        def with_content(count: int) -> SubtreeView:
+            return replace(shortened, visible_content_ids=frozenset(content[:count]))
+
+        count = self._most_views_that_fit(with_content, len(content) - 1, 0, token_budget, count_tokens)
+        view = with_content(max(count, 0))
         shown = view.shown_heading_ids if view.shown_heading_ids is not None else frozenset(ranked)
-        for count in range(len(shown) - 1, len(essential) - 1, -1):
-            view = replace(headings(count), visible_content_ids=frozenset(), content_words=view.content_words)
-            if self._fits(view, token_budget, count_tokens):
-                return view
-        return view
+        if count >= 0 or len(shown) - 1 < len(essential):
+            return view
+
+        def with_headings(count: int) -> SubtreeView:
+            return replace(headings(count), visible_content_ids=frozenset(), content_words=shortened.content_words)
+
+        count = self._most_views_that_fit(with_headings, len(shown) - 1, len(essential), token_budget, count_tokens)
+        return with_headings(max(count, len(essential)))
+
+    @classmethod
+    def _most_views_that_fit(
+        cls,
+        view_of: Callable[[int], SubtreeView],
+        most: int,
+        least: int,
+        token_budget: int,
+        count_tokens: Callable[[str], int],
+    ) -> int:
+        """The largest count in [least, most] whose view fits the budget, or least - 1 when none
+        does (views grow with their count)."""
+        low, high = least - 1, most
+        while low < high:
+            middle = (low + high + 1) // 2
+            if cls._fits(view_of(middle), token_budget, count_tokens):
+                low = middle
+            else:
+                high = middle - 1
+        return low
 
     @staticmethod
     def _fits(view: SubtreeView, token_budget: int, count_tokens: Callable[[str], int]) -> bool:
