@@ -296,7 +296,8 @@ def _poison_another_collection(catalogue: Path) -> None:
     try:
         ensure_schema(con)
         con.execute(
-            "INSERT INTO source_documents VALUES ('ghost', 'ghost/a.pdf', '/nowhere/a.pdf', 'pdf', 'A', 'x', 0, '')"
+            "INSERT INTO source_documents (collection, doc_id, uri, format, title, content_hash, size_bytes, text) "
+            "VALUES ('ghost', 'ghost/a.pdf', '/nowhere/a.pdf', 'pdf', 'A', 'x', 0, '')"
         )
         con.execute(
             "INSERT INTO document_nodes VALUES ('ghost', 'ghost/a.pdf', 3, 7, 'content', 'paragraph', 1, '', [], 5, 2, 0, 0)"
