@@ -93,6 +93,29 @@ def test_problems_catch_missing_questions_broken_cap_and_bad_metrics() -> None:
     assert evidence_problems(FILLED) == ["no rag-hybrid rows: nothing to compare against"]
 
 
+def test_single_store_rows_are_held_to_the_single_store_baseline() -> None:
+    # within its own filing rag-hybrid gives more words than on the shared store: the routed
+    # single-store rows may use them, and cover only the questions that have a filing
+    single = [
+        EvidenceRow("rag-hybrid (single store)", "", False, f"q{i}", {"page_hit": 1.0}, 150, 0.0) for i in range(3)
+    ]
+    routed = [
+        EvidenceRow("rdr2-encoder (single store)", "encoder", True, f"q{i}", {"page_hit": 1.0}, 140, 0.0)
+        for i in range(3)
+    ]
+    assert evidence_problems(BASE + single + routed) == []
+    over = [
+        EvidenceRow("rdr2-oracle (single store)", "oracle", True, f"q{i}", {"page_hit": 1.0}, 151, 0.0)
+        for i in range(3)
+    ]
+    assert evidence_problems(BASE + single + over) == [
+        "rdr2-oracle (single store): 3 questions over rag-hybrid (single store)'s words (e.g. q0)"
+    ]
+    assert evidence_problems(BASE + routed) == [
+        "rdr2-encoder (single store): no rag-hybrid (single store) rows to compare against"
+    ]
+
+
 def test_rows_stored_in_order_and_replaced_per_collection(tmp_path: Path) -> None:
     con = duckdb.connect(str(tmp_path / "catalogue.duckdb"))
     assert load_evidence(con, "a") == []

@@ -277,21 +277,26 @@ def evidence_footnote(summary: EvidenceSummary) -> str:
 def evidence_problems(rows: Sequence[EvidenceRow], baseline: str = "rag-hybrid") -> list[str]:
     """What makes stored evidence rows untrustworthy: no baseline, a strategy missing questions
     the baseline has, a routed row over the baseline's words for a question (the cap broken), a
-    metric outside [0, 1]."""
+    metric outside [0, 1]. Single-store rows are held to the single-store baseline."""
     by_strategy: dict[str, dict[str, EvidenceRow]] = {}
     for row in rows:
         by_strategy.setdefault(row.strategy, {})[row.qid] = row
     if baseline not in by_strategy:
         return [f"no {baseline} rows: nothing to compare against"]
-    base = by_strategy[baseline]
     problems: list[str] = []
     for strategy, answered in by_strategy.items():
+        # a single-store row is budgeted by, and covers the questions of, the single-store baseline
+        own = baseline + SINGLE_SUFFIX if strategy.endswith(SINGLE_SUFFIX) else baseline
+        if own not in by_strategy:
+            problems.append(f"{strategy}: no {own} rows to compare against")
+            continue
+        base = by_strategy[own]
         missing = sorted(set(base) - set(answered))
         if missing:
             problems.append(f"{strategy}: {len(missing)} of {len(base)} questions missing (e.g. {missing[0]})")
         over = [q for q, r in answered.items() if r.router and q in base and r.words > base[q].words]
         if over:
-            problems.append(f"{strategy}: {len(over)} questions over {baseline}'s words (e.g. {over[0]})")
+            problems.append(f"{strategy}: {len(over)} questions over {own}'s words (e.g. {over[0]})")
         bad = [f"{q}.{m}={v}" for q, r in answered.items() for m, v in r.metrics.items() if not 0.0 <= v <= 1.0]
         if bad:
             problems.append(f"{strategy}: metrics outside [0, 1]: {', '.join(bad[:3])}")
