@@ -11,7 +11,9 @@ markers, nested by indentation, and lines set one under another that each end ea
 drawn without markers), table rows (lines with cell gaps) and code (monospaced lines,
 indentation kept).
 Running headers, footers and page numbers are dropped first, and two-column pages are read
-column by column.
+column by column; a caption or footnotes set between a paragraph and its rest (the next column or
+page) come after the whole paragraph (`pdf_floats`), and a filing's cover is headed only by its
+largest lines (`pdf_filing.flatten_cover`).
 """
 
 from __future__ import annotations
