@@ -8,7 +8,7 @@ import duckdb
 import pyarrow as pa
 
 from rag_assets.core.corpus.sources import Rejection, SourceDocument
-from rag_assets.core.store.transactions import ensure_schema, table_exists
+from rag_assets.core.store.transactions import ensure_schema, present_columns, table_exists
 
 
 def documents_table(docs: Sequence[SourceDocument]) -> pa.Table:
@@ -24,7 +24,7 @@ def rejections_table(rejections: Sequence[Rejection]) -> pa.Table:
 def load_documents(con: duckdb.DuckDBPyConnection, collection: str | None = None) -> list[SourceDocument]:
     where, params = ("WHERE collection = ?", [collection]) if collection else ("", [])
     # a catalogue written before reader versions has none until its next write
-    columns = {row[0] for row in con.execute("SELECT * FROM source_documents LIMIT 0").description}
+    columns = present_columns(con, "source_documents")
     version = "reader_version" if "reader_version" in columns else "''"
     rows = con.execute(
         f"SELECT doc_id, collection, uri, format, title, content_hash, size_bytes, text, {version} "

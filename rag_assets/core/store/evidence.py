@@ -9,7 +9,7 @@ from datetime import datetime
 import duckdb
 
 from rag_assets.core.evaluation.evidence import QUALITY_METRICS, EvidenceRow
-from rag_assets.core.store.transactions import table_exists, transaction
+from rag_assets.core.store.transactions import present_columns, table_exists, transaction
 
 TABLE = "evidence_evaluation"
 SCHEMA = """
@@ -43,7 +43,7 @@ def load_evidence(con: duckdb.DuckDBPyConnection, collection: str) -> list[Evide
     """The collection's stored rows in the order they were measured ([] before the first run)."""
     if not table_exists(con, TABLE):
         return []
-    present = {d[0] for d in con.execute(f"SELECT * FROM {TABLE} LIMIT 0").description}
+    present = present_columns(con, TABLE)
     columns = [c if c in present else f"NULL AS {c}" for c in _COLUMNS]  # page_hit: absent from older tables
     found = con.execute(
         f"SELECT {', '.join(columns)} FROM {TABLE} WHERE collection = ? ORDER BY position", [collection]

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.store.schemas import QUESTION_TABLES
-from rag_assets.core.store.transactions import table_exists
+from rag_assets.core.store.transactions import present_columns, table_exists
 
 
 def questions_table(collection: str, questions: Sequence[Question]) -> pa.Table:
@@ -45,7 +45,7 @@ def load_question_rows(
     if splits:
         where += f" AND split IN ({', '.join('?' * len(splits))})"
         params += splits
-    columns = {d[0] for d in con.execute(f"SELECT * FROM {table} LIMIT 0").description}
+    columns = present_columns(con, table)
     pages = "gold_pages" if "gold_pages" in columns else "[]::INTEGER[]"  # a catalogue from before gold pages
     rows = con.execute(
         f"SELECT qid, query, answers, evidences, section_path, gold_doc, not_answerable, split, {pages} "

@@ -13,6 +13,12 @@ import pyarrow as pa
 from rag_assets.core.store.schemas import ADDED_COLUMNS, SCHEMA
 
 
+def present_columns(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:
+    """The columns a catalogue table has now (an older catalogue may lack columns added since,
+    until its next write runs `ensure_schema`)."""
+    return {d[0] for d in con.execute(f"SELECT * FROM {table} LIMIT 0").description}
+
+
 def table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
     return bool(
         con.execute(

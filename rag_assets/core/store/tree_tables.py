@@ -12,7 +12,7 @@ from rag_assets.core.corpus.sources import SourceDocument
 from rag_assets.core.corpus.tree import DocumentTree, TreeNode, page_label
 from rag_assets.core.store.document_tables import rows_by_doc_id
 from rag_assets.core.store.schemas import NODE_ARROW_SCHEMA
-from rag_assets.core.store.transactions import table_exists
+from rag_assets.core.store.transactions import present_columns, table_exists
 
 
 def nodes_table(trees: Sequence[tuple[SourceDocument, DocumentTree]]) -> pa.Table:
@@ -60,7 +60,7 @@ def load_trees(
         params.append(list(doc_ids))
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     # a catalogue written before nodes had pages has no page columns until its next write
-    columns = {row[0] for row in con.execute("SELECT * FROM document_nodes LIMIT 0").description}
+    columns = present_columns(con, "document_nodes")
     pages = "n.page_start, n.page_end" if "page_start" in columns else "0, 0"
     rows = con.execute(
         "SELECT n.doc_id, n.node_id, n.parent_id, n.kind, n.block, n.depth, n.text, n.heading_path, "
@@ -95,7 +95,7 @@ def stored_trees(
     """doc_id -> the catalogue's tree of each document whose stored tree was built from the same
     content by the same reading code (content hash and reader version both equal; see
     `core/corpus/reader_version.py`): those need not be parsed again."""
-    columns = {row[0] for row in con.execute("SELECT * FROM document_texts LIMIT 0").description}
+    columns = present_columns(con, "document_texts")
     if "reader_version" not in columns:
         return {}
     stored = dict(
@@ -117,7 +117,7 @@ def stored_trees(
 
 def node_pages(con: duckdb.DuckDBPyConnection, collection: str, doc_ids: Sequence[str]) -> dict[tuple[str, int], str]:
     """(doc_id, node_id) -> its pages ("p. 12", '' where unknown) for the nodes of `doc_ids`."""
-    columns = {row[0] for row in con.execute("SELECT * FROM document_nodes LIMIT 0").description}
+    columns = present_columns(con, "document_nodes")
     if "page_start" not in columns or not doc_ids:
         return {}
     rows = con.execute(

@@ -42,6 +42,7 @@ from rag_assets.core.corpus.parsers.pdf_lines import (
     drop_page_furniture,
     join_cells,
     merge_fragments,
+    opens_next_column,
     page_lines,
     reading_order,
 )
@@ -85,12 +86,7 @@ def _continues(draft: Draft, line: Line, right_edge: float) -> bool:
     last = draft.lines[-1]
     if abs(line.size - last.size) > 0.6 or (line.bold != last.bold and draft.kind is not BlockKind.LIST_ITEM):
         return False
-    if (
-        line.page == last.page
-        and line.top < last.top - line.size
-        and line.x0 > last.x1
-        and draft.kind is BlockKind.PARAGRAPH
-    ):
+    if opens_next_column(last, line) and draft.kind is BlockKind.PARAGRAPH:
         # the top of the next column: the paragraph runs on when its last line ends no sentence
         # (a caption set there is not its rest: `float_past_breaks` moves it after the paragraph)
         return not SENTENCE_END.search(last.text) and not is_caption(line.text)

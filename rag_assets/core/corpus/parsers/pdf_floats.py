@@ -13,7 +13,7 @@ import re
 
 from rag_assets.core.corpus.blocks import BlockKind
 from rag_assets.core.corpus.parsers.pdf_draft import Draft
-from rag_assets.core.corpus.parsers.pdf_lines import SENTENCE_END, Line
+from rag_assets.core.corpus.parsers.pdf_lines import SENTENCE_END, Line, opens_next_column
 
 _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Exhibit|Chart)\s+[0-9IVX]+[.:]?(?:\s|$)", re.IGNORECASE)
 _SMALLER = 0.6  # points below the body size that make a line a footnote's, not the body's
@@ -37,9 +37,7 @@ def _resumes(before: Line, after: Line) -> bool:
     """Whether `after` is the first line of the next column or page, set like `before`."""
     if abs(after.size - before.size) > _SMALLER or after.bold != before.bold:
         return False
-    if after.page == before.page + 1:
-        return True
-    return after.page == before.page and after.top < before.top - after.size and after.x0 > before.x1
+    return after.page == before.page + 1 or opens_next_column(before, after)
 
 
 def float_past_breaks(drafts: list[Draft], body: float) -> list[Draft]:

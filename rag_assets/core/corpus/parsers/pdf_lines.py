@@ -340,6 +340,11 @@ def body_size(pages: list[list[Line]]) -> float:
     return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
+def opens_next_column(last: Line, line: Line) -> bool:
+    """Whether `line` is set at the top of the column right of `last`'s (same page, above it)."""
+    return line.page == last.page and line.top < last.top - line.size and line.x0 > last.x1
+
+
 def broken_early(last: Line, line: Line, right_edge: float) -> bool:
     """Whether `last` ended with room left for `line`'s first word before its column's right
     edge: the text broke the line there (a list drawn without markers, an address), since a
