@@ -3,9 +3,12 @@ that another process holds, instead of failing, and names the holder when it giv
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -69,3 +72,40 @@ def test_other_errors_are_not_retried(tmp_path: Path) -> None:
         catalogue_connection(not_a_db, read_only=False, timeout_s=30),
     ):
         pass
+
+
+def test_a_catalogue_another_process_is_creating_is_waited_for(tmp_path: Path) -> None:
+    """Two partitions' first steps on a fresh catalogue: one has created the file, not yet its
+    headers; the other waits for it instead of failing with "not a valid DuckDB database"."""
+    db = tmp_path / "catalogue.duckdb"
+    db.touch()  # the other process's file, its headers still to come
+    finished = tmp_path / "finished.duckdb"
+    with catalogue_connection(finished, read_only=False) as con:
+        con.execute("CREATE TABLE t AS SELECT 7 AS x")
+
+    def finish_creating() -> None:
+        time.sleep(0.5)
+        os.replace(finished, db)
+
+    creator = threading.Thread(target=finish_creating)
+    creator.start()
+    try:
+        with catalogue_connection(db, read_only=False, timeout_s=30) as con:
+            assert con.execute("SELECT x FROM t").fetchone() == (7,)
+    finally:
+        creator.join()
+
+
+def test_a_half_written_catalogue_nobody_finishes_is_named(tmp_path: Path, monkeypatch) -> None:
+    from rag_assets.core.errors import ConfigError
+    from rag_assets.core.store import connections
+
+    monkeypatch.setattr(connections, "CREATING_WAIT_S", 0.5)
+    db = tmp_path / "catalogue.duckdb"
+    db.touch()
+    with (
+        pytest.raises(ConfigError, match=r"catalogue\.duckdb is half-written \(0 bytes\).*remove the file"),
+        catalogue_connection(db, read_only=False, timeout_s=30),
+    ):
+        pass
+    assert db.stat().st_size == 0  # nothing written over what somebody else may be creating

@@ -12,7 +12,12 @@ and jitter (two waiters that collided do not retry in lock-step) until `timeout_
 is RAG_LOCK_TIMEOUT (120 s by default, `rag_assets.core.settings.lock_timeout_s`), a pipeline
 step's is the catalogue resource's `lock_timeout_s` (900 s: steps of concurrent partitions wait
 for each other's writes). `on_wait` is told once who holds the file; past the timeout one
-`CatalogueBusy` error names the holder. Any other error is raised at once.
+`CatalogueBusy` error names the holder.
+
+A file another process is creating this instant (created, its lock and headers not yet written)
+reads as "not a valid DuckDB database file"; two partitions' first steps meet that window on a
+fresh catalogue. An empty or header-only file shorter than a new database is waited for up to
+`CREATING_WAIT_S`, then named as half-written. Any other error is raised at once.
 """
 
 from __future__ import annotations
@@ -33,6 +38,11 @@ from rag_assets.core.settings import LOCK_TIMEOUT_ENV, lock_timeout_s
 
 FIRST_WAIT_S = 0.05
 MAX_WAIT_S = 2.0
+# a new DuckDB file is 3 headers of 4 KiB; its main header carries the magic "DUCK" at byte 8
+NEW_DATABASE_BYTES = 3 * 4096
+_MAGIC = (8, b"DUCK")
+CREATING_WAIT_S = 10.0
+_NOT_A_DATABASE = "not a valid DuckDB database file"
 # DuckDB refuses, within one process, a read-write connection to a file another thread has open
 # read-only (and the reverse): the service's threads take turns per file (each holds it briefly)
 _IN_PROCESS: dict[str, threading.RLock] = {}
@@ -45,6 +55,20 @@ _HOLDER = re.compile(r"held in (?P<program>\S+) \(PID (?P<pid>\d+)\)")
 def is_lock_conflict(err: BaseException) -> bool:
     """Whether `err` is DuckDB refusing the file because another process holds its lock."""
     return isinstance(err, duckdb.IOException) and _LOCK_CONFLICT in str(err)
+
+
+def is_being_created(path: Path, err: BaseException) -> bool:
+    """Whether DuckDB refused `path` as no database because another process is still writing its
+    first headers: the file is empty, or shorter than a new database and starts like one."""
+    if not (isinstance(err, duckdb.IOException) and _NOT_A_DATABASE in str(err)):
+        return False
+    try:
+        with path.open("rb") as f:
+            head = f.read(NEW_DATABASE_BYTES)
+    except OSError:
+        return False
+    offset, magic = _MAGIC
+    return len(head) < NEW_DATABASE_BYTES and (not head.strip(b"\0") or head[offset : offset + len(magic)] == magic)
 
 
 def lock_holder(err: BaseException) -> str:
@@ -99,9 +123,19 @@ def _connect_waiting(
         try:
             return duckdb.connect(str(path), read_only=read_only, config=config)
         except duckdb.IOException as err:
+            waited = time.monotonic() - started
+            if is_being_created(path, err):
+                if waited >= min(timeout_s, CREATING_WAIT_S):
+                    raise ConfigError(
+                        f"the catalogue {path} is half-written ({path.stat().st_size} bytes) and nobody "
+                        f"finished creating it in {min(timeout_s, CREATING_WAIT_S):g} s: if no run is "
+                        "starting, remove the file and run again"
+                    ) from err
+                time.sleep(min(wait, MAX_WAIT_S) * random.uniform(0.5, 1.0))
+                wait = min(wait * 2, MAX_WAIT_S)
+                continue
             if not is_lock_conflict(err):
                 raise
-            waited = time.monotonic() - started
             if waited >= timeout_s:
                 raise CatalogueBusy(
                     f"the catalogue {path} is still in use by {lock_holder(err)} after {timeout_s:g} s; "
