@@ -198,3 +198,39 @@ def test_three_column_regulation_page_with_a_table_across() -> None:
     assert by_text(tree, "The FAA has determined that this").text.startswith(
         "The FAA has determined that this proposed AD would not have federalism implications under Executive Order"
     )
+
+
+def _prose_and_code(x: float, top: float, topic: str) -> tuple[list[Run], float]:
+    """A column's stretch: a paragraph of four full lines and a short last one, then eight short
+    lines of code (Courier), as a language reference sets them."""
+    runs: list[Run] = []
+    for k in range(4):
+        runs.append((x, top, 9, f"The {topic} statement rule number {k} applies to every suite which", False))
+        top += 12
+    runs.append((x, top, 9, f"the {topic} clause opens.", False))
+    top += 20
+    for k in range(8):
+        runs.append((x + 10, top, 9, f"x{k} = {topic}({k})", "Courier"))
+        top += 12
+    return runs, top + 14
+
+
+def test_two_column_page_with_code_between_paragraphs_reads_column_by_column(tmp_path: Path) -> None:
+    """Most lines of each column are short code lines, so the column looks unlike running text by
+    its typical line; its full prose lines say it is text (a table's label column has few)."""
+    runs: list[Run] = [(54, 60, 14, "Compound statements", True)]
+    for x, topics in ((54, ("with", "match", "try")), (322, ("for", "while", "async"))):
+        top = 90.0
+        for topic in topics:
+            stretch, top = _prose_and_code(x, top, topic)
+            runs.extend(stretch)
+    (tmp_path / "reference.pdf").write_bytes(make_pdf([runs]))
+    tree = tree_of(tmp_path / "reference.pdf")
+    paragraphs = [n.text for n in tree.nodes if n.block == "paragraph"]
+    # one node per paragraph, left column before right; no row glues the two columns together
+    assert [p.split()[1] for p in paragraphs] == ["with", "match", "try", "for", "while", "async"]
+    assert paragraphs[0] == " ".join(
+        [f"The with statement rule number {k} applies to every suite which" for k in range(4)]
+        + ["the with clause opens."]
+    )
+    assert not any("|" in n.text or "\t" in n.text for n in tree.nodes)

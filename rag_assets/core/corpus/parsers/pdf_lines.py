@@ -20,6 +20,7 @@ _PAGE_NUMBER = re.compile(
     r"^(?:page\s+)?[-–(\[]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–)\]]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE
 )
 _DIGITS = re.compile(r"\d+")
+_AMOUNT = re.compile(r"^[$€£(\-–—]*\s*\d[\d,.\s]*%?\)?$")  # "48", "$ (43,872)", "61 %"
 _COMPOUND = re.compile(r"\b([^\W\d_]+-[^\W\d_]+)\b")
 # Typographic glyphs read as the characters they stand for: ligatures as their letters, the
 # hyphen and non-breaking hyphen as "-", the minus sign as "-", a soft hyphen as nothing.
@@ -245,34 +246,89 @@ def gutters(lines: list[Line], width: float) -> list[float]:
 
 
 def text_columns(lines: list[Line], gutters: list[float], width: float) -> bool:
-    """Whether the stretches between gutters are columns of running text (each holds at least
-    three lines, most of them of three words or more and not much narrower than the column), not
-    the label and number columns of a table, whose cells are a number or a few words."""
+    """Whether the stretches between gutters are columns of running text, not the label and
+    number columns of a table, whose cells are a number or a few words."""
     bounds = [0.0, *gutters, width]
-    for left, right in pairwise(bounds):
-        inside = [ln for ln in lines if ln.x0 >= left - 1 and ln.x1 <= right + 1]
-        if len(inside) < 3:
-            return False
-        span = max(ln.x1 for ln in inside) - min(ln.x0 for ln in inside)
-        widths = sorted(ln.x1 - ln.x0 for ln in inside)
-        wordy = sum(len(ln.text.split()) >= 3 and any(c.isalpha() for c in ln.text) for ln in inside)
-        if span < 0.15 * width or widths[len(widths) // 2] < 0.4 * span or wordy < 0.6 * len(inside):
-            return False
-    return True
+    stretches = [[ln for ln in lines if ln.x0 >= left - 1 and ln.x1 <= right + 1] for left, right in pairwise(bounds)]
+    verdicts = [_running_text(inside, width) for inside in stretches]
+    if not all(verdicts):
+        return False
+    if all(verdict == "text" for verdict in verdicts):
+        return True
+    # the looser reading (prose between code or short items) must not take a table's label and
+    # amount columns for text (amounts on the baselines of the stretch to their left), nor a
+    # page of full-width paragraphs with a narrow table for a column page
+    crossing = sum(any(ln.x0 < g - 3 and ln.x1 > g + 3 for g in gutters) for ln in lines)
+    return crossing <= len(lines) / 4 and all(_amounts_beside(left, right) < 3 for left, right in pairwise(stretches))
+
+
+def _amounts_beside(left: list[Line], right: list[Line]) -> int:
+    """How many amounts in `right` sit on the baseline of a line in `left` (a table's rows)."""
+    return sum(
+        1
+        for piece in right
+        if _AMOUNT.match(piece.text.strip())
+        and any(
+            min(ln.bottom, piece.bottom) - max(ln.top, piece.top) > 0.5 * min(ln.height, piece.height) for ln in left
+        )
+    )
+
+
+def _printed_lines(pieces: list[Line]) -> list[tuple[float, str]]:
+    """(width, text) of each printed line a column's pieces make: runs in another font (inline
+    code, a bold word) are pieces of their own, and pieces a word space apart on one baseline are
+    one line (a wider gap parts a table's cells: they stay apart)."""
+    printed: list[tuple[float, str]] = []
+    for row in _in_rows_grouped(pieces):
+        start = 0
+        for i in range(1, len(row) + 1):
+            if i == len(row) or not 0 <= row[i].x0 - row[i - 1].x1 <= row[i].height:
+                printed.append((row[i - 1].x1 - row[start].x0, " ".join(p.text for p in row[start:i])))
+                start = i
+    return printed
+
+
+def _running_text(inside: list[Line], width: float) -> str:
+    """Whether a column's lines are running text: "text" when there are at least three, most of
+    them of three words or more and not much narrower than the column; "loose" when code,
+    formulas or short list items sit between the paragraphs but at least three lines, and one in
+    seven, fill the column with words (the wrapped lines of prose; a table's label column has
+    few); "" when not."""
+    if len(inside) < 3:
+        return ""
+    span = max(ln.x1 for ln in inside) - min(ln.x0 for ln in inside)
+    if span < 0.15 * width:
+        return ""
+    widths = sorted(ln.x1 - ln.x0 for ln in inside)
+    wordy = sum(len(ln.text.split()) >= 3 and any(c.isalpha() for c in ln.text) for ln in inside)
+    if widths[len(widths) // 2] >= 0.4 * span and wordy >= 0.6 * len(inside):
+        return "text"
+    printed = _printed_lines(inside)
+    full = sum(
+        len(text.split()) >= 3 and any(c.isalpha() for c in text) and line_width >= 0.8 * span
+        for line_width, text in printed
+    )
+    return "loose" if full >= max(3, len(printed) / 7) else ""
+
+
+def _in_rows_grouped(lines: list[Line]) -> list[list[Line]]:
+    """The printed rows top to bottom, each one's runs left to right."""
+    rows: list[list[Line]] = []
+    row: list[Line] = []
+    for line in sorted(lines, key=lambda ln: ln.top):
+        if row and min(row[0].bottom, line.bottom) - max(row[0].top, line.top) <= 0.5 * min(row[0].height, line.height):
+            rows.append(sorted(row, key=lambda ln: ln.x0))
+            row = []
+        row.append(line)
+    if row:
+        rows.append(sorted(row, key=lambda ln: ln.x0))
+    return rows
 
 
 def _in_rows(lines: list[Line]) -> list[Line]:
     """Top to bottom, and the runs of one printed row left to right (a table's numbers after its
     labels even where the PDF draws every label first)."""
-    ordered: list[Line] = []
-    row: list[Line] = []
-    for line in sorted(lines, key=lambda ln: ln.top):
-        if row and min(row[0].bottom, line.bottom) - max(row[0].top, line.top) <= 0.5 * min(row[0].height, line.height):
-            ordered.extend(sorted(row, key=lambda ln: ln.x0))
-            row = []
-        row.append(line)
-    ordered.extend(sorted(row, key=lambda ln: ln.x0))
-    return ordered
+    return [line for row in _in_rows_grouped(lines) for line in row]
 
 
 def reading_order(lines: list[Line], width: float) -> list[Line]:
