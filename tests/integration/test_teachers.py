@@ -23,6 +23,7 @@ from rag_assets.core.routing.teachers import (
     calibrate_thresholds,
     curation_messages,
     llm_teacher,
+    oracle_label,
     oracle_teacher,
     parse_curation_output,
     similarity_teacher,
@@ -370,3 +371,46 @@ def test_mix_uses_the_oracle_where_gold_exists_else_similarity_calibrated_on_the
         curate(samples, questions, trees, "teacher-x")
     with pytest.raises(ValueError, match="needs an engine"):
         curate(samples, questions, trees, "llm")
+
+
+def _filing() -> DocumentRouting:
+    """A filing's two statement pages and a risk page, as the PDF reader gives them (pages set)."""
+    from rag_assets.core.corpus.blocks import BlockKind, new_block
+
+    def on(page: int, block):
+        return new_block(block.kind, block.text, block.level, page, page)
+
+    tree = build_tree(
+        "ADOBE 2015 10K",
+        [
+            on(3, heading("Risk Factors", 1)),  # 1
+            on(3, paragraph("Our cash flow could suffer if operating costs rise.")),  # 2
+            on(59, heading("Consolidated Balance Sheets", 1)),  # 3
+            on(59, new_block(BlockKind.PARAGRAPH, "Cash and cash equivalents 876,560 1,117,400", 0)),  # 4
+            on(59, new_block(BlockKind.PARAGRAPH, "Total current liabilities 2,213,556 1,779,614", 0)),  # 5
+            on(61, heading("Consolidated Statements of Cash Flows", 1)),  # 6
+            on(61, new_block(BlockKind.PARAGRAPH, "Net cash provided by operating activities 1,469,502", 0)),  # 7
+            on(61, new_block(BlockKind.PARAGRAPH, "Purchases of property and equipment (184,936)", 0)),  # 8
+        ],
+    )
+    return DocumentRouting("financebench/ADOBE_2015_10K.pdf", tree.nodes)
+
+
+def test_gold_pages_label_the_rows_each_page_holds_for_the_question() -> None:
+    """FinanceBench's evidence text is a whole page extracted by another tool: it matches no node,
+    so the gold pages label: on each, the rows sharing the most topic words with the question."""
+    d = _filing()
+    query = "What is the FY2015 operating cash flow ratio: cash from operating activities / total current liabilities?"
+    page_text = "59 ADOBE SYSTEMS INCORPORATED CONSOLIDATED BALANCE SHEETS (In thousands) Cash and cash equivalents..."
+    assert gold_content_ids(d.nodes, evidences=[page_text], query=query, pages=[59, 61]) == {5, 7}
+    # without pages (a document that is not the gold one) the page text labels nothing
+    assert gold_content_ids(d.nodes, evidences=[page_text], query=query) == frozenset()
+    question = Question(
+        qid="q1", query=query, answers=("0.66",), evidences=(page_text,), gold_doc="ADOBE_2015_10K", gold_pages=(59, 61)
+    )
+    # the cash flow statement shown: answer its row, expand the balance sheet for the other one
+    label = oracle_label(d, d.expand(6), question)
+    assert (label.answer_ids, label.expand_ids) == ((7,), (3,))
+    # another filing of the collection is no gold document for it: its pages 59 and 61 are not gold
+    other = DocumentRouting("financebench/ADOBE_2016_10K.pdf", d.nodes)
+    assert oracle_label(other, other.expand(6), question).kind == "refuse"

@@ -8,8 +8,13 @@ agrees on them), from the most precise label the question has:
    and found elsewhere they are coincidences. A yes/no verdict is no span at all: conditionalqa's
    73 yes/no questions made every line with the word "no" or "yes" gold (130 lines over the dev
    pages besides the 543 evidence lines), labelling views that show no evidence as ANSWER views;
-2. a gold section path (e-manuals): the content under that path;
-3. short answers alone (Natural Questions, the built-in questions): the content nodes holding an
+2. gold pages of this document (FinanceBench: its evidence "text" is the whole page as another
+   tool extracted it, which matches no node line: labelled by it, the oracle row's page hit on
+   FinanceBench was 0.172, below rag-hybrid's): on each gold page, the content nodes that share the most topic
+   words with the question and its answers (the statement rows a metric is computed from, the
+   paragraph a question asks about), every content node of a page where none shares one;
+3. a gold section path (e-manuals): the content under that path;
+4. short answers alone (Natural Questions, the built-in questions): the content nodes holding an
    answer that share the most topic words (not stopwords) with the question, heading path
    included. Why not every holder: a short answer recurs across a long page (a date, a name: up
    to 87 blocks of one nq_wiki page, 13 on the median question), and Natural Questions' own gold
@@ -25,6 +30,7 @@ from collections.abc import Sequence
 from rag_assets.core.answer_metrics import contains_answer, normalize_answer
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.corpus.tree import CONTENT, TreeNode
+from rag_assets.core.index.reranking.labels import is_gold_document
 from rag_assets.core.routing.subtree import DocumentRouting, SubtreeView
 from rag_assets.core.routing.teachers.label import TeacherLabel, make_label
 
@@ -55,15 +61,21 @@ def gold_content_ids(
     evidences: Sequence[str] = (),
     section_path: Sequence[str] = (),
     query: str = "",
+    pages: Sequence[int] = (),
 ) -> frozenset[int]:
-    """The document's gold content nodes for a question (the module doc says which, and why)."""
+    """The document's gold content nodes for a question (the module doc says which, and why);
+    `pages` are the question's gold pages when this document is its gold document."""
     content = [n for n in nodes if n.kind == CONTENT]
     evidence = _evidence_texts(evidences)
     if evidence:
         texts = {n.node_id: normalize_answer(n.text) for n in content}
-        return frozenset(
+        lines = frozenset(
             n for n, text in texts.items() if any(e == text or (len(e) > 20 and e in text) for e in evidence)
         )
+        if lines or not pages:
+            return lines
+    if pages:
+        return _best_on_pages(content, pages, topic_words(" ".join((query, *answers))))
     if section_path:
         path = [normalize_answer(p) for p in section_path]
         return frozenset(
@@ -79,6 +91,18 @@ def gold_content_ids(
     return frozenset(n for n, o in overlap.items() if o == best)
 
 
+def _best_on_pages(content: Sequence[TreeNode], pages: Sequence[int], asked: set[str]) -> frozenset[int]:
+    """On each gold page, its content nodes sharing the most topic words with `asked` (all of
+    the page's nodes where none shares one)."""
+    gold: set[int] = set()
+    for page in pages:
+        on_page = [n for n in content if n.page_start <= page <= max(n.page_end, n.page_start) and n.page_start]
+        overlap = {n.node_id: len(asked & topic_words(" ".join((*n.heading_path[1:], n.text)))) for n in on_page}
+        best = max(overlap.values(), default=0)
+        gold.update(n for n, o in overlap.items() if o == best)
+    return frozenset(gold)
+
+
 def oracle_teacher(
     doc: DocumentRouting,
     view: SubtreeView,
@@ -87,8 +111,11 @@ def oracle_teacher(
     evidences: Sequence[str] = (),
     section_path: Sequence[str] = (),
     query: str = "",
+    pages: Sequence[int] = (),
 ) -> TeacherLabel:
-    gold = gold_content_ids(doc.nodes, answers=answers, evidences=evidences, section_path=section_path, query=query)
+    gold = gold_content_ids(
+        doc.nodes, answers=answers, evidences=evidences, section_path=section_path, query=query, pages=pages
+    )
     answer_ids = sorted(n for n in view.visible_content_ids if n in gold)
     expand_ids = sorted(
         h
@@ -108,4 +135,5 @@ def oracle_label(doc: DocumentRouting, view: SubtreeView, question: Question) ->
         evidences=question.evidences,
         section_path=question.section_path,
         query=question.query,
+        pages=question.gold_pages if is_gold_document(question, doc.doc_id, doc.title) else (),
     )
