@@ -40,13 +40,17 @@ def test_unchanged_files_keep_the_stored_document_and_changed_ones_are_read(tmp_
     }
     # what the catalogue holds, marked: a kept document comes back with the stored text, unread
     known = {doc_id: dataclasses.replace(d, text=f"stored {doc_id}") for doc_id, d in first.items()}
-    again = _by_id(ingest(spec, known=known))
+    result = ingest(spec, known=known)
+    assert result.kept == 2  # the PDF and the Markdown file; the page records are read again
+    again = _by_id(result)
     assert again["docs/pump.pdf"].text == "stored docs/pump.pdf"
     assert again["docs/kettle.md"].text == "stored docs/kettle.md"
     assert again["docs/pages.jsonl/p1"].text == first["docs/pages.jsonl/p1"].text  # page records: read again
 
     (tmp_path / "docs" / "kettle.md").write_text("# Kettle\n\nDescale it every week.\n")
-    changed = _by_id(ingest(spec, known=known))
+    result = ingest(spec, known=known)
+    assert result.kept == 1
+    changed = _by_id(result)
     assert changed["docs/kettle.md"].text == "# Kettle\n\nDescale it every week.\n"
     assert changed["docs/pump.pdf"].text == "stored docs/pump.pdf"
 

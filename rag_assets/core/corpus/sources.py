@@ -90,6 +90,7 @@ class IngestResult:
     documents: list[SourceDocument]
     rejections: list[Rejection]
     duplicates: list[tuple[str, str]] = field(default_factory=list)  # (doc_id, doc_id of the same content)
+    kept: int = 0  # documents kept as stored (same bytes, same reader), not read again
 
     def nothing_readable(self, spec: CollectionSpec) -> str | None:
         """One line saying why a collection gave no document (its rejected files and reasons),
@@ -396,4 +397,6 @@ def ingest(
                 continue
         seen.add(item.doc_id)
         documents.append(item)
-    return IngestResult(documents, rejections, copies)
+    # a kept document is the stored one with its uri renewed: it carries the stored text object
+    kept = sum(1 for d in documents if known is not None and d.doc_id in known and known[d.doc_id].text is d.text)
+    return IngestResult(documents, rejections, copies, kept)

@@ -33,27 +33,11 @@ def _stored_documents(catalogue: DuckDBResource, collection: str) -> dict[str, S
         return {d.doc_id: d for d in load_documents(con, collection)}
 
 
-def _log_reading(
-    context: dg.AssetExecutionContext,
-    collection: str,
-    changes: list,
-    documents: list[SourceDocument],
-    known: dict[str, SourceDocument],
-) -> int:
-    """Log what changed and how many documents were read; the number kept as stored (same bytes,
-    same reader: not read again)."""
-    kept = sum(
-        1
-        for d in documents
-        if d.reader_version
-        and (before := known.get(d.doc_id)) is not None
-        and (before.content_hash, before.reader_version) == (d.content_hash, d.reader_version)
-    )
+def _log_reading(context: dg.AssetExecutionContext, collection: str, changes: list, documents: int, kept: int) -> None:
     context.log.info(
-        f"{collection} documents: {change_summary(change_counts(changes, len(documents)))}; "
-        f"{len(documents) - kept} read, {kept} kept as read before (same bytes, same reader)"
+        f"{collection} documents: {change_summary(change_counts(changes, documents))}; "
+        f"{documents - kept} read, {kept} kept as read before (same bytes, same reader)"
     )
-    return kept
 
 
 @dg.asset(
@@ -101,7 +85,8 @@ def source_documents(
         {doc_id: doc.content_hash for doc_id, doc in known.items()},
         {d.doc_id: d.content_hash for d in result.documents},
     )
-    kept = _log_reading(context, spec.name, changes, result.documents, known)
+    kept = result.kept
+    _log_reading(context, spec.name, changes, len(result.documents), kept)
     for doc_id, original in result.duplicates:
         context.log.warning(f"{doc_id} has the same content as {original} (duplicates: {sources.duplicates})")
     # The data version is the hash of every document's hash: unchanged sources, unchanged version.
