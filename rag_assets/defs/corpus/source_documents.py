@@ -85,8 +85,7 @@ def source_documents(
         {doc_id: doc.content_hash for doc_id, doc in known.items()},
         {d.doc_id: d.content_hash for d in result.documents},
     )
-    kept = result.kept
-    _log_reading(context, spec.name, changes, len(result.documents), kept)
+    _log_reading(context, spec.name, changes, len(result.documents), kept := result.kept)
     for doc_id, original in result.duplicates:
         context.log.warning(f"{doc_id} has the same content as {original} (duplicates: {sources.duplicates})")
     # The data version is the hash of every document's hash: unchanged sources, unchanged version.
