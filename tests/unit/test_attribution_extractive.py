@@ -109,11 +109,42 @@ def test_a_short_extractive_answer_is_the_span_the_question_does_not_say() -> No
             "(1,577)",
         ),
         ("how many points did he score", "He scored 1,577 points in 2018.", "1,577"),
+        # a date's day is no count; a capitalised number word is no name
+        (
+            "how many episodes of season two of the handmaids tale are there",
+            "On May 3, 2017, the series was renewed for 13 episodes.",
+            "13",
+        ),
+        (
+            "who has the most super bowl losses in nfl history",
+            "Three franchises lost five, the New England Patriots among them.",
+            "New England Patriots",
+        ),
     ],
 )
 def test_a_short_span_is_the_kind_of_thing_the_question_asks_for(question: str, sentence: str, span: str) -> None:
     start, end = short_span(question, sentence)
     assert sentence[start:end] == span
+
+
+def test_a_who_question_is_answered_from_the_best_sentence_that_names_someone() -> None:
+    """The best-scored sentence is about the topic but names nobody; the next one names the cook."""
+    doc = "Jem is seen explaining many things to Scout. Calpurnia, the family's cook, looks after Jem and Scout."
+    given = [Citation("own/novel.md", 1, ("Novel",), doc, 0, len(doc))]
+
+    class TopicScorer:
+        def scores(self, query: str, texts) -> list[float]:
+            return [2.0 if "explaining" in t else 1.0 for t in texts]
+
+    answer = extract_answer("who takes care of jem and scout", given, TopicScorer(), short=True)
+    assert answer.answer == "Calpurnia"
+    assert answer.citations[0].text == "Calpurnia, the family's cook, looks after Jem and Scout."
+    # a whole-sentence answer keeps the best-scored sentence; a question of no kind too
+    assert extract_answer("who takes care of jem and scout", given, TopicScorer(), short=False).answer == (
+        "Jem is seen explaining many things to Scout."
+    )
+    why = extract_answer("why does jem explain things", given, TopicScorer(), short=True)
+    assert why.citations[0].text == "Jem is seen explaining many things to Scout."
 
 
 def test_a_question_of_no_known_kind_or_a_sentence_without_one_falls_back() -> None:

@@ -7,7 +7,9 @@ trained passage reranker (a cross-encoder) where one is published, else by the e
 similarity, and the best unit is the answer. With `short` answers asked for, the answer is the
 span inside that sentence that the question asks for and does not already say: a date for
 "when", a figure for "how many / how much", a name for "who", else the longest run of words not
-in the question; the citation stays the whole sentence. The first citation is the sentence; the
+in the question; the citation stays the whole sentence. A question that asks for such a kind is
+answered from the best of the `TYPED_CANDIDATES` top-scored units that holds one (a sentence
+about the topic without the date or name is no answer to it), else from the best unit. The first citation is the sentence; the
 other nodes follow as the evidence also given.
 """
 
@@ -28,6 +30,9 @@ EXTRACTIVE_NOTE = "extractive: the best sentence of the evidence"
 _SENTENCE = re.compile(r"[^\s][^\n]*?(?:[.!?]+[\"')\]]*(?=\s|$)|(?=\n)|$)")
 _WORD = re.compile(r"\w+")
 MIN_UNIT_CHARS = 3
+# how many of the best-scored units a "when / how many / who" question looks through for one
+# that holds the kind of thing it asks for
+TYPED_CANDIDATES = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,17 +103,45 @@ _ASKS = (
 )
 
 
+# capitalised at a sentence's start, yet no name: "Three franchises have lost ..."
+_NOT_NAMES = frozenset(
+    """one two three four five six seven eight nine ten eleven twelve first second third fourth fifth
+    many most some several all both each every no none other another there here however although
+    after before during since until while if when""".split()  # noqa: SIM905
+)
+# a date with its month: its day and year are no counts
+_DATED = re.compile(
+    rf"\b(?:(?:{_MONTHS})\s+\d{{1,2}}\s*,?\s*\d{{4}}|\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{4}}"
+    rf"|(?:{_MONTHS})\s+\d{{1,2}}|(?:{_MONTHS})\s+\d{{4}})\b"
+)
+
+
+def asks_for_kind(question: str) -> bool:
+    """Whether the question asks for a date, a figure or a name (see `typed_span`)."""
+    return any(asks.search(question) for asks, _ in _ASKS)
+
+
+def _no_answer(kind: int, sentence: str, start: int, words: list[str]) -> bool:
+    """A match that is not the kind asked for: a number that is a date's day ("May 3"), a lone
+    capitalised number or function word taken for a name."""
+    if kind == 1 and any(date.start() <= start < date.end() for date in _DATED.finditer(sentence)):
+        return True
+    return kind == 2 and len(words) == 1 and words[0].lower() in _NOT_NAMES
+
+
 def typed_span(question: str, sentence: str) -> tuple[int, int] | None:
     """(start, end) of the first thing in `sentence` of the kind the question asks for (a date for
     "when", a figure for "how many", a name for "who") that the question does not already say;
     None when the question asks for no such kind or the sentence holds none."""
     asked = {_stem(w) for w in _WORD.findall(question)}
     asked |= set(re.findall(r"\d+", question))  # "FY2018" asks about 2018: no answer
-    for asks, answer in _ASKS:
+    for kind, (asks, answer) in enumerate(_ASKS):
         if not asks.search(question):
             continue
         for found in answer.finditer(sentence):
             words = [w for w in _WORD.findall(found.group(0).replace(",", "")) if w.lower() not in EDGE_WORDS]
+            if _no_answer(kind, sentence, found.start(), words):
+                continue
             if words and not all(_stem(w) in asked for w in words):
                 # a unit word the question says ("how many episodes": "10 episodes") is left out
                 text = found.group(0)
@@ -158,7 +191,11 @@ def extract_answer(question: str, citations: Sequence[Citation], scorer: PairSco
     if not found:
         return Extracted("", list(citations), 0, "")
     scores = scorer.scores(question, [u.text for u in found])
-    best = found[max(range(len(found)), key=lambda i: (scores[i], -i))]
+    ranked = sorted(range(len(found)), key=lambda i: (-scores[i], i))
+    best = found[ranked[0]]
+    if short and asks_for_kind(question):
+        holding = [found[i] for i in ranked[:TYPED_CANDIDATES] if typed_span(question, found[i].text) is not None]
+        best = holding[0] if holding else best
     cite = citations[best.citation]
     sentence = dataclasses.replace(
         cite, text=best.text, span_start=cite.span_start + best.start, span_end=cite.span_start + best.end
