@@ -98,9 +98,8 @@ def merge_fragments(lines: list[Line]) -> list[Line]:
     for line in lines:
         if merged:
             last = merged[-1]
-            overlap = min(last.bottom, line.bottom) - max(last.top, line.top)
             gap = line.x0 - last.x1
-            if overlap > 0.5 * min(last.height, line.height) and -2.0 <= gap <= 1.2 * max(last.size, line.size):
+            if one_baseline(last, line) and -2.0 <= gap <= 1.2 * max(last.size, line.size):
                 joiner = "" if gap < 0.15 * line.size or line.text[:1] in ",.;:)" else " "
                 weight_last, weight_line = len(last.text), len(line.text)
                 lead_in = (last.bold and not line.bold) or (last.italic and not line.italic)
@@ -202,6 +201,16 @@ def _without_edge_number(lines: list[Line]) -> list[Line]:
     return [line for line in lines if id(line) not in drop]
 
 
+def one_baseline(a: Line, b: Line) -> bool:
+    """Whether two runs sit on one printed line: they overlap by more than half the smaller height."""
+    return min(a.bottom, b.bottom) - max(a.top, b.top) > 0.5 * min(a.height, b.height)
+
+
+def _wordy(text: str) -> bool:
+    """Three words or more, some of them letters: a line of prose, not a cell or a figure."""
+    return len(text.split()) >= 3 and any(c.isalpha() for c in text)
+
+
 def gutters(lines: list[Line], width: float) -> list[float]:
     """x positions of the gaps between text columns (at most two): stretches at least 8 points
     wide, inside the page's middle 80%, that hardly any line crosses (a title, an affiliation or
@@ -265,12 +274,7 @@ def text_columns(lines: list[Line], gutters: list[float], width: float) -> bool:
 def _amounts_beside(left: list[Line], right: list[Line]) -> int:
     """How many amounts in `right` sit on the baseline of a line in `left` (a table's rows)."""
     return sum(
-        1
-        for piece in right
-        if _AMOUNT.match(piece.text.strip())
-        and any(
-            min(ln.bottom, piece.bottom) - max(ln.top, piece.top) > 0.5 * min(ln.height, piece.height) for ln in left
-        )
+        1 for piece in right if _AMOUNT.match(piece.text.strip()) and any(one_baseline(ln, piece) for ln in left)
     )
 
 
@@ -300,14 +304,11 @@ def _running_text(inside: list[Line], width: float) -> str:
     if span < 0.15 * width:
         return ""
     widths = sorted(ln.x1 - ln.x0 for ln in inside)
-    wordy = sum(len(ln.text.split()) >= 3 and any(c.isalpha() for c in ln.text) for ln in inside)
+    wordy = sum(_wordy(ln.text) for ln in inside)
     if widths[len(widths) // 2] >= 0.4 * span and wordy >= 0.6 * len(inside):
         return "text"
     printed = _printed_lines(inside)
-    full = sum(
-        len(text.split()) >= 3 and any(c.isalpha() for c in text) and line_width >= 0.8 * span
-        for line_width, text in printed
-    )
+    full = sum(_wordy(text) and line_width >= 0.8 * span for line_width, text in printed)
     return "loose" if full >= max(3, len(printed) / 7) else ""
 
 
@@ -316,7 +317,7 @@ def _in_rows_grouped(lines: list[Line]) -> list[list[Line]]:
     rows: list[list[Line]] = []
     row: list[Line] = []
     for line in sorted(lines, key=lambda ln: ln.top):
-        if row and min(row[0].bottom, line.bottom) - max(row[0].top, line.top) <= 0.5 * min(row[0].height, line.height):
+        if row and not one_baseline(row[0], line):
             rows.append(sorted(row, key=lambda ln: ln.x0))
             row = []
         row.append(line)
@@ -370,8 +371,7 @@ def join_cells(lines: list[Line]) -> list[Line]:
     for line in lines:
         if joined:
             last = joined[-1]
-            overlap = min(last.bottom, line.bottom) - max(last.top, line.top)
-            if overlap > 0.5 * min(last.height, line.height) and line.x0 > last.x1:
+            if one_baseline(last, line) and line.x0 > last.x1:
                 if not last.cells:
                     last.cells.append((last.x0, last.x1, last.text))
                 last.cells.append((line.x0, line.x1, line.text))
