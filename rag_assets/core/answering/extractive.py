@@ -9,8 +9,8 @@ span inside that sentence that the question asks for and does not already say: a
 "when", a figure for "how many / how much", a name for "who", else the longest run of words not
 in the question; the citation stays the whole sentence. A question that asks for such a kind is
 answered from the best of the `TYPED_CANDIDATES` top-scored units that holds one (a sentence
-about the topic without the date or name is no answer to it), else from the best unit. The first citation is the sentence; the
-other nodes follow as the evidence also given.
+about the topic without the date or name is no answer to it), else from the best unit. The first
+citation is the sentence; the other nodes follow as the evidence also given.
 """
 
 from __future__ import annotations

@@ -10,9 +10,10 @@ agrees on them), from the most precise label the question has:
    pages besides the 543 evidence lines), labelling views that show no evidence as ANSWER views;
 2. gold pages of this document (FinanceBench: its evidence "text" is the whole page as another
    tool extracted it, which matches no node line: labelled by it, the oracle row's page hit on
-   FinanceBench was 0.172, below rag-hybrid's): on each gold page, the content nodes that share the most topic
-   words with the question and its answers (the statement rows a metric is computed from, the
-   paragraph a question asks about), every content node of a page where none shares one;
+   FinanceBench was 0.172, below rag-hybrid's): on each gold page, the content nodes that share
+   the most topic words with the question and its answers (the statement rows a metric is
+   computed from, the paragraph a question asks about), every content node of a page where none
+   shares one;
 3. a gold section path (e-manuals): the content under that path;
 4. short answers alone (Natural Questions, the built-in questions): the content nodes holding an
    answer that share the most topic words (not stopwords) with the question, heading path
