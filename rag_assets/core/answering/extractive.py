@@ -78,15 +78,14 @@ def _stem(word: str) -> str:
 
 
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+# "May 3, 2017", "3 May 2017"
+_FULL_DATE = rf"(?:{_MONTHS})\s+\d{{1,2}}\s*,?\s*\d{{4}}|\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{4}}"
 _NUMBER = r"[$€£]?\(?\d[\d,]*(?:\.\d+)?\)?(?:\s*(?:%|percent\b|million\b|billion\b|thousand\b))?"
 # what kind of thing a question asks for -> the pattern of its answer in a sentence
 _ASKS = (
     (
         re.compile(r"^\s*(?:when|what year|which year|what date|in what year)\b", re.IGNORECASE),
-        re.compile(
-            rf"\b(?:(?:{_MONTHS})\s+\d{{1,2}}\s*,?\s*\d{{4}}|\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{4}}"
-            rf"|(?:{_MONTHS})\s+\d{{4}}|(?:1[5-9]|20)\d\d)\b"
-        ),
+        re.compile(rf"\b(?:{_FULL_DATE}|(?:{_MONTHS})\s+\d{{4}}|(?:1[5-9]|20)\d\d)\b"),
     ),
     (
         re.compile(
@@ -110,10 +109,7 @@ _NOT_NAMES = frozenset(
     after before during since until while if when""".split()  # noqa: SIM905
 )
 # a date with its month: its day and year are no counts
-_DATED = re.compile(
-    rf"\b(?:(?:{_MONTHS})\s+\d{{1,2}}\s*,?\s*\d{{4}}|\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{4}}"
-    rf"|(?:{_MONTHS})\s+\d{{1,2}}|(?:{_MONTHS})\s+\d{{4}})\b"
-)
+_DATED = re.compile(rf"\b(?:{_FULL_DATE}|(?:{_MONTHS})\s+\d{{1,2}}|(?:{_MONTHS})\s+\d{{4}})\b")
 
 
 def asks_for_kind(question: str) -> bool:

@@ -124,30 +124,31 @@ def _connect_waiting(
             return duckdb.connect(str(path), read_only=read_only, config=config)
         except duckdb.IOException as err:
             waited = time.monotonic() - started
+            # the two waits share one backoff: for a file another process is creating, and for
+            # one another process holds
             if is_being_created(path, err):
-                if waited >= min(timeout_s, CREATING_WAIT_S):
+                limit = min(timeout_s, CREATING_WAIT_S)
+                if waited >= limit:
                     raise ConfigError(
                         f"the catalogue {path} is half-written ({path.stat().st_size} bytes) and nobody "
-                        f"finished creating it in {min(timeout_s, CREATING_WAIT_S):g} s: if no run is "
-                        "starting, remove the file and run again"
+                        f"finished creating it in {limit:g} s: if no run is starting, remove the file and run again"
                     ) from err
-                time.sleep(min(wait, MAX_WAIT_S) * random.uniform(0.5, 1.0))
-                wait = min(wait * 2, MAX_WAIT_S)
-                continue
-            if not is_lock_conflict(err):
+            elif not is_lock_conflict(err):
                 raise
-            if waited >= timeout_s:
-                raise CatalogueBusy(
-                    f"the catalogue {path} is still in use by {lock_holder(err)} after {timeout_s:g} s; "
-                    f"try again when it finishes (or raise {timeout_name})"
-                ) from None
-            if not told and on_wait is not None:
-                on_wait(
-                    f"the catalogue {path} is in use by {lock_holder(err)}; "
-                    f"waiting for it (up to {timeout_s:g} s, {timeout_name})"
-                )
-                told = True
-            time.sleep(min(wait, timeout_s - waited) * random.uniform(0.5, 1.0))
+            else:
+                limit = timeout_s
+                if waited >= limit:
+                    raise CatalogueBusy(
+                        f"the catalogue {path} is still in use by {lock_holder(err)} after {timeout_s:g} s; "
+                        f"try again when it finishes (or raise {timeout_name})"
+                    ) from None
+                if not told and on_wait is not None:
+                    on_wait(
+                        f"the catalogue {path} is in use by {lock_holder(err)}; "
+                        f"waiting for it (up to {timeout_s:g} s, {timeout_name})"
+                    )
+                    told = True
+            time.sleep(min(wait, limit - waited) * random.uniform(0.5, 1.0))
             wait = min(wait * 2, MAX_WAIT_S)
 
 

@@ -85,7 +85,7 @@ def source_documents(
         {doc_id: doc.content_hash for doc_id, doc in known.items()},
         {d.doc_id: d.content_hash for d in result.documents},
     )
-    _log_reading(context, spec.name, changes, len(result.documents), kept := result.kept)
+    _log_reading(context, spec.name, changes, len(result.documents), result.kept)
     for doc_id, original in result.duplicates:
         context.log.warning(f"{doc_id} has the same content as {original} (duplicates: {sources.duplicates})")
     # The data version is the hash of every document's hash: unchanged sources, unchanged version.
@@ -97,8 +97,8 @@ def source_documents(
             "collection": spec.name,
             "source": spec.path,
             "documents": len(result.documents),
-            "documents_read": len(result.documents) - kept,
-            "documents_kept": kept,
+            "documents_read": len(result.documents) - result.kept,
+            "documents_kept": result.kept,
             "rejected": len(result.rejections),
             **document_change_metadata(changes, len(result.documents)),
             "megabytes": round(sum(d.size_bytes for d in result.documents) / 1e6, 3),

@@ -206,6 +206,11 @@ def one_baseline(a: Line, b: Line) -> bool:
     return min(a.bottom, b.bottom) - max(a.top, b.top) > 0.5 * min(a.height, b.height)
 
 
+def crosses(line: Line, gutters: list[float]) -> bool:
+    """Whether the line runs across a gutter (a title or a wide figure over the columns)."""
+    return any(line.x0 < gutter - 3 and line.x1 > gutter + 3 for gutter in gutters)
+
+
 def _wordy(text: str) -> bool:
     """Three words or more, some of them letters: a line of prose, not a cell or a figure."""
     return len(text.split()) >= 3 and any(c.isalpha() for c in text)
@@ -267,7 +272,7 @@ def text_columns(lines: list[Line], gutters: list[float], width: float) -> bool:
     # the looser reading (prose between code or short items) must not take a table's label and
     # amount columns for text (amounts on the baselines of the stretch to their left), nor a
     # page of full-width paragraphs with a narrow table for a column page
-    crossing = sum(any(ln.x0 < g - 3 and ln.x1 > g + 3 for g in gutters) for ln in lines)
+    crossing = sum(crosses(ln, gutters) for ln in lines)
     return crossing <= len(lines) / 4 and all(_amounts_beside(left, right) < 3 for left, right in pairwise(stretches))
 
 
@@ -355,7 +360,7 @@ def reading_order(lines: list[Line], width: float) -> list[Line]:
         band.clear()
 
     for line in sorted(lines, key=lambda ln: ln.top):
-        if any(line.x0 < gutter - 3 and line.x1 > gutter + 3 for gutter in found):
+        if crosses(line, found):
             flush()
             ordered.append(line)
         else:

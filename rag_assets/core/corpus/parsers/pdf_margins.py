@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rag_assets.core.corpus.parsers.pdf_lines import HEADING_SCALE, Line, gutters, text_columns
+from rag_assets.core.corpus.parsers.pdf_lines import HEADING_SCALE, Line, crosses, gutters, text_columns
 
 
 def _columns(lines: list[Line], width: float) -> list[float]:
@@ -23,7 +23,7 @@ def _margins(lines: list[Line], width: float) -> list[tuple[float, float]]:
 
     def column(line: Line) -> int:
         """The line's column, or -1 for a line across a gutter (a title): those form a group of their own."""
-        if any(line.x0 < gutter - 3 and line.x1 > gutter + 3 for gutter in bounds):
+        if crosses(line, bounds):
             return -1
         return sum(gutter <= (line.x0 + line.x1) / 2 for gutter in bounds)
 

@@ -86,9 +86,14 @@ def gold_content_ids(
     holders = [n for n in content if spans and contains_answer(n.text, spans)]
     if len(holders) <= 1 or not query:
         return frozenset(n.node_id for n in holders)
-    asked = topic_words(query)
-    overlap = {n.node_id: len(asked & topic_words(" ".join((*n.heading_path, n.text)))) for n in holders}
-    best = max(overlap.values())
+    return _most_on_topic(holders, topic_words(query))
+
+
+def _most_on_topic(nodes: Sequence[TreeNode], asked: set[str]) -> frozenset[int]:
+    """The nodes sharing the most topic words with `asked`, heading path included (all of them
+    where none shares one)."""
+    overlap = {n.node_id: len(asked & topic_words(" ".join((*n.heading_path, n.text)))) for n in nodes}
+    best = max(overlap.values(), default=0)
     return frozenset(n for n, o in overlap.items() if o == best)
 
 
@@ -98,9 +103,7 @@ def _best_on_pages(content: Sequence[TreeNode], pages: Sequence[int], asked: set
     gold: set[int] = set()
     for page in pages:
         on_page = [n for n in content if n.page_start <= page <= max(n.page_end, n.page_start) and n.page_start]
-        overlap = {n.node_id: len(asked & topic_words(" ".join((*n.heading_path[1:], n.text)))) for n in on_page}
-        best = max(overlap.values(), default=0)
-        gold.update(n for n, o in overlap.items() if o == best)
+        gold |= _most_on_topic(on_page, asked)
     return frozenset(gold)
 
 
