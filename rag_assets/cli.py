@@ -259,6 +259,11 @@ def ask(
     form: str = typer.Option(None, "--form", help="generated | extractive (default: the collection's better one)."),
     as_json: bool = typer.Option(False, "--json", help="Print the stored answer row as JSON."),
     document: str = typer.Option(None, "--document", help="Search and route only this document (id, file or title)."),
+    by_name: bool = typer.Option(
+        False,
+        "--by-name",
+        help="Search and route only the documents the question names by file name (company, year, form).",
+    ),
 ) -> None:
     """Answer a question from the materialized index with the evaluated configuration of a
     strategy (the options override it) and store it with its lineage in the `answers` table;
@@ -279,6 +284,7 @@ def ask(
         tree_depth=depth,
         tree_branching=branching,
         document=document,
+        by_name=by_name or None,
         form=form,
     )
     check_ask(strategy, options)  # before any model loads

@@ -85,6 +85,11 @@ class AskBody(BaseModel):
         max_length=MAX_FILTER_CHARS,
         description="Search and route only this document (doc id, file name or title).",
     )
+    by_name: bool | None = Field(
+        default=None,
+        description="Search and route only the documents the question names by their file names (company, year, "
+        "form: ACME_2022_10K.pdf for 'Acme's FY2022 ...'); a question naming none searches them all.",
+    )
     form: str | None = Field(
         default=None, max_length=MAX_FILTER_CHARS, description="generated | extractive (default: the collection's)."
     )

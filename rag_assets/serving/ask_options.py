@@ -23,4 +23,5 @@ class AskOptions:
     tree_depth: int | None = None
     tree_branching: int | None = None
     document: str | None = None  # search and route only this document (doc id, file name or title)
+    by_name: bool | None = None  # search and route only the documents the question names by file name
     form: str | None = None  # generated | extractive (None: the collection's default)

@@ -14,9 +14,10 @@ from rag_assets.core.answering.published import PublishedCollection, load_publis
 from rag_assets.core.answering.session import AnsweringSession, SessionModels
 from rag_assets.core.answering.types import ANSWER_FORMS, EXTRACTIVE_KINDS, AnswerOutcome, StrategySpec
 from rag_assets.core.errors import ConfigError
+from rag_assets.core.index.document_names import DocumentNames
 from rag_assets.core.lineage import AnswerRecord, store_answers
 from rag_assets.core.store.connections import ShortReads, catalogue_connection
-from rag_assets.core.store.document_tables import documents_named
+from rag_assets.core.store.document_tables import collection_doc_ids, documents_named
 from rag_assets.core.store.publication import IndexPin
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.transactions import table_exists
@@ -110,13 +111,15 @@ class Ask:
         if collection == "all":  # the answer is stored under the best routed collection
             routed = self.service.routed_collections(question)
             collection = routed[0]
-        asked = self.session(name, collection, routed, options)
+        asked = self.session(name, collection, routed, options, question)
         outcome = self.outcome(question, asked, on_text)
         record = self.store(asked, outcome, source)
         read = asked.session.published.index if asked.spec.kind != "none" else None
         return AskResult(record, outcome, read, asked.spec.answer_style, self.notes)
 
-    def session(self, name: str, collection: str | None, routed: list[str] | None, options: AskOptions) -> Asked:
+    def session(
+        self, name: str, collection: str | None, routed: list[str] | None, options: AskOptions, question: str
+    ) -> Asked:
         """The answering session of the asked collection and the spec it runs (fallbacks noted)."""
         with read_catalogue(self.service.on_wait) as con:
             known = check_collections(con, [collection] if collection else None)
@@ -125,6 +128,8 @@ class Ask:
             published = load_published(con, known[0])
             questions = load_question_rows(con, known[0]) if table_exists(con, "questions") else []
             documents = named_documents(con, known, options.document)
+            if documents is None and options.by_name:
+                documents = self.documents_by_name(con, known, question)
         style = options.style or answer_style(AnswersConfig().answer_style, questions)
         options = self.with_default_form(options, published, name)
         spec = fallback_spec(spec_with_options(name, style, published.llm_adapter, options), published, self.note)
@@ -136,6 +141,15 @@ class Ask:
         if missing:
             raise ConfigError(f"{missing} for {published.collection!r}: {spec.name} cannot run (materialize it first)")
         return Asked(session, spec)
+
+    def documents_by_name(self, con: Any, collections: list[str], question: str) -> list[str] | None:
+        """The documents `question` names by their file names (noted); None (all) where it names none."""
+        named = DocumentNames(collection_doc_ids(con, collections)).named_in(question)
+        if named:
+            self.note(f"searched the documents the question names: {', '.join(named)}")
+        else:
+            self.note("the question names no document: searched them all")
+        return named or None
 
     def with_default_form(self, options: AskOptions, published: PublishedCollection, name: str) -> AskOptions:
         """`options` with the collection's measured default form where none was asked (noted)."""

@@ -17,6 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from rag_assets.serving.access import Caller, TokenBook, ask_target, collections_for, identify
+from rag_assets.serving.ask_options import AskOptions
 from rag_assets.serving.cancelling import Cancelled
 from rag_assets.serving.errors import detail_of
 from rag_assets.serving.limits import MAX_QUERY_CHARS, Gate, RateLimit, check_length
@@ -148,9 +149,12 @@ def _add_reading_tools(mcp: MCPServer, service: QueryService, access: McpAccess)
 
 def _add_asking_tools(mcp: MCPServer, service: QueryService, access: McpAccess, asks: Gate | None) -> None:
     @mcp.tool()
-    def ask(question: str, ctx: Context, collection: str | None = None, strategy: str = "rdr2") -> dict[str, Any]:
+    def ask(
+        question: str, ctx: Context, collection: str | None = None, strategy: str = "rdr2", by_name: bool = False
+    ) -> dict[str, Any]:
         """Answer `question` from `collection` (needs the ask scope); the answer is stored and comes
-        with numbered citations (doc_id, node_id, heading path, text) and its answer_id for trace."""
+        with numbered citations (doc_id, node_id, heading path, text) and its answer_id for trace.
+        `by_name`: search only the documents the question names by file name (company, year, form)."""
 
         def work() -> dict[str, Any]:
             who = access.caller(ctx)
@@ -158,7 +162,12 @@ def _add_asking_tools(mcp: MCPServer, service: QueryService, access: McpAccess, 
             slot = asks.enter() if asks is not None else None
             try:
                 result = service.ask(
-                    question, collection=target, strategy=strategy, source="service", asked_by=who.name
+                    question,
+                    collection=target,
+                    strategy=strategy,
+                    options=AskOptions(by_name=by_name or None),
+                    source="service",
+                    asked_by=who.name,
                 )
             finally:
                 if slot is not None:

@@ -106,6 +106,18 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
             [*rag, *command, "--document", "teapot.md"], env=env, capture_output=True, text=True, timeout=300
         )
         assert unknown.returncode != 0 and "no document 'teapot.md' in tiny" in " ".join(unknown.stderr.split())
+    # --by-name: only the documents the question names by file name ("pass" names pass.txt)
+    named = subprocess.run(
+        [*rag, "ask", "What does the pass statement do?", "--by-name", "-s", "rag-hybrid", "--form", "extractive"]
+        + ["--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert named.returncode == 0, named.stderr[-3000:]
+    assert json.loads(named.stdout)["retrieved_doc_ids"] == ["tiny/pass.txt"]
+    assert "searched the documents the question names: tiny/pass.txt" in " ".join(named.stderr.split())
 
 
 def test_run_config_is_checked_before_anything_runs(tmp_path: Path) -> None:

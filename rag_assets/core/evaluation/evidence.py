@@ -42,6 +42,27 @@ EVIDENCE_KINDS = (*DEFAULT_KINDS, *LLM_KINDS)
 QUALITY_METRICS = ("passage_hit", "evidence_recall", "section_hit", "page_hit")
 OWN_SUFFIX = " own"
 SINGLE_SUFFIX = " (single store)"  # searched and routed within the question's own document
+NAMED_SUFFIX = " (named documents)"  # searched and routed within the documents the question names
+
+
+@dataclass(frozen=True, slots=True)
+class StoreScope:
+    """Where each question is searched (and so routed): `documents` (qid -> doc ids; a question
+    absent from it is searched in the whole store unless `only_scoped`), rows named with `suffix`."""
+
+    documents: Mapping[str, Sequence[str]]
+    suffix: str
+    only_scoped: bool
+
+    @classmethod
+    def single_store(cls, documents: Mapping[str, Sequence[str]]) -> StoreScope:
+        """Each question within its own document; questions without one are left out."""
+        return cls(documents, SINGLE_SUFFIX, True)
+
+    @classmethod
+    def named(cls, documents: Mapping[str, Sequence[str]]) -> StoreScope:
+        """Each question within the documents it names; one that names none, in the whole store."""
+        return cls(documents, NAMED_SUFFIX, False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,21 +135,22 @@ def measure_evidence(
     trees: Mapping[str, Sequence[TreeNode]],
     engine: object | None = None,
     fills: Sequence[bool] = (True, False),
-    single_store: Mapping[str, Sequence[str]] | None = None,
+    scope: StoreScope | None = None,
 ) -> list[EvidenceRow]:
     """`baseline`'s evidence for every question (its words are the budgets), then `routed` with
     each router kind of `kinds`, budget filled and on its own choices (`fills`: which of the two).
     The first-stage search is done once per query and shared, so a routed row's seconds are
-    routing only. `single_store` (qid -> the question's own doc ids): every question searched
-    (and so routed) within its own document only, the rows named with `SINGLE_SUFFIX`."""
+    routing only. `scope`: every question searched (and so routed) within the documents it gives
+    (the single store, or the documents each question names), the rows named with its suffix."""
     if routed.kind != "rdr2":
         raise ValueError(f"strategy {routed.name!r} does not route: its kind is {routed.kind!r}")
-    if single_store is not None:
-        questions = [q for q in questions if single_store.get(q.qid)]
-        retrieve = within_documents(retrieve, {q.query: list(single_store[q.qid]) for q in questions})
-        baseline = dataclasses.replace(baseline, name=baseline.name + SINGLE_SUFFIX)
-        routed = dataclasses.replace(routed, name=routed.name + SINGLE_SUFFIX)
-    suffix = SINGLE_SUFFIX if single_store is not None else ""
+    suffix = scope.suffix if scope is not None else ""
+    if scope is not None:
+        if scope.only_scoped:
+            questions = [q for q in questions if scope.documents.get(q.qid)]
+        retrieve = within_documents(retrieve, {q.query: list(scope.documents.get(q.qid, ())) for q in questions})
+        baseline = dataclasses.replace(baseline, name=baseline.name + suffix)
+        routed = dataclasses.replace(routed, name=routed.name + suffix)
     queries = [q.query for q in questions]
     retrieve = remembered(retrieve)
     rows: list[EvidenceRow] = []
@@ -178,8 +200,8 @@ class EvidenceSummary:
     seconds: dict[str, float] = field(default_factory=dict)
 
     def words_share(self, strategy: str) -> float:
-        """The strategy's mean words as a share of the baseline's."""
-        base = self.rows[self.baseline]["words"].mean
+        """The strategy's mean words as a share of the baseline's it is compared with."""
+        base = self.rows.get(compared_with(strategy, self.baseline), self.rows[self.baseline])["words"].mean
         return self.rows[strategy]["words"].mean / base if base else 0.0
 
     def as_dict(self) -> dict:
@@ -197,9 +219,23 @@ class EvidenceSummary:
         }
 
 
+def scope_baseline(strategy: str, baseline: str) -> str:
+    """The baseline a row is budgeted by and compared with: `baseline` searched in the same scope
+    (a single-store row's is the single-store rag-hybrid)."""
+    suffix = next((s for s in (SINGLE_SUFFIX, NAMED_SUFFIX) if strategy.endswith(s)), "")
+    return baseline + suffix
+
+
+def compared_with(strategy: str, baseline: str) -> str:
+    """What a row's paired differences are against: its scope's baseline; the scope's baseline
+    itself against the whole store's (what searching in the scope gains)."""
+    own = scope_baseline(strategy, baseline)
+    return baseline if own == strategy else own
+
+
 def summarise_evidence(rows: Sequence[EvidenceRow], baseline: str = "rag-hybrid") -> EvidenceSummary | None:
-    """Means, intervals and paired differences against `baseline` (None without rows or without
-    the baseline's rows)."""
+    """Means, intervals and paired differences against `baseline` in the row's own scope (None
+    without rows or without the baseline's rows)."""
     by_strategy: dict[str, dict[str, EvidenceRow]] = {}
     for row in rows:
         by_strategy.setdefault(row.strategy, {})[row.qid] = row
@@ -207,7 +243,6 @@ def summarise_evidence(rows: Sequence[EvidenceRow], baseline: str = "rag-hybrid"
         return None
     present = {m for row in rows for m in row.metrics}
     metrics = [m for m in QUALITY_METRICS if m in present]
-    base = by_strategy[baseline]
     summary = EvidenceSummary(len({row.qid for row in rows}), baseline, metrics)
     for strategy, answered in by_strategy.items():
         values = {m: [r.metrics[m] for r in answered.values() if m in r.metrics] for m in metrics}
@@ -216,6 +251,7 @@ def summarise_evidence(rows: Sequence[EvidenceRow], baseline: str = "rag-hybrid"
         summary.seconds[strategy] = sum(r.seconds for r in answered.values()) / len(answered)
         if strategy == baseline:
             continue
+        base = by_strategy.get(compared_with(strategy, baseline), {})
         paired: dict[str, list[float]] = {m: [] for m in (*metrics, "words")}
         for qid, row in answered.items():
             other = base.get(qid)
@@ -269,7 +305,9 @@ def evidence_footnote(summary: EvidenceSummary) -> str:
         "filled with the router's best-scored unselected nodes; rdr2-<kind> own: the same cap, no fill (the "
         "router's own answer choices; the trained encoder's: every node within the margin it calibrated of the "
         "question's best node, when it has one). Intervals: 95% percentile bootstrap over questions (fixed seed); Δ: the "
-        f"paired per-question difference against {summary.baseline}. s/question: batch seconds per question "
+        f"paired per-question difference against {summary.baseline} (a single-store or named-documents "
+        f"row: against {summary.baseline} searched in the same scope; that row against the whole store's). "
+        "s/question: batch seconds per question "
         "(routing only for rdr2 rows: the first-stage search is shared)."
     )
 
@@ -277,7 +315,8 @@ def evidence_footnote(summary: EvidenceSummary) -> str:
 def evidence_problems(rows: Sequence[EvidenceRow], baseline: str = "rag-hybrid") -> list[str]:
     """What makes stored evidence rows untrustworthy: no baseline, a strategy missing questions
     the baseline has, a routed row over the baseline's words for a question (the cap broken), a
-    metric outside [0, 1]. Single-store rows are held to the single-store baseline."""
+    metric outside [0, 1]. Scoped rows (single store, named documents) are held to their scope's
+    baseline."""
     by_strategy: dict[str, dict[str, EvidenceRow]] = {}
     for row in rows:
         by_strategy.setdefault(row.strategy, {})[row.qid] = row
@@ -285,8 +324,8 @@ def evidence_problems(rows: Sequence[EvidenceRow], baseline: str = "rag-hybrid")
         return [f"no {baseline} rows: nothing to compare against"]
     problems: list[str] = []
     for strategy, answered in by_strategy.items():
-        # a single-store row is budgeted by, and covers the questions of, the single-store baseline
-        own = baseline + SINGLE_SUFFIX if strategy.endswith(SINGLE_SUFFIX) else baseline
+        # a scoped row is budgeted by, and covers the questions of, the baseline of its scope
+        own = scope_baseline(strategy, baseline)
         if own not in by_strategy:
             problems.append(f"{strategy}: no {own} rows to compare against")
             continue

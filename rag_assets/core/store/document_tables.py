@@ -91,6 +91,15 @@ def rejected_doc_ids(con: duckdb.DuckDBPyConnection, collection: str, stage: str
     return {row[0] for row in rows}
 
 
+def collection_doc_ids(con: duckdb.DuckDBPyConnection, collections: Sequence[str]) -> list[str]:
+    """The doc ids stored for `collections`, in order."""
+    marks = ", ".join("?" * len(collections))
+    rows = con.execute(
+        f"SELECT doc_id FROM source_documents WHERE collection IN ({marks}) ORDER BY doc_id", list(collections)
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
 def documents_named(con: duckdb.DuckDBPyConnection, collections: Sequence[str] | None, name: str) -> list[str]:
     """doc ids of the documents `name` names in `collections` (None: all): its doc id, its file
     name with or without extension, or its title (case aside)."""

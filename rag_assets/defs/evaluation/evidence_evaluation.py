@@ -17,6 +17,7 @@ from rag_assets.core.evaluation.evidence import (
     DEFAULT_KINDS,
     EVIDENCE_KINDS,
     LLM_KINDS,
+    StoreScope,
     evidence_footnote,
     evidence_table,
     evidence_title,
@@ -24,6 +25,7 @@ from rag_assets.core.evaluation.evidence import (
     own_documents,
     summarise_evidence,
 )
+from rag_assets.core.index.document_names import DocumentNames
 from rag_assets.core.lineage import utc_now
 from rag_assets.core.store.evidence import store_evidence
 from rag_assets.core.store.question_table import load_question_rows
@@ -63,6 +65,12 @@ class EvidenceConfig(dg.Config):
         description="Collections also measured on the single store: each question searched and routed within its "
         "own document (its gold_doc) only; those rows are named '... (single store)'.",
     )
+    named_documents: list[str] = Field(
+        default=[],
+        description="Collections also measured with each question searched and routed within the documents whose "
+        "file names it names (company, year, form: core/index/document_names.py; a question naming none is "
+        "searched in the whole store); those rows are named '... (named documents)'.",
+    )
 
     def answers_config(self) -> AnswersConfig:
         """`answers`' settings with this step's rdr2 and rag-hybrid knobs."""
@@ -101,9 +109,9 @@ def _measured(
     questions: list,
     kinds: list[str],
     trees: dict,
-    single_store: dict[str, list[str]] | None = None,
+    scope: StoreScope | None = None,
 ) -> list:
-    """The evidence rows of rag-hybrid and rdr2 with each router kind (on the single store when given)."""
+    """The evidence rows of rag-hybrid and rdr2 with each router kind (within `scope` when given)."""
     specs = strategy_specs(config.answers_config(), "short", session.published.llm_adapter)
     return measure_evidence(
         questions,
@@ -114,8 +122,20 @@ def _measured(
         retrieve=session.retrieve,
         trees=trees,
         engine=session.engine if any(k in LLM_KINDS for k in kinds) else None,
-        single_store=single_store,
+        scope=scope,
     )
+
+
+def scopes(config: EvidenceConfig, collection: str, questions: list, doc_ids: list[str]) -> list[StoreScope]:
+    """The narrower stores `collection` is also measured on: each question's own document (single
+    store), the documents each question names (named documents)."""
+    found = []
+    if collection in config.single_store:
+        found.append(StoreScope.single_store(own_documents(questions, doc_ids)))
+    if collection in config.named_documents:
+        names = DocumentNames(doc_ids)
+        found.append(StoreScope.named({q.qid: names.named_in(q.query) for q in questions}))
+    return found
 
 
 @dg.asset(
@@ -160,8 +180,8 @@ def evidence_evaluation(
     for note in notes:
         context.log.warning(note)
     rows = _measured(config, session, questions, kinds, trees)
-    if collection in config.single_store:
-        rows += _measured(config, session, questions, kinds, trees, own_documents(questions, list(trees)))
+    for scope in scopes(config, collection, questions, list(trees)):
+        rows += _measured(config, session, questions, kinds, trees, scope)
     with catalogue.get_connection() as con:
         store_evidence(con, collection, rows, run_id=context.run.run_id, created_at=utc_now())
     summary = summarise_evidence(rows, BUDGET_SOURCE)

@@ -1,0 +1,91 @@
+"""Searching within the documents a question names, on a materialized collection (FinanceBench).
+
+For the collection's dev+test questions: how often the documents the question names (by their
+file names: company, year, form; `core/index/document_names.py`) include its gold document, and
+how many are named; then the evidence (page hit, passage hit, words) of rag-hybrid and rdr2 with
+the given router kinds on the whole store, within the named documents, and within the question's
+own document (the single store), each row's paired difference against rag-hybrid in the same
+scope, and the named rag-hybrid against the whole store's.
+
+    RAG_DATA_DIR=dagster_home/data-datasets .venv/bin/python benchmarks/named_documents.py \
+        -c financebench [--kinds encoder,oracle] [--split dev,test]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from rag_assets.core.answering.published import load_published  # noqa: E402
+from rag_assets.core.answering.session import AnsweringSession  # noqa: E402
+from rag_assets.core.evaluation.evidence import (  # noqa: E402
+    StoreScope,
+    evidence_table,
+    measure_evidence,
+    own_documents,
+    summarise_evidence,
+)
+from rag_assets.core.evaluation.scoring import same_document  # noqa: E402
+from rag_assets.core.index.document_names import DocumentNames  # noqa: E402
+from rag_assets.core.settings import catalogue_file  # noqa: E402
+from rag_assets.core.store.connections import catalogue_connection  # noqa: E402
+from rag_assets.core.store.question_table import load_question_rows  # noqa: E402
+from rag_assets.core.store.tree_tables import load_trees  # noqa: E402
+from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs  # noqa: E402
+from rag_assets.defs.metadata import markdown_table  # noqa: E402
+from rag_assets.serving.models import WarmModels  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-c", "--collection", default="financebench")
+    parser.add_argument("--split", default="dev,test")
+    parser.add_argument("--kinds", default="encoder,oracle")
+    args = parser.parse_args()
+    with catalogue_connection(catalogue_file(), read_only=True) as con:
+        published = load_published(con, args.collection)
+        questions = [q for s in args.split.split(",") for q in load_question_rows(con, args.collection, s)]
+        trees = {d: nodes for d, (nodes, _) in load_trees(con, args.collection).items()}
+    if not questions:
+        raise SystemExit(f"no {args.split} questions in collection {args.collection!r}")
+    names = DocumentNames(trees)
+    named = {q.qid: names.named_in(q.query) for q in questions}
+    with_gold = [q for q in questions if q.gold_doc]
+    found = sum(any(same_document(d, q.gold_doc) for d in named[q.qid]) for q in with_gold)
+    sizes = Counter(len(named[q.qid]) for q in questions)
+    print(f"# {args.collection}: {len(questions)} {args.split} questions, {len(trees)} documents")
+    print(f"gold document among the named: {found} of {len(with_gold)} ({found / max(len(with_gold), 1):.3f})")
+    print("documents named per question: " + ", ".join(f"{n}: {c}" for n, c in sorted(sizes.items())))
+    print()
+    session = AnsweringSession(published, WarmModels(), trees, gold=questions)
+    kinds = [k for k in args.kinds.split(",") if k]
+    specs = strategy_specs(AnswersConfig(), "short", published.llm_adapter)
+    rows = []
+    for scope in (None, StoreScope.named(named), StoreScope.single_store(own_documents(questions, list(trees)))):
+        started = time.perf_counter()
+        rows += measure_evidence(
+            questions,
+            baseline=specs[BUDGET_SOURCE],
+            routed=specs["rdr2"],
+            kinds=kinds,
+            routers={kind: session.router(kind) for kind in kinds},
+            retrieve=session.retrieve,
+            trees=trees,
+            fills=(True,),
+            scope=scope,
+        )
+        print(f"{scope.suffix.strip() if scope else 'whole store'}: {time.perf_counter() - started:.0f} s")
+    summary = summarise_evidence(rows, BUDGET_SOURCE)
+    header, body = evidence_table(summary)
+    print()
+    print(markdown_table(header, body))
+
+
+if __name__ == "__main__":
+    main()
