@@ -233,6 +233,7 @@ def search(
 
 
 ASK_COLLECTION_HELP = "The collection (default: the only one); `all`: the collections the namespace router picks."
+BY_NAME_HELP = "Search and route only the documents the question names by file name (company, year, form)."
 
 
 @app.command()
@@ -259,11 +260,7 @@ def ask(
     form: str = typer.Option(None, "--form", help="generated | extractive (default: the collection's better one)."),
     as_json: bool = typer.Option(False, "--json", help="Print the stored answer row as JSON."),
     document: str = typer.Option(None, "--document", help="Search and route only this document (id, file or title)."),
-    by_name: bool = typer.Option(
-        False,
-        "--by-name",
-        help="Search and route only the documents the question names by file name (company, year, form).",
-    ),
+    by_name: bool = typer.Option(False, "--by-name", help=BY_NAME_HELP),
 ) -> None:
     """Answer a question from the materialized index with the evaluated configuration of a
     strategy (the options override it) and store it with its lineage in the `answers` table;
