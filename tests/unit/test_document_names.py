@@ -30,6 +30,8 @@ def names() -> DocumentNames:
 def test_name_words_split_the_file_name_and_the_years_inside_its_words() -> None:
     assert name_words("fb/ACME_2023Q2_10Q.pdf") == {"acme", "2023q2", "2023", "10q"}
     assert name_words("manuals/The_Kettle-Guide.md") == {"kettle", "guide"}
+    # a day or month is no name word: "June 20" would name every filing dated on a 20th
+    assert name_words("fb/FOOTLOCKER_2022_8K_dated-2022-05-20.pdf") == {"footlocker", "2022", "8k", "dated"}
 
 
 def test_company_and_year_name_one_filing(names: DocumentNames) -> None:

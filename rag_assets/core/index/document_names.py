@@ -48,7 +48,8 @@ def name_words(doc_id: str) -> frozenset[str]:
     stem = stem.rsplit(".", 1)[0] if "." in stem else stem
     words = set(_WORD.findall(stem.lower()))
     words |= {year for word in words for year in _YEAR.findall(word)}
-    return frozenset(w for w in words if len(w) > 1 and w not in _PLAIN)
+    # a bare number other than a year (a day, a month, a counter) tells a name from nothing a question says
+    return frozenset(w for w in words if len(w) > 1 and w not in _PLAIN and (not w.isdigit() or _YEAR.fullmatch(w)))
 
 
 def question_terms(question: str) -> tuple[set[str], set[str]]:
