@@ -108,8 +108,13 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
         assert unknown.returncode != 0 and "no document 'teapot.md' in tiny" in " ".join(unknown.stderr.split())
     # --by-name: only the documents the question names by file name ("pass" names pass.txt)
     named = subprocess.run(
-        [*rag, "ask", "What does the pass statement do?", "--by-name", "-s", "rag-hybrid", "--form", "extractive"]
-        + ["--json"],
+        [
+            *rag,
+            "ask",
+            "What does the pass statement do?",
+            "--by-name",
+            *("-s", "rag-hybrid", "--form", "extractive", "--json"),
+        ],
         env=env,
         capture_output=True,
         text=True,
