@@ -25,18 +25,17 @@ sys.path.insert(0, str(REPO))
 from rag_assets.core.answering.published import load_published  # noqa: E402
 from rag_assets.core.answering.session import AnsweringSession  # noqa: E402
 from rag_assets.core.evaluation.evidence import (  # noqa: E402
-    StoreScope,
+    NAMED_SUFFIX,
     evidence_table,
     measure_evidence,
-    own_documents,
     summarise_evidence,
 )
 from rag_assets.core.evaluation.scoring import same_document  # noqa: E402
-from rag_assets.core.index.document_names import DocumentNames  # noqa: E402
 from rag_assets.core.settings import catalogue_file  # noqa: E402
 from rag_assets.core.store.connections import catalogue_connection  # noqa: E402
 from rag_assets.core.store.question_table import load_question_rows  # noqa: E402
 from rag_assets.core.store.tree_tables import load_trees  # noqa: E402
+from rag_assets.defs.evaluation.evidence_evaluation import EvidenceConfig, scopes  # noqa: E402
 from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs  # noqa: E402
 from rag_assets.defs.metadata import markdown_table  # noqa: E402
 from rag_assets.serving.models import WarmModels  # noqa: E402
@@ -54,8 +53,10 @@ def main() -> None:
         trees = {d: nodes for d, (nodes, _) in load_trees(con, args.collection).items()}
     if not questions:
         raise SystemExit(f"no {args.split} questions in collection {args.collection!r}")
-    names = DocumentNames(trees)
-    named = {q.qid: names.named_in(q.query) for q in questions}
+    # the scopes `evidence_evaluation` measures when the collection is named in both settings
+    config = EvidenceConfig(single_store=[args.collection], named_documents=[args.collection])
+    scoped = scopes(config, args.collection, questions, sorted(trees))
+    named = next(s for s in scoped if s.suffix == NAMED_SUFFIX).documents
     with_gold = [q for q in questions if q.gold_doc]
     found = sum(any(same_document(d, q.gold_doc) for d in named[q.qid]) for q in with_gold)
     sizes = Counter(len(named[q.qid]) for q in questions)
@@ -67,7 +68,7 @@ def main() -> None:
     kinds = [k for k in args.kinds.split(",") if k]
     specs = strategy_specs(AnswersConfig(), "short", published.llm_adapter)
     rows = []
-    for scope in (None, StoreScope.named(named), StoreScope.single_store(own_documents(questions, list(trees)))):
+    for scope in (None, *scoped):
         started = time.perf_counter()
         rows += measure_evidence(
             questions,

@@ -14,7 +14,7 @@ from rag_assets.core.answering.published import PublishedCollection, load_publis
 from rag_assets.core.answering.session import AnsweringSession, SessionModels
 from rag_assets.core.answering.types import ANSWER_FORMS, EXTRACTIVE_KINDS, AnswerOutcome, StrategySpec
 from rag_assets.core.errors import ConfigError
-from rag_assets.core.index.document_names import DocumentNames
+from rag_assets.core.index.document_names import document_names
 from rag_assets.core.lineage import AnswerRecord, store_answers
 from rag_assets.core.store.connections import ShortReads, catalogue_connection
 from rag_assets.core.store.document_tables import collection_doc_ids, documents_named
@@ -144,7 +144,7 @@ class Ask:
 
     def documents_by_name(self, con: Any, collections: list[str], question: str) -> list[str] | None:
         """The documents `question` names by their file names (noted); None (all) where it names none."""
-        named = DocumentNames(collection_doc_ids(con, collections)).named_in(question)
+        named = document_names(tuple(collection_doc_ids(con, collections))).named_in(question)
         if named:
             self.note(f"searched the documents the question names: {', '.join(named)}")
         else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_assets.core.index.document_names import DocumentNames, name_words
+from rag_assets.core.index.document_names import DocumentNames, document_names, name_words
 
 pytestmark = pytest.mark.unit
 
@@ -68,3 +68,10 @@ def test_a_year_or_a_form_alone_or_no_name_names_nothing(names: DocumentNames) -
     assert names.named_in("What was the total revenue in FY2022 according to the 10-K?") == []
     assert names.named_in("How often should I descale the kettle?") == []
     assert DocumentNames([]).named_in("Acme 2022") == []
+
+
+def test_the_names_of_one_set_of_documents_are_built_once() -> None:
+    first = document_names(tuple(FILINGS))
+    assert document_names(tuple(FILINGS)) is first
+    assert document_names((*FILINGS, "ACME_2024_10K.pdf")) is not first
+    assert document_names((*FILINGS, "ACME_2024_10K.pdf")).named_in("Acme FY2024 revenue?") == ["ACME_2024_10K.pdf"]

@@ -26,6 +26,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 KEEP_SHARE = 0.75  # named: scoring at least this share of the best-scoring document
@@ -88,3 +89,10 @@ class DocumentNames:
         best = max(scores.values())
         named = [doc_id for doc_id, score in scores.items() if score > 0 and score >= KEEP_SHARE * best]
         return sorted(named, key=lambda doc_id: (-scores[doc_id], doc_id))
+
+
+@lru_cache(maxsize=16)
+def document_names(doc_ids: tuple[str, ...]) -> DocumentNames:
+    """The `DocumentNames` of these documents, built once (a service asks many questions of one
+    collection; its documents change only with a re-index, which changes the key)."""
+    return DocumentNames(doc_ids)

@@ -91,24 +91,25 @@ def rejected_doc_ids(con: duckdb.DuckDBPyConnection, collection: str, stage: str
     return {row[0] for row in rows}
 
 
-def collection_doc_ids(con: duckdb.DuckDBPyConnection, collections: Sequence[str]) -> list[str]:
-    """The doc ids stored for `collections`, in order."""
-    marks = ", ".join("?" * len(collections))
-    rows = con.execute(
-        f"SELECT doc_id FROM source_documents WHERE collection IN ({marks}) ORDER BY doc_id", list(collections)
-    ).fetchall()
-    return [row[0] for row in rows]
-
-
-def documents_named(con: duckdb.DuckDBPyConnection, collections: Sequence[str] | None, name: str) -> list[str]:
-    """doc ids of the documents `name` names in `collections` (None: all): its doc id, its file
-    name with or without extension, or its title (case aside)."""
+def _document_titles(con: duckdb.DuckDBPyConnection, collections: Sequence[str] | None) -> list[tuple[str, str]]:
+    """(doc id, title) of every document stored for `collections` (None: all), by doc id."""
     where, params = (
         ("WHERE collection IN (" + ", ".join("?" * len(collections)) + ")", list(collections))
         if collections
         else ("", [])
     )
-    rows = con.execute(f"SELECT doc_id, title FROM source_documents {where} ORDER BY doc_id", params).fetchall()
+    return con.execute(f"SELECT doc_id, title FROM source_documents {where} ORDER BY doc_id", params).fetchall()
+
+
+def collection_doc_ids(con: duckdb.DuckDBPyConnection, collections: Sequence[str]) -> list[str]:
+    """The doc ids stored for `collections`, in order."""
+    return [doc_id for doc_id, _ in _document_titles(con, collections)] if collections else []
+
+
+def documents_named(con: duckdb.DuckDBPyConnection, collections: Sequence[str] | None, name: str) -> list[str]:
+    """doc ids of the documents `name` names in `collections` (None: all): its doc id, its file
+    name with or without extension, or its title (case aside)."""
+    rows = _document_titles(con, collections)
     wanted = name.strip().casefold()
     found = []
     for doc_id, title in rows:
