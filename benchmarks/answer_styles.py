@@ -5,8 +5,9 @@ both forms answer the same dev+test questions through the answering session, and
 prints per form: containment (EM) and token F1 with 95% bootstrap intervals, ROUGE-L where gold
 answers are long, yes/no accuracy where they are yes/no, the share of answers whose first
 citation is a gold node (`first_cite_gold`), answer words, the share of answers with echoed
-prompt text (cut at answer time or still there; goal 0), and the seconds each form took for all
-questions (the extractive form makes no reader call). Also which form the collection's published
+prompt text (cut at answer time or still there; goal 0), the share of generated answers the reader
+left empty (answered with the evidence's best sentence instead), and the seconds each form took
+for all questions (the extractive form makes no reader call). Also which form the collection's published
 default is, and the paired difference extractive - generated on F1 per strategy.
 
     RAG_DATA_DIR=dagster_home/data .venv/bin/python benchmarks/answer_styles.py \
@@ -63,6 +64,7 @@ def score(questions, outcomes) -> dict[str, list[float]]:
         if first is not None:
             metrics["first_cite_gold"] = first
         metrics["echoed"] = float(bool(outcome.echo) or echoed(outcome.answer))
+        metrics["reader_empty"] = float(outcome.reader_empty)  # generated asked, answered extractively
         metrics["words"] = float(word_count(outcome.answer))
         for name, value in metrics.items():
             values.setdefault(name, []).append(value)
@@ -135,9 +137,11 @@ def main() -> None:
             rows.append(
                 [spec.name, form]
                 + [cell(values.get(m), True) for m in ("em", "f1", "rouge_l", "yes_no_acc", "first_cite_gold")]
-                + [cell(values.get("words"), False), f"{np.mean(values['echoed']):.3f}", f"{seconds:.1f}"]
+                + [cell(values.get("words"), False), f"{np.mean(values['echoed']):.3f}"]
+                + [f"{np.mean(values['reader_empty']):.3f}", f"{seconds:.1f}"]
             )
-    header = ["strategy", "form", "EM", "F1", "ROUGE-L", "yes/no", "first cite gold", "words", "echoed", "seconds"]
+    header = ["strategy", "form", "EM", "F1", "ROUGE-L", "yes/no", "first cite gold", "words", "echoed", "reader empty"]
+    header += ["seconds"]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     for row in rows:
         print("| " + " | ".join(row) + " |")

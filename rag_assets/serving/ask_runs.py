@@ -39,7 +39,11 @@ class AskRun:
         future: asyncio.Future = loop.create_future()
 
         def settle(result: Any, error: BaseException | None) -> None:
-            if not future.done():
+            if future.done():
+                return
+            if self.cancel.is_set():  # abandoned: nobody awaits it (an unread exception would be logged)
+                future.cancel()
+            else:
                 future.set_exception(error) if error is not None else future.set_result(result)
 
         def run() -> None:

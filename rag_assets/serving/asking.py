@@ -9,7 +9,7 @@ from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rag_assets.core.answering.extractive import EXTRACTIVE_NOTE
+from rag_assets.core.answering.extractive import EXTRACTIVE_NOTE, READER_EMPTY_NOTE
 from rag_assets.core.answering.published import PublishedCollection, load_published
 from rag_assets.core.answering.session import AnsweringSession, SessionModels
 from rag_assets.core.answering.types import ANSWER_FORMS, EXTRACTIVE_KINDS, AnswerOutcome, StrategySpec
@@ -67,7 +67,7 @@ class AskResult:
             ],
             "supporting": supporting,
             "answer_form": self.outcome.answer_form,
-            "form_note": form_note(self.outcome.answer_form),
+            "form_note": READER_EMPTY_NOTE if self.outcome.reader_empty else form_note(self.outcome.answer_form),
             "published": self.published.to_dict() if self.published else None,
             "answer_style": self.answer_style,
             "notes": self.notes,

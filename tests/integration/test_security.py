@@ -277,10 +277,13 @@ def _slot_freed_within(url: str, token: str, seconds: float) -> float | None:
 # first token event can come when a one-sentence answer is already complete and stored (the
 # generation's own stop on a client gone is tests/unit/test_ask_cancelling.py's).
 @pytest.mark.parametrize("path", ["/ask"])
-def test_an_abandoned_ask_frees_its_slot_within_a_second(served: str, tokens: dict[str, str], path: str) -> None:
+def test_an_abandoned_ask_frees_its_slot_within_a_second(
+    project: dict[str, str], served: str, tokens: dict[str, str], path: str
+) -> None:
     """--max-asks 1: while an ask runs the next is refused with 503 and Retry-After; the client of
     the running one goes away (the stream: once the reader is generating) and the slot is free
-    again within a second; the abandoned ask stops and stores nothing."""
+    again within a second; the abandoned ask stops, stores nothing and logs no traceback (its
+    cancellation is nobody's error)."""
     asker = tokens["asker"]
     question = f"Abandoned over {path}: how hot should the water be for green tea?"
     conn = _open_ask(served, path, {**FAST_ASK, "question": question, "strategy": "rdr2", "top_k": 8}, asker)
@@ -303,6 +306,8 @@ def test_an_abandoned_ask_frees_its_slot_within_a_second(served: str, tokens: di
     time.sleep(10)  # longer than the ask would have taken to finish and be stored
     status, listing, _ = call(served, "GET", f"/answers?contains={urllib.parse.quote(question)}", token=asker)
     assert status == 200 and listing["answers"] == []
+    logs = "\n".join(log.read_text() for log in Path(project["RAG_DATA_DIR"]).parent.glob("serve-*.log"))
+    assert "POST /ask -> 499" in logs and "never retrieved" not in logs and "Traceback" not in logs
 
 
 @pytest.mark.timeout(1200)

@@ -8,7 +8,7 @@ import pytest
 from rag_assets.core.answering.strategies import run_strategy
 from rag_assets.core.answering.types import StrategySpec
 from rag_assets.core.corpus.tree import STRUCTURE
-from rag_assets.core.engines.base import BatchClock
+from rag_assets.core.engines.base import BatchClock, Generation
 from tests.integration.conftest import CountingEngine, IndexedCorpus
 
 QUESTIONS = ["How hot should the water be for green tea?", "What keeps the pond fish alive in winter?"]
@@ -173,3 +173,35 @@ def test_the_batch_clock_charges_replayed_generations_once_per_engine() -> None:
     per_question = clock.seconds_per_question(3)
     assert 10.0 <= per_question < 11.0  # (wall + 30 s replayed) / 3 questions
     assert clock.seconds_per_question(0) >= 30.0  # no division by zero
+
+
+class SilentReader(CountingEngine):
+    """The real engine's class with a reader that stops at once: the packaged reader does so on
+    some real questions (empty answers on the real sets), but no prompt makes it do so on purpose."""
+
+    def __init__(self) -> None:  # no model loaded: it never generates
+        self.model_id = "silent-reader"
+
+    def generate(self, batch, **kwargs):
+        return [Generation("", 10, 0) for _ in batch]
+
+
+def test_an_answer_the_reader_left_empty_is_the_best_sentence_of_its_evidence(
+    counting_engine: CountingEngine, indexed_corpus: IndexedCorpus
+) -> None:
+    from rag_assets.core.answering.extractive import EmbedderScorer
+    from rag_assets.core.answering.types import RetrievalExtras
+    from rag_assets.core.index.embedding import Embedder
+
+    retrieve, trees, texts = indexed_corpus.retrieve, indexed_corpus.trees, indexed_corpus.texts
+    spec = StrategySpec("rag-hybrid", "rag", top_k=3, reader_max_new_tokens=6)
+    scorer = EmbedderScorer(Embedder(progress=False))
+    run = dict(retrieve=retrieve, trees=trees, engine=counting_engine, reader=SilentReader())
+    [answered] = run_strategy(QUESTIONS[:1], spec, extras=RetrievalExtras(answer_scorer=scorer), **run)
+    assert answered.reader_empty and answered.answer_form == "extractive" and answered.attribution == "extractive"
+    assert answered.answer and answered.answer in answered.citations[0].text  # cited where it stands
+    assert answered.citations[0].doc_id == "tiny/kettle.md" and answered.supporting == 1
+    _check_citations([answered], trees, texts)
+    # without a scorer to choose a sentence the empty answer stays empty, resting on nothing
+    [empty] = run_strategy(QUESTIONS[:1], spec, **run)
+    assert (empty.answer, empty.reader_empty, empty.answer_form, empty.supporting) == ("", False, "generated", 0)

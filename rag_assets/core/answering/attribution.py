@@ -6,7 +6,10 @@ citations) and the rest after them (the evidence also given), with their count s
 1. `markers`: the reader's own `[n]` markers, n a block number of the evidence it saw (a block is
    a numbered passage or node; its citations are the nodes whose text lies in it);
 2. `overlap`: the nodes holding most of the answer's content words (at least half of the best
-   node's share, at most `MAX_SUPPORTING`);
+   node's share, at most `MAX_SUPPORTING`), ranked by the scorer below for the question and
+   answer together where there is one, else by their share: a short answer's few words ("yes",
+   a sum, a form's name) are in several nodes, and which of them says it of the question's case
+   is what the cross-encoder reads (the first of them is the answer's first citation);
 3. `cross-encoder`: where no node shares a content word with the answer, the node the collection's
    trained passage reranker scores highest for the question and answer together.
 An empty answer rests on nothing (`supporting` 0).
@@ -66,7 +69,7 @@ def _by_markers(answer: str, evidence: str, citations: Sequence[Citation]) -> li
     return cited
 
 
-def _by_overlap(answer: str, citations: Sequence[Citation]) -> list[int]:
+def _by_overlap(question: str, answer: str, citations: Sequence[Citation], scorer: PairScorer | None) -> list[int]:
     words = content_words(answer)
     if not words:
         return []
@@ -74,8 +77,12 @@ def _by_overlap(answer: str, citations: Sequence[Citation]) -> list[int]:
     best = max(shares, default=0.0)
     if best <= 0:
         return []
-    ranked = sorted((i for i, s in enumerate(shares) if s >= best / 2), key=lambda i: (-shares[i], i))
-    return ranked[:MAX_SUPPORTING]
+    found = [i for i, s in enumerate(shares) if s >= best / 2]
+    rank = {i: -shares[i] for i in found}
+    if scorer is not None and len(found) > 1:
+        scores = scorer.scores(f"{question} {answer}".strip(), [citations[i].text for i in found])
+        rank = {i: -score for i, score in zip(found, scores)}
+    return sorted(found, key=lambda i: (rank[i], i))[:MAX_SUPPORTING]
 
 
 def _by_cross_encoder(question: str, answer: str, citations: Sequence[Citation], scorer: PairScorer) -> list[int]:
@@ -97,7 +104,7 @@ def attribute(
     if answer.strip() and citations:
         for name, found in (
             (MARKERS, lambda: _by_markers(answer, evidence, citations)),
-            (OVERLAP, lambda: _by_overlap(answer, citations)),
+            (OVERLAP, lambda: _by_overlap(question, answer, citations, scorer)),
             (CROSS_ENCODER, lambda: _by_cross_encoder(question, answer, citations, scorer) if scorer else []),
         ):
             supporting = found()

@@ -11,6 +11,10 @@ in the question; the citation stays the whole sentence. A question that asks for
 answered from the best of the `TYPED_CANDIDATES` top-scored units that holds one (a sentence
 about the topic without the date or name is no answer to it), else from the best unit. The first
 citation is the sentence; the other nodes follow as the evidence also given.
+
+A generated answer the reader left empty (the small reader sometimes stops at once) is answered
+the same way from the evidence it was given (`answered_when_empty`): an empty answer answers
+nothing and rests on nothing, a sentence of the evidence at least cites where to read.
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from rag_assets.core.answering.attribution import EXTRACTIVE
-from rag_assets.core.answering.types import Citation, PairScorer
+from rag_assets.core.answering.types import AnswerOutcome, Citation, PairScorer
 
 # what an extractive answer says it is (the answer's note, the page and `rag ask`)
 EXTRACTIVE_NOTE = "extractive: the best sentence of the evidence"
+READER_EMPTY_NOTE = "extractive: the reader wrote nothing, so the answer is the best sentence of the evidence"
 _SENTENCE = re.compile(r"[^\s][^\n]*?(?:[.!?]+[\"')\]]*(?=\s|$)|(?=\n)|$)")
 _WORD = re.compile(r"\w+")
 MIN_UNIT_CHARS = 3
@@ -202,3 +207,16 @@ def extract_answer(question: str, citations: Sequence[Citation], scorer: PairSco
         answer = best.text[start:end]
     rest = [c for i, c in enumerate(citations) if i != best.citation]
     return Extracted(answer, [sentence, *rest], 1, EXTRACTIVE)
+
+
+def answered_when_empty(outcome: AnswerOutcome, scorer: PairScorer | None, *, short: bool) -> AnswerOutcome:
+    """`outcome` as it is, or, where the reader wrote nothing, answered extractively from the
+    evidence it was given (`answer_form` extractive, `reader_empty` set; no scorer: left empty)."""
+    if outcome.answer.strip() or scorer is None or not outcome.citations:
+        return outcome
+    found = extract_answer(outcome.question, outcome.citations, scorer, short=short)
+    if not found.answer:
+        return outcome
+    outcome.answer, outcome.citations, outcome.answer_form = found.answer, found.citations, "extractive"
+    outcome.supporting, outcome.attribution, outcome.reader_empty = found.supporting, found.method, True
+    return outcome

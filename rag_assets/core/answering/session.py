@@ -301,6 +301,8 @@ class AnsweringSession:
             versions["retrieval"] = retrieval
         if outcome.answer_form == "extractive":
             versions["answer_scorer"] = self.scorer_id()
+        if outcome.reader_empty:  # generated was asked; the reader wrote nothing
+            versions["reader_empty"] = True
         return versions
 
     def record(

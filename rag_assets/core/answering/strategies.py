@@ -39,13 +39,14 @@ from rag_assets.core.answering.answer_ending import complete_answer
 from rag_assets.core.answering.attribution import attribute_outcome
 from rag_assets.core.answering.citations import node_citation, passage_citations
 from rag_assets.core.answering.echo import settle_outcome
-from rag_assets.core.answering.extractive import extract_answer
+from rag_assets.core.answering.extractive import answered_when_empty, extract_answer
 from rag_assets.core.answering.generation.contregen import run_contregen
 from rag_assets.core.answering.generation.disco import run_disco
 from rag_assets.core.answering.r4_reordering import EvidenceItem, reorder
 from rag_assets.core.answering.readers import number_blocks, reader_messages, reader_style
 from rag_assets.core.answering.rewriting import rewrite_queries
 from rag_assets.core.answering.types import (
+    EXTRACTIVE_KINDS,
     KINDS,
     AnswerOutcome,
     Citation,
@@ -329,7 +330,12 @@ def run_strategy(
     if spec.answer_form == "extractive":
         return extract_gathered_evidence(questions, spec, inputs)
     scorer = extras.answer_scorer if extras else None
-    return [attribute_outcome(settle_outcome(o), scorer) for o in STRATEGY_RUNNERS[spec.kind](questions, spec, inputs)]
+    outcomes = [
+        attribute_outcome(settle_outcome(o), scorer) for o in STRATEGY_RUNNERS[spec.kind](questions, spec, inputs)
+    ]
+    if spec.kind not in EXTRACTIVE_KINDS:  # contregen / disco synthesise; `none` has no evidence
+        return outcomes
+    return [answered_when_empty(o, scorer, short=spec.answer_style == "short") for o in outcomes]
 
 
 def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:

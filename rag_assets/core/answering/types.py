@@ -220,6 +220,9 @@ class AnswerOutcome:
     # the rest is evidence also given; -1 = not attributed
     supporting: int = -1
     attribution: str = ""  # markers | overlap | cross-encoder | extractive
+    # generated was asked, the reader wrote nothing: the answer is the extractive one of the same
+    # evidence (core/answering/extractive.py `answered_when_empty`)
+    reader_empty: bool = False
 
 
 @dataclass(frozen=True, slots=True)
