@@ -7,8 +7,10 @@ answers are long, yes/no accuracy where they are yes/no, the share of answers wh
 citation is a gold node (`first_cite_gold`), answer words, the share of answers with echoed
 prompt text (cut at answer time or still there; goal 0), the share of generated answers the reader
 left empty (answered with the evidence's best sentence instead), and the seconds each form took
-for all questions (the extractive form makes no reader call). Also which form the collection's published
-default is, and the paired difference extractive - generated on F1 per strategy.
+for all questions (the extractive form makes no reader call). Also which form the collection's
+published default is, the paired difference extractive - generated on F1 per strategy, and how
+often rag-hybrid's first passage as retrieved begins with a gold node (the bar the default
+answer's first citation is held to).
 
     RAG_DATA_DIR=dagster_home/data .venv/bin/python benchmarks/answer_styles.py \
         [-c python-reference] [--split dev,test] [--strategies rag-hybrid,rdr2] [--measure-default] [--json out.json]
@@ -32,6 +34,7 @@ from rag_assets.core.answer_metrics import word_count  # noqa: E402
 from rag_assets.core.answering.echo import echoed  # noqa: E402
 from rag_assets.core.answering.published import load_published  # noqa: E402
 from rag_assets.core.answering.session import AnsweringSession  # noqa: E402
+from rag_assets.core.answering.strategies import gather_evidence  # noqa: E402
 from rag_assets.core.evaluation.scoring import answer_metrics, first_citation_gold  # noqa: E402
 from rag_assets.core.routing.metrics import mean_interval  # noqa: E402
 from rag_assets.core.settings import catalogue_file  # noqa: E402
@@ -69,6 +72,31 @@ def score(questions, outcomes) -> dict[str, list[float]]:
         for name, value in metrics.items():
             values.setdefault(name, []).append(value)
     return values
+
+
+def first_passage_gold(session: AnsweringSession, questions, spec) -> list[float]:
+    """Per question with gold to tell: whether the first node of `spec`'s first retrieved passage,
+    as retrieved (no reader, no attribution), is gold: the bar the default's first citation is held to."""
+    gathered = gather_evidence(
+        [q.query for q in questions],
+        spec,
+        retrieve=session.retrieve,
+        trees=session.trees,
+        routers=session.routers_for([spec]),
+        extras=session.extras(spec),
+    )
+    found = []
+    for question, g in zip(questions, gathered):
+        first = g.citations[:1]
+        gold = first_citation_gold(
+            [c.text for c in first],
+            [" > ".join(c.heading_path) for c in first],
+            question,
+            [(c.doc_id, c.pages) for c in first],
+        )
+        if gold is not None:
+            found.append(gold)
+    return found
 
 
 def paired_difference(a: list[float], b: list[float], seed: int = 0) -> tuple[float, float, float]:
@@ -147,6 +175,8 @@ def main() -> None:
         print("| " + " | ".join(row) + " |")
     print()
     print_differences(results)
+    first = first_passage_gold(session, questions, interactive_spec("rag-hybrid", style, None))
+    print(f"rag-hybrid's first passage as retrieved, first node gold: {cell(first, True)} ({len(first)} questions)")
     if args.json:
         args.json.write_text(json.dumps({f"{n}/{f}": v for (n, f), v in results.items()}, indent=1))
 
