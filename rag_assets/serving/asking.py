@@ -67,7 +67,7 @@ class AskResult:
             ],
             "supporting": supporting,
             "answer_form": self.outcome.answer_form,
-            "form_note": READER_EMPTY_NOTE if self.outcome.reader_empty else form_note(self.outcome.answer_form),
+            "form_note": form_note(self.outcome),
             "published": self.published.to_dict() if self.published else None,
             "answer_style": self.answer_style,
             "notes": self.notes,
@@ -206,9 +206,13 @@ def _choice(published: PublishedCollection) -> str:
     )
 
 
-def form_note(form: str) -> str:
-    """What an answer of `form` is, in the words a person reads beside it."""
-    return EXTRACTIVE_NOTE if form == "extractive" else "generated: written by the reader from the evidence"
+def form_note(outcome: AnswerOutcome) -> str:
+    """What form the answer is in, in the words a person reads beside it."""
+    if outcome.reader_empty:
+        return READER_EMPTY_NOTE
+    return (
+        EXTRACTIVE_NOTE if outcome.answer_form == "extractive" else "generated: written by the reader from the evidence"
+    )
 
 
 def fallback_spec(spec: StrategySpec, published: PublishedCollection, note: Note) -> StrategySpec:

@@ -25,7 +25,7 @@ from rag_assets.core.evaluation.evidence import (
     own_documents,
     summarise_evidence,
 )
-from rag_assets.core.index.document_names import DocumentNames
+from rag_assets.core.index.document_names import document_names
 from rag_assets.core.lineage import utc_now
 from rag_assets.core.store.evidence import store_evidence
 from rag_assets.core.store.question_table import load_question_rows
@@ -133,7 +133,7 @@ def scopes(config: EvidenceConfig, collection: str, questions: list, doc_ids: li
     if collection in config.single_store:
         found.append(StoreScope.single_store(own_documents(questions, doc_ids)))
     if collection in config.named_documents:
-        names = DocumentNames(doc_ids)
+        names = document_names(tuple(doc_ids))
         found.append(StoreScope.named({q.qid: names.named_in(q.query) for q in questions}))
     return found
 
