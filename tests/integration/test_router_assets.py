@@ -276,6 +276,29 @@ def test_synthetic_questions_train_the_router_and_are_counted(project: dict) -> 
     assert "train / synthetic" in meta["routing_actions"]["views_by_source"]
 
 
+def test_named_documents_build_each_questions_views_within_the_documents_it_names(project: dict) -> None:
+    _materialize(project, *UPSTREAM)
+
+    def documents_viewed() -> dict[str, set[str]]:
+        with duckdb.connect(str(project["db"])) as con:
+            rows = con.execute("SELECT qid, doc_id FROM routing_subtrees").fetchall()
+        found: dict[str, set[str]] = {}
+        for qid, doc_id in rows:
+            found.setdefault(qid, set()).add(doc_id)
+        return found
+
+    whole = documents_viewed()
+    assert len(whole["pond"]) > 1  # searched in the whole collection, the pond question sees other pages too
+    result = _materialize(project, "routing_subtrees", ops={"routing_subtrees": {"named_documents": ["tiny"]}})
+    named = documents_viewed()
+    # "pond" and "pass" name a file; "tea" names none and keeps the whole collection's documents
+    assert named["pond"] == {"tiny/pond.html"}
+    assert named["ice"] == {"tiny/pond.html"}
+    assert named["pass"] == {"tiny/pass.txt"}
+    assert named["tea"] == whole["tea"]
+    assert _meta(result)["routing_subtrees"]["named_documents"] is True
+
+
 def test_unknown_teacher_fails_clearly(project: dict) -> None:
     # The launchpad's enum rejects it before the run starts.
     with pytest.raises(dg.DagsterInvalidConfigError, match="oracle2"):

@@ -3,7 +3,7 @@ curated by a teacher from the collection's labelled train questions and from que
 the corpus itself."""
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 
 import dagster as dg
@@ -13,6 +13,7 @@ from pydantic import Field
 
 from rag_assets.core.corpus.synthetic_questions import SYNTHETIC_KINDS
 from rag_assets.core.corpus.synthetic_questions import synthetic_questions as make_synthetic_questions
+from rag_assets.core.index.document_names import document_names
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.routing.curation import curate
 from rag_assets.core.routing.evaluation_views import ViewKnobs
@@ -138,6 +139,27 @@ class RoutingDataConfig(dg.Config):
         le=32768,
         description="Router input per subtree, in base-model tokens (as `answers.token_budget` at inference).",
     )
+    named_documents: list[str] = Field(
+        default=[],
+        description="Collections whose training questions are searched within the documents they name by file name "
+        "(company, year, form), as `rag ask --by-name` and evidence_evaluation's named_documents search them; a "
+        "question naming none is searched in the whole collection.",
+    )
+
+
+def training_retriever(
+    config: RoutingDataConfig, collection: str, index, model, doc_ids: list[str]
+) -> Callable[[str], list]:
+    """The first-stage search the training views are built from: the collection's, or within the
+    documents each question names where the collection is in `named_documents` (so the router learns
+    on the views it is asked about, the question's filings, not on the near-alike others)."""
+    names = document_names(tuple(doc_ids)) if collection in config.named_documents else None
+
+    def retrieve(query: str) -> list:
+        documents = (names.named_in(query) or None) if names is not None else None  # None: the whole collection
+        return search(index, model, query, k=config.passages_per_query, collections=[collection], documents=documents)
+
+    return retrieve
 
 
 @dg.asset(
@@ -170,7 +192,7 @@ def routing_subtrees(
     # the searches and token counts hold no connection: readers (`rag serve`) are not locked out
     samples = build_routing_samples(
         questions,
-        lambda q: search(index, model, q, k=config.passages_per_query, collections=[collection]),
+        training_retriever(config, collection, index, model, list(trees)),
         trees,
         top_docs=config.top_docs,
         expansion_views=config.expansion_views,
@@ -197,6 +219,7 @@ def routing_subtrees(
             "questions_synthetic": len(questions) - labelled,
             # how the views were built (also in `routing_view_settings`, which router_metrics reads)
             "split": config.split,
+            "named_documents": collection in config.named_documents,
             **{knob: getattr(config, knob) for knob in ViewKnobs.__dataclass_fields__},
             "views": dg.MetadataValue.md(counter_table("view", Counter(s.view.split(":")[0] for s in samples))),
             "sample": dg.MetadataValue.md(
