@@ -5,8 +5,9 @@ both forms answer the same dev+test questions through the answering session, and
 prints per form: containment (EM) and token F1 with 95% bootstrap intervals, ROUGE-L where gold
 answers are long, yes/no accuracy where they are yes/no, the share of answers whose first
 citation is a gold node (`first_cite_gold`), answer words, the share of answers with echoed
-prompt text (cut at answer time or still there; goal 0), the share of generated answers the reader
-left empty (answered with the evidence's best sentence instead), and the seconds each form took
+prompt text (cut at answer time or still there; goal 0), the share whose reader text looped or
+was list numbering only (`garbled`: cut, or no answer), the share of generated answers the reader
+left empty (or garbled) (answered with the evidence's best sentence instead), and the seconds each form took
 for all questions (the extractive form makes no reader call). Also which form the collection's
 published default is, the paired difference extractive - generated on F1 per strategy, and how
 often rag-hybrid's first passage as retrieved begins with a gold node (the bar the default
@@ -31,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from rag_assets.core.answer_metrics import word_count  # noqa: E402
-from rag_assets.core.answering.echo import echoed  # noqa: E402
+from rag_assets.core.answering.echo import ECHOED, GARBLED, LOOPED, echoed  # noqa: E402
 from rag_assets.core.answering.published import load_published  # noqa: E402
 from rag_assets.core.answering.session import AnsweringSession  # noqa: E402
 from rag_assets.core.answering.strategies import gather_evidence  # noqa: E402
@@ -66,7 +67,8 @@ def score(questions, outcomes) -> dict[str, list[float]]:
         first = first_citation_gold([c.text for c in outcome.citations], paths, question, places)
         if first is not None:
             metrics["first_cite_gold"] = first
-        metrics["echoed"] = float(bool(outcome.echo) or echoed(outcome.answer))
+        metrics["echoed"] = float(outcome.echo in ECHOED or echoed(outcome.answer))
+        metrics["garbled"] = float(outcome.echo in (LOOPED, GARBLED))  # a loop cut, or no answer in the text
         metrics["reader_empty"] = float(outcome.reader_empty)  # generated asked, answered extractively
         metrics["words"] = float(word_count(outcome.answer))
         for name, value in metrics.items():
@@ -166,9 +168,22 @@ def main() -> None:
                 [spec.name, form]
                 + [cell(values.get(m), True) for m in ("em", "f1", "rouge_l", "yes_no_acc", "first_cite_gold")]
                 + [cell(values.get("words"), False), f"{np.mean(values['echoed']):.3f}"]
-                + [f"{np.mean(values['reader_empty']):.3f}", f"{seconds:.1f}"]
+                + [f"{np.mean(values[m]):.3f}" for m in ("garbled", "reader_empty")]
+                + [f"{seconds:.1f}"]
             )
-    header = ["strategy", "form", "EM", "F1", "ROUGE-L", "yes/no", "first cite gold", "words", "echoed", "reader empty"]
+    header = [
+        "strategy",
+        "form",
+        "EM",
+        "F1",
+        "ROUGE-L",
+        "yes/no",
+        "first cite gold",
+        "words",
+        "echoed",
+        "garbled",
+        "reader empty",
+    ]
     header += ["seconds"]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     for row in rows:

@@ -173,7 +173,8 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "where generated was asked and the reader wrote nothing: versions.reader_empty); empty: stored before styles.",
         "echo": "Echoed prompt text cut from the reader's output: '' none, stripped (the answer before it "
         "kept) or refused (nothing left: the evidence's best sentence instead where evidence was given, as "
-        "answer_form says).",
+        "answer_form says); looped (a phrase repeated: cut after its first saying) or garbled (only list numbering "
+        "or a looping lead-in: no answer, answered as refused).",
         "supporting": "How many of the first citations the answer rests on; the rest is evidence also given "
         "(-1: stored before attribution).",
         "attribution": "How the supporting citations were found: markers (the reader's [n]), overlap, "

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rag_assets.core.answering.extractive import EXTRACTIVE_NOTE, READER_EMPTY_NOTE
+from rag_assets.core.answering.no_answer import RelevanceFloor
 from rag_assets.core.answering.published import PublishedCollection, load_published
 from rag_assets.core.answering.session import AnsweringSession, SessionModels
 from rag_assets.core.answering.types import ANSWER_FORMS, EXTRACTIVE_KINDS, AnswerOutcome, StrategySpec
@@ -45,6 +46,7 @@ class AskResult:
     published: IndexPin | None  # the index version read (None: the strategy read none)
     answer_style: str
     notes: list[str] = field(default_factory=list)
+    floor: RelevanceFloor | None = None  # the relevance floor the answer was held to
 
     def to_dict(self) -> dict[str, Any]:
         """The stored answer; its citations, those it rests on first (`supports`), then the
@@ -67,7 +69,7 @@ class AskResult:
             ],
             "supporting": supporting,
             "answer_form": self.outcome.answer_form,
-            "form_note": form_note(self.outcome),
+            "form_note": form_note(self.outcome, self.floor),
             "published": self.published.to_dict() if self.published else None,
             "answer_style": self.answer_style,
             "notes": self.notes,
@@ -115,7 +117,8 @@ class Ask:
         outcome = self.outcome(question, asked, on_text)
         record = self.store(asked, outcome, source)
         read = asked.session.published.index if asked.spec.kind != "none" else None
-        return AskResult(record, outcome, read, asked.spec.answer_style, self.notes)
+        floor = asked.session.relevance_floor()
+        return AskResult(record, outcome, read, asked.spec.answer_style, self.notes, floor)
 
     def session(
         self, name: str, collection: str | None, routed: list[str] | None, options: AskOptions, question: str
@@ -206,8 +209,10 @@ def _choice(published: PublishedCollection) -> str:
     )
 
 
-def form_note(outcome: AnswerOutcome) -> str:
+def form_note(outcome: AnswerOutcome, floor: RelevanceFloor | None = None) -> str:
     """What form the answer is in, in the words a person reads beside it."""
+    if outcome.not_found and floor is not None:
+        return floor.note(outcome.relevance)
     if outcome.reader_empty:
         return READER_EMPTY_NOTE
     return (

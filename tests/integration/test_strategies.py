@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_assets.core.answering.strategies import run_strategy
+from rag_assets.core.answering.reading import run_strategy
 from rag_assets.core.answering.types import StrategySpec
 from rag_assets.core.corpus.tree import STRUCTURE
 from rag_assets.core.engines.base import BatchClock, Generation
@@ -205,3 +205,49 @@ def test_an_answer_the_reader_left_empty_is_the_best_sentence_of_its_evidence(
     # without a scorer to choose a sentence the empty answer stays empty, resting on nothing
     [empty] = run_strategy(QUESTIONS[:1], spec, **run)
     assert (empty.answer, empty.reader_empty, empty.answer_form, empty.supporting) == ("", False, "generated", 0)
+
+
+# questions the tiny corpus answers (kettle, pond, pass statement, tea), and ones it does not
+ANSWERED = [
+    "How hot should the water be for green tea?",
+    "How much water at most goes into the kettle?",
+    "What is the pass statement?",
+    "What should stay open in the pond ice in winter?",
+    "What keeps the pond fish alive in winter?",
+    "Which charger should I use for the battery?",
+]
+OFF_TOPIC = ["How do I bake sourdough bread?", "Who won the football world cup in 1966?"]
+
+
+def test_a_question_the_documents_do_not_answer_is_said_not_found(
+    counting_engine: CountingEngine, indexed_corpus: IndexedCorpus
+) -> None:
+    from rag_assets.core.answering.extractive import EmbedderScorer
+    from rag_assets.core.answering.no_answer import NOT_FOUND_ANSWER, calibrate_floor, evidence_relevance
+    from rag_assets.core.answering.types import RetrievalExtras
+    from rag_assets.core.index.embedding import Embedder
+
+    retrieve, trees = indexed_corpus.retrieve, indexed_corpus.trees
+    spec = StrategySpec("rag-hybrid-extractive", "rag", top_k=3, answer_form="extractive")
+    scorer = EmbedderScorer(Embedder(progress=False))
+    run = dict(retrieve=retrieve, trees=trees, engine=counting_engine)
+    # the floor, measured as `answers` measures it: the relevance of questions the documents answer
+    measured = run_strategy(ANSWERED, spec, extras=RetrievalExtras(answer_scorer=scorer), **run)
+    floor = calibrate_floor([evidence_relevance(o.question, o.citations, scorer) for o in measured], [], "embedder")
+    assert floor is not None and floor.questions == len(ANSWERED)
+    extras = RetrievalExtras(answer_scorer=scorer, relevance_floor=floor.value, relevance_scorer=scorer)
+    [kept, *refused] = run_strategy([ANSWERED[0], *OFF_TOPIC], spec, extras=extras, **run)
+    assert not kept.not_found and "80" in kept.answer and kept.supporting == 1
+    for outcome in refused:
+        assert outcome.not_found and outcome.answer == NOT_FOUND_ANSWER
+        assert outcome.relevance < floor.value and outcome.supporting == 0  # its evidence stays, supporting nothing
+        assert outcome.citations
+        assert "not found" in floor.note(outcome.relevance)
+    # generated: the questions below the floor never reach the reader (nothing streamed is taken back)
+    counting_engine.reset()
+    generated = StrategySpec("rag-hybrid", "rag", top_k=3, reader_max_new_tokens=8)
+    [read, *unread] = run_strategy([ANSWERED[0], *OFF_TOPIC], generated, extras=extras, **run)
+    assert counting_engine.sizes == [1] and not read.not_found and read.answer != NOT_FOUND_ANSWER
+    for outcome in unread:
+        assert outcome.not_found and outcome.answer == NOT_FOUND_ANSWER and outcome.reader_output_tokens == 0
+        assert outcome.supporting == 0 and outcome.citations

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag_assets.core.answering.echo import REFUSED, STRIPPED, echoed, find_echoes, settle_answer
+from rag_assets.core.answering.degenerate import cut_loop, only_list_markers
+from rag_assets.core.answering.echo import GARBLED, LOOPED, REFUSED, STRIPPED, echoed, find_echoes, settle_answer
 
 pytestmark = pytest.mark.unit
 
@@ -64,3 +65,31 @@ def test_instruction_words_are_an_echo_where_they_start() -> None:
     echoes = find_echoes("The espresso needs 9 bar. Reply with the answer only: a few words")
     assert [e.kind for e in echoes] == ["instruction"]
     assert echoes[0].text.lower().startswith("reply with the answer only")
+
+
+# written by the packaged reader on the real sets (stored evaluation and served answers)
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "1. 1. 1. 2. 3. 4. 5. 6. 7. 8. 9.",  # conditionalqa, "How do I bake sourdough bread?"
+        "1.1.1\n2.2.1\n3.3.1",  # conditionalqa, disco
+        "The answer is: The answer is: The answer is: The answer is: The answer is: The answer",  # contregen
+        "1.",
+    ],
+)
+def test_list_numbering_or_a_looping_lead_in_is_no_answer(answer: str) -> None:
+    assert (settle_answer(answer).text, settle_answer(answer).echo) == ("", GARBLED)
+
+
+def test_an_answer_followed_by_a_loop_keeps_its_first_saying() -> None:
+    settled = settle_answer("Every month. Every month. Every month. Every month.")
+    assert (settled.text, settled.echo) == ("Every month.", LOOPED)
+    assert cut_loop("very very cold") == "very very cold"  # twice is no loop
+
+
+@pytest.mark.parametrize(
+    "answer", ["0.66", "1", "2017-05-30", "1.7 litres", "3 working days", "Section 1.2.3 applies."]
+)
+def test_figures_and_answers_with_numbers_are_kept(answer: str) -> None:
+    assert settle_answer(answer).text == answer
+    assert not only_list_markers(answer)

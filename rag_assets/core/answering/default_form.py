@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rag_assets.core.answering.no_answer import RelevanceFloor
 from rag_assets.core.answering.types import AnswerOutcome
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.evaluation.scoring import answer_metrics
@@ -34,6 +35,7 @@ class FormChoice:
     generated: float
     extractive: float
     questions: int  # validation questions with gold answers
+    floor: RelevanceFloor | None = None  # measured on the same questions (core/answering/no_answer.py)
 
     def details(self) -> dict[str, object]:
         return {
@@ -41,15 +43,17 @@ class FormChoice:
             "generated": round(self.generated, 4),
             "extractive": round(self.extractive, 4),
             "questions": self.questions,
+            **(self.floor.details() if self.floor is not None else {}),
         }
 
     @property
     def note(self) -> str:
+        floor = "no relevance floor" if self.floor is None else f"relevance floor {self.floor.value:.3f}"
         if not self.metric:
-            return f"{self.form}: no validation question with a gold answer to choose by"
+            return f"{self.form}: no validation question with a gold answer to choose by; {floor}"
         return (
             f"{self.form}: the better form on {self.questions} validation questions "
-            f"({self.metric} generated {self.generated:.3f}, extractive {self.extractive:.3f})"
+            f"({self.metric} generated {self.generated:.3f}, extractive {self.extractive:.3f}); {floor}"
         )
 
 

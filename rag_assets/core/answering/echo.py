@@ -5,7 +5,8 @@ header line, a `Question:` label, the document's inline HTML, or its instruction
 ("The answer is: a few words, no full sentence"). `find_echoes` says where such text starts in an
 answer and of what kind; `settle_answer` is the one rule that turns a reader's text into the
 answer a person reads (streamed, printed, stored): a leading "The answer is:" dropped, the text
-cut at the first echo, and no answer at all when nothing is left before it. The `answers` asset's
+cut at the first echo, and no answer at all when nothing is left before it; a looping text is cut
+after its first saying and list numbering alone is no answer (degenerate.py). The `answers` asset's
 check runs `find_echoes` over every stored answer.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rag_assets.core.answering.degenerate import cut_loop, only_list_markers
 from rag_assets.core.answering.readers import INJECTION_GUARD, STYLES
 from rag_assets.core.answering.types import AnswerOutcome
 
@@ -46,8 +48,11 @@ _EMPTY_LEAD = re.compile(
 )
 
 ECHO_KINDS = ("tag", "block header", "label", "instruction")
-# what happened to an answer's text (AnswerOutcome.echo, answers.echo)
-NO_ECHO, STRIPPED, REFUSED = "", "stripped", "refused"
+# what happened to an answer's text (AnswerOutcome.echo, answers.echo): echoed prompt text cut
+# (stripped) or nothing left before it (refused); a loop cut after its first saying (looped) or no
+# answer in the text at all, only list numbering or a looping lead-in (garbled: core/answering/degenerate.py)
+NO_ECHO, STRIPPED, REFUSED, LOOPED, GARBLED = "", "stripped", "refused", "looped", "garbled"
+ECHOED = (STRIPPED, REFUSED)  # the values that say prompt text was in the reader's output
 
 
 def _shingles(text: str) -> set[tuple[str, ...]]:
@@ -98,16 +103,22 @@ class SettledAnswer:
 
 
 def settle_answer(text: str) -> SettledAnswer:
-    """The reader's `text` as an answer: its lead-in dropped, cut before the first echo; REFUSED
-    (empty) when no word is left before it."""
-    text = _LEAD_IN.sub("", text.strip(), count=1).strip()
+    """The reader's `text` as an answer: a loop cut after its first saying, its lead-in dropped, cut
+    before the first echo; REFUSED (empty) when no word is left before the echo, GARBLED (empty)
+    when nothing but list numbering, or nothing at all, is left of a loop."""
+    raw = text.strip()
+    unlooped = cut_loop(raw)
+    text = _LEAD_IN.sub("", unlooped, count=1).strip()
     echoes = find_echoes(text)
-    if not echoes:
-        return SettledAnswer(text, NO_ECHO)
-    kept = text[: echoes[0].start].rstrip(" \t\n:;,-([")
-    if not _WORD.search(kept.lower()) or _EMPTY_LEAD.match(kept):
-        return SettledAnswer("", REFUSED, tuple(echoes))
-    return SettledAnswer(kept, STRIPPED, tuple(echoes))
+    echo = LOOPED if unlooped != raw else NO_ECHO
+    if echoes:
+        kept = text[: echoes[0].start].rstrip(" \t\n:;,-([")
+        if not _WORD.search(kept.lower()) or _EMPTY_LEAD.match(kept):
+            return SettledAnswer("", REFUSED, tuple(echoes))
+        text, echo = kept, STRIPPED
+    if only_list_markers(text) or (not text and echo == LOOPED):
+        return SettledAnswer("", GARBLED, tuple(echoes))
+    return SettledAnswer(text, echo, tuple(echoes))
 
 
 def echoed(text: str) -> bool:

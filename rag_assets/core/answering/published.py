@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 
+from rag_assets.core.answering.no_answer import RelevanceFloor
 from rag_assets.core.routing.folders import router_folder_kind
 from rag_assets.core.routing.teachers import SimilarityThresholds
 from rag_assets.core.store.publication import IndexPin, pin_index
@@ -39,6 +40,11 @@ class PublishedCollection:
     # the measured better answer form (core/answering/default_form.py) and how it was chosen
     default_form: str = "generated"
     form_choice: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def relevance_floor(self) -> RelevanceFloor | None:
+        """Below it the documents are said not to answer: measured with the default form."""
+        return RelevanceFloor.from_details(self.form_choice)
 
     @property
     def notes(self) -> tuple[str, ...]:

@@ -19,9 +19,11 @@ from typing import Any, Protocol
 import duckdb
 
 from rag_assets.core.answering.extractive import EmbedderScorer
+from rag_assets.core.answering.no_answer import RelevanceFloor
 from rag_assets.core.answering.published import PublishedCollection
 from rag_assets.core.answering.r4_reordering import PositionPolicy, load_position_policy
-from rag_assets.core.answering.strategies import gather_evidence, run_strategy
+from rag_assets.core.answering.reading import run_strategy
+from rag_assets.core.answering.strategies import gather_evidence
 from rag_assets.core.answering.types import AnswerOutcome, PairScorer, RetrievalExtras, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.corpus.tree import TreeNode
@@ -219,11 +221,25 @@ class AnsweringSession:
         piece = self.published.reranker
         return piece.model_id if piece is not None and piece.path else self.embedder.model_id
 
-    def extras(self, spec: StrategySpec) -> RetrievalExtras:
+    @cached_property
+    def relevance_scorer(self) -> PairScorer:
+        """What scores the evidence against the relevance floor: the embedder, never the passage
+        reranker, which learnt from the very train questions the floor is measured on."""
+        return LazyScorer(lambda: EmbedderScorer(self.embedder))
+
+    def relevance_floor(self) -> RelevanceFloor | None:
+        """The published relevance floor, where it was measured with this session's embedder."""
+        floor = self.published.relevance_floor
+        return floor if floor is not None and floor.scorer == self.embedder.model_id else None
+
+    def extras(self, spec: StrategySpec, *, use_floor: bool = True) -> RetrievalExtras:
+        floor = self.relevance_floor() if use_floor else None
         return RetrievalExtras(
             namespaces=self.namespaces if spec.route_namespaces else None,
             policy=self.policy if spec.reorder == "learned" else None,
             answer_scorer=self.answer_scorer,
+            relevance_floor=floor.value if floor is not None else None,
+            relevance_scorer=self.relevance_scorer if floor is not None else None,
         )
 
     def run(
@@ -233,9 +249,12 @@ class AnsweringSession:
         *,
         evidence_budgets: Sequence[int | None] | None = None,
         reader: LLMEngine | None = None,
+        use_floor: bool = True,
     ) -> list[AnswerOutcome]:
         """`spec`'s strategy for all `questions` (one engine call per stage), with `reader` (a
-        streaming wrapper, say) instead of the engine for the final read when given."""
+        streaming wrapper, say) instead of the engine for the final read when given; answers whose
+        evidence is below the published relevance floor say they are not found (unless `use_floor`
+        is False: the floor is being measured)."""
         return run_strategy(
             questions,
             spec,
@@ -245,7 +264,7 @@ class AnsweringSession:
             reader=reader,
             routers=self.routers_for([spec]),
             evidence_budgets=evidence_budgets,
-            extras=self.extras(spec),
+            extras=self.extras(spec, use_floor=use_floor),
         )
 
     def evidence_words(self, questions: Sequence[str], spec: StrategySpec) -> list[int]:
@@ -303,6 +322,13 @@ class AnsweringSession:
             versions["answer_scorer"] = self.scorer_id()
         if outcome.reader_empty:  # generated was asked; the reader wrote nothing
             versions["reader_empty"] = True
+        if outcome.relevance is not None or outcome.not_found:  # a relevance floor was applied
+            floor = self.relevance_floor()
+            versions["relevance"] = {
+                "best": None if outcome.relevance is None else round(outcome.relevance, 4),
+                "floor": floor.value if floor is not None else None,
+                "not_found": outcome.not_found,
+            }
         return versions
 
     def record(

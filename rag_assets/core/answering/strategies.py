@@ -24,9 +24,7 @@ Every evidence-giving strategy takes a `reorder` knob (core/answering/r4_reorder
 edges-first, or the learned R4 position policy). The rewrite, the namespaces searched and the
 order given to the reader are kept per answer (`GatheredEvidence.retrieval`, stored in the
 answer's versions next to the original question).
-Every strategy ends with ONE reader call for all questions. `seconds` per answer is the batch's
-wall time, plus the seconds of any generation a caching engine replayed, divided by its number of
-questions.
+The strategies are run, and their evidence read, by core/answering/reading.py.
 """
 
 from __future__ import annotations
@@ -35,29 +33,19 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rag_assets.core.answering.answer_ending import complete_answer
-from rag_assets.core.answering.attribution import attribute_outcome
 from rag_assets.core.answering.citations import node_citation, passage_citations
-from rag_assets.core.answering.echo import settle_outcome
-from rag_assets.core.answering.extractive import answered_when_empty, extract_answer
-from rag_assets.core.answering.generation.contregen import run_contregen
-from rag_assets.core.answering.generation.disco import run_disco
 from rag_assets.core.answering.r4_reordering import EvidenceItem, reorder
-from rag_assets.core.answering.readers import number_blocks, reader_messages, reader_style
+from rag_assets.core.answering.readers import number_blocks
 from rag_assets.core.answering.rewriting import rewrite_queries
 from rag_assets.core.answering.types import (
-    EXTRACTIVE_KINDS,
     KINDS,
-    AnswerOutcome,
     Citation,
     RetrievalExtras,
     Retrieve,
-    StrategyInputs,
-    StrategyRunner,
     StrategySpec,
 )
 from rag_assets.core.corpus.tree import CONTENT, TreeNode
-from rag_assets.core.engines.base import BatchClock, Generation, LLMEngine
+from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.index.retrieval import SearchHit
 from rag_assets.core.routing.navigation import RetrievedDocument, Router, route_documents
 from rag_assets.core.routing.routed_evidence import evidence_groups, render_evidence
@@ -308,137 +296,3 @@ def _search(
     hits = list(retrieve(query, spec.retrieval_mode, spec.top_k, **options))[: spec.top_k]
     out.retrieval["search_seconds"] = round(time.perf_counter() - started, 4)
     return hits
-
-
-def run_strategy(
-    questions: Sequence[str],
-    spec: StrategySpec,
-    *,
-    retrieve: Retrieve,
-    trees: Mapping[str, Sequence[TreeNode]],
-    engine: LLMEngine,
-    reader: LLMEngine | None = None,
-    routers: Mapping[str, Router] | None = None,
-    evidence_budgets: Sequence[int | None] | None = None,
-    extras: RetrievalExtras | None = None,
-) -> list[AnswerOutcome]:
-    """The spec's strategy for all questions (each kind's runner in `STRATEGY_RUNNERS`)."""
-    questions = list(questions)
-    if not questions:
-        return []
-    inputs = StrategyInputs(retrieve, trees, engine, reader or engine, routers, evidence_budgets, extras)
-    if spec.answer_form == "extractive":
-        return extract_gathered_evidence(questions, spec, inputs)
-    scorer = extras.answer_scorer if extras else None
-    outcomes = [
-        attribute_outcome(settle_outcome(o), scorer) for o in STRATEGY_RUNNERS[spec.kind](questions, spec, inputs)
-    ]
-    if spec.kind not in EXTRACTIVE_KINDS:  # contregen / disco synthesise; `none` has no evidence
-        return outcomes
-    return [answered_when_empty(o, scorer, short=spec.answer_style == "short") for o in outcomes]
-
-
-def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
-    """The extractive form of `rag`, `rdr2`, `dota`: their evidence gathered for all questions, then
-    each answer is the sentence of it the scorer ranks best (no reader call)."""
-    extras = inputs.extras or RetrievalExtras()
-    if extras.answer_scorer is None:
-        raise ValueError(f"strategy {spec.name!r} answers extractively but no answer scorer was provided")
-    clock = BatchClock(inputs.engine, inputs.reader)
-    gathered = gather_evidence(
-        questions,
-        spec,
-        retrieve=inputs.retrieve,
-        trees=inputs.trees,
-        engine=inputs.engine,
-        routers=inputs.routers,
-        evidence_budgets=inputs.evidence_budgets,
-        extras=extras,
-    )
-    short = spec.answer_style == "short"
-    extracted = [extract_answer(q, g.citations, extras.answer_scorer, short=short) for q, g in zip(questions, gathered)]
-    seconds = clock.seconds_per_question(len(questions))
-    outcomes = []
-    for question, g, answer in zip(questions, gathered, extracted):
-        outcome = gathered_outcome(question, g, answer.answer, seconds, Generation("", 0, 0), reader_calls=0)
-        outcome.citations, outcome.answer_form = answer.citations, "extractive"
-        outcome.supporting, outcome.attribution = answer.supporting, answer.method
-        outcomes.append(outcome)
-    return outcomes
-
-
-def gathered_outcome(
-    question: str, g: GatheredEvidence, answer: str, seconds: float, generation: Generation, *, reader_calls: int = 1
-) -> AnswerOutcome:
-    """The outcome of one question's gathered evidence and its answer (read or extracted)."""
-    return AnswerOutcome(
-        question=question,
-        answer=answer,
-        evidence=g.evidence,
-        evidence_words=g.words,
-        citations=g.citations,
-        passage_ids=g.passage_ids,
-        retrieved_doc_ids=g.retrieved_doc_ids,
-        router_prompt_tokens=g.router_prompt_tokens,
-        router_output_tokens=g.router_output_tokens,
-        reader_prompt_tokens=generation.prompt_tokens,
-        reader_output_tokens=generation.output_tokens,
-        engine_calls=g.routing_rounds + reader_calls,
-        seconds=seconds,
-        expelled=g.expelled,
-        refused_docs=g.refused_docs,
-        retrieval=g.retrieval,
-    )
-
-
-def read_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
-    """`none`, `rag`, `rdr2`, `dota`: `gather_evidence` for all questions, then ONE reader call for all."""
-    engine, reader = inputs.engine, inputs.reader
-    clock = BatchClock(engine, reader)
-    gathered = gather_evidence(
-        questions,
-        spec,
-        retrieve=inputs.retrieve,
-        trees=inputs.trees,
-        engine=engine,
-        routers=inputs.routers,
-        evidence_budgets=inputs.evidence_budgets,
-        extras=inputs.extras,
-    )
-    style = reader_style(spec.answer_style)
-    max_new_tokens = spec.reader_max_new_tokens or style.max_new_tokens
-    generations = reader.generate(
-        [reader_messages(question, g.evidence, style.name) for question, g in zip(questions, gathered)],
-        max_new_tokens=max_new_tokens,
-    )
-    seconds = clock.seconds_per_question(len(questions))
-    return [
-        gathered_outcome(
-            question, g, complete_answer(generation.text, generation.output_tokens, max_new_tokens), seconds, generation
-        )
-        for question, g, generation in zip(questions, gathered, generations)
-    ]
-
-
-def _contregen(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
-    return run_contregen(
-        questions, spec, retrieve=inputs.retrieve, trees=inputs.trees, engine=inputs.engine, reader=inputs.reader
-    )
-
-
-def _disco(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
-    return run_disco(
-        questions, spec, retrieve=inputs.retrieve, trees=inputs.trees, engine=inputs.engine, reader=inputs.reader
-    )
-
-
-# The one place a strategy kind is dispatched: kind -> its runner (every kind in KINDS).
-STRATEGY_RUNNERS: dict[str, StrategyRunner] = {
-    "none": read_gathered_evidence,
-    "rag": read_gathered_evidence,
-    "rdr2": read_gathered_evidence,
-    "dota": read_gathered_evidence,
-    "contregen": _contregen,
-    "disco": _disco,
-}
-assert tuple(STRATEGY_RUNNERS) == KINDS, "every strategy kind needs exactly one runner"

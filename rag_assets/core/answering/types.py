@@ -55,6 +55,10 @@ class RetrievalExtras:
     # scores (question, text) pairs: picks an extractive answer's sentence and attributes an answer
     # that shares no word with its evidence (the trained passage reranker, else the embedder)
     answer_scorer: PairScorer | None = None
+    # below this relevance, scored by `relevance_scorer` (the embedder: trained on no question), the
+    # documents are said not to answer (core/answering/no_answer.py); None: never
+    relevance_floor: float | None = None
+    relevance_scorer: PairScorer | None = None
 
 
 class PairScorer(Protocol):
@@ -215,7 +219,7 @@ class AnswerOutcome:
     structure: dict | None = None
     retrieval: dict = field(default_factory=dict)  # rewrite, namespaces, reorder (see GatheredEvidence)
     answer_form: str = "generated"  # generated | extractive (core/answering/extractive.py)
-    echo: str = ""  # echoed prompt text cut off: '' | stripped | refused (core/answering/echo.py)
+    echo: str = ""  # echoed prompt text cut off: '' | stripped | refused | looped | garbled (core/answering/echo.py)
     # the first `supporting` citations are the ones the answer rests on (core/answering/attribution.py),
     # the rest is evidence also given; -1 = not attributed
     supporting: int = -1
@@ -223,6 +227,10 @@ class AnswerOutcome:
     # generated was asked, the reader wrote nothing: the answer is the extractive one of the same
     # evidence (core/answering/extractive.py `answered_when_empty`)
     reader_empty: bool = False
+    # the best score of a sentence of the evidence for the question, where a relevance floor was
+    # applied; below it the answer says it is not found (core/answering/no_answer.py)
+    relevance: float | None = None
+    not_found: bool = False
 
 
 @dataclass(frozen=True, slots=True)

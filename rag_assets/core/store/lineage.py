@@ -75,7 +75,7 @@ class AnswerRecord:
     # JSON: contregen's sub-query tree, disco's discourse trees / graph / blueprint ('' for others)
     structure: str = ""
     answer_form: str = ""  # generated | extractive ('' before styles)
-    echo: str = ""  # '' | stripped | refused
+    echo: str = ""  # '' | stripped | refused | looped | garbled (core/answering/echo.py)
     supporting: int = -1  # the first `supporting` citations support the answer (-1: not attributed)
     attribution: str = ""  # markers | overlap | cross-encoder | extractive
 

@@ -1,6 +1,6 @@
 """The `answers` step that measures each collection's default answer form (generated or
-extractive) on the routers' validation questions and records it with the published models
-(core/answering/default_form.py says how it is chosen)."""
+extractive) and its relevance floor on the routers' validation questions and records them with the
+published models (core/answering/default_form.py says how the form is chosen, no_answer.py the floor)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,14 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.answering.default_form import FormChoice, choose_form
+from rag_assets.core.answering.no_answer import (
+    MIN_QUESTIONS,
+    calibrate_floor,
+    evidence_relevance,
+    off_topic_questions,
+)
 from rag_assets.core.answering.session import AnsweringSession
-from rag_assets.core.answering.types import StrategySpec
+from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.routing.held_out_routing import load_routing_examples
 from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
@@ -40,15 +46,36 @@ def measure_default_form(session: AnsweringSession, questions: list[Question], s
     budgets = None
     if spec.evidence_budget_from:
         budgets = session.evidence_words(queries, interactive_spec(spec.evidence_budget_from, style, None))
-    generated = session.run(queries, spec, evidence_budgets=budgets)
-    extractive = session.run(queries, dataclasses.replace(spec, answer_form="extractive"), evidence_budgets=budgets)
-    return choose_form(questions, generated, extractive)
+    # measured as the reader and the scorer answer, no floor applied: the floor is measured here too
+    generated = session.run(queries, spec, evidence_budgets=budgets, use_floor=False)
+    extracted = dataclasses.replace(spec, answer_form="extractive")
+    extractive = session.run(queries, extracted, evidence_budgets=budgets, use_floor=False)
+    answered = relevances(session, [o for q, o in zip(questions, extractive) if not q.not_answerable])
+    off_topic = (
+        relevances(session, off_topic_evidence(session, extracted, style)) if len(answered) >= MIN_QUESTIONS else []
+    )
+    floor = calibrate_floor(answered, off_topic, session.embedder.model_id)
+    return dataclasses.replace(choose_form(questions, generated, extractive), floor=floor)
+
+
+def off_topic_evidence(session: AnsweringSession, spec: StrategySpec, style: str) -> list[AnswerOutcome]:
+    """`spec`'s evidence for the packaged off-topic questions, budgeted as `rag ask` budgets it."""
+    queries = off_topic_questions()
+    budgets = None
+    if spec.evidence_budget_from:
+        budgets = session.evidence_words(queries, interactive_spec(spec.evidence_budget_from, style, None))
+    return session.run(queries, spec, evidence_budgets=budgets, use_floor=False)
+
+
+def relevances(session: AnsweringSession, outcomes: list[AnswerOutcome]) -> list[float | None]:
+    return [evidence_relevance(o.question, o.citations, session.relevance_scorer) for o in outcomes]
 
 
 def publish_default_form(
     context: dg.AssetExecutionContext, catalogue: DuckDBResource, session: AnsweringSession, style: str
 ) -> FormChoice:
-    """Measure the collection's better form and record it in `published_models` (kind answer_form)."""
+    """Measure the collection's better form and relevance floor, record them in `published_models`
+    (kind answer_form), and hold `session`'s answers to that floor from now on."""
     collection = session.collection
     with catalogue.get_connection() as con:
         questions = validation_questions(con, collection)
@@ -57,4 +84,6 @@ def publish_default_form(
     piece = PublishedModel("answer_form", choice.form, details=choice.details(), run_id=context.run.run_id)
     with catalogue.get_connection() as con:
         publish_models(con, collection, [piece], kinds=["answer_form"])
+    # the rows answered next are held to the floor just measured, as `rag ask` will be
+    session.published = dataclasses.replace(session.published, default_form=choice.form, form_choice=piece.details)
     return choice

@@ -1,0 +1,201 @@
+"""Running a strategy: its evidence gathered (core/answering/strategies.py), then read, or
+extracted, for all questions at once.
+
+Every strategy ends with ONE reader call for all questions (`extractive` answers make none: the
+best sentence of the evidence is the answer, core/answering/extractive.py). Where the collection
+publishes a relevance floor (core/answering/no_answer.py), the evidence-reading kinds (`rag`,
+`rdr2`, `dota`) hold each question's evidence to it before reading: a question none of whose
+evidence is close enough is answered "not found" and never sent to the reader, so nothing is
+streamed that the stored answer would take back. `seconds` per answer is the batch's wall time,
+plus the seconds of any generation a caching engine replayed, divided by its number of questions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rag_assets.core.answering.answer_ending import complete_answer
+from rag_assets.core.answering.attribution import attribute_outcome
+from rag_assets.core.answering.echo import settle_outcome
+from rag_assets.core.answering.extractive import answered_when_empty, extract_answer
+from rag_assets.core.answering.generation.contregen import run_contregen
+from rag_assets.core.answering.generation.disco import run_disco
+from rag_assets.core.answering.no_answer import below_floor, evidence_relevance, not_found
+from rag_assets.core.answering.readers import reader_messages, reader_style
+from rag_assets.core.answering.strategies import GatheredEvidence, gather_evidence
+from rag_assets.core.answering.types import (
+    EXTRACTIVE_KINDS,
+    KINDS,
+    AnswerOutcome,
+    RetrievalExtras,
+    Retrieve,
+    StrategyInputs,
+    StrategyRunner,
+    StrategySpec,
+)
+from rag_assets.core.corpus.tree import TreeNode
+from rag_assets.core.engines.base import BatchClock, Generation, LLMEngine
+from rag_assets.core.routing.navigation import Router
+
+NO_GENERATION = Generation("", 0, 0)
+
+
+def run_strategy(
+    questions: Sequence[str],
+    spec: StrategySpec,
+    *,
+    retrieve: Retrieve,
+    trees: Mapping[str, Sequence[TreeNode]],
+    engine: LLMEngine,
+    reader: LLMEngine | None = None,
+    routers: Mapping[str, Router] | None = None,
+    evidence_budgets: Sequence[int | None] | None = None,
+    extras: RetrievalExtras | None = None,
+) -> list[AnswerOutcome]:
+    """The spec's strategy for all questions (each kind's runner in `STRATEGY_RUNNERS`)."""
+    questions = list(questions)
+    if not questions:
+        return []
+    inputs = StrategyInputs(retrieve, trees, engine, reader or engine, routers, evidence_budgets, extras)
+    if spec.answer_form == "extractive":
+        return extract_gathered_evidence(questions, spec, inputs)
+    scorer = extras.answer_scorer if extras else None
+    outcomes = [
+        o if o.not_found else attribute_outcome(settle_outcome(o), scorer)
+        for o in STRATEGY_RUNNERS[spec.kind](questions, spec, inputs)
+    ]
+    if spec.kind not in EXTRACTIVE_KINDS:  # contregen / disco synthesise; `none` has no evidence
+        return outcomes
+    return [answered_when_empty(o, scorer, short=spec.answer_style == "short") for o in outcomes]
+
+
+def _gathered(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[GatheredEvidence]:
+    return gather_evidence(
+        questions,
+        spec,
+        retrieve=inputs.retrieve,
+        trees=inputs.trees,
+        engine=inputs.engine,
+        routers=inputs.routers,
+        evidence_budgets=inputs.evidence_budgets,
+        extras=inputs.extras,
+    )
+
+
+def relevances(
+    questions: list[str], gathered: list[GatheredEvidence], spec: StrategySpec, extras: RetrievalExtras | None
+) -> list[float | None] | None:
+    """Each question's evidence relevance where `spec`'s answers are held to a relevance floor
+    (None: they are not: no floor published, no scorer, or a kind that reads no gathered evidence)."""
+    if spec.kind not in EXTRACTIVE_KINDS or extras is None or extras.relevance_floor is None:
+        return None
+    scorer = extras.relevance_scorer
+    if scorer is None:
+        return None
+    return [evidence_relevance(q, g.citations, scorer) for q, g in zip(questions, gathered)]
+
+
+def _answered(relevance: list[float | None] | None, floor: float | None, i: int) -> bool:
+    return relevance is None or floor is None or not below_floor(relevance[i], floor)
+
+
+def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
+    """The extractive form of `rag`, `rdr2`, `dota`: their evidence gathered for all questions, then
+    each answer is the sentence of it the scorer ranks best (no reader call)."""
+    extras = inputs.extras or RetrievalExtras()
+    scorer = extras.answer_scorer
+    if scorer is None:
+        raise ValueError(f"strategy {spec.name!r} answers extractively but no answer scorer was provided")
+    clock = BatchClock(inputs.engine, inputs.reader)
+    gathered = _gathered(questions, spec, inputs)
+    relevance = relevances(questions, gathered, spec, extras)
+    seconds = clock.seconds_per_question(len(questions))
+    outcomes = []
+    for i, (question, g) in enumerate(zip(questions, gathered)):
+        outcome = gathered_outcome(question, g, "", seconds, NO_GENERATION, reader_calls=0)
+        outcome.answer_form = "extractive"
+        if not _answered(relevance, extras.relevance_floor, i):
+            outcomes.append(not_found(outcome, relevance[i]))
+            continue
+        answer = extract_answer(question, g.citations, scorer, short=spec.answer_style == "short")
+        outcome.answer, outcome.citations = answer.answer, answer.citations
+        outcome.supporting, outcome.attribution = answer.supporting, answer.method
+        outcome.relevance = relevance[i] if relevance else None
+        outcomes.append(outcome)
+    return outcomes
+
+
+def gathered_outcome(
+    question: str, g: GatheredEvidence, answer: str, seconds: float, generation: Generation, *, reader_calls: int = 1
+) -> AnswerOutcome:
+    """The outcome of one question's gathered evidence and its answer (read or extracted)."""
+    return AnswerOutcome(
+        question=question,
+        answer=answer,
+        evidence=g.evidence,
+        evidence_words=g.words,
+        citations=g.citations,
+        passage_ids=g.passage_ids,
+        retrieved_doc_ids=g.retrieved_doc_ids,
+        router_prompt_tokens=g.router_prompt_tokens,
+        router_output_tokens=g.router_output_tokens,
+        reader_prompt_tokens=generation.prompt_tokens,
+        reader_output_tokens=generation.output_tokens,
+        engine_calls=g.routing_rounds + reader_calls,
+        seconds=seconds,
+        expelled=g.expelled,
+        refused_docs=g.refused_docs,
+        retrieval=g.retrieval,
+    )
+
+
+def read_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
+    """`none`, `rag`, `rdr2`, `dota`: `gather_evidence` for all questions, then ONE reader call for
+    all whose evidence reaches the relevance floor (the others: not found, unread)."""
+    clock = BatchClock(inputs.engine, inputs.reader)
+    gathered = _gathered(questions, spec, inputs)
+    relevance = relevances(questions, gathered, spec, inputs.extras)
+    floor = inputs.extras.relevance_floor if inputs.extras else None
+    read = [i for i in range(len(questions)) if _answered(relevance, floor, i)]
+    style = reader_style(spec.answer_style)
+    max_new_tokens = spec.reader_max_new_tokens or style.max_new_tokens
+    batch = [reader_messages(questions[i], gathered[i].evidence, style.name) for i in read]
+    generations = dict(zip(read, inputs.reader.generate(batch, max_new_tokens=max_new_tokens) if batch else []))
+    seconds = clock.seconds_per_question(len(questions))
+    outcomes = []
+    for i, (question, g) in enumerate(zip(questions, gathered)):
+        if i not in generations:
+            outcomes.append(
+                not_found(gathered_outcome(question, g, "", seconds, NO_GENERATION, reader_calls=0), relevance[i])
+            )
+            continue
+        generation = generations[i]
+        text = complete_answer(generation.text, generation.output_tokens, max_new_tokens)
+        outcome = gathered_outcome(question, g, text, seconds, generation)
+        outcome.relevance = relevance[i] if relevance else None
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _contregen(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
+    return run_contregen(
+        questions, spec, retrieve=inputs.retrieve, trees=inputs.trees, engine=inputs.engine, reader=inputs.reader
+    )
+
+
+def _disco(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
+    return run_disco(
+        questions, spec, retrieve=inputs.retrieve, trees=inputs.trees, engine=inputs.engine, reader=inputs.reader
+    )
+
+
+# The one place a strategy kind is dispatched: kind -> its runner (every kind in KINDS).
+STRATEGY_RUNNERS: dict[str, StrategyRunner] = {
+    "none": read_gathered_evidence,
+    "rag": read_gathered_evidence,
+    "rdr2": read_gathered_evidence,
+    "dota": read_gathered_evidence,
+    "contregen": _contregen,
+    "disco": _disco,
+}
+assert tuple(STRATEGY_RUNNERS) == KINDS, "every strategy kind needs exactly one runner"

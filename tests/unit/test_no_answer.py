@@ -1,0 +1,60 @@
+"""The relevance floor: measured on questions the documents answer, recorded with the default
+form, read back by the answering session, and said in the answer's note."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_assets.core.answering.default_form import FormChoice
+from rag_assets.core.answering.no_answer import MIN_QUESTIONS, RelevanceFloor, calibrate_floor, off_topic_questions
+from rag_assets.core.answering.published import PublishedCollection
+from rag_assets.core.routing.teachers import SimilarityThresholds
+from rag_assets.core.store.publication import IndexPin
+
+pytestmark = pytest.mark.unit
+
+
+def test_the_floor_lies_below_most_answered_questions_and_above_most_off_topic_ones() -> None:
+    answered = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0, None]  # None: a question with no evidence
+    assert calibrate_floor(answered, [], "embedder-1") == RelevanceFloor(pytest.approx(0.09), "embedder-1", 10)
+    answered = [0.8, 0.75, 0.7, 0.7, 0.65, 0.6]
+    off_topic = [0.2, 0.25, 0.3, 0.3, 0.35, 0.4]
+    # off-topic questions reach 0.3875 (their 95% quantile), the answered ones stay above 0.625: the lower
+    assert calibrate_floor(answered, off_topic, "embedder-1").value == pytest.approx(0.3875)
+    # a collection about baking: the everyday questions score high, the answered ones keep the floor down
+    assert calibrate_floor(answered, [0.9] * 6, "embedder-1").value == pytest.approx(0.625)
+    assert calibrate_floor([0.5] * (MIN_QUESTIONS - 1), off_topic, "embedder-1") is None  # too few to measure
+
+
+def test_the_packaged_off_topic_questions_are_questions() -> None:
+    questions = off_topic_questions()
+    assert len(questions) == 40 and all(q.endswith("?") for q in questions)
+
+
+def test_the_floor_is_published_with_the_default_form_and_read_back() -> None:
+    floor = RelevanceFloor(0.4412, "reranker-1", 21)
+    choice = FormChoice("generated", "f1", 0.2, 0.1, 21, floor)
+    details = choice.details()
+    assert details["relevance_floor"] == 0.4412 and details["relevance_scorer"] == "reranker-1"
+    assert "relevance floor 0.441" in choice.note
+    published = PublishedCollection(
+        "cqa",
+        IndexPin("cqa", None, None, None, 0, True, ""),
+        {},
+        SimilarityThresholds(),
+        None,
+        None,
+        None,
+        form_choice=details,
+    )
+    assert published.relevance_floor == floor
+    assert FormChoice("generated", "f1", 0.2, 0.1, 3).details().get("relevance_floor") is None
+
+
+def test_the_note_says_why_an_answer_is_not_found() -> None:
+    floor = RelevanceFloor(0.44, "reranker-1", 21)
+    assert floor.note(0.31) == (
+        "not found: the evidence given does not answer the question (its best sentence scores 0.31; the "
+        "collection's floor is 0.44, measured on 21 validation questions)"
+    )
+    assert "no sentence" in floor.note(None)
