@@ -12,6 +12,9 @@ strategy and form `rag ask` runs, budgeted as it budgets) answers three kinds of
   `--off-topic-catalogue`, for a collection alone in its catalogue such as the built-in corpus),
   up to `--per-set` of each: the share said not found (goal: high).
 
+The last two need no reader: whether an answer is "not found" depends on its evidence alone
+(the same evidence either form gathers), so they are gathered in the extractive form.
+
 Each share with its 95% bootstrap interval.
 
     RAG_DATA_DIR=dagster_home/data-datasets .venv/bin/python benchmarks/not_found.py -c conditionalqa
@@ -79,15 +82,17 @@ class Asker:
     def __init__(self, session: AnsweringSession, spec, style: str, floor: float) -> None:
         self.session, self.spec, self.style, self.floor = session, spec, style, floor
 
-    def __call__(self, asked: list) -> list[tuple[str, object]]:
-        """(the answer without the floor, the outcome with it) per question."""
+    def __call__(self, asked: list, *, read: bool = True) -> list[tuple[str, object]]:
+        """(the answer without the floor, the outcome with it) per question; `read` False: the
+        evidence only (its extractive answer: the same evidence, no reader call)."""
         queries = [q.query for q in asked]
         budgets = None
         if self.spec.evidence_budget_from:
             source = interactive_spec(self.spec.evidence_budget_from, self.style, None)
             budgets = self.session.evidence_words(queries, source)
+        spec = self.spec if read else dataclasses.replace(self.spec, answer_form="extractive")
         rows = []
-        for o in self.session.run(queries, self.spec, evidence_budgets=budgets, use_floor=False):
+        for o in self.session.run(queries, spec, evidence_budgets=budgets, use_floor=False):
             relevance = evidence_relevance(o.question, o.citations, self.session.relevance_scorer)
             floored = dataclasses.replace(o, relevance=relevance)
             rows.append((o.answer, not_found(floored, relevance) if below_floor(relevance, self.floor) else floored))
@@ -136,10 +141,11 @@ def main() -> None:
     report_answerable(answerable, ask(answerable))
     marked = [q for q in questions if q.not_answerable]
     if marked:
-        print(f"marked not answerable, said not found: {share([float(f.not_found) for _, f in ask(marked)])}")
+        said = [float(f.not_found) for _, f in ask(marked, read=False)]
+        print(f"marked not answerable, said not found: {share(said)}")
     every: list[float] = []
     for name, asked in off_topic.items():
-        said = [float(f.not_found) for _, f in ask(asked)] if asked else []
+        said = [float(f.not_found) for _, f in ask(asked, read=False)] if asked else []
         every += said
         print(f"off-topic ({name} questions), said not found: {share(said)}")
     print(f"off-topic, all, said not found: {share(every)}")

@@ -208,3 +208,36 @@ def test_the_audit_view_marks_the_open_citation_keeps_the_versions_and_renders_m
             assert "**" not in tree.inner_text() and "`" not in tree.inner_text()
         finally:
             browser.close()
+
+
+SOURDOUGH = "How do I bake sourdough bread?"
+
+
+@pytest.mark.timeout(2400)
+def test_a_question_the_documents_do_not_answer_is_said_not_found(project: dict[str, str]) -> None:
+    import duckdb
+
+    from rag_assets.core.answering.no_answer import NOT_FOUND_ANSWER, RelevanceFloor
+    from rag_assets.core.index.embedding import Embedder
+    from rag_assets.core.store.published_models import PublishedModel, publish_models
+
+    # A floor as `answers` publishes it beside the default form (this collection has too few
+    # validation questions to measure one): the packaged embedder scores "Descale the kettle every
+    # month" near 0.8 for DESCALE and no sentence here near 0.4 for SOURDOUGH.
+    floor = RelevanceFloor(0.4, Embedder(progress=False).model_id, 6)
+    form = PublishedModel("answer_form", "generated", details={"metric": "", **floor.details()})
+    with duckdb.connect(str(Path(project["RAG_DATA_DIR"]) / "catalogue.duckdb")) as con:
+        publish_models(con, "tiny", [form], kinds=["answer_form"])
+    with running_service(project) as url:
+        streamed, result = stream(url, {"question": SOURDOUGH, "strategy": "rdr2"})
+        assert streamed == result["answer"]["answer"] == NOT_FOUND_ANSWER  # streamed whole, never taken back
+        assert result["form_note"].startswith("not found: the evidence given does not answer the question")
+        assert "floor is 0.40" in result["form_note"]
+        assert result["supporting"] == 0 and result["citations"]  # the evidence stays, as evidence also given
+        assert not any(c["supports"] for c in result["citations"])
+        recorded = json.loads(result["answer"]["versions"])["relevance"]
+        assert recorded["not_found"] and recorded["best"] < recorded["floor"] == 0.4
+
+        streamed, kept = stream(url, {"question": DESCALE, "strategy": "rdr2"})
+        assert kept["answer"]["answer"] != NOT_FOUND_ANSWER and streamed == kept["answer"]["answer"]
+        assert json.loads(kept["answer"]["versions"])["relevance"]["best"] >= 0.4
