@@ -18,13 +18,15 @@ from collections.abc import Callable
 from typing import Any
 
 from rag_assets.core.answering.answer_ending import SENTENCE_END
+from rag_assets.core.answering.degenerate import before_a_repeat
 from rag_assets.core.answering.echo import settle_answer
 from rag_assets.core.engines.base import ChatMessages, Generation, LLMEngine, Regex
 
 
 class SettledStream:
     """Raw reader text in, the settled answer's text out, piece by piece: a piece is sent only
-    when a sentence has ended and the settled text so far still begins with what was sent."""
+    when a sentence has ended, the settled text so far still begins with what was sent, and the
+    piece does not repeat the words before it (a loop's second saying is cut from the answer)."""
 
     def __init__(self, on_text: Callable[[str], None]) -> None:
         self.on_text = on_text
@@ -39,8 +41,8 @@ class SettledStream:
     def feed(self, piece: str) -> None:
         self.raw += piece
         ends = [m.end() for m in SENTENCE_END.finditer(self.raw)]
-        if ends:
-            self._send(settle_answer(self.raw[: ends[-1]]).text)
+        if ends:  # what might begin a loop waits: cut later, it must not have been sent
+            self._send(before_a_repeat(settle_answer(self.raw[: ends[-1]]).text))
 
     def finish(self, answer: str) -> bool:
         """Send the rest of the stored `answer`; False when what was sent is not its beginning."""

@@ -49,3 +49,23 @@ def test_finish_says_when_the_stream_is_not_the_stored_answer() -> None:
     stream = SettledStream(sent.append)
     stream.feed("Every month. ")
     assert not stream.finish("Once a year.")
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        ["Every month.", " Every month.", " Every month.", " Every month."],
+        ["Descale it.", " Rinse it.", " Descale it.", " Rinse it.", " Descale it.", " Rinse it."],
+        ["1.", " 1.", " 1.", " 2.", " 3.", " 4."],  # numbering with nothing in it: no answer at all
+    ],
+)
+def test_a_loop_is_never_streamed(pieces: list[str]) -> None:
+    streamed, stored, consistent = stream_of(pieces, output_tokens=12, max_new_tokens=32)
+    assert streamed == stored and consistent
+    assert stored in ("Every month.", "Descale it. Rinse it.", "")
+
+
+def test_a_sentence_said_twice_then_left_is_streamed_whole() -> None:
+    pieces = ["Yes.", " Yes.", " The form is VAT1."]
+    streamed, stored, consistent = stream_of(pieces, output_tokens=12, max_new_tokens=32)
+    assert streamed == stored == "Yes. Yes. The form is VAT1." and consistent

@@ -42,6 +42,21 @@ def cut_loop(text: str) -> str:
     return text
 
 
+def before_a_repeat(text: str) -> str:
+    """`text` up to where its end might be the start of a loop: the first word from which the rest
+    repeats, period by period, the 1 to MAX_LOOP_WORDS words before it. A stream sends only this
+    much, so a loop `cut_loop` removes later was never sent."""
+    tokens = list(_TOKEN.finditer(text))
+    words = [_normal(t.group(0)) for t in tokens]
+    for start in range(1, len(words)):
+        rest = words[start:]
+        for size in range(1, min(MAX_LOOP_WORDS, start) + 1):
+            period = words[start - size : start]
+            if any(period) and all(word == period[i % size] for i, word in enumerate(rest)):
+                return text[: tokens[start].start()].rstrip()
+    return text
+
+
 def only_list_markers(text: str) -> bool:
     """Whether `text` is list numbering or bullets and nothing else ("1. 1. 2. 3.", "1.1.1 2.2.1")."""
     tokens = _TOKEN.findall(text)
