@@ -55,6 +55,6 @@ def test_the_note_says_why_an_answer_is_not_found() -> None:
     floor = RelevanceFloor(0.44, "reranker-1", 21)
     assert floor.note(0.31) == (
         "not found: the evidence given does not answer the question (its best sentence scores 0.31; the "
-        "collection's floor is 0.44, measured on 21 validation questions)"
+        "collection's floor is 0.44, set between 21 validation questions and everyday ones it does not answer)"
     )
     assert "no sentence" in floor.note(None)

@@ -5,10 +5,9 @@ guidance gives the reader pages on land registration and tax payments, and the s
 answers anyway (with garbage, or with the best sentence of that evidence, which reads as a
 confident wrong answer). So an answer is kept only when some sentence of its evidence is close
 to the question: its *relevance* is the best similarity the embedder gives a sentence, list item
-or table row of the evidence for the question. Not the trained passage reranker, which picks
-extractive answers: it learnt from the train questions, the floor's own validation questions among
-them, and scores them higher than any new question (on conditionalqa its validation questions'
-tenth quantile was 0.556, the dev + test questions' 0.48). Below the collection's *floor* the answer is
+or table row of the evidence for the question (not the trained passage reranker that picks
+extractive answers: it learnt from the train questions, the floor's own validation questions
+among them, and scores them higher than new ones). Below the collection's *floor* the answer is
 `NOT_FOUND_ANSWER`, with the evidence kept as evidence also given (none of it supports), and the
 reader is not asked (core/answering/reading.py): what it would stream is never taken back.
 
@@ -76,7 +75,7 @@ class RelevanceFloor:
         best = "no sentence" if relevance is None else f"its best sentence scores {relevance:.2f}"
         return (
             f"not found: the evidence given does not answer the question ({best}; the collection's floor is "
-            f"{self.value:.2f}, measured on {self.questions} validation questions)"
+            f"{self.value:.2f}, set between {self.questions} validation questions and everyday ones it does not answer)"
         )
 
 
