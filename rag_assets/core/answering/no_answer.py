@@ -39,7 +39,7 @@ from rag_assets.core.answering.types import AnswerOutcome, Citation, PairScorer
 NOT_FOUND_ANSWER = "The documents do not answer this question."
 ANSWERED_QUANTILE = 0.1  # a tenth of the answered validation questions may fall below the floor
 OFF_TOPIC_QUANTILE = 0.95  # and a twentieth of the off-topic questions above it
-MIN_QUESTIONS = 5
+MIN_QUESTIONS = 3  # the off-topic side sets the floor on the real sets; the answered side caps it
 
 
 def off_topic_questions() -> list[str]:
