@@ -109,10 +109,9 @@ def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: 
     clock = BatchClock(inputs.engine, inputs.reader)
     gathered = _gathered(questions, spec, inputs)
     relevance = relevances(questions, gathered, spec, extras)
-    seconds = clock.seconds_per_question(len(questions))
     outcomes = []
     for i, (question, g) in enumerate(zip(questions, gathered)):
-        outcome = gathered_outcome(question, g, "", seconds, NO_GENERATION, reader_calls=0)
+        outcome = gathered_outcome(question, g, "", 0.0, NO_GENERATION, reader_calls=0)
         outcome.answer_form = "extractive"
         if not _answered(relevance, extras.relevance_floor, i):
             outcomes.append(not_found(outcome, relevance[i]))
@@ -122,6 +121,9 @@ def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: 
         outcome.supporting, outcome.attribution = answer.supporting, answer.method
         outcome.relevance = relevance[i] if relevance else None
         outcomes.append(outcome)
+    seconds = clock.seconds_per_question(len(questions))  # the sentences' scoring included
+    for outcome in outcomes:
+        outcome.seconds = seconds
     return outcomes
 
 
