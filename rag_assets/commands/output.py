@@ -11,7 +11,13 @@ from rich.markup import escape
 
 from rag_assets.commands.errors import console, errors
 
-ECHO_NOTES = {"stripped": "the echoed text was cut off", "refused": "nothing else was written, so no answer"}
+# what happened to the reader's text (answers.echo; core/answering/echo.py), as `rag ask` says it
+ECHO_NOTES = {
+    "stripped": "the reader echoed its prompt: the echoed text was cut off",
+    "refused": "the reader echoed its prompt: nothing else was written, so no answer",
+    "looped": "the reader repeated itself: the repeats were cut off",
+    "garbled": "the reader wrote only list numbering or a repeated phrase, so no answer",
+}
 
 
 def pages_note(item: dict) -> str:
@@ -50,7 +56,7 @@ def print_answer(result: dict[str, Any], *, streamed: str = "") -> None:
             console.print("\n[dim]the answer as stored:[/dim]", highlight=False)
         console.print(f"[bold]{escape(row['answer'] or '(no answer)')}[/bold]", highlight=False, soft_wrap=True)
     if row.get("echo"):
-        console.print(f"[yellow]the reader echoed its prompt: {escape(ECHO_NOTES[row['echo']])}[/yellow]")
+        console.print(f"[yellow]{escape(ECHO_NOTES.get(row['echo'], row['echo']))}[/yellow]")
     if result.get("form_note"):
         console.print(f"[dim]{escape(result['form_note'])}[/dim]", highlight=False)
     if result["citations"]:

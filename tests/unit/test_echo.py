@@ -93,3 +93,9 @@ def test_an_answer_followed_by_a_loop_keeps_its_first_saying() -> None:
 def test_figures_and_answers_with_numbers_are_kept(answer: str) -> None:
     assert settle_answer(answer).text == answer
     assert not only_list_markers(answer)
+
+
+def test_rag_ask_says_what_happened_for_every_kind() -> None:
+    from rag_assets.commands.output import ECHO_NOTES
+
+    assert set(ECHO_NOTES) == {STRIPPED, REFUSED, LOOPED, GARBLED}
