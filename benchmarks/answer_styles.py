@@ -42,7 +42,11 @@ from rag_assets.core.settings import catalogue_file  # noqa: E402
 from rag_assets.core.store.connections import catalogue_connection  # noqa: E402
 from rag_assets.core.store.question_table import load_question_rows  # noqa: E402
 from rag_assets.core.store.tree_tables import load_trees  # noqa: E402
-from rag_assets.defs.evaluation.answer_form import measure_default_form, validation_questions  # noqa: E402
+from rag_assets.defs.evaluation.answer_form import (  # noqa: E402
+    evidence_budgets,
+    measure_default_form,
+    validation_questions,
+)
 from rag_assets.defs.evaluation.strategy_config import AnswersConfig, answer_style, interactive_spec  # noqa: E402
 from rag_assets.serving.models import WarmModels  # noqa: E402
 
@@ -155,9 +159,7 @@ def main() -> None:
         spec = interactive_spec(name, style, published.llm_adapter)
         if session.missing_piece(spec):
             spec = dataclasses.replace(spec, router="similarity", name=f"{name} (similarity)")
-        budgets = None
-        if spec.evidence_budget_from:
-            budgets = session.evidence_words(queries, interactive_spec(spec.evidence_budget_from, style, None))
+        budgets = evidence_budgets(session, queries, spec, style)
         for form in FORMS:
             started = time.perf_counter()
             outcomes = session.run(queries, dataclasses.replace(spec, answer_form=form), evidence_budgets=budgets)

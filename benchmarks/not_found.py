@@ -44,8 +44,13 @@ from rag_assets.core.settings import catalogue_file  # noqa: E402
 from rag_assets.core.store.connections import catalogue_connection  # noqa: E402
 from rag_assets.core.store.question_table import load_question_rows  # noqa: E402
 from rag_assets.core.store.tree_tables import load_trees  # noqa: E402
-from rag_assets.defs.evaluation.answer_form import asked_spec, measure_default_form, validation_questions  # noqa: E402
-from rag_assets.defs.evaluation.strategy_config import AnswersConfig, answer_style, interactive_spec  # noqa: E402
+from rag_assets.defs.evaluation.answer_form import (  # noqa: E402
+    asked_spec,
+    evidence_budgets,
+    measure_default_form,
+    validation_questions,
+)
+from rag_assets.defs.evaluation.strategy_config import AnswersConfig, answer_style  # noqa: E402
 from rag_assets.serving.models import WarmModels  # noqa: E402
 
 SPLITS = ("dev", "test")
@@ -86,10 +91,7 @@ class Asker:
         """(the answer without the floor, the outcome with it) per question; `read` False: the
         evidence only (its extractive answer: the same evidence, no reader call)."""
         queries = [q.query for q in asked]
-        budgets = None
-        if self.spec.evidence_budget_from:
-            source = interactive_spec(self.spec.evidence_budget_from, self.style, None)
-            budgets = self.session.evidence_words(queries, source)
+        budgets = evidence_budgets(self.session, queries, self.spec, self.style)
         spec = self.spec if read else dataclasses.replace(self.spec, answer_form="extractive")
         rows = []
         for o in self.session.run(queries, spec, evidence_budgets=budgets, use_floor=False):

@@ -23,6 +23,7 @@ from rag_assets.core.store.publication import IndexPin
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.transactions import table_exists
 from rag_assets.core.store.tree_tables import CatalogueTrees
+from rag_assets.defs.evaluation.answer_form import evidence_budgets
 from rag_assets.defs.evaluation.strategy_config import AnswersConfig, answer_style, canonical_strategy, interactive_spec
 from rag_assets.defs.served_answers import enqueue_answers
 from rag_assets.serving.ask_options import MODES, ROUTERS, AskOptions, Note
@@ -169,10 +170,8 @@ class Ask:
         reader = StreamingReader(engine, on_text) if on_text is not None else None
         if spec.kind != "none":  # `none` reads no evidence: no embedder, no index
             self.note(session.published.index.note)
-        budgets = None
-        if spec.evidence_budget_from:  # as evaluated: rdr2 reads at most the words rag-hybrid read
-            source = interactive_spec(spec.evidence_budget_from, spec.answer_style, None)
-            budgets = session.evidence_words([question], source)
+        # as evaluated: rdr2 reads at most the words rag-hybrid read
+        budgets = evidence_budgets(session, [question], spec, spec.answer_style)
         outcome = session.run([question], spec, evidence_budgets=budgets, reader=reader)[0]
         if reader is not None:  # what was streamed and what is stored are one string
             reader.finish(outcome.answer)

@@ -43,9 +43,7 @@ def measure_default_form(session: AnsweringSession, questions: list[Question], s
     """Both forms of the asked row on `questions`, budgeted as `rag ask` budgets them."""
     spec = asked_spec(session, style)
     queries = [q.query for q in questions]
-    budgets = None
-    if spec.evidence_budget_from:
-        budgets = session.evidence_words(queries, interactive_spec(spec.evidence_budget_from, style, None))
+    budgets = evidence_budgets(session, queries, spec, style)
     # measured as the reader and the scorer answer, no floor applied: the floor is measured here too
     generated = session.run(queries, spec, evidence_budgets=budgets, use_floor=False)
     extracted = dataclasses.replace(spec, answer_form="extractive")
@@ -61,10 +59,15 @@ def measure_default_form(session: AnsweringSession, questions: list[Question], s
 def off_topic_evidence(session: AnsweringSession, spec: StrategySpec, style: str) -> list[AnswerOutcome]:
     """`spec`'s evidence for the packaged off-topic questions, budgeted as `rag ask` budgets it."""
     queries = off_topic_questions()
-    budgets = None
-    if spec.evidence_budget_from:
-        budgets = session.evidence_words(queries, interactive_spec(spec.evidence_budget_from, style, None))
-    return session.run(queries, spec, evidence_budgets=budgets, use_floor=False)
+    return session.run(queries, spec, evidence_budgets=evidence_budgets(session, queries, spec, style), use_floor=False)
+
+
+def evidence_budgets(session: AnsweringSession, queries: list[str], spec: StrategySpec, style: str) -> list[int] | None:
+    """The words `spec` may give the reader per question, as `rag ask` budgets them (rdr2: at most
+    the words rag-hybrid gives); None: unbudgeted."""
+    if not spec.evidence_budget_from:
+        return None
+    return session.evidence_words(queries, interactive_spec(spec.evidence_budget_from, style, None))
 
 
 def relevances(session: AnsweringSession, outcomes: list[AnswerOutcome]) -> list[float | None]:
