@@ -179,5 +179,6 @@ def passage_index(
             "embedded": len(report.embedded_ids),
             **document_change_metadata(changes, len(new), hash_label="passages' hash (old → new)"),
             "embedder": embedder.get().model_id,
+            "embedder_precision": embedder.get().precision,
         },
     )
