@@ -9,7 +9,8 @@ in alternating rounds (the best round of each is kept). Printed: passages/s and 
 the baseline; how close the vectors are (cosine against the baseline's); and whether search ranks
 alike: for the collection's questions, the overlap of the top 10 passages of the sample by the
 baseline's vectors and by the default's (queries embedded the same way as their passages) and the
-share whose first passage is the same.
+share whose first passage is the same; and one question's embedding time (each question alone,
+as a search embeds it).
 
     RAG_DATA_DIR=dagster_home/data-datasets .venv/bin/python benchmarks/embedding_speed.py \
         -c financebench [--passages 2000] [--rounds 2]
@@ -41,6 +42,14 @@ def timed(embedder: Embedder, texts: list[str]) -> tuple[float, np.ndarray]:
     started = time.perf_counter()
     vectors = embedder.encode(texts, progress=False)
     return len(texts) / (time.perf_counter() - started), vectors
+
+
+def query_ms(embedder: Embedder, questions: list[str]) -> float:
+    embedder.encode_query(questions[0])
+    started = time.perf_counter()
+    for question in questions:
+        embedder.encode_query(question)
+    return (time.perf_counter() - started) / len(questions) * 1000
 
 
 def top(queries: np.ndarray, passages: np.ndarray, k: int) -> np.ndarray:
@@ -78,8 +87,8 @@ def main() -> None:
     base = vectors[base_name]
     base_top = top(embedders[base_name].encode(questions, progress=False), base, 10)
     print(f"{args.collection}: {len(texts)} passages, {len(questions)} questions, device {default.device}")
-    print("| embedder | passages/s | vs baseline | cosine min / mean | top-10 overlap | same first |")
-    print("|---|---:|---:|---|---:|---:|")
+    print("| embedder | passages/s | vs baseline | cosine min / mean | top-10 overlap | same first | query ms |")
+    print("|---|---:|---:|---|---:|---:|---:|")
     for name, embedder in embedders.items():
         cosine = (vectors[name] * base).sum(axis=1)
         ranked = top(embedder.encode(questions, progress=False), vectors[name], 10)
@@ -87,7 +96,8 @@ def main() -> None:
         same_first = np.mean(ranked[:, 0] == base_top[:, 0])
         print(
             f"| {name} | {rates[name]:.1f} | {rates[name] / rates[base_name]:.2f}x | "
-            f"{cosine.min():.5f} / {cosine.mean():.5f} | {overlap:.3f} | {same_first:.3f} |"
+            f"{cosine.min():.5f} / {cosine.mean():.5f} | {overlap:.3f} | {same_first:.3f} | "
+            f"{query_ms(embedder, questions):.1f} |"
         )
 
 
