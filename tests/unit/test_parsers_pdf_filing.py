@@ -117,3 +117,93 @@ def test_real_filing_items_under_their_parts(tmp_path: Path, shared_datasets: Pa
     assert not any(
         n.page_start == 1 and n.text.startswith(("PART", "Item")) for n in tree.nodes if n.kind == "structure"
     )
+
+
+def _lines(top: float, *texts: str, size: float = 10, bold: bool = False) -> list[Run]:
+    """Lines set under one another at the body's leading (one paragraph unless a line ends it)."""
+    return [(72, top + 12 * index, size, text, bold) for index, text in enumerate(texts)]
+
+
+def _plain_items_filing() -> bytes:
+    """A 10-Q that sets its Part II Items in the body's own type, JPMorgan's way, and its MD&A
+    sections in 12 pt capitals over 12 pt bold sub-sections."""
+    body = ("The Firm reviews its results each", "quarter and reports them in full.", "Nothing else was found there.")
+    return make_pdf(
+        [
+            [(200, 100, 16, "FORM 10-Q", True), *_lines(140, "For the quarterly period ended March 31")],
+            [
+                (72, 80, 12, "EXECUTIVE OVERVIEW", False),
+                *_lines(100, *body),
+                (72, 150, 12, "Business Developments", True),
+                *_lines(170, *body),
+                (72, 220, 12, "CONSOLIDATED RESULTS OF OPERATIONS", False),
+                *_lines(240, *body),
+                *_lines(290, "Selected impacts of securities on the", "Consolidated statements of income", bold=True),
+                *_lines(322, *body),
+            ],
+            [
+                (72, 80, 12, "Part II - Other Information", True),
+                *_lines(100, "Item 1. Legal Proceedings.", *body),
+                *_lines(150, "Item 1A. Risk Factors.", *body),
+                *_lines(200, "Item 3. Quantitative and Qualitative", "Disclosures About Market Risk."),
+                *_lines(240, *body),
+                *_lines(290, "Item 4. Controls and Procedures."),
+                *_lines(310, *body),
+            ],
+        ]
+    )
+
+
+def test_items_set_in_the_body_type_head_their_text_in_a_filing(tmp_path: Path) -> None:
+    (tmp_path / "bank.pdf").write_bytes(_plain_items_filing())
+    tree = tree_of(tmp_path / "bank.pdf")
+    assert outline(tree) == [
+        (0, "FORM 10-Q (bank)"),
+        # the sections in capitals above the bold sub-section of the same size, below the filing's own levels
+        (1, "EXECUTIVE OVERVIEW"),
+        (2, "Business Developments"),
+        (1, "CONSOLIDATED RESULTS OF OPERATIONS"),
+        # a heading that breaks mid-phrase runs on over a statement's name: one heading, no statement
+        (2, "Selected impacts of securities on the Consolidated statements of income"),
+        (1, "Part II - Other Information"),
+        (2, "Item 1. Legal Proceedings."),
+        (2, "Item 1A. Risk Factors."),
+        (2, "Item 3. Quantitative and Qualitative Disclosures About Market Risk."),
+        (2, "Item 4. Controls and Procedures."),
+    ]
+    legal = next(n for n in tree.nodes if n.text == "Item 1. Legal Proceedings.")
+    under = [n for n in tree.nodes if n.parent_id == legal.node_id]
+    assert [n.text for n in under] == [
+        "The Firm reviews its results each quarter and reports them in full.",
+        "Nothing else was found there.",
+    ]
+
+
+def test_a_paragraph_that_opens_with_an_item_name_outside_a_filing_stays_a_paragraph(tmp_path: Path) -> None:
+    lines = _lines(
+        100, "Item 1. Flour and Water.", "Mix them in a bowl for a minute.", "Then rest the dough overnight."
+    )
+    lines += _lines(
+        150, "Item 2. Salt and Yeast.", "Add both once the dough has rested.", "Knead it until it is smooth."
+    )
+    (tmp_path / "recipe.pdf").write_bytes(make_pdf([[(72, 70, 16, "Bread", True), *lines]]))
+    tree = tree_of(tmp_path / "recipe.pdf")
+    assert outline(tree) == [(0, "Bread (recipe)")]
+    assert next(n.text for n in tree.nodes if n.kind == "content").startswith("Item 1. Flour and Water.")
+
+
+def test_real_10q_items_in_body_type_under_their_part_and_notes_under_theirs(
+    tmp_path: Path, shared_datasets: Path
+) -> None:
+    source = pdfium.PdfDocument(shared_datasets / "financebench" / "pdfs" / "JPMORGAN_2021Q1_10Q.pdf")
+    few = pdfium.PdfDocument.new()
+    # the last statement and the notes' first page; Part II's Items (in the body's type)
+    few.import_pages(source, [82, 83, 171, 173])
+    few.save(tmp_path / "jpmorgan.pdf")
+    tree = tree_of(tmp_path / "jpmorgan.pdf")
+    headings = {n.text: n for n in tree.nodes if n.kind == "structure"}
+    part = headings["Part II – Other Information"]
+    for item in ("Item 1. Legal Proceedings.", "Item 1A. Risk Factors.", "Item 6. Exhibits."):
+        assert headings[item].parent_id == part.node_id
+    note = headings["Note 1 – Basis of presentation"]
+    assert tree.nodes[note.parent_id].text == "NOTES TO CONSOLIDATED FINANCIAL STATEMENTS (unaudited)"

@@ -25,7 +25,14 @@ from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new
 from rag_assets.core.corpus.parsers.errors import ParseError
 from rag_assets.core.corpus.parsers.pdf_draft import BULLET, GLYPH_BULLETS, Draft, emit
 from rag_assets.core.corpus.parsers.pdf_extract import PDF_LAYOUT_VERSION
-from rag_assets.core.corpus.parsers.pdf_filing import contents_pages, filing_rank, flatten_cover, join_label
+from rag_assets.core.corpus.parsers.pdf_filing import (
+    contents_pages,
+    filing_rank,
+    flatten_cover,
+    join_label,
+    opens_item,
+    plain_item_headings,
+)
 from rag_assets.core.corpus.parsers.pdf_floats import float_past_breaks, is_caption
 from rag_assets.core.corpus.parsers.pdf_headings import (
     heading_levels,
@@ -81,6 +88,20 @@ def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
     return cleaned
 
 
+_WRAPPED = re.compile(r"\b(?:the|of|on|in|to|for|and|or|by|with|from|at|a|an)$", re.IGNORECASE)
+
+
+def _opens_filing_section(draft: Draft, line: Line) -> bool:
+    """A filing's Part, Item, statement or note name starts a block of its own: after a heading,
+    unless that heading breaks mid-phrase ("Selected impacts of investment securities on the" /
+    "Consolidated statements of income"); an Item set in the body's type ("Item 1A. Risk
+    Factors.") after a sentence's end."""
+    last = draft.lines[-1].text
+    if draft.kind is BlockKind.HEADING and filing_rank(line.text) is not None and not _WRAPPED.search(last):
+        return True
+    return opens_item(line) and bool(SENTENCE_END.search(last))
+
+
 def _continues(draft: Draft, line: Line, right_edge: float) -> bool:
     """Whether `line` carries on the paragraph, heading or list item `draft` holds."""
     last = draft.lines[-1]
@@ -93,7 +114,7 @@ def _continues(draft: Draft, line: Line, right_edge: float) -> bool:
     ranked = filing_rank(draft.lines[0].text) is not None  # "Item 1. Business." wraps only when full
     if (draft.kind is not BlockKind.HEADING or ranked) and broken_early(last, line, right_edge):
         return False
-    if draft.kind is BlockKind.HEADING and filing_rank(line.text) is not None:
+    if _opens_filing_section(draft, line):
         return False
     if line.page != last.page:
         # A paragraph runs on over a page break when its last line does not end a sentence.
@@ -320,7 +341,7 @@ def parse_pdf(layout: str) -> list[Block]:
     if italics_are_emphasis(pages, body):
         for line in (line for lines in pages for line in lines):
             line.italic = False
-    drafts = _drafts(pages, page_margins(pages, widths), body, headings=True)
+    drafts = plain_item_headings(_drafts(pages, page_margins(pages, widths), body, headings=True))
     contents = contents_pages(pages)
     for draft in drafts:  # a contents page's entries are not the document's headings
         if draft.kind is BlockKind.HEADING and draft.lines[0].page in contents and filing_rank(draft.lines[0].text):

@@ -55,18 +55,67 @@ def join_label(text: str) -> str:
     return text
 
 
-def filing_levels(ranks: list[int | None], style_levels: list[int], capitals: list[bool]) -> list[int] | None:
-    """Levels of a filing's headings (`ranks` from `filing_rank`, `style_levels` from the
-    document's style ranking, `capitals`: set in capital letters), or None when the document
-    heads fewer than `MIN_ITEMS` Items: Parts, Items, statements and notes at their own levels,
-    the other headings below them in their style order, a heading in capitals above one in
-    small letters of the same style ("RESULTS OF OPERATIONS" over "Revenue")."""
+def filing_levels(ranks: list[int | None], styles: list[tuple]) -> list[int] | None:
+    """Levels of a filing's headings (`ranks` from `filing_rank`; `styles` sort the first-level
+    style first, `pdf_headings.filing_style`), or None when the document heads fewer than
+    `MIN_ITEMS` Items: Parts, Items, statements and notes at their own levels, the other headings
+    below them in their style order."""
     if sum(rank == ITEM for rank in ranks) < MIN_ITEMS:
         return None
-    styles = list(zip(style_levels, (not caps for caps in capitals), strict=True))
     others = sorted({style for rank, style in zip(ranks, styles, strict=True) if rank is None})
     below = {style: NOTE + 1 + index for index, style in enumerate(others)}
     return [rank if rank is not None else below[style] for rank, style in zip(ranks, styles, strict=True)]
+
+
+# "Item 4. Controls and Procedures." in the body's own type: the label, a period, a capital
+_PLAIN_ITEM = re.compile(r"^(?i:ITEM)\s+\d{1,2}[A-C]?\.\s+[A-Z]")
+_TITLE_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]{3,}")
+_MAX_TITLE_LINES = 2
+
+
+def opens_item(line: Line) -> bool:
+    """Whether a line opens with an Item's label and a capital ("Item 1A. Risk Factors."), set in
+    any type: after a sentence's end such a line starts a new block."""
+    return bool(_PLAIN_ITEM.match(line.text.strip()))
+
+
+def _item_title_lines(draft: Draft) -> int:
+    """How many of a paragraph's first lines are an Item's title set in the body's type (0: none):
+    the paragraph opens with "Item N." and a title in capitalised words that ends with a period
+    on its first or second line ("Item 3. Quantitative and Qualitative Disclosures About" /
+    "Market Risk."), or the paragraph is that title alone."""
+    if draft.kind is not BlockKind.PARAGRAPH or not opens_item(draft.lines[0]):
+        return 0
+    title = ""
+    for count, line in enumerate(draft.lines[:_MAX_TITLE_LINES], start=1):
+        title = f"{title} {line.text.strip()}".strip()
+        if title.endswith(".") or count == len(draft.lines):
+            words = _TITLE_WORD.findall(title.split(".", 1)[1])
+            capitalised = sum(word[0].isupper() for word in words)
+            fits = len(title.split()) <= _MAX_WORDS and "\t" not in title
+            return count if fits and words and capitalised >= 0.6 * len(words) else 0
+    return 0
+
+
+def plain_item_headings(drafts: list[Draft]) -> list[Draft]:
+    """A filing that sets some Items in the body's own type (JPMorgan's 10-Qs: "Item 4. Controls
+    and Procedures." opening a paragraph, neither bold nor larger): each becomes a heading of its
+    own, the rest of its paragraph the text under it. Only where the document heads at least
+    `MIN_ITEMS` Items in all, so a paragraph that happens to open with an Item's name in a
+    document that is no filing stays a paragraph."""
+    titles = [_item_title_lines(draft) for draft in drafts]
+    styled = sum(1 for d in drafts if d.kind is BlockKind.HEADING and filing_rank(d.lines[0].text) == ITEM)
+    if not any(titles) or styled + sum(1 for count in titles if count) < MIN_ITEMS:
+        return drafts
+    out: list[Draft] = []
+    for draft, count in zip(drafts, titles, strict=True):
+        if not count:
+            out.append(draft)
+            continue
+        out.append(Draft(BlockKind.HEADING, draft.lines[:count]))
+        if draft.lines[count:]:
+            out.append(Draft(BlockKind.PARAGRAPH, draft.lines[count:]))
+    return out
 
 
 _PAGE_REFERENCE = re.compile(r"(?:\t|\s)(?:\d{1,3}|[A-Z]-\d{1,3})$")

@@ -52,6 +52,13 @@ def _style(line: Line) -> tuple[float, bool, bool]:
     return round(line.size * 2) / 2, line.bold, line.italic
 
 
+def filing_style(line: Line) -> tuple[float, bool, bool, bool]:
+    """A filing heading's style, ranked larger first, then in capitals, then bold, then italic: a
+    filing's sections are set in capitals over its bold sub-sections of the same size
+    ("CONSOLIDATED RESULTS OF OPERATIONS" over "Business Developments", both 12 pt, at JPMorgan)."""
+    return -round(line.size * 2) / 2, not line.text.isupper(), not line.bold, not line.italic
+
+
 def heading_levels(drafts: list[Draft]) -> None:
     """Level by style rank (larger, then bold, first); numbered headings by their numbering."""
     headings = [d for d in drafts if d.kind is BlockKind.HEADING]
@@ -72,8 +79,7 @@ def heading_levels(drafts: list[Draft]) -> None:
         else:
             draft.level = style_level
     ranks = [filing_rank(d.lines[0].text) for d in headings]
-    capitals = [d.lines[0].text.isupper() for d in headings]
-    levels = filing_levels(ranks, [d.level for d in headings], capitals)
+    levels = filing_levels(ranks, [filing_style(d.lines[0]) for d in headings])
     for draft, level in zip(headings, levels or [], strict=False):
         draft.level = level
 
