@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,17 @@ from tests.integration.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.integration.test_webserver import wait_for_code_location
 
 QUESTION = "How hot should the water be for green tea?"
+
+
+def _shown(page, expected: str, timeout_s: float = 60) -> str:
+    """The page's text once `expected` is in it or `timeout_s` has passed: the UI renders an
+    asset's Markdown tables after their labels, so a label being visible is not enough."""
+    deadline = time.monotonic() + timeout_s
+    text = page.locator("body").inner_text()
+    while expected not in text and time.monotonic() < deadline:
+        page.wait_for_timeout(500)
+        text = page.locator("body").inner_text()
+    return text
 
 
 def _rag(env: dict[str, str], *args: str) -> str:
@@ -82,10 +94,10 @@ def test_a_served_answer_is_found_by_id_and_leads_to_its_run_and_document(
                 # the Markdown tables (cited nodes, documents) render after the rest
                 sync_api.expect(page.get_by_text("ingested by")).to_be_visible(timeout=60_000)
                 sync_api.expect(page.get_by_text("heading path")).to_be_visible(timeout=60_000)
-                shown = page.locator("body").inner_text()
+                node = answer["cited_node_ids"][0]
+                shown = _shown(page, f"tiny/kettle.md\t{node}\t")
                 for expected in (QUESTION, "rag-hybrid", "tiny/kettle.md", "index_tag", f"tiny-{index_run[:8]}"):
                     assert expected in shown, expected
-                node = answer["cited_node_ids"][0]
                 assert f"tiny/kettle.md\t{node}\t" in shown  # the cited-nodes table: document, node, span...
 
                 # its index run
@@ -102,9 +114,9 @@ def test_a_served_answer_is_found_by_id_and_leads_to_its_run_and_document(
                     document_link.click()
                 documents = opened.value
                 sync_api.expect(documents.get_by_text("document_changes").first).to_be_visible(timeout=120_000)
-                text = documents.locator("body").inner_text()
-                assert f"Partition tiny materialized in run {index_run[:8]}" in text
                 kettle_hash = json.loads(answer["versions"])["doc_hashes"]["tiny/kettle.md"]
+                text = _shown(documents, f"tiny/kettle.md\tadded\t- → {kettle_hash[:12]}")
+                assert f"Partition tiny materialized in run {index_run[:8]}" in text
                 assert f"tiny/kettle.md\tadded\t- → {kettle_hash[:12]}" in text
 
                 # column descriptions keep their <placeholders> in the UI
