@@ -1,15 +1,16 @@
-"""Synthetic training questions from the corpus: inverse-cloze sentences and section headings,
-deterministic, spread over documents, and labelled by the real oracle teacher."""
+"""Synthetic training questions from the corpus: inverse-cloze sentences, section headings and
+table rows, deterministic, spread over documents, and labelled by the real oracle teacher."""
 
 from __future__ import annotations
 
 import pytest
 
-from rag_assets.core.corpus.blocks import heading, paragraph
+from rag_assets.core.corpus.blocks import heading, paragraph, table_row
 from rag_assets.core.corpus.synthetic_questions import (
     SYNTHETIC_SPLIT,
     cloze_candidates,
     heading_candidates,
+    row_candidates,
     synthetic_questions,
 )
 from rag_assets.core.corpus.tree import build_tree
@@ -64,3 +65,26 @@ def test_sampling_is_deterministic_balanced_and_validated() -> None:
     assert synthetic_questions(trees(), 0) == []
     with pytest.raises(ValueError, match="unknown synthetic question kinds"):
         synthetic_questions(trees(), 2, kinds=["cloze", "riddle"])
+
+
+def test_a_row_is_asked_for_its_first_headed_figure_in_the_named_document() -> None:
+    statement = build_tree(
+        "FORM 10-K (3M_2018_10K)",
+        [
+            heading("Consolidated Statement of Cash Flows", 1),
+            table_row(["Purchases of property, plant and equipment", "2018: (1,577)", "2017: (1,373)"]),
+            table_row(["Total", "2018: 4,000"]),  # a one-word label names nothing
+            table_row(["Net cash provided by operating activities", "(1,577)", "(1,373)"]),  # no headers
+            table_row(["Cash dividends paid per share", "Note: see below"]),  # no figure
+        ],
+    )
+    nodes = statement.nodes
+    [question] = row_candidates("financebench/3M_2018_10K.pdf", nodes)
+    assert question.query == "What was Purchases of property, plant and equipment in 2018 in 3M 2018 10K?"
+    assert question.qid == "synthetic:row:financebench/3M_2018_10K.pdf:2" and question.extra == {"kind": "row"}
+    assert question.evidences == ("Purchases of property, plant and equipment | 2018: (1,577) | 2017: (1,373)",)
+    state = DocumentRouting("financebench/3M_2018_10K.pdf", nodes)
+    assert oracle_label(state, state.light((2,)), question).answer_ids == (2,)  # the oracle answers the row
+    # rows are asked for only when chosen: the default kinds stay cloze and heading
+    assert {q.extra["kind"] for q in synthetic_questions({"3m": nodes}, 6, seed="c")} <= {"cloze", "heading"}
+    assert [q.extra["kind"] for q in synthetic_questions({"3m": nodes}, 6, kinds=["row"], seed="c")] == ["row"]

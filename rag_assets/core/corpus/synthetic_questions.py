@@ -9,6 +9,11 @@ Two kinds, both labelled later by the oracle teacher on the real Retrieval SubTr
 - `heading`: a section's heading (with its parent heading when short) is the query and the
   section's path its gold `section_path`; the oracle ANSWERs the section's content and EXPANDs the
   headings on the way, which is where EXPAND decisions are learnt.
+- `row`: a table row that carries its column headers ("Purchases of property, plant and
+  equipment | 2018: (1,577) | 2017: (1,373)") asked for one of its figures ("What was Purchases of
+  property, plant and equipment in 2018 in 3M 2018 10K?", the document named by its file name, as
+  FinanceBench's questions name their filing); the row is its gold evidence, so the oracle
+  ANSWERs the row: statements' rows are where a filing's figures are.
 Sampling is deterministic (seeded by collection and node), spread over documents.
 """
 
@@ -23,7 +28,8 @@ from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.corpus.tree import CONTENT, STRUCTURE, TreeNode
 
 SYNTHETIC_SPLIT = "synthetic"
-SYNTHETIC_KINDS = ("cloze", "heading")
+SYNTHETIC_KINDS = ("cloze", "heading", "row")
+DEFAULT_SYNTHETIC_KINDS = ("cloze", "heading")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 MIN_SENTENCE_WORDS = 8
 MAX_SENTENCE_WORDS = 40
@@ -82,11 +88,51 @@ def heading_candidates(doc_id: str, nodes: Sequence[TreeNode]) -> list[Question]
     return out
 
 
+_FIGURE = re.compile(r"\d")
+_LABEL_WORD = re.compile(r"[A-Za-z]{3,}")
+MIN_LABEL_WORDS = 2
+
+
+def _document_name(doc_id: str) -> str:
+    """A document's file name as words ("financebench/3M_2018_10K.pdf" -> "3M 2018 10K")."""
+    stem = doc_id.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return " ".join(re.split(r"[_\s]+", stem)).strip()
+
+
+def row_candidates(doc_id: str, nodes: Sequence[TreeNode]) -> list[Question]:
+    """One question per table row whose first cell is a label of words and whose first headed
+    cell holds a figure: the label and that cell's column header ask for the figure, in the
+    document named by its file name; the row is the gold evidence."""
+    out = []
+    name = _document_name(doc_id)
+    for node in nodes:
+        if node.block != "table_row":
+            continue
+        label, *cells = [cell.strip() for cell in node.text.split(" | ")]
+        headed = [cell.split(": ", 1) for cell in cells if ": " in cell]
+        if len(_LABEL_WORD.findall(label)) < MIN_LABEL_WORDS or not headed:
+            continue
+        header, value = headed[0]
+        if not _FIGURE.search(value) or not header or len(header.split()) > 6:
+            continue
+        out.append(
+            Question(
+                f"synthetic:row:{doc_id}:{node.node_id}",
+                f"What was {label} in {header} in {name}?",
+                evidences=(node.text,),
+                gold_doc=nodes[0].text,
+                split=SYNTHETIC_SPLIT,
+                extra={"kind": "row"},
+            )
+        )
+    return out
+
+
 def synthetic_questions(
     trees: Mapping[str, Sequence[TreeNode]],
     count: int,
     *,
-    kinds: Sequence[str] = SYNTHETIC_KINDS,
+    kinds: Sequence[str] = DEFAULT_SYNTHETIC_KINDS,
     seed: str = "",
 ) -> list[Question]:
     """Up to `count` synthetic questions, split evenly between `kinds` and round-robin over
@@ -96,7 +142,7 @@ def synthetic_questions(
         raise ValueError(f"unknown synthetic question kinds {unknown}; expected some of {list(SYNTHETIC_KINDS)}")
     if count <= 0 or not kinds:
         return []
-    makers = {"cloze": cloze_candidates, "heading": heading_candidates}
+    makers = {"cloze": cloze_candidates, "heading": heading_candidates, "row": row_candidates}
     chosen: list[Question] = []
     share = [count // len(kinds) + (1 if i < count % len(kinds) else 0) for i in range(len(kinds))]
     for kind, quota in zip(kinds, share):

@@ -11,7 +11,7 @@ import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from rag_assets.core.corpus.synthetic_questions import SYNTHETIC_KINDS
+from rag_assets.core.corpus.synthetic_questions import DEFAULT_SYNTHETIC_KINDS
 from rag_assets.core.corpus.synthetic_questions import synthetic_questions as make_synthetic_questions
 from rag_assets.core.index.document_names import document_names
 from rag_assets.core.index.retrieval import search
@@ -46,6 +46,7 @@ class SyntheticKind(StrEnum):
 
     cloze = "cloze"
     heading = "heading"
+    row = "row"
 
 
 class Teacher(StrEnum):
@@ -66,10 +67,12 @@ class SyntheticQuestionsConfig(dg.Config):
         "each costs one retrieval and a few routing views downstream.",
     )
     kinds: list[SyntheticKind] = Field(
-        default=list(SYNTHETIC_KINDS),
+        default=list(DEFAULT_SYNTHETIC_KINDS),
         min_length=1,
-        description="`cloze` (a sentence of a paragraph is the query, the paragraph its gold) and/or "
-        "`heading` (a section heading is the query, the section its gold path).",
+        description="`cloze` (a sentence of a paragraph is the query, the paragraph its gold), "
+        "`heading` (a section heading is the query, the section its gold path) and/or `row` (a "
+        "table row's label and column header ask for its figure in the named document; the row "
+        "its gold).",
     )
 
 
