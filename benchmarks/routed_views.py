@@ -39,7 +39,7 @@ from rag_assets.core.answering.session import AnsweringSession  # noqa: E402
 from rag_assets.core.answering.types import StrategySpec  # noqa: E402
 from rag_assets.core.corpus.tree import CONTENT, TreeNode  # noqa: E402
 from rag_assets.core.evaluation.evidence import evidence_table, measure_evidence, summarise_evidence  # noqa: E402
-from rag_assets.core.evaluation.scoring import same_document  # noqa: E402
+from rag_assets.core.evaluation.scoring import page_hit, same_document  # noqa: E402
 from rag_assets.core.settings import catalogue_file  # noqa: E402
 from rag_assets.core.store.connections import catalogue_connection  # noqa: E402
 from rag_assets.core.store.question_table import load_question_rows  # noqa: E402
@@ -105,9 +105,9 @@ def _number(value: str) -> object:
     return value
 
 
-def on_gold_page(node: TreeNode, doc_id: str, gold_doc: str, gold_pages: set[int]) -> bool:
-    pages = range(node.page_start, node.page_end + 1)
-    return node.kind == CONTENT and same_document(doc_id, gold_doc) and any(p in gold_pages for p in pages)
+def on_gold_page(node: TreeNode, doc_id: str, gold_doc: str, gold_pages: Sequence[int]) -> bool:
+    """A content node the page-hit metric would count, by the metric's own rule."""
+    return node.kind == CONTENT and page_hit([(doc_id, node.pages)], gold_doc, gold_pages) == 1.0
 
 
 def shown_gold(
@@ -116,10 +116,9 @@ def shown_gold(
     """One table row per question: gold document routed, gold-page nodes shown, best rank, words above."""
     rows = []
     for q in questions:
-        gold = set(q.gold_pages)
         shown = recorder.shown.get(q.query, {})
         ranked = sorted(shown, key=lambda key: -shown[key])
-        ranks = [i for i, (d, n) in enumerate(ranked) if on_gold_page(trees[d][n], d, q.gold_doc, gold)]
+        ranks = [i for i, (d, n) in enumerate(ranked) if on_gold_page(trees[d][n], d, q.gold_doc, q.gold_pages)]
         routed = any(same_document(d, q.gold_doc) for d in recorder.routed.get(q.query, ()))
         above = sum(len(trees[d][n].text.split()) for d, n in ranked[: ranks[0]]) if ranks else None
         rows.append(
