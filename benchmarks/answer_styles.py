@@ -168,7 +168,7 @@ def main() -> None:
             results[(spec.name, form)] = {"seconds": seconds, **values}
             rows.append(
                 [spec.name, form]
-                + [cell(values.get(m), True) for m in ("em", "f1", "rouge_l", "yes_no_acc", "first_cite_gold")]
+                + [cell(values.get(m), True) for m in ("right", "f1", "rouge_l", "yes_no_acc", "first_cite_gold")]
                 + [cell(values.get("words"), False), f"{np.mean(values['echoed']):.3f}"]
                 + [f"{np.mean(values[m]):.3f}" for m in ("garbled", "reader_empty")]
                 + [f"{seconds:.1f}"]

@@ -104,7 +104,7 @@ class Asker:
 def report_answerable(answerable: list, rows: list) -> None:
     """False refusals, and the answer metrics without the floor against with it, paired."""
     print(f"\nanswerable dev+test questions said not found: {share([float(f.not_found) for _, f in rows])}")
-    for metric in ("em", "f1", "rouge_l"):
+    for metric in ("right", "f1", "rouge_l"):
         before = [answer_metrics(a, q.answers).get(metric) for q, (a, _) in zip(answerable, rows)]
         after = [answer_metrics(f.answer, q.answers).get(metric) for q, (_, f) in zip(answerable, rows)]
         pairs = [(b, a) for b, a in zip(before, after) if b is not None and a is not None]

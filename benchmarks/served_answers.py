@@ -20,7 +20,7 @@ import dagster as dg
 
 from rag_assets.core.lineage import AnswerRecord
 from rag_assets.core.lineage.answer_events import AnswerEventQueue
-from rag_assets.defs.served_answers import SERVED_ANSWER_PARTITIONS_NAME, record_answers
+from rag_assets.events.served_answers import SERVED_ANSWER_PARTITIONS_NAME, record_answers
 
 REPO = Path(__file__).resolve().parents[1]
 

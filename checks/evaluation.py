@@ -1,4 +1,4 @@
-"""Checks guarding the evaluation: `evaluation_report`'s summary complete and finite,
+"""Checks guarding the evaluation: `answer_policy` following its rule, `evaluation_report`'s summary complete and finite,
 `evidence_evaluation`'s rows covering every question within retrieve-and-read's words, and no
 stored evaluation answer echoing its prompt."""
 
@@ -9,11 +9,13 @@ from dagster_duckdb import DuckDBResource
 
 from checks.partition import checked_partition
 from rag_assets.core.answering.echo import find_echoes
+from rag_assets.core.answering.policy.catalogue import BUDGET_SOURCE
+from rag_assets.core.answering.policy.default_form import policy_problems
+from rag_assets.core.answering.published import load_published
 from rag_assets.core.evaluation.evidence import evidence_problems
 from rag_assets.core.evaluation.report import non_finite_numbers
 from rag_assets.core.lineage import load_answers
 from rag_assets.core.store.evidence import load_evidence
-from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE
 from rag_assets.defs.metadata import markdown_table
 from rag_assets.settings import latest_summary_path
 
@@ -111,5 +113,34 @@ def answers_echo_no_prompt(context: dg.AssetCheckExecutionContext, catalogue: Du
             "details": dg.MetadataValue.md(
                 markdown_table(["strategy", "qid", "echo", "text"], rows) if rows else "none"
             ),
+        },
+    )
+
+
+@dg.asset_check(
+    asset="answer_policy",
+    blocking=True,
+    description="Fails (ERROR) when the collection has no published answer policy, its right-answer counts lie "
+    "outside the questions measured, or the reader's answer is the default without being right more often beyond "
+    "noise (the rule of core/answering/policy/default_form.py): `answers` and every ask would use it.",
+)
+def answer_policy_follows_its_rule(
+    context: dg.AssetCheckExecutionContext, catalogue: DuckDBResource
+) -> dg.AssetCheckResult:
+    collection = checked_partition(context)
+    choice = None
+    if collection:
+        with catalogue.get_connection() as con:
+            choice = load_published(con, collection).form_choice
+    problems = policy_problems(choice) if collection else ["answer_policy was never materialized"]
+    return dg.AssetCheckResult(
+        passed=not problems,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={
+            "collection": collection or "-",
+            "default_form": choice.form if choice else "-",
+            "why": choice.reason if choice else "-",
+            "problems": len(problems),
+            "details": _problems_table(problems),
         },
     )

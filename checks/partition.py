@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from rag_assets.defs.upstream import latest_materialization
+from rag_assets.events.upstream import latest_materialization
 
 
 def checked_partition(context: dg.AssetCheckExecutionContext) -> str | None:

@@ -53,7 +53,7 @@ from rag_assets.commands.errors import (
 from rag_assets.core.settings import debug_enabled, service_url
 
 if TYPE_CHECKING:
-    from rag_assets.serving.ask_options import AskOptions
+    from rag_assets.core.answering.policy.options import AskOptions
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_UNAVAILABLE", "EXIT_USAGE", "app", "classify"]
 
@@ -268,7 +268,7 @@ def ask(
     final write, so runs are not locked out while the models think."""
     from rag_assets.commands.ask_checks import check_ask
     from rag_assets.commands.output import print_answer, print_json
-    from rag_assets.serving.ask_options import AskOptions
+    from rag_assets.core.answering.policy.options import AskOptions
 
     if not question.strip():
         raise fail("the question is empty: ask something")

@@ -20,6 +20,7 @@ from rag_assets.defs.automation import (
 from rag_assets.defs.corpus.questions import questions
 from rag_assets.defs.corpus.source_documents import source_documents
 from rag_assets.defs.deployment import executor_from_env
+from rag_assets.defs.evaluation.answer_policy import answer_policy
 from rag_assets.defs.evaluation.answers import answers
 from rag_assets.defs.evaluation.evaluation_report import evaluation_report
 from rag_assets.defs.evaluation.evidence_evaluation import evidence_evaluation
@@ -49,6 +50,7 @@ ALL_ASSETS = [
     passage_reranker,
     namespace_router,
     reorder_policy,
+    answer_policy,
     answers,
     evidence_evaluation,
     evaluation_report,

@@ -3,14 +3,14 @@ style is one line per mistake in a second or two, not after the embedder and rea
 
 from __future__ import annotations
 
+from rag_assets.core.answering.policy.options import MODES, ROUTERS, AskOptions
 from rag_assets.core.answering.readers import STYLES
 from rag_assets.core.errors import ConfigError, ConfigMistakes
-from rag_assets.serving.ask_options import MODES, ROUTERS, AskOptions
 
 
 def ask_mistakes(strategy: str, options: AskOptions) -> list[str]:
     """One line per option `rag ask` cannot run with (the lists the answering path accepts)."""
-    from rag_assets.defs.evaluation.strategy_config import canonical_strategy  # the names only: no model
+    from rag_assets.core.answering.policy.catalogue import canonical_strategy  # the names only: no model
 
     mistakes: list[str] = []
     try:

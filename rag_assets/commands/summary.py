@@ -126,7 +126,7 @@ def print_document_changes(console: Console, collections: list[str]) -> None:
     import dagster as dg
 
     from rag_assets.core.corpus.document_changes import short_hash
-    from rag_assets.defs.upstream import latest_materialization
+    from rag_assets.events.upstream import latest_materialization
 
     with dg.DagsterInstance.get() as instance:
         for name in collections:

@@ -74,3 +74,16 @@ def _rouge_l_scorer():
 def rouge_l(prediction: str, answers: Iterable[str]) -> float:
     scorer = _rouge_l_scorer()
     return max((scorer.score(answer, prediction)["rougeL"].fmeasure for answer in answers), default=0.0)
+
+
+def answer_right(prediction: str, answers: Sequence[str]) -> bool | None:
+    """Whether an answer is right: for yes/no gold answers, when its verdict matches (a quote that
+    says neither yes nor no is not right); for other gold answers, when it contains one of them
+    after normalisation. None when there is no gold answer to judge by."""
+    golds = [a for a in answers if normalize_answer(a)]
+    if not golds:
+        return None
+    verdict = yes_no_correct(prediction, golds)
+    if verdict is not None:
+        return verdict
+    return contains_answer(prediction, golds)

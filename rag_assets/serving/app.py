@@ -26,6 +26,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from rag_assets.core.answering.policy.options import AskOptions
 from rag_assets.core.errors import BackendUnavailable, ConfigError
 from rag_assets.core.store.api_tokens import EVERY_COLLECTION
 from rag_assets.serving.access import (
@@ -38,7 +39,6 @@ from rag_assets.serving.access import (
     is_loopback,
     maybe_caller,
 )
-from rag_assets.serving.ask_options import AskOptions
 from rag_assets.serving.ask_runs import AskRun
 from rag_assets.serving.cancelling import Cancelled
 from rag_assets.serving.errors import described, detail_of, status_of
@@ -243,7 +243,7 @@ def _register_pages(app: FastAPI, service: QueryService) -> None:
 
     @app.get("/strategies")
     def strategies(_: Caller = Depends(caller)) -> dict[str, Any]:
-        from rag_assets.defs.evaluation.strategy_config import ASKABLE
+        from rag_assets.core.answering.policy.catalogue import ASKABLE
 
         return {"strategies": list(ASKABLE), "default": "rdr2"}
 

@@ -4,16 +4,19 @@ its lineage in one short write. Imported only when something is asked (it loads 
 
 from __future__ import annotations
 
-import dataclasses
 from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rag_assets.core.answering.extractive import EXTRACTIVE_NOTE, READER_EMPTY_NOTE
 from rag_assets.core.answering.no_answer import RelevanceFloor
-from rag_assets.core.answering.published import PublishedCollection, load_published
+from rag_assets.core.answering.policy.asks import plan_ask
+from rag_assets.core.answering.policy.budgets import evidence_budgets
+from rag_assets.core.answering.policy.catalogue import canonical_strategy
+from rag_assets.core.answering.policy.options import AskOptions, Note
+from rag_assets.core.answering.policy.sessions import open_session
 from rag_assets.core.answering.session import AnsweringSession, SessionModels
-from rag_assets.core.answering.types import ANSWER_FORMS, EXTRACTIVE_KINDS, AnswerOutcome, StrategySpec
+from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
 from rag_assets.core.errors import ConfigError
 from rag_assets.core.index.document_names import document_names
 from rag_assets.core.lineage import AnswerRecord, store_answers
@@ -23,10 +26,7 @@ from rag_assets.core.store.publication import IndexPin
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.transactions import table_exists
 from rag_assets.core.store.tree_tables import CatalogueTrees
-from rag_assets.defs.evaluation.answer_form import evidence_budgets
-from rag_assets.defs.evaluation.strategy_config import AnswersConfig, answer_style, canonical_strategy, interactive_spec
-from rag_assets.defs.served_answers import enqueue_answers
-from rag_assets.serving.ask_options import MODES, ROUTERS, AskOptions, Note
+from rag_assets.events.served_answers import enqueue_answers
 from rag_assets.serving.published import catalogue_path, check_collections, read_catalogue
 from rag_assets.serving.streaming import StreamingReader
 
@@ -129,21 +129,20 @@ class Ask:
             known = check_collections(con, [collection] if collection else None)
             if len(known) != 1:
                 raise ConfigError(f"say which collection with --collection (the catalogue holds {', '.join(known)})")
-            published = load_published(con, known[0])
             questions = load_question_rows(con, known[0]) if table_exists(con, "questions") else []
             documents = named_documents(con, known, options.document)
             if documents is None and options.by_name:
                 documents = self.documents_by_name(con, known, question)
-        style = options.style or answer_style(AnswersConfig().answer_style, questions)
-        options = self.with_default_form(options, published, name)
-        spec = fallback_spec(spec_with_options(name, style, published.llm_adapter, options), published, self.note)
-        # trees are read as the routing needs them, each read on its own short connection
-        reads = ShortReads(catalogue_path(), on_wait=self.service.on_wait)
-        trees = ChainMap(*(CatalogueTrees(reads, c) for c in routed or [published.collection]))
-        session = AnsweringSession(published, self.service.models, trees, search_in=routed, documents=documents)
+            # trees are read as the routing needs them, each read on its own short connection
+            reads = ShortReads(catalogue_path(), on_wait=self.service.on_wait)
+            trees = ChainMap(*(CatalogueTrees(reads, c) for c in routed or [known[0]]))
+            session = open_session(
+                con, known[0], self.service.models, trees=trees, search_in=routed, documents=documents
+            )
+        spec = plan_ask(name, session.published, questions, options, self.note)
         missing = session.missing_piece(spec)
         if missing:
-            raise ConfigError(f"{missing} for {published.collection!r}: {spec.name} cannot run (materialize it first)")
+            raise ConfigError(f"{missing} for {session.collection!r}: {spec.name} cannot run (materialize it first)")
         return Asked(session, spec)
 
     def documents_by_name(self, con: Any, collections: list[str], question: str) -> list[str] | None:
@@ -155,14 +154,6 @@ class Ask:
             self.note("the question names no document: searched them all")
         return named or None
 
-    def with_default_form(self, options: AskOptions, published: PublishedCollection, name: str) -> AskOptions:
-        """`options` with the collection's measured default form where none was asked (noted)."""
-        if options.form is not None or interactive_spec(name, "short", None).kind not in EXTRACTIVE_KINDS:
-            return options
-        if published.form_choice:
-            self.note(f"answer form {published.default_form}: the collection's default ({_choice(published)})")
-        return dataclasses.replace(options, form=published.default_form)
-
     def outcome(self, question: str, asked: Asked, on_text: Note | None) -> AnswerOutcome:
         """One answer through the session, budgeted as evaluated, streamed to `on_text`."""
         session, spec = asked.session, asked.spec
@@ -171,7 +162,7 @@ class Ask:
         if spec.kind != "none":  # `none` reads no evidence: no embedder, no index
             self.note(session.published.index.note)
         # as evaluated: rdr2 reads at most the words rag-hybrid read
-        budgets = evidence_budgets(session, [question], spec, spec.answer_style)
+        budgets = evidence_budgets(session, [question], spec)
         outcome = session.run([question], spec, evidence_budgets=budgets, reader=reader)[0]
         if reader is not None:  # what was streamed and what is stored are one string
             reader.finish(outcome.answer)
@@ -184,7 +175,7 @@ class Ask:
         # the only write: one short transaction, waiting (bounded, visibly) for a writer's own
         with catalogue_connection(catalogue_path(), read_only=False, on_wait=self.service.on_wait) as con:
             store_answers(con, [record])
-        enqueue_answers([record])  # its Dagster event, written in a batch (defs/served_answers.py)
+        enqueue_answers([record])  # its Dagster event, written in a batch (events/served_answers.py)
         return record
 
 
@@ -198,16 +189,6 @@ def named_documents(con: Any, collections: list[str], name: str | None) -> list[
     return found
 
 
-def _choice(published: PublishedCollection) -> str:
-    choice = published.form_choice
-    if not choice.get("metric"):
-        return "nothing measured"
-    return (
-        f"{choice['metric']} on {choice['questions']} validation questions: "
-        f"generated {choice['generated']}, extractive {choice['extractive']}"
-    )
-
-
 def form_note(outcome: AnswerOutcome, floor: RelevanceFloor | None = None) -> str:
     """What form the answer is in, in the words a person reads beside it."""
     if outcome.not_found and floor is not None:
@@ -217,59 +198,3 @@ def form_note(outcome: AnswerOutcome, floor: RelevanceFloor | None = None) -> st
     return (
         EXTRACTIVE_NOTE if outcome.answer_form == "extractive" else "generated: written by the reader from the evidence"
     )
-
-
-def fallback_spec(spec: StrategySpec, published: PublishedCollection, note: Note) -> StrategySpec:
-    """`spec`, routed by what was published: the untrained encoder without a trained encoder, the
-    base model without a trained LLM adapter (each noted)."""
-    coll = published.collection
-    if spec.kind == "rdr2" and spec.router == "encoder" and "encoder" not in published.routers:
-        note(f"no trained encoder router for {coll!r}: routing with the untrained encoder (similarity)")
-        # labelled as what routed it: the evaluation's `rdr2` row is the trained encoder's
-        label = "rdr2-similarity" if spec.name in ("rdr2", "rdr2-encoder") else spec.name
-        return dataclasses.replace(spec, router="similarity", name=label)
-    if spec.kind == "rdr2" and spec.router == "llm" and spec.adapter and published.llm_adapter is None:
-        note(f"no trained LLM router for {coll!r}: routing with the base model")
-        return dataclasses.replace(spec, adapter=None)
-    return spec
-
-
-def spec_with_options(name: str, style: str, llm_adapter: str | None, options: AskOptions) -> StrategySpec:
-    """The evaluated spec of `name` with the given overrides (the label names a changed router)."""
-    spec = interactive_spec(name, style, llm_adapter)
-    if options.retrieval_mode is not None and options.retrieval_mode not in MODES:
-        raise ConfigError(f"--mode must be dense, bm25 or hybrid, not {options.retrieval_mode!r}")
-    changes = {
-        key: value
-        for key, value in (
-            ("top_k", options.top_k),
-            ("expand_iterations", options.expand_iterations),
-            ("retrieval_mode", options.retrieval_mode),
-            ("tree_depth", options.tree_depth),
-            ("tree_branching", options.tree_branching),
-        )
-        if value is not None
-    }
-    if options.router is not None and spec.kind == "rdr2" and options.router != spec.router:
-        if options.router not in ROUTERS:
-            raise ConfigError(f"--router must be encoder, llm, similarity or hit-nodes, not {options.router!r}")
-        changes.update(
-            router=options.router,
-            name=f"rdr2-{options.router}",
-            adapter=llm_adapter if options.router == "llm" else None,
-        )
-    if spec.kind == "rag" and options.retrieval_mode is not None:
-        changes["name"] = f"rag-{options.retrieval_mode}"
-    if options.form is not None and options.form != spec.answer_form:
-        changes.update(
-            answer_form=_checked_form(options.form, spec), name=f"{changes.get('name', spec.name)}-{options.form}"
-        )
-    return dataclasses.replace(spec, **changes) if changes else spec
-
-
-def _checked_form(form: str, spec: StrategySpec) -> str:
-    if form not in ANSWER_FORMS:
-        raise ConfigError(f"--form must be one of {', '.join(ANSWER_FORMS)}, not {form!r}")
-    if form == "extractive" and spec.kind not in EXTRACTIVE_KINDS:
-        raise ConfigError(f"--form extractive needs evidence: strategy {spec.name} gathers none of its own")
-    return form

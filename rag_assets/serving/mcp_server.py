@@ -16,8 +16,8 @@ from fastapi import HTTPException
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from rag_assets.core.answering.policy.options import AskOptions
 from rag_assets.serving.access import Caller, TokenBook, ask_target, collections_for, identify
-from rag_assets.serving.ask_options import AskOptions
 from rag_assets.serving.cancelling import Cancelled
 from rag_assets.serving.errors import detail_of
 from rag_assets.serving.limits import MAX_QUERY_CHARS, Gate, RateLimit, check_length

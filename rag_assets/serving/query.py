@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rag_assets.core.answering.policy.options import MODES, AskOptions, Note
 from rag_assets.core.answering.published import published_namespace_router
 from rag_assets.core.errors import CatalogueBusy, ConfigError
 from rag_assets.core.store.answers import AnswerFilter, answer_facets, list_answers
 from rag_assets.core.store.api_tokens import askers
 from rag_assets.core.store.publication import IndexPin
-from rag_assets.serving.ask_options import MODES, AskOptions, Note
 from rag_assets.serving.audit import document_dict, trace_dict
 from rag_assets.serving.models import WarmModels
 from rag_assets.serving.published import (

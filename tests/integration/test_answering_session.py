@@ -12,8 +12,8 @@ import dagster as dg
 import duckdb
 import pytest
 
+from rag_assets.core.answering.policy.options import AskOptions
 from rag_assets.definitions import ALL_ASSETS
-from rag_assets.serving.ask_options import AskOptions
 from rag_assets.serving.query import QueryService
 from tests.conftest import TINY_QUESTIONS as QUESTIONS
 from tests.conftest import tiny_project

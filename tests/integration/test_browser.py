@@ -21,8 +21,8 @@ def served_answer_recorded(home: str, answer_id: str, limit_s: float = 60) -> bo
     """Whether the instance at `home` gets the answer's `served_answers` materialization in time."""
     import dagster as dg
 
-    from rag_assets.defs.served_answers import SERVED_ANSWERS
-    from rag_assets.defs.upstream import latest_materialization
+    from rag_assets.events.served_answers import SERVED_ANSWERS
+    from rag_assets.events.upstream import latest_materialization
 
     deadline = time.monotonic() + limit_s
     with dg.DagsterInstance.from_config(home) as instance:

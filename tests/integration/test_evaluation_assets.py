@@ -218,7 +218,7 @@ def test_the_report_writes_its_files_and_finite_metrics_for_every_strategy(pipel
     results = summary["results"]["tiny"]
     assert set(results) == set(STRATEGIES)
     expected = {
-        "em",
+        "right",
         "f1",
         "passage_hit",
         "section_hit",
@@ -398,13 +398,15 @@ def test_evaluation_report_on_stored_answers_without_models(tmp_path: Path, monk
     [event] = result.get_asset_materialization_events()
     meta = event.materialization.metadata
     summary = json.loads(Path(meta["summary_json"].value).read_text())
-    assert summary["results"]["tiny"]["rdr2"]["em"] == 1.0 and summary["results"]["tiny"]["rdr2"]["passage_hit"] == 1.0
-    assert summary["results"]["tiny"]["no-retrieval"]["em"] == 0.0
+    assert (
+        summary["results"]["tiny"]["rdr2"]["right"] == 1.0 and summary["results"]["tiny"]["rdr2"]["passage_hit"] == 1.0
+    )
+    assert summary["results"]["tiny"]["no-retrieval"]["right"] == 0.0
     # rows came back rdr2 first; the report lists strategies in the answers asset's order
     assert list(summary["results"]["tiny"]) == ["no-retrieval", "rdr2"]
     markdown = Path(meta["report_markdown"].value).read_text()
     assert markdown.index("| no-retrieval |") < markdown.index("| rdr2 |")
-    assert summary["scaling"]["tiny"]["top_k"]["1"]["em"] == 0.0
+    assert summary["scaling"]["tiny"]["top_k"]["1"]["right"] == 0.0
     assert summary["versions"]["adapter_id"] == "abc123" and summary["versions"]["index"]["tag"] == "tiny-1"
     assert summary["router_metrics"]["tiny"] == {}
     assert "src='metrics.png'" in Path(meta["report_html"].value).read_text()

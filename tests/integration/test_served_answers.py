@@ -17,8 +17,8 @@ from rag_assets.core.lineage.answer_events import AnswerEventQueue
 from rag_assets.core.store.publication import pin_index
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
-from rag_assets.defs.served_answers import SERVED_ANSWER_PARTITIONS_NAME, SERVED_ANSWERS, InstanceSink, record_answers
-from rag_assets.defs.upstream import latest_materialization, latest_materializations
+from rag_assets.events.served_answers import SERVED_ANSWER_PARTITIONS_NAME, SERVED_ANSWERS, InstanceSink, record_answers
+from rag_assets.events.upstream import latest_materialization, latest_materializations
 from tests.answer_outcomes import answer_outcome
 from tests.conftest import REPO_ROOT, tiny_project
 

@@ -31,18 +31,14 @@ def test_only_rdr2_rows_say_which_router_routed() -> None:
 
 
 def test_interactive_specs_are_the_evaluated_rows() -> None:
-    from rag_assets.defs.evaluation.strategy_config import (
-        AnswersConfig,
-        canonical_strategy,
-        interactive_spec,
-        strategy_specs,
-    )
+    from rag_assets.core.answering.policy.catalogue import canonical_strategy, named_spec, strategy_specs
+    from rag_assets.defs.evaluation.strategy_config import AnswersConfig
 
-    evaluated = strategy_specs(AnswersConfig(), "short", None)
-    assert interactive_spec("rdr2", "short", None) == evaluated["rdr2"]
-    assert interactive_spec("rdr2", "short", None).top_k == 2
-    assert interactive_spec("rdr2", "short", None).expand_iterations == 1
-    assert interactive_spec("rag", "short", None) == evaluated["rag-hybrid"]
+    evaluated = strategy_specs(AnswersConfig().settings(), "short", None)
+    assert named_spec("rdr2", "short", None) == evaluated["rdr2"]
+    assert named_spec("rdr2", "short", None).top_k == 2
+    assert named_spec("rdr2", "short", None).expand_iterations == 1
+    assert named_spec("rag", "short", None) == evaluated["rag-hybrid"]
     assert canonical_strategy("none") == "no-retrieval"
     with pytest.raises(ConfigError, match=r"strategy must be one of .*rag-hybrid.*not 'magic'"):
         canonical_strategy("magic")

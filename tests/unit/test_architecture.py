@@ -249,7 +249,7 @@ def test_materialization_records_read_only_through_upstream() -> None:
     offenders = [
         f"{_relative(name)}:{node.lineno} calls {node.func.attr}"
         for name in _modules()
-        if name != "rag_assets.defs.upstream"
+        if name != "rag_assets.events.upstream"
         for node in ast.walk(_tree(name))
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -265,7 +265,7 @@ def test_the_session_rules_see_what_they_guard() -> None:
     assert ("rag_assets.core.routing.scoring_router", "ScoringRouter") in session
     upstream_calls = [
         node
-        for node in ast.walk(_tree("rag_assets.defs.upstream"))
+        for node in ast.walk(_tree("rag_assets.events.upstream"))
         if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "fetch_materializations"
     ]
     assert upstream_calls
@@ -401,3 +401,19 @@ def test_no_long_function_in_the_asset_and_serving_layers() -> None:
     ]
     assert offenders == [], f"split these into named steps of at most {MAX_FUNCTION_LINES} lines"
     assert "rag_assets.cli" in checked and any(_in_layer(name, "rag_assets.serving") for name in checked)
+
+
+def test_the_service_imports_nothing_from_the_asset_definitions() -> None:
+    # what an ask is lives in core (core/answering/policy); what the service records in Dagster
+    # lives in rag_assets/events, below both the assets and the service
+    offenders = [
+        f"{_relative(name)}:{line} imports {base}"
+        for name in _modules()
+        if name.startswith("rag_assets.serving")
+        for base, _, line in _imports(name)
+        if base.startswith("rag_assets.defs")
+    ]
+    assert offenders == []
+    assert any(
+        base.startswith("rag_assets.core.answering.policy") for base, _, _ in _imports("rag_assets.serving.asking")
+    )

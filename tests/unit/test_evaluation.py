@@ -58,13 +58,13 @@ UNANSWERABLE = Question("q4", "What is the moon made of?", not_answerable=True)
 
 
 def test_answer_metrics_apply_by_gold_kind() -> None:
-    assert answer_metrics("It is 80 C.", SHORT.answers) == {"em": 1.0, "f1": pytest.approx(2 / 3)}  # p=2/4, r=1
+    assert answer_metrics("It is 80 C.", SHORT.answers) == {"right": 1.0, "f1": pytest.approx(2 / 3)}  # p=2/4, r=1
     assert answer_metrics("Yes, if you are over 21.", YES.answers) == {
-        "em": 1.0,
+        "right": 1.0,
         "f1": pytest.approx(2 / 7),
         "yes_no_acc": 1.0,
     }
-    assert answer_metrics("No.", YES.answers) == {"em": 0.0, "f1": 0.0, "yes_no_acc": 0.0}
+    assert answer_metrics("No.", YES.answers) == {"right": 0.0, "f1": 0.0, "yes_no_acc": 0.0}
     long = answer_metrics("plug in the supplied charger", LONG.answers)
     assert set(long) == {"rouge_l"} and 0 < long["rouge_l"] < 1
     assert answer_metrics("anything", ()) == {}
@@ -125,17 +125,17 @@ def test_aggregation_means_percentiles_and_no_nan() -> None:
     results = aggregate(scored)
     assert list(results) == ["rag", "none"]
     rag = results["rag"]
-    assert rag["em"] == 0.5 and rag["f1"] == 0.5  # q1 right, q2 wrong, q4 has no gold answer
+    assert rag["right"] == 0.5 and rag["f1"] == 0.5  # q1 right, q2 wrong, q4 has no gold answer
     assert rag["yes_no_acc"] == 0.0 and rag["passage_hit"] == 1.0 and rag["evidence_recall"] == 0.0
     assert rag["evidence_words"] == 2.0 and rag["engine_calls"] == 1.0 and rag["questions"] == 3.0
     assert rag["seconds_p50"] == 2.0 and rag["seconds_p95"] == pytest.approx(2.9)
     assert "section_hit" not in rag and "rouge_l" not in rag and "seconds" not in rag
-    assert results["none"]["em"] == 0.0 and "yes_no_acc" not in results["none"]
+    assert results["none"]["right"] == 0.0 and "yes_no_acc" not in results["none"]
     grid = aggregate_grid(scored)
     assert list(grid["top_k"]) == [1, 3]
-    assert grid["top_k"][1]["em"] == 0.0 and grid["top_k"][3]["em"] == 1.0
+    assert grid["top_k"][1]["right"] == 0.0 and grid["top_k"][3]["right"] == 1.0
     assert all(math.isfinite(v) for s in results.values() for v in s.values())
-    assert headline_metrics(results)[:3] == ["em", "f1", "yes_no_acc"]
+    assert headline_metrics(results)[:3] == ["right", "f1", "yes_no_acc"]
 
 
 def test_batched_rows_have_no_p95_and_rates_have_intervals() -> None:
@@ -145,10 +145,10 @@ def test_batched_rows_have_no_p95_and_rates_have_intervals() -> None:
     rows.append(Row("s0", "80 C", grid="top_k", grid_value=1, seconds=0.4))
     scored = score_answers(rows, {q.qid: q for q in short})
     rag = aggregate(scored)["rag"]
-    assert rag["seconds_p50"] == 0.4 and "seconds_p95" not in rag and rag["em"] == 0.6
+    assert rag["seconds_p50"] == 0.4 and "seconds_p95" not in rag and rag["right"] == 0.6
     intervals = metric_intervals(scored)
     assert list(intervals) == ["rag"]  # the grid rows are not part of the main comparison
-    low, high = intervals["rag"]["em"]
+    low, high = intervals["rag"]["right"]
     assert 0.2 <= low < 0.6 < high <= 0.95
     assert intervals["rag"]["passage_hit"] == (0.0, 0.0)  # no evidence given: every question misses
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag_assets.core.answering.default_form import FormChoice
 from rag_assets.core.answering.no_answer import MIN_QUESTIONS, RelevanceFloor, calibrate_floor, off_topic_questions
+from rag_assets.core.answering.policy.default_form import FormChoice, policy_problems
 from rag_assets.core.answering.published import PublishedCollection
 from rag_assets.core.routing.teachers import SimilarityThresholds
 from rag_assets.core.store.publication import IndexPin
@@ -33,7 +33,7 @@ def test_the_packaged_off_topic_questions_are_questions() -> None:
 
 def test_the_floor_is_published_with_the_default_form_and_read_back() -> None:
     floor = RelevanceFloor(0.4412, "reranker-1", 21)
-    choice = FormChoice("generated", "f1", 0.2, 0.1, 21, floor)
+    choice = FormChoice("generated", 15, 8, 21, (0.05, 0.6), floor)
     details = choice.details()
     assert details["relevance_floor"] == 0.4412 and details["relevance_scorer"] == "reranker-1"
     assert "relevance floor 0.441" in choice.note
@@ -45,10 +45,21 @@ def test_the_floor_is_published_with_the_default_form_and_read_back() -> None:
         None,
         None,
         None,
-        form_choice=details,
+        form_choice=FormChoice.from_details("generated", details),
     )
-    assert published.relevance_floor == floor
-    assert FormChoice("generated", "f1", 0.2, 0.1, 3).details().get("relevance_floor") is None
+    assert published.relevance_floor == floor and published.default_form == "generated"
+    assert published.form_choice == choice
+    assert FormChoice("extractive", 1, 2, 3).details().get("relevance_floor") is None
+
+
+def test_a_published_policy_that_breaks_its_rule_is_caught() -> None:
+    assert policy_problems(FormChoice("extractive", 1, 2, 3)) == []
+    assert policy_problems(FormChoice("generated", 15, 8, 21, (0.05, 0.6))) == []
+    assert policy_problems(None) == ["no answer policy is published"]
+    assert policy_problems(FormChoice("generated", 3, 2, 6, (-0.2, 0.5))) == [
+        "the reader's answer is the default without being right more often beyond noise"
+    ]
+    assert policy_problems(FormChoice("extractive", 7, 2, 6)) == ["right counts 7 / 2 out of 0..6 questions"]
 
 
 def test_the_note_says_why_an_answer_is_not_found() -> None:

@@ -18,7 +18,7 @@ from rag_assets.core.evaluation.report_plots import router_bars
 
 RESULTS = {
     "no-retrieval": {
-        "em": 0.1,
+        "right": 0.1,
         "f1": 0.2,
         "passage_hit": 0.0,
         "evidence_words": 0.0,
@@ -29,7 +29,7 @@ RESULTS = {
         "questions": 8.0,
     },
     "rag-hybrid": {
-        "em": 0.4,
+        "right": 0.4,
         "f1": 0.5,
         "passage_hit": 0.75,
         "evidence_words": 480.0,
@@ -40,7 +40,7 @@ RESULTS = {
         "questions": 8.0,
     },
     "rdr2": {
-        "em": 0.5,
+        "right": 0.5,
         "f1": 0.55,
         "passage_hit": 0.625,
         "evidence_words": 120.5,

@@ -36,14 +36,18 @@ QIDS = ["q1", "q2", "q3", "q4"]
 
 def test_helps_only_when_the_interval_lies_above_zero() -> None:
     records = [_record("rag-hybrid", q, "a", "e") for q in QIDS] + [_record("dota", q, "b", "f") for q in QIDS]
-    scored = _scores("rag-hybrid", {"em": [1, 1, 1, 1], "f1": [0.2, 0.4, 0.5, 0.1]}, QIDS)
-    scored += _scores("dota", {"em": [1, 1, 1, 1], "f1": [0.5, 0.6, 0.9, 0.3]}, QIDS)
+    scored = _scores("rag-hybrid", {"right": [1, 1, 1, 1], "f1": [0.2, 0.4, 0.5, 0.1]}, QIDS)
+    scored += _scores("dota", {"right": [1, 1, 1, 1], "f1": [0.5, 0.6, 0.9, 0.3]}, QIDS)
     [dota] = compare_seed_systems(records, scored)
     assert (dota.system, dota.base, dota.questions) == ("dota", "rag-hybrid", 4)
     # per question +0.3, +0.2, +0.4, +0.2: every resampled mean lies in [0.2, 0.4]
     assert dota.differences["f1"].mean == pytest.approx(0.275)
     assert 0.2 - 1e-9 <= dota.differences["f1"].low < dota.differences["f1"].high <= 0.4 + 1e-9
-    assert (dota.differences["em"].mean, dota.differences["em"].low, dota.differences["em"].high) == (0.0, 0.0, 0.0)
+    assert (dota.differences["right"].mean, dota.differences["right"].low, dota.differences["right"].high) == (
+        0.0,
+        0.0,
+        0.0,
+    )
     assert dota.verdict == "helps (token F1) on 4 questions"
     assert dota.order_changed is None and dota.identical == 0
 
@@ -132,7 +136,7 @@ def test_differences_from_scored_answer_texts() -> None:
     records = [_record("rag-hybrid", q, "100 C", "water at 80 C") for q in questions]
     records += [_record("dota", q, "80 C", "water at 100 C") for q in questions]
     [dota] = compare_seed_systems(records, score_answers(records, questions))
-    assert (dota.differences["f1"].mean, dota.differences["em"].mean, dota.differences["passage_hit"].mean) == (
+    assert (dota.differences["f1"].mean, dota.differences["right"].mean, dota.differences["passage_hit"].mean) == (
         0.5,
         1.0,
         -1.0,

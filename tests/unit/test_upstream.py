@@ -1,9 +1,9 @@
-"""Upstream artifacts from an asset's latest materialization (rag_assets/defs/upstream.py), on a real
+"""Upstream artifacts from an asset's latest materialization (rag_assets/events/upstream.py), on a real
 ephemeral Dagster instance."""
 
 import dagster as dg
 
-from rag_assets.defs.upstream import latest_materialization
+from rag_assets.events.upstream import latest_materialization
 
 parts = dg.StaticPartitionsDefinition(["a", "b"])
 

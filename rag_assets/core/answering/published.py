@@ -10,18 +10,21 @@ the same pieces for the same catalogue.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from rag_assets.core.answering.no_answer import RelevanceFloor
+from rag_assets.core.answering.policy.default_form import DEFAULT_FORM, FormChoice
 from rag_assets.core.routing.folders import router_folder_kind
 from rag_assets.core.routing.teachers import SimilarityThresholds
 from rag_assets.core.store.publication import IndexPin, pin_index
 from rag_assets.core.store.published_models import ALL_COLLECTIONS, PublishedModel, published_models
 
 TRAINED_ROUTER_KINDS = ("encoder", "llm")
+# the published_models kind of the `answer_policy` asset's row (its model id: the default form)
+ANSWER_POLICY_KIND = "answer_policy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,14 +40,18 @@ class PublishedCollection:
     policy: PublishedModel | None
     router_notes: tuple[str, ...] = ()  # which routers are missing, and why
     piece_notes: tuple[str, ...] = ()  # which retrieval-side pieces are missing, and why
-    # the measured better answer form (core/answering/default_form.py) and how it was chosen
-    default_form: str = "generated"
-    form_choice: Mapping[str, object] = field(default_factory=dict)
+    # the default answer form and the relevance floor the `answer_policy` asset measured
+    # (core/answering/policy/default_form.py); None: never measured for this collection
+    form_choice: FormChoice | None = None
+
+    @property
+    def default_form(self) -> str:
+        return self.form_choice.form if self.form_choice is not None else DEFAULT_FORM
 
     @property
     def relevance_floor(self) -> RelevanceFloor | None:
         """Below it the documents are said not to answer: measured with the default form."""
-        return RelevanceFloor.from_details(self.form_choice)
+        return self.form_choice.floor if self.form_choice is not None else None
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -92,14 +99,14 @@ def load_published(con: duckdb.DuckDBPyConnection, collection: str) -> Published
         policy=_usable(found.get("reorder_policy"), "reorder_policy", "reorder policy", collection, pieces),
         router_notes=tuple(notes),
         piece_notes=tuple(pieces),
-        **_default_form(found.get("answer_form")),
+        form_choice=_form_choice(found.get(ANSWER_POLICY_KIND)),
     )
 
 
-def _default_form(model: PublishedModel | None) -> dict[str, object]:
+def _form_choice(model: PublishedModel | None) -> FormChoice | None:
     if model is None or model.model_id not in ("generated", "extractive"):
-        return {}
-    return {"default_form": model.model_id, "form_choice": dict(model.details)}
+        return None
+    return FormChoice.from_details(model.model_id, dict(model.details))
 
 
 def _usable(

@@ -6,53 +6,46 @@
 pairs them per question (extractive minus generated, 95% bootstrap interval, the seed systems'
 helper and verdict rule) on the answer metrics and on how often the first citation is a gold
 one, and says which form the collection answers with by default and on what it was chosen
-(core/answering/default_form.py: the routers' validation questions, never these).
+(core/answering/policy/default_form.py: the routers' validation questions, never these).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from rag_assets.core.answering.policy.default_form import DEFAULT_FORM, FormChoice
 from rag_assets.core.evaluation.seed_systems import LABELS, SeedComparison
 
 # extractive row -> the generated row with the same strategy and evidence
 FORM_BASES = {"rag-hybrid-extractive": "rag-hybrid", "rdr2-extractive": "rdr2"}
-FORM_METRICS = ("em", "f1", "rouge_l", "first_cite_gold")
+FORM_METRICS = ("right", "f1", "rouge_l", "first_cite_gold")
 FORMS_TITLE = "Answer forms: extractive against generated"
 
 
 @dataclass(frozen=True, slots=True)
 class AnswerForms:
-    """The paired comparisons and the collection's default form (with how it was chosen)."""
+    """The paired comparisons and the collection's published default form (None: not measured)."""
 
     comparisons: list[SeedComparison] = field(default_factory=list)
-    default_form: str = ""  # '' where `answers` published none
-    choice: Mapping[str, object] = field(default_factory=dict)
+    choice: FormChoice | None = None
 
     def as_dict(self) -> dict:
         return {
-            "default": self.default_form,
-            "choice": dict(self.choice),
+            "default": self.choice.form if self.choice else "",
+            "choice": self.choice.details() if self.choice else {},
             "paired": [c.as_dict() for c in self.comparisons],
         }
 
 
-def default_form_line(default_form: str, choice: Mapping[str, object]) -> str:
-    """How the collection's default form was chosen, in a sentence."""
-    if not default_form:
+def default_form_line(choice: FormChoice | None) -> str:
+    """How the collection's default form was chosen, in a sentence (the words an answer's note uses)."""
+    if choice is None:
         return (
-            "The collection's default form was not measured (`answers` has not published one): answers are generated."
+            f"The collection's default form was not measured (`answer_policy` has not run): answers are {DEFAULT_FORM}."
         )
-    questions = int(choice.get("questions", 0) or 0)
-    if not questions:
-        return f"The collection answers **{default_form}** by default: no validation question with a gold answer to choose by."
-    metric = LABELS.get(str(choice.get("metric")), str(choice.get("metric")))
     return (
-        f"The collection answers **{default_form}** by default, chosen on {questions} validation questions "
-        f"(train split, never the questions above): {metric} generated {float(choice.get('generated', 0)):.3f}, "
-        f"extractive {float(choice.get('extractive', 0)):.3f}; extractive is chosen only when its paired "
-        "interval lies above 0."
+        f"The collection answers **{choice.form}** by default: {choice.reason} "
+        "(validation questions: train split, never the questions above)."
     )
 
 
@@ -75,7 +68,6 @@ def forms_section(forms: AnswerForms) -> list[tuple[str, list[str], list[list[st
     ]
     footnote = (
         "Δ: extractive minus generated on the questions both answered, 95% percentile bootstrap interval of "
-        "the paired per-question difference; both read the same evidence. "
-        + default_form_line(forms.default_form, forms.choice)
+        "the paired per-question difference; both read the same evidence. " + default_form_line(forms.choice)
     )
     return [(FORMS_TITLE, header, rows, "", footnote)]

@@ -43,7 +43,7 @@ from rag_assets.core.tables import markdown_table
 
 ROUTER_METRICS = ("ans_f1", "exp_pre", "ref_acc", "collapsed_rate", "parse_failure_rate", "expelled_per_output")
 METRIC_LABELS = {
-    "em": "EM (containment)",
+    "right": "right (holds the gold answer)",
     "f1": "token F1",
     "yes_no_acc": "yes/no acc",
     "rouge_l": "ROUGE-L",

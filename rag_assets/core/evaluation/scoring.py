@@ -47,6 +47,7 @@ from typing import Protocol
 import numpy as np
 
 from rag_assets.core.answer_metrics import (
+    answer_right,
     contains_answer,
     normalize_answer,
     rouge_l,
@@ -62,7 +63,7 @@ LONG_ANSWER_WORDS = 16
 HEADING_SEPARATOR = " > "
 _TAG = re.compile(r"<[^>]+>")
 
-ANSWER_METRICS = ("em", "f1", "yes_no_acc", "rouge_l")
+ANSWER_METRICS = ("right", "f1", "yes_no_acc", "rouge_l")
 EVIDENCE_METRICS = ("passage_hit", "evidence_recall", "section_hit", "page_hit", "evidence_words")
 TRUST_METRICS = ("first_cite_gold", "echoed")
 COST_METRICS = ("router_prompt_tokens", "router_output_tokens", "engine_calls", "seconds_p50", "seconds_p95")
@@ -114,7 +115,8 @@ def answer_metrics(prediction: str, answers: Sequence[str]) -> dict[str, float]:
         return {}
     if is_long_answer(answers):
         return {"rouge_l": rouge_l(prediction, answers)}
-    metrics = {"em": float(contains_answer(prediction, answers)), "f1": token_f1(prediction, answers)}
+    # right: holds a gold answer (yes/no golds: the right verdict), the rule the default form is chosen by
+    metrics = {"right": float(bool(answer_right(prediction, answers))), "f1": token_f1(prediction, answers)}
     verdict = yes_no_correct(prediction, answers)
     if verdict is not None:
         metrics["yes_no_acc"] = float(verdict)
@@ -326,7 +328,7 @@ def headline_metrics(results: Mapping[str, Mapping[str, float]]) -> list[str]:
 def primary_answer_metric(metrics: Iterable[str]) -> str | None:
     """The answer metric a plot or a scaling curve shows first."""
     present = set(metrics)
-    return next((m for m in ("f1", "rouge_l", "yes_no_acc", "em") if m in present), None)
+    return next((m for m in ("f1", "rouge_l", "yes_no_acc", "right") if m in present), None)
 
 
 def primary_evidence_metric(metrics: Iterable[str]) -> str | None:

@@ -38,8 +38,14 @@ SEED_BASES = {
 REORDERING_SYSTEMS = frozenset({"rag-hybrid+r4", "rdr2+r4"})
 # the metrics compared, in column order: the answer's, then the evidence's (whichever the set's
 # gold labels allow: short answers, long answers, evidence lines, manual sections)
-PAIRED_METRICS = ("em", "f1", "rouge_l", "passage_hit", "evidence_recall", "section_hit")
-LABELS = {"em": "EM", "f1": "token F1", "rouge_l": "ROUGE-L", "first_cite_gold": "first cite gold", **METRIC_HEADERS}
+PAIRED_METRICS = ("right", "f1", "rouge_l", "passage_hit", "evidence_recall", "section_hit")
+LABELS = {
+    "right": "right",
+    "f1": "token F1",
+    "rouge_l": "ROUGE-L",
+    "first_cite_gold": "first cite gold",
+    **METRIC_HEADERS,
+}
 
 
 class AnswerRow(Protocol):

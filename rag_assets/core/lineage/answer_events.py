@@ -1,5 +1,5 @@
 """Batching the events that record stored answers elsewhere (the Dagster event log: see
-`rag_assets/defs/served_answers.py`), so that answering never waits on that write and a busy
+`rag_assets/events/served_answers.py`), so that answering never waits on that write and a busy
 service writes its answers in a few batches instead of one write per answer.
 
 `AnswerEventQueue` holds answers handed to it (`put`, which never blocks on the sink) and passes

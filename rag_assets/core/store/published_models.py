@@ -24,8 +24,9 @@ from rag_assets.core.store.transactions import ensure_schema, table_exists, tran
 TABLE = "published_models"
 # the namespace router serves every collection of the index
 ALL_COLLECTIONS = ""
-# answer_form: the collection's default answer form (model_id generated | extractive), measured by `answers`
-KINDS = ("encoder", "llm", "similarity", "reranker", "namespaces", "reorder_policy", "answer_form")
+# answer_policy: the collection's default answer form (model_id generated | extractive) and relevance
+# floor, measured by the `answer_policy` asset
+KINDS = ("encoder", "llm", "similarity", "reranker", "namespaces", "reorder_policy", "answer_policy")
 
 
 @dataclass(frozen=True, slots=True)

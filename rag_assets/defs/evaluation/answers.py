@@ -24,8 +24,8 @@ reranker: the documents routed and their lit nodes come from the reranked passag
 trained piece is missing is skipped with a note.
 
 `rag-hybrid-extractive` and `rdr2-extractive` answer with the best sentence of the same evidence
-(core/answering/extractive.py), no reader call. Before the rows, the collection's default answer
-form is measured on the routers' validation questions and published (`answer_form.py`).
+(core/answering/extractive.py), no reader call. Every row is held to the relevance floor the
+`answer_policy` asset published (upstream), as an ask is.
 """
 
 import dataclasses
@@ -35,18 +35,19 @@ from collections import Counter
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.core.answering.published import PublishedCollection, load_published
+from rag_assets.core.answering.policy.catalogue import BUDGET_SOURCE, answer_style, strategy_specs
+from rag_assets.core.answering.policy.sessions import open_session
+from rag_assets.core.answering.published import PublishedCollection
 from rag_assets.core.answering.session import AnsweringSession
 from rag_assets.core.answering.types import GENERATION_KINDS, AnswerOutcome, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.engines.cache import CachingEngine
 from rag_assets.core.lineage import AnswerRecord, store_answers, utc_now
 from rag_assets.core.store.question_table import load_question_rows
-from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
-from rag_assets.defs.evaluation.answer_form import publish_default_form
+from rag_assets.defs.evaluation.answer_policy import answer_policy
 from rag_assets.defs.evaluation.generation_config import generation_metadata
-from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, AnswersConfig, answer_style, strategy_specs
+from rag_assets.defs.evaluation.strategy_config import AnswersConfig
 from rag_assets.defs.index.namespace_router import namespace_router
 from rag_assets.defs.index.passage_reranker import passage_reranker
 from rag_assets.defs.metadata import counter_table, markdown_table
@@ -54,7 +55,7 @@ from rag_assets.defs.partitions import collection_partitions
 from rag_assets.defs.routing.reorder_policy import reorder_policy
 from rag_assets.defs.routing.router_adapter import router_adapter
 from rag_assets.defs.routing.router_metrics import router_metrics
-from rag_assets.defs.served_answers import record_answers
+from rag_assets.events.served_answers import record_answers
 from resources.embedder import EmbedderResource
 from resources.llm import LLMResource
 from resources.session_models import ResourceModels
@@ -174,6 +175,7 @@ def answer_records(
         passage_reranker,
         namespace_router,
         reorder_policy,
+        answer_policy,
     ],
     group_name="evaluation",
     kinds={"python", "duckdb"},
@@ -194,23 +196,22 @@ def answers(
     started = time.perf_counter()
     collection = context.partition_key
     with catalogue.get_connection() as con:
-        # the LanceDB version published with the catalogue's passages (as `rag ask` reads it): a
-        # concurrent collection's sync can never hand this run a half-written table
-        published = load_published(con, collection)
         questions, split, note = pick_questions(con, collection, config.split)
-        trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
-    if config.max_questions > 0:
-        questions = questions[: config.max_questions]
-    # Grid points repeat most prompts of the main rdr2 run (greedy: same output): replayed, with
-    # their seconds charged back to each strategy (core/engines/cache.py).
-    session = AnsweringSession(published, ResourceModels(embedder, vectors, llm, replay=True), trees, gold=questions)
+        if config.max_questions > 0:
+            questions = questions[: config.max_questions]
+        # the LanceDB version published with the catalogue's passages (as `rag ask` reads it): a
+        # concurrent collection's sync can never hand this run a half-written table. Grid points
+        # repeat most prompts of the main rdr2 run (greedy: same output): replayed, with their
+        # seconds charged back to each strategy (core/engines/cache.py).
+        models = ResourceModels(embedder, vectors, llm, replay=True)
+        session = open_session(con, collection, models, gold=questions)
+    published = session.published
     notes = _published_notes(published, note)
     style = answer_style(config.answer_style, questions)
-    all_specs = strategy_specs(config, style, published.llm_adapter)
+    all_specs = strategy_specs(config.settings(), style, published.llm_adapter)
     specs = runnable_specs(config, all_specs, session, notes)
     for n in notes:
         context.log.warning(n)
-    form = publish_default_form(context, catalogue, session, style) if published.index.version is not None else None
     outcomes: Outcomes = {}
     runs = None
     if questions:
@@ -227,7 +228,7 @@ def answers(
             "questions": len(questions),
             "split": split,
             "answer_style": style,
-            "default_form": form.note if form else "not measured (no published index)",
+            "default_form": published.form_choice.note if published.form_choice else "not measured (`answer_policy`)",
             "strategies": dg.MetadataValue.md(counter_table("strategy", strategy_counts(records))),
             "router": config.router,
             "adapter_id": published.llm_adapter or "none (base model routes)",

@@ -8,6 +8,8 @@ from typing import TypeVar
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from rag_assets.core.answering.policy.catalogue import BUDGET_SOURCE, STRATEGIES
+from rag_assets.core.answering.published import load_published
 from rag_assets.core.evaluation.answer_forms import FORM_BASES, FORM_METRICS, AnswerForms
 from rag_assets.core.evaluation.evidence import EvidenceSummary, evidence_table, summarise_evidence
 from rag_assets.core.evaluation.report import (
@@ -24,18 +26,16 @@ from rag_assets.core.figures import png_markdown
 from rag_assets.core.lineage import AnswerRecord, load_answers, utc_now
 from rag_assets.core.settings import reports_root
 from rag_assets.core.store.evidence import load_evidence
-from rag_assets.core.store.published_models import published_models
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.routing_tables import load_router_metrics
 from rag_assets.core.store.schemas import ROUTER_METRIC_COLUMNS
 from rag_assets.core.store.tree_tables import node_pages
 from rag_assets.defs.evaluation.answers import answers
 from rag_assets.defs.evaluation.evidence_evaluation import evidence_evaluation
-from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, STRATEGIES
 from rag_assets.defs.metadata import markdown_table
 from rag_assets.defs.partitions import collection_partitions
 from rag_assets.defs.routing.router_metrics import router_metrics
-from rag_assets.defs.upstream import latest_materialization
+from rag_assets.events.upstream import latest_materialization
 
 SOURCE = "evaluation"
 _SCALAR = (int, float, str, bool)
@@ -132,7 +132,7 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         questions = {q.qid: q for q in load_question_rows(con, collection)}
         router, notes = _router_rows(con, collection)
         evidence_rows = load_evidence(con, collection)
-        form = published_models(con, collection).get("answer_form")
+        form = load_published(con, collection).form_choice
         pages = node_pages(con, collection, sorted({d for r in records for d in r.cited_doc_ids}))
     # each citation's pages, for page hit and a first citation on a gold page (paged documents)
     scored = score_answers(
@@ -162,11 +162,7 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         evidence_split="+".join(evidence_splits),
         intervals=metric_intervals(scored),
         seed_systems=compare_seed_systems(records, scored),
-        answer_forms=AnswerForms(
-            compare_seed_systems(records, scored, FORM_BASES, FORM_METRICS),
-            form.model_id if form else "",
-            dict(form.details) if form else {},
-        ),
+        answer_forms=AnswerForms(compare_seed_systems(records, scored, FORM_BASES, FORM_METRICS), form),
     )
     files = write_report(data, reports_root())
     context.log.info(f"evaluation report: {files.html}")
@@ -251,11 +247,11 @@ def _report_metadata(
     return metadata
 
 
-PLOTTED = (("f1", "rouge_l", "em"), ("evidence_recall", "passage_hit"))  # an answer and an evidence metric
+PLOTTED = (("f1", "rouge_l", "right"), ("evidence_recall", "passage_hit"))  # an answer and an evidence metric
 
 
 def plotted_metrics(results: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    """Per strategy, its answer metric (F1, else ROUGE-L, else EM) and evidence metric (evidence
+    """Per strategy, its answer metric (F1, else ROUGE-L, else right) and evidence metric (evidence
     recall, else passage hit) as numbers: what the asset's Plots tab charts run after run."""
     present = {m for metrics in results.values() for m in metrics}
     chosen = [next(m for m in group if m in present) for group in PLOTTED if any(m in present for m in group)]

@@ -11,6 +11,13 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 from pydantic import Field, field_validator
 
+from rag_assets.core.answering.policy.catalogue import (
+    BUDGET_SOURCE,
+    DEFAULT_SETTINGS,
+    StrategySettings,
+    settings_from,
+    strategy_specs,
+)
 from rag_assets.core.answering.published import load_published
 from rag_assets.core.answering.session import AnsweringSession
 from rag_assets.core.evaluation.evidence import (
@@ -32,7 +39,6 @@ from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.defs.config_choices import only_known
 from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
-from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
 from rag_assets.defs.metadata import markdown_table
 from rag_assets.defs.partitions import collection_partitions
 from rag_assets.defs.routing.router_adapter import router_adapter
@@ -54,12 +60,12 @@ class EvidenceConfig(dg.Config):
         "actions) make one LLM call per view: about a second per view on a CPU, so they are asked for by name.",
     )
     # rdr2's and rag-hybrid's settings, as `answers` runs them (same names, same defaults)
-    rag_top_k: int = Field(default=AnswersConfig().rag_top_k, ge=1, le=100, description="Passages rag-hybrid gives.")
-    top_k: int = Field(default=AnswersConfig().top_k, ge=1, le=50, description="Documents rdr2 routes.")
-    passages_per_query: int = Field(default=AnswersConfig().passages_per_query, ge=1, le=200)
-    expand_iterations: int = Field(default=AnswersConfig().expand_iterations, ge=0, le=10)
-    token_budget: int = Field(default=AnswersConfig().token_budget, ge=64, le=32768)
-    router_max_new_tokens: int = Field(default=AnswersConfig().router_max_new_tokens, ge=8, le=512)
+    rag_top_k: int = Field(default=DEFAULT_SETTINGS.rag_top_k, ge=1, le=100, description="Passages rag-hybrid gives.")
+    top_k: int = Field(default=DEFAULT_SETTINGS.top_k, ge=1, le=50, description="Documents rdr2 routes.")
+    passages_per_query: int = Field(default=DEFAULT_SETTINGS.passages_per_query, ge=1, le=200)
+    expand_iterations: int = Field(default=DEFAULT_SETTINGS.expand_iterations, ge=0, le=10)
+    token_budget: int = Field(default=DEFAULT_SETTINGS.token_budget, ge=64, le=32768)
+    router_max_new_tokens: int = Field(default=DEFAULT_SETTINGS.router_max_new_tokens, ge=8, le=512)
     single_store: list[str] = Field(
         default=[],
         description="Collections also measured on the single store: each question searched and routed within its "
@@ -72,16 +78,9 @@ class EvidenceConfig(dg.Config):
         "searched in the whole store); those rows are named '... (named documents)'.",
     )
 
-    def answers_config(self) -> AnswersConfig:
-        """`answers`' settings with this step's rdr2 and rag-hybrid knobs."""
-        return AnswersConfig(
-            rag_top_k=self.rag_top_k,
-            top_k=self.top_k,
-            passages_per_query=self.passages_per_query,
-            expand_iterations=self.expand_iterations,
-            token_budget=self.token_budget,
-            router_max_new_tokens=self.router_max_new_tokens,
-        )
+    def settings(self) -> StrategySettings:
+        """The strategy settings with this step's rdr2 and rag-hybrid knobs (the rest as `answers`' defaults)."""
+        return settings_from(self)
 
     @field_validator("kinds")
     @classmethod
@@ -112,7 +111,7 @@ def _measured(
     scope: StoreScope | None = None,
 ) -> list:
     """The evidence rows of rag-hybrid and rdr2 with each router kind (within `scope` when given)."""
-    specs = strategy_specs(config.answers_config(), "short", session.published.llm_adapter)
+    specs = strategy_specs(config.settings(), "short", session.published.llm_adapter)
     return measure_evidence(
         questions,
         baseline=specs[BUDGET_SOURCE],

@@ -13,10 +13,9 @@ from collections.abc import Mapping, Sequence
 import dagster as dg
 from pydantic import Field
 
-from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
+from rag_assets.core.answering.policy.catalogue import DEFAULT_SETTINGS, GENERATION_STRATEGIES
+from rag_assets.core.answering.types import AnswerOutcome
 from rag_assets.defs.metadata import markdown_table
-
-GENERATION_STRATEGIES = ("contregen", "disco", "disco-no-structure")
 
 
 class GenerationConfig(dg.Config):
@@ -26,37 +25,24 @@ class GenerationConfig(dg.Config):
         description="contregen / disco / disco-no-structure answer at most this many of the evaluation questions "
         "(the first ones; 0 = all): each runs several LLM stages per question.",
     )
-    tree_depth: int = Field(default=2, ge=0, le=3, description="contregen: sub-query tree depth (the paper's 2).")
-    tree_branching: int = Field(default=2, ge=1, le=4, description="contregen: sub-queries per node.")
-    contregen_top_k: int = Field(default=2, ge=0, le=20, description="contregen: passages each leaf retrieves.")
-    disco_top_k: int = Field(default=3, ge=0, le=10, description="disco: chunks parsed, related and planned over.")
+    tree_depth: int = Field(
+        default=DEFAULT_SETTINGS.tree_depth, ge=0, le=3, description="contregen: sub-query tree depth (the paper's 2)."
+    )
+    tree_branching: int = Field(
+        default=DEFAULT_SETTINGS.tree_branching, ge=1, le=4, description="contregen: sub-queries per node."
+    )
+    contregen_top_k: int = Field(
+        default=DEFAULT_SETTINGS.contregen_top_k, ge=0, le=20, description="contregen: passages each leaf retrieves."
+    )
+    disco_top_k: int = Field(
+        default=DEFAULT_SETTINGS.disco_top_k, ge=0, le=10, description="disco: chunks parsed, related and planned over."
+    )
     stage_max_new_tokens: int = Field(
-        default=32, ge=8, le=512, description="contregen / disco: output tokens of each intermediate stage."
+        default=DEFAULT_SETTINGS.stage_max_new_tokens,
+        ge=8,
+        le=512,
+        description="contregen / disco: output tokens of each intermediate stage.",
     )
-
-
-def generation_specs(config: GenerationConfig, style: str) -> dict[str, StrategySpec]:
-    """contregen, disco and disco-no-structure, with the config's knobs and the reader style."""
-    common = dict(
-        retrieval_mode=getattr(config, "retrieval_mode", "hybrid"),
-        answer_style=style,
-        stage_max_new_tokens=config.stage_max_new_tokens,
-    )
-    disco = StrategySpec("disco", "disco", top_k=config.disco_top_k, **common)
-    return {
-        "contregen": StrategySpec(
-            "contregen",
-            "contregen",
-            top_k=config.contregen_top_k,
-            tree_depth=config.tree_depth,
-            tree_branching=config.tree_branching,
-            **common,
-        ),
-        "disco": disco,
-        "disco-no-structure": StrategySpec(
-            "disco-no-structure", "disco", top_k=config.disco_top_k, discourse=False, **common
-        ),
-    }
 
 
 def generation_metadata(

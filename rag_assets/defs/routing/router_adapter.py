@@ -21,6 +21,7 @@ from dataclasses import asdict
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from rag_assets.core.answering.policy.catalogue import BUDGET_SOURCE, DEFAULT_SETTINGS, strategy_specs
 from rag_assets.core.answering.published import load_published
 from rag_assets.core.answering.session import AnsweringSession
 from rag_assets.core.evaluation.held_out_evidence import HeldOutEvidence, held_out_evidence
@@ -43,7 +44,6 @@ from rag_assets.core.store.router_registry import AdapterRecord, record_adapter
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
 from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
-from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs
 from rag_assets.defs.metadata import PLOT_COLOUR, line_plot_markdown, markdown_table, report_side_table
 from rag_assets.defs.partitions import collection_partitions
 from rag_assets.defs.routing.router_config import RouterKind, RouterTrainingConfig
@@ -368,7 +368,7 @@ def validation_evidence(
         return None
     trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
     session = AnsweringSession(published, models, trees)
-    specs = strategy_specs(AnswersConfig(), "short", None)
+    specs = strategy_specs(DEFAULT_SETTINGS, "short", None)
     routed = dataclasses.replace(specs["rdr2"], router=RouterKind.encoder.value, evidence_budget_from=None)
     return held_out_evidence(
         questions, baseline=specs[BUDGET_SOURCE], routed=routed, retrieve=session.retrieve, trees=trees

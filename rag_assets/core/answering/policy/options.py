@@ -1,5 +1,5 @@
-"""What a question may override of the evaluated configuration, and the search modes: shared by
-the light query path (rag_assets/serving/query.py) and the ask path (asking.py)."""
+"""What an asker may override of the evaluated configuration, and the choices each override takes.
+Imports nothing heavy: the CLI checks options with it before any model loads."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 MODES = ("dense", "bm25", "hybrid")
-ROUTERS = ("encoder", "llm", "similarity", "hit-nodes")  # what `--router` may choose for rdr2
+ROUTERS = ("encoder", "llm", "similarity", "hit-nodes")  # what an asker may choose for rdr2
 Note = Callable[[str], None]
 
 

@@ -1,0 +1,64 @@
+"""The measured parts of the ask policy: each collection's default answer form and relevance floor,
+measured on the routers' validation questions with the spec an ask runs (`asks.plan_ask`), both
+forms budgeted as an ask budgets them. The `answer_policy` asset publishes the result; nothing
+else measures or writes it."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import duckdb
+
+from rag_assets.core.answering.no_answer import MIN_QUESTIONS, calibrate_floor, evidence_relevance, off_topic_questions
+from rag_assets.core.answering.policy.asks import plan_ask
+from rag_assets.core.answering.policy.budgets import evidence_budgets
+from rag_assets.core.answering.policy.catalogue import ASKED_BY_DEFAULT
+from rag_assets.core.answering.policy.default_form import FormChoice, choose_form
+from rag_assets.core.answering.session import AnsweringSession
+from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
+from rag_assets.core.corpus.question_sets import Question
+from rag_assets.core.routing.held_out_routing import load_routing_examples
+from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
+from rag_assets.core.store.question_table import load_question_rows
+
+
+def validation_questions(con: duckdb.DuckDBPyConnection, collection: str) -> list[Question]:
+    """The real questions of the routing data's validation fold (train-split questions only)."""
+    qids = {v.qid for v in load_routing_examples(con, collection, fold="validation", synthetic=False)}
+    qids = {q for q in qids if not q.startswith(SYNTHETIC_QID_PREFIX)}
+    return [q for q in load_question_rows(con, collection) if q.qid in qids and q.split == "train"]
+
+
+def asked_spec(session: AnsweringSession, questions: Sequence[Question]) -> StrategySpec:
+    """The spec an ask without options runs on this collection, in the generated form (the form
+    is what is being measured)."""
+    spec = plan_ask(ASKED_BY_DEFAULT, session.published, questions)
+    return dataclasses.replace(spec, answer_form="generated", name=spec.name.removesuffix("-extractive"))
+
+
+def measure_ask_policy(session: AnsweringSession, questions: Sequence[Question]) -> FormChoice:
+    """Both forms of the asked spec on `questions`, and the relevance floor between them and the
+    packaged off-topic questions; nothing is held to a floor while it is being measured."""
+    if not questions:
+        return choose_form([], [], [])
+    spec = asked_spec(session, questions)
+    extracted = dataclasses.replace(spec, answer_form="extractive", name=f"{spec.name}-extractive")
+    queries = [q.query for q in questions]
+    budgets = evidence_budgets(session, queries, spec)
+    generated = session.run(queries, spec, evidence_budgets=budgets, use_floor=False)
+    extractive = session.run(queries, extracted, evidence_budgets=budgets, use_floor=False)
+    answered = relevances(session, [o for q, o in zip(questions, extractive) if not q.not_answerable])
+    off_topic = relevances(session, off_topic_evidence(session, extracted)) if len(answered) >= MIN_QUESTIONS else []
+    floor = calibrate_floor(answered, off_topic, session.embedder.model_id)
+    return dataclasses.replace(choose_form(questions, generated, extractive), floor=floor)
+
+
+def off_topic_evidence(session: AnsweringSession, spec: StrategySpec) -> list[AnswerOutcome]:
+    """`spec`'s evidence for the packaged off-topic questions, budgeted as an ask budgets it."""
+    queries = off_topic_questions()
+    return session.run(queries, spec, evidence_budgets=evidence_budgets(session, queries, spec), use_floor=False)
+
+
+def relevances(session: AnsweringSession, outcomes: Sequence[AnswerOutcome]) -> list[float | None]:
+    return [evidence_relevance(o.question, o.citations, session.relevance_scorer) for o in outcomes]
