@@ -11,22 +11,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import PurePath
 
 from rag_assets.core.corpus.blocks import Block
 from rag_assets.core.corpus.parsers.csv_table import csv_title, parse_csv
 from rag_assets.core.corpus.parsers.docx import ZIP_MAGIC, docx_title, extract_docx, parse_docx
-from rag_assets.core.corpus.parsers.epub import epub_title, extract_epub, parse_epub
 from rag_assets.core.corpus.parsers.errors import ParseError
 from rag_assets.core.corpus.parsers.html import html_title, parse_html
+from rag_assets.core.corpus.parsers.layout_rows import layout_blocks, layout_title
 from rag_assets.core.corpus.parsers.manual_json import manual_title, parse_manual_json
 from rag_assets.core.corpus.parsers.markdown import markdown_title, parse_markdown
 from rag_assets.core.corpus.parsers.pdf import parse_pdf, pdf_title
 from rag_assets.core.corpus.parsers.pdf_extract import PDF_MAGIC, extract_pdf
-from rag_assets.core.corpus.parsers.pptx import extract_pptx, parse_pptx, pptx_title
 from rag_assets.core.corpus.parsers.text import parse_text, text_title
 from rag_assets.core.corpus.parsers.web_page import extract_web_page, is_saved_page, parse_web_page, web_page_title
-from rag_assets.core.corpus.parsers.xlsx import extract_xlsx, parse_xlsx, xlsx_title
 
 __all__ = [
     "BINARY_FORMATS",
@@ -50,9 +49,9 @@ _PARSERS: dict[str, Callable[[str], list[Block]]] = {
     "manual_json": parse_manual_json,
     "pdf": parse_pdf,
     "docx": parse_docx,
-    "pptx": parse_pptx,
-    "xlsx": parse_xlsx,
-    "epub": parse_epub,
+    "pptx": partial(layout_blocks, "pptx"),
+    "xlsx": partial(layout_blocks, "xlsx"),
+    "epub": partial(layout_blocks, "epub"),
     "csv": parse_csv,
     "web_page": parse_web_page,
 }
@@ -63,9 +62,9 @@ _TITLES: dict[str, Callable[[str], str | None]] = {
     "manual_json": manual_title,
     "pdf": pdf_title,
     "docx": docx_title,
-    "pptx": pptx_title,
-    "xlsx": xlsx_title,
-    "epub": epub_title,
+    "pptx": partial(layout_title, "pptx"),
+    "xlsx": partial(layout_title, "xlsx"),
+    "epub": partial(layout_title, "epub"),
     "csv": csv_title,
     "web_page": web_page_title,
 }
@@ -149,11 +148,18 @@ def extract_binary(fmt: str, data: bytes, *, max_pages: int | None = None, name:
             raise ParseError("not a .docx file (not a zip archive; an old binary .doc? save it as .docx)")
         docx = extract_docx(data)
         return docx.layout, docx.plain_text
+    # imported here: python-pptx and openpyxl take 0.4 s to import, paid only by a folder holding such files
     if fmt == "pptx":
+        from rag_assets.core.corpus.parsers.pptx import extract_pptx
+
         return extract_pptx(data, max_slides=max_pages)
     if fmt == "xlsx":
+        from rag_assets.core.corpus.parsers.xlsx import extract_xlsx
+
         return extract_xlsx(data)
     if fmt == "epub":
+        from rag_assets.core.corpus.parsers.epub import extract_epub
+
         return extract_epub(data)
     if fmt == "web_page":
         return extract_web_page(name or "page.html", data)

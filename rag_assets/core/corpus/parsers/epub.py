@@ -27,8 +27,6 @@ from rag_assets.core.corpus.parsers.layout_rows import (
     Row,
     check_zip,
     dump_layout,
-    layout_blocks,
-    layout_title,
     plain_text,
     row,
 )
@@ -136,13 +134,3 @@ def extract_epub(data: bytes, limits: ArchiveLimits = ArchiveLimits()) -> tuple[
     title_element = package.find("opf:metadata/dc:title", _NS)
     title = collapse_spaces(title_element.text or "") if title_element is not None else ""
     return dump_layout(FORMAT, title or None, rows), plain_text(rows)
-
-
-def parse_epub(layout: str) -> list[Block]:
-    """The blocks an e-book was read into at ingestion, its chapters in spine order."""
-    return layout_blocks(FORMAT, layout)
-
-
-def epub_title(layout: str) -> str | None:
-    """The package's dc:title, else None (the file name)."""
-    return layout_title(FORMAT, layout)

@@ -24,15 +24,13 @@ from pptx.oxml.ns import qn
 from pptx.shapes.base import BaseShape
 from pptx.slide import Slide
 
-from rag_assets.core.corpus.blocks import Block, collapse_spaces
+from rag_assets.core.corpus.blocks import collapse_spaces
 from rag_assets.core.corpus.parsers.archive_limits import ArchiveLimits, Deadline, plain_xml_error
 from rag_assets.core.corpus.parsers.errors import ParseError
 from rag_assets.core.corpus.parsers.layout_rows import (
     Row,
     check_zip,
     dump_layout,
-    layout_blocks,
-    layout_title,
     plain_text,
     row,
     table_rows,
@@ -147,13 +145,3 @@ def extract_pptx(
     if title is None or title.casefold() in ("powerpoint presentation", "presentation"):
         title = next((str(r[1]) for r in rows if r[0] == "heading" and not str(r[1]).startswith("Slide ")), None)
     return dump_layout(FORMAT, title, rows), plain_text(rows)
-
-
-def parse_pptx(layout: str) -> list[Block]:
-    """The blocks a .pptx was read into at ingestion: a heading per slide, its slide as its page."""
-    return layout_blocks(FORMAT, layout)
-
-
-def pptx_title(layout: str) -> str | None:
-    """The presentation's title property (unless PowerPoint's default), else its first slide title."""
-    return layout_title(FORMAT, layout)

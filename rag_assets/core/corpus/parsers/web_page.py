@@ -11,8 +11,6 @@ them). Other HTML files, and HTML inside JSONL page files, are read whole as bef
 
 from __future__ import annotations
 
-import email
-import email.policy
 import html
 from pathlib import Path, PurePath
 
@@ -55,6 +53,9 @@ def is_saved_page(name: str, data: bytes, has_assets_folder: bool = False) -> bo
 
 def _mhtml_html(data: bytes) -> str:
     """The page of an MHTML archive: its first HTML part, decoded by its charset."""
+    import email  # imported here with its policies (0.1 s): only .mhtml files need them
+    import email.policy
+
     message = email.message_from_bytes(data, policy=email.policy.default)
     for part in message.walk():
         if part.get_content_type() == "text/html":

@@ -19,15 +19,13 @@ from openpyxl import load_workbook
 from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.worksheet.worksheet import Worksheet
 
-from rag_assets.core.corpus.blocks import Block, collapse_spaces
+from rag_assets.core.corpus.blocks import collapse_spaces
 from rag_assets.core.corpus.parsers.archive_limits import ArchiveLimits, Deadline, plain_xml_error
 from rag_assets.core.corpus.parsers.errors import ParseError
 from rag_assets.core.corpus.parsers.layout_rows import (
     Row,
     check_zip,
     dump_layout,
-    layout_blocks,
-    layout_title,
     plain_text,
     row,
 )
@@ -155,13 +153,3 @@ def extract_xlsx(data: bytes, limits: ArchiveLimits = ArchiveLimits()) -> tuple[
             )
     title = collapse_spaces(workbook.properties.title or "") or None  # type: ignore[attr-defined]
     return dump_layout(FORMAT, title, rows), plain_text(rows)
-
-
-def parse_xlsx(layout: str) -> list[Block]:
-    """The blocks a workbook was read into at ingestion: a heading per sheet, then its tables."""
-    return layout_blocks(FORMAT, layout)
-
-
-def xlsx_title(layout: str) -> str | None:
-    """The workbook's title property, else None (the file name)."""
-    return layout_title(FORMAT, layout)
