@@ -61,7 +61,9 @@ def main() -> None:
     for path in sorted(SAMPLES.iterdir()):
         if path.suffix in (".md",):
             continue
-        fmt = "csv" if path.suffix == ".csv" else binary_format(path.name, b"", has_assets_folder=path.suffix == ".html")
+        fmt = (
+            "csv" if path.suffix == ".csv" else binary_format(path.name, b"", has_assets_folder=path.suffix == ".html")
+        )
         if fmt is None:
             continue
         seconds, nodes = timed(lambda p=path, f=fmt: read(p, f), args.repeats)

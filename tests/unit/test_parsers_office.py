@@ -212,3 +212,22 @@ def test_csv_two_line_header_and_quoted_commas() -> None:
         "Results Accuracy: 34.5%, n=1 | Results Time to complete: 1199 sec, n=1"
     )
     assert [r.split(" | ")[0] for r in rows] == ["Blind", "Low Vision", "Dexterity", "Mobility"]
+
+
+def test_slides_sheets_and_books_read_on_worker_processes_as_here(tmp_path: Path) -> None:
+    import shutil
+
+    for name in (
+        "sample-presentation.pptx",
+        "stanley-cups.xlsx",
+        "vodafone.xlsx",
+        "winter-sports.epub",
+        "stanley-cups.csv",
+    ):
+        shutil.copy(SAMPLES / name, tmp_path / name)
+    (tmp_path / "cut.xlsx").write_bytes((SAMPLES / "vodafone.xlsx").read_bytes()[:3000])
+    spec = CollectionSpec("many", str(tmp_path))  # five zip files: more than MIN_POOLED_FILES, read on workers
+    here, pooled = ingest(spec, read_workers=1), ingest(spec, read_workers=2)
+    assert pooled.documents == here.documents and len(here.documents) == 5
+    assert [(r.uri, r.reason) for r in pooled.rejections] == [(r.uri, r.reason) for r in here.rejections]
+    assert [Path(r.uri).name for r in here.rejections] == ["cut.xlsx"]
