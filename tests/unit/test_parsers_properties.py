@@ -139,7 +139,7 @@ def test_garbage_makes_a_valid_tree_in_every_text_format(doc: str) -> None:
 @SETTINGS
 @given(st.text(alphabet=" \n\t*=-~#>|`<p>/li0123456789.:", max_size=300))
 def test_punctuation_soup_makes_a_valid_tree(doc: str) -> None:
-    for fmt in ("markdown", "html", "text"):
+    for fmt in ("markdown", "html", "text", "csv"):
         assert_valid(fmt, doc)
 
 
@@ -156,7 +156,19 @@ MANUAL = json.dumps({"section_0": {"title": "T", "html": ["<h2>T</h2>", "<p>x</p
 
 
 def test_formats_and_dispatch() -> None:
-    assert FORMATS == ("markdown", "html", "text", "manual_json", "pdf", "docx")
+    assert FORMATS == (
+        "markdown",
+        "html",
+        "text",
+        "manual_json",
+        "pdf",
+        "docx",
+        "pptx",
+        "xlsx",
+        "epub",
+        "csv",
+        "web_page",
+    )
     assert [b.text for b in parse_blocks("html", "<p>x</p>")] == ["x"]
     with pytest.raises(ParseError, match="unknown document format 'odt'"):
         parse_blocks("odt", "x")

@@ -8,6 +8,8 @@ import glob
 import os
 from pathlib import Path
 
+from rag_assets.core.corpus.parsers.web_page import is_page_asset
+
 
 def discover_files(path: str) -> list[Path]:
     """The files a collection path names, sorted so ids and order are stable."""
@@ -17,10 +19,13 @@ def discover_files(path: str) -> list[Path]:
 def discover(path: str) -> tuple[list[Path], list[tuple[Path, str]]]:
     """(files, skipped links with the reason) a collection path names, both sorted. Symbolic
     links to files are followed; links to folders are not (no loops, no surprise trees), and
-    dangling or looping links are reported rather than silently dropped."""
+    dangling or looping links are reported rather than silently dropped. The scripts, styles and
+    images a browser saved beside a page (`NAME_files/` next to `NAME.html`) are the page's, not
+    documents: they are not listed."""
     if any(ch in path for ch in "*?["):
         matches = sorted(Path(p) for p in glob.glob(path, recursive=True))
-        files = [p for p in matches if p.is_file()]
+        base = collection_root(path)
+        files = [p for p in matches if p.is_file() and not is_page_asset(p, base)]
         skipped = [(p, problem) for p in matches if p.is_symlink() and (problem := link_problem(p))]
         return files, skipped
     root = Path(path)
@@ -34,7 +39,7 @@ def discover(path: str) -> tuple[list[Path], list[tuple[Path, str]]]:
                 if problem:
                     skipped.append((p, problem))
                     continue
-            if p.is_file():
+            if p.is_file() and not is_page_asset(p, root):
                 files.append(p)
         return files, skipped
     if root.is_file():

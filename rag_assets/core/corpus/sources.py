@@ -27,6 +27,7 @@ from rag_assets.core.corpus.parsers import (
     guess_title,
 )
 from rag_assets.core.corpus.parsers.pdf import pdf_title
+from rag_assets.core.corpus.parsers.web_page import assets_folder
 from rag_assets.core.corpus.reader_version import reader_version
 from rag_assets.core.corpus.reading_pool import in_order, worker_count
 
@@ -233,7 +234,7 @@ def iter_collection(
         slots.append(_unchanged(spec, file, rel, caps, known or {}))
         if slots[-1] is None:
             tasks.append((spec, file, rel, caps))
-    binary = sum(1 for _, file, _, _ in tasks if file.suffix.lower() in (".pdf", ".docx"))
+    binary = sum(1 for _, file, _, _ in tasks if file.suffix.lower() in POOLED_SUFFIXES)
     workers = worker_count(read_workers) if binary >= MIN_POOLED_FILES else 1
     read = in_order(tasks, _read_task, workers)
     for kept in slots:
@@ -243,8 +244,9 @@ def iter_collection(
             yield from next(read)
 
 
-# fewer PDF or Word files than this are read here: a worker process costs a second to start
+# fewer PDF, Office or e-book files than this are read here: a worker process costs a second to start
 MIN_POOLED_FILES = 4
+POOLED_SUFFIXES = (".pdf", ".docx", ".pptx", ".xlsx", ".xlsm", ".epub")
 
 
 def _unchanged(
@@ -310,10 +312,12 @@ def _read(
 ) -> tuple[str, str]:
     """(format, text) of a file's bytes: PDF and Word read into their layout text, the rest
     decoded; DocumentRejected when it cannot be read or has too many words."""
-    binary = binary_format(file.name, data) if declared == AUTO else None
+    binary = (
+        binary_format(file.name, data, has_assets_folder=assets_folder(file).is_dir()) if declared == AUTO else None
+    )
     if binary or declared in BINARY_FORMATS:
         fmt = binary or declared
-        text, plain = _extract(fmt, data, max_pages)
+        text, plain = _extract(fmt, data, max_pages, file.name)
     else:
         text = plain = decode_document(data)
         fmt = declared if declared != AUTO else _detect(file, text)
@@ -323,12 +327,13 @@ def _read(
     return fmt, text
 
 
-def _extract(fmt: str, data: bytes, max_pages: int = DEFAULT_MAX_DOCUMENT_PAGES) -> tuple[str, str]:
-    """A PDF's or .docx's layout text and plain text; a file that gives none is rejected."""
+def _extract(fmt: str, data: bytes, max_pages: int = DEFAULT_MAX_DOCUMENT_PAGES, name: str = "") -> tuple[str, str]:
+    """A binary file's (PDF, Office, e-book, saved page) layout text and plain text; a file that
+    gives none is rejected."""
     if not data.strip():
         raise DocumentRejected("empty document (no text)")
     try:
-        return extract_binary(fmt, data, max_pages=max_pages)
+        return extract_binary(fmt, data, max_pages=max_pages, name=name)
     except ParseError as err:
         raise DocumentRejected(str(err)) from None
     except Exception as err:  # a hostile file must not end the run: any library failure rejects it

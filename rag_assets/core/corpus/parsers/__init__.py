@@ -11,17 +11,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import PurePath
 
 from rag_assets.core.corpus.blocks import Block
+from rag_assets.core.corpus.parsers.csv_table import csv_title, parse_csv
 from rag_assets.core.corpus.parsers.docx import ZIP_MAGIC, docx_title, extract_docx, parse_docx
 from rag_assets.core.corpus.parsers.errors import ParseError
 from rag_assets.core.corpus.parsers.html import html_title, parse_html
+from rag_assets.core.corpus.parsers.layout_rows import layout_blocks, layout_title
 from rag_assets.core.corpus.parsers.manual_json import manual_title, parse_manual_json
 from rag_assets.core.corpus.parsers.markdown import markdown_title, parse_markdown
 from rag_assets.core.corpus.parsers.pdf import parse_pdf, pdf_title
 from rag_assets.core.corpus.parsers.pdf_extract import PDF_MAGIC, extract_pdf
 from rag_assets.core.corpus.parsers.text import parse_text, text_title
+from rag_assets.core.corpus.parsers.web_page import extract_web_page, is_saved_page, parse_web_page, web_page_title
 
 __all__ = [
     "BINARY_FORMATS",
@@ -34,8 +38,9 @@ __all__ = [
     "parse_blocks",
 ]
 
-FORMATS = ("markdown", "html", "text", "manual_json", "pdf", "docx")
-BINARY_FORMATS = ("pdf", "docx")  # read from bytes at ingestion, see `extract_binary`
+FORMATS = ("markdown", "html", "text", "manual_json", "pdf", "docx", "pptx", "xlsx", "epub", "csv", "web_page")
+# read from bytes at ingestion, see `extract_binary`
+BINARY_FORMATS = ("pdf", "docx", "pptx", "xlsx", "epub", "web_page")
 
 _PARSERS: dict[str, Callable[[str], list[Block]]] = {
     "markdown": parse_markdown,
@@ -44,6 +49,11 @@ _PARSERS: dict[str, Callable[[str], list[Block]]] = {
     "manual_json": parse_manual_json,
     "pdf": parse_pdf,
     "docx": parse_docx,
+    "pptx": partial(layout_blocks, "pptx"),
+    "xlsx": partial(layout_blocks, "xlsx"),
+    "epub": partial(layout_blocks, "epub"),
+    "csv": parse_csv,
+    "web_page": parse_web_page,
 }
 _TITLES: dict[str, Callable[[str], str | None]] = {
     "markdown": markdown_title,
@@ -52,6 +62,11 @@ _TITLES: dict[str, Callable[[str], str | None]] = {
     "manual_json": manual_title,
     "pdf": pdf_title,
     "docx": docx_title,
+    "pptx": partial(layout_title, "pptx"),
+    "xlsx": partial(layout_title, "xlsx"),
+    "epub": partial(layout_title, "epub"),
+    "csv": csv_title,
+    "web_page": web_page_title,
 }
 _EXTENSIONS = {
     ".md": "markdown",
@@ -67,6 +82,14 @@ _EXTENSIONS = {
     ".json": "manual_json",
     ".pdf": "pdf",
     ".docx": "docx",
+    ".pptx": "pptx",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
+    ".epub": "epub",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".mhtml": "web_page",
+    ".mht": "web_page",
 }
 _SNIFF_CHARS = 65_536
 _HTML_TAGS = re.compile(
@@ -100,20 +123,23 @@ def guess_title(fmt: str, text: str) -> str | None:
     return _TITLES[_parser(fmt)](text)
 
 
-def binary_format(name: str, data: bytes) -> str | None:
-    """'pdf' or 'docx' for a file read from bytes (by extension, else a PDF by its header), or None."""
+def binary_format(name: str, data: bytes, *, has_assets_folder: bool = False) -> str | None:
+    """The format of a file read from bytes (pdf, docx, pptx, xlsx, epub, or web_page: a page
+    saved from a browser, see `is_saved_page`) by extension, else a PDF by its header, or None."""
     fmt = _EXTENSIONS.get(PurePath(name).suffix.lower())
     if fmt in BINARY_FORMATS:
         return fmt
+    if is_saved_page(name, data, has_assets_folder):
+        return "web_page"
     if data[:1024].lstrip().startswith(PDF_MAGIC):
         return "pdf"
     return None
 
 
-def extract_binary(fmt: str, data: bytes, *, max_pages: int | None = None) -> tuple[str, str]:
-    """(layout text the format's parser reads, plain text for word counts) of a PDF or .docx;
-    ParseError naming the problem for a damaged, encrypted, truncated or text-less file, or a PDF
-    of more than `max_pages` pages."""
+def extract_binary(fmt: str, data: bytes, *, max_pages: int | None = None, name: str = "") -> tuple[str, str]:
+    """(layout text the format's parser reads, plain text for word counts) of a file read from
+    bytes; ParseError naming the problem for a damaged, encrypted, truncated or text-less file, or
+    a PDF (a presentation) of more than `max_pages` pages (slides). `name`: the file's name."""
     if fmt == "pdf":
         pdf = extract_pdf(data, max_pages)
         return pdf.layout, pdf.plain_text
@@ -122,6 +148,21 @@ def extract_binary(fmt: str, data: bytes, *, max_pages: int | None = None) -> tu
             raise ParseError("not a .docx file (not a zip archive; an old binary .doc? save it as .docx)")
         docx = extract_docx(data)
         return docx.layout, docx.plain_text
+    # imported here: python-pptx and openpyxl take 0.4 s to import, paid only by a folder holding such files
+    if fmt == "pptx":
+        from rag_assets.core.corpus.parsers.pptx import extract_pptx
+
+        return extract_pptx(data, max_slides=max_pages)
+    if fmt == "xlsx":
+        from rag_assets.core.corpus.parsers.xlsx import extract_xlsx
+
+        return extract_xlsx(data)
+    if fmt == "epub":
+        from rag_assets.core.corpus.parsers.epub import extract_epub
+
+        return extract_epub(data)
+    if fmt == "web_page":
+        return extract_web_page(name or "page.html", data)
     raise ParseError(f"{fmt!r} is not a binary format (binary formats: {', '.join(BINARY_FORMATS)})")
 
 

@@ -1,4 +1,4 @@
-"""Zip-based documents (.docx) and the XML inside them, read so that no file can exhaust the machine.
+"""Zip-based documents (.docx, .pptx, .xlsx, .epub) and the XML inside them, read so that no file can exhaust the machine.
 
 Before anything is decompressed, the archive's directory is checked: the number of entries, the
 total size they expand to and each entry's compression ratio (a zip bomb is a few MB that expands
@@ -87,7 +87,7 @@ def _check_no_dtd(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, what: str) -
         head = head.decode("utf-16", errors="replace").encode("utf-8", errors="replace")
     if any(mark in head for mark in _DTD_MARKS):
         raise ParseError(
-            f"the {what} file's part {entry.filename} declares a DTD (entity definitions, which Word never writes "
+            f"the {what} file's part {entry.filename} declares a DTD (entity definitions, which Office files and e-books never need "
             "and which can expand without bound); not read"
         )
 
@@ -102,7 +102,7 @@ def plain_xml_error(err: Exception, what: str = ".docx") -> ParseError:
     if "huge" in message.lower() or "too long" in message.lower():
         return ParseError(f"the {what} file holds a piece of text too large to read safely (over 10 MB); not read")
     if "entity" in message.lower():
-        return ParseError(f"the {what} file uses XML entities, which Word never writes; not read")
+        return ParseError(f"the {what} file uses XML entities, which Office files never hold; not read")
     return ParseError(f"damaged {what} file: its XML cannot be read ({message.split(',')[0]})")
 
 
