@@ -50,6 +50,7 @@ from rag_assets.commands.errors import (
     say_waiting,
     state,
 )
+from rag_assets.commands.results import results as results_command
 from rag_assets.core.settings import debug_enabled, service_url
 
 if TYPE_CHECKING:
@@ -369,6 +370,9 @@ def answers(
         print_json(listing["answers"])
     else:
         print_answers(listing)
+
+
+app.command("results")(results_command)
 
 
 @app.command()

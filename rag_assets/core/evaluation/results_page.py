@@ -1,0 +1,150 @@
+"""The headline tables of docs/results.md, generated from one run's outputs instead of typed.
+
+Each collection's latest evaluation report writes `summary.json` (core/evaluation/report.py): the
+evidence table over every evaluation question, the reader rows (answer metrics of every strategy)
+and the router metrics, with the ids of the runs that produced them. `headline_markdown` renders
+those three tables, each captioned with the run it comes from; `write_generated` puts them into a
+results page between two marker lines, replacing what an earlier generation wrote there, so a
+figure in the page is the catalogue's and says which run measured it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from rag_assets.core.tables import markdown_table
+
+SUMMARY_FILE = "summary.json"
+READER_METRICS = ("right", "f1", "rouge_l", "yes_no_acc", "passage_hit", "evidence_words", "first_cite_gold")
+ROUTER_METRICS = ("ans_f1", "exp_pre", "ref_acc")
+
+
+class ResultsPageError(ValueError):
+    """A results page or report that cannot be used, named with what is wrong."""
+
+
+def latest_summaries(reports_root: Path, collections: Sequence[str] | None = None) -> list[dict]:
+    """The `latest/summary.json` of each collection under `reports_root` (all when none named)."""
+    if not reports_root.is_dir():
+        raise ResultsPageError(f"{reports_root} holds no evaluation reports: run `rag run` first")
+    names = list(collections) if collections else sorted(p.name for p in reports_root.iterdir() if p.is_dir())
+    summaries = []
+    for name in names:
+        path = reports_root / name / "latest" / SUMMARY_FILE
+        if not path.is_file():
+            raise ResultsPageError(f"no evaluation report for collection {name!r} ({path} is missing)")
+        summaries.append(json.loads(path.read_text(encoding="utf-8")))
+    return summaries
+
+
+def _run_of(summary: Mapping, asset: str) -> str:
+    record = summary.get("versions", {}).get("assets", {}).get(asset) or {}
+    return str(record.get("run_id") or "-")
+
+
+def _number(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 10 else f"{value:.0f}"
+    return str(value)
+
+
+def _with_interval(stat: Mapping) -> str:
+    return f"{_number(stat['mean'])} ({_number(stat['low'])}-{_number(stat['high'])})"
+
+
+def evidence_rows(summary: Mapping) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of the evidence table: each strategy's evidence metrics with 95% intervals."""
+    collection = summary["collection"]
+    evidence = (summary.get("evidence") or {}).get(collection)
+    if not evidence:
+        return [], []
+    metrics = list(dict.fromkeys(m for row in evidence["rows"].values() for m in row))
+    header = ["strategy", *metrics]
+    rows = [
+        [name, *(_with_interval(row[m]) if m in row else "-" for m in metrics)]
+        for name, row in evidence["rows"].items()
+    ]
+    return header, rows
+
+
+def reader_rows(summary: Mapping) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of the reader table: each strategy's answer metrics on the evaluated split."""
+    collection = summary["collection"]
+    results = (summary.get("results") or {}).get(collection) or {}
+    metrics = [m for m in READER_METRICS if any(m in row for row in results.values())]
+    header = ["strategy", "questions", *metrics]
+    rows = [
+        [name, _number(int(row.get("questions", 0))), *(_number(row[m]) if m in row else "-" for m in metrics)]
+        for name, row in results.items()
+    ]
+    return header, rows
+
+
+def router_rows(summary: Mapping) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of the router table: each router model's routing quality with intervals."""
+    collection = summary["collection"]
+    routers = (summary.get("router_metrics") or {}).get(collection) or {}
+    header = ["router", "views", *ROUTER_METRICS]
+    rows = []
+    for name, row in routers.items():
+        cells = []
+        for m in ROUTER_METRICS:
+            low, high = row.get(f"{m}_low"), row.get(f"{m}_high")
+            value = _number(row[m]) if m in row else "-"
+            cells.append(f"{value} ({_number(low)}-{_number(high)})" if low is not None and high is not None else value)
+        rows.append([name, _number(int(row.get("samples", 0))), *cells])
+    return header, rows
+
+
+def headline_markdown(summaries: Iterable[Mapping]) -> str:
+    """The headline tables of each collection, each captioned with the run that produced it."""
+    parts = []
+    for summary in summaries:
+        collection = summary["collection"]
+        parts.append(f"### {collection}\n")
+        for title, asset, (header, rows) in (
+            ("Evidence over every evaluation question (no reader)", "evidence_evaluation", evidence_rows(summary)),
+            (f"Reader rows ({summary.get('split', '?')} split)", "answers", reader_rows(summary)),
+            ("Router metrics (held-out views)", "router_metrics", router_rows(summary)),
+        ):
+            if not rows:
+                continue
+            parts.append(
+                f"**{title}** — run `{_run_of(summary, asset)}`, report of {summary.get('created_at', '?')}\n\n"
+                f"{markdown_table(header, rows)}\n"
+            )
+    return "\n".join(parts)
+
+
+def markers(name: str) -> tuple[str, str]:
+    return f"<!-- generated by `rag results --write` ({name}): start -->", f"<!-- generated ({name}): end -->"
+
+
+def write_generated(page: Path, name: str, markdown: str) -> None:
+    """Put `markdown` between `name`'s two marker lines of `page` (appended with them where the
+    page has none yet), atomically: a killed write leaves the previous page."""
+    start, end = markers(name)
+    text = page.read_text(encoding="utf-8") if page.exists() else ""
+    block = f"{start}\n{markdown.rstrip()}\n{end}"
+    if start in text:
+        if end not in text or text.index(end) < text.index(start):
+            raise ResultsPageError(f"{page}: the marker {start!r} has no end marker after it")
+        text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
+    else:
+        text = f"{text.rstrip()}\n\n{block}\n" if text else f"{block}\n"
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=page.parent, delete=False, suffix=".tmp") as out:
+        out.write(text)
+    os.replace(out.name, page)
+
+
+def generated_block(page: Path, name: str) -> str:
+    """What the last generation wrote between `name`'s markers in `page` ('' when none)."""
+    start, end = markers(name)
+    text = page.read_text(encoding="utf-8") if page.exists() else ""
+    if start not in text or end not in text:
+        return ""
+    return text[text.index(start) + len(start) : text.index(end)].strip()
