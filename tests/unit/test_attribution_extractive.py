@@ -218,5 +218,8 @@ def test_the_default_form_is_a_quote_unless_the_reader_is_right_more_often_beyon
         "a quote of the evidence: on 6 validation questions the reader's answer was right 5 times, the quote 4; "
         "the reader is not right more often beyond noise"
     )
+    # right on 3 of 3 against none: a point, not evidence; too few questions to trust the reader
+    three = choose_form(eight[:3], [outcome("every month")] * 3, [outcome("daily")] * 3)
+    assert three.form == "extractive" and three.reason.endswith("too few to make the reader the default")
     nothing = choose_form([], [], [])
     assert nothing.form == "extractive" and "no validation question" in nothing.reason

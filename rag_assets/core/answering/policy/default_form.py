@@ -7,7 +7,8 @@ answer, or, for a yes/no gold answer, when its verdict matches (`answer_metrics.
 quote that says neither yes nor no is not right there); anything else is not right, a "not found"
 included. Token F1 is not the measure: against short gold answers it favours a short wrong phrase
 over a right sentence. The reader becomes the default only when the 95% paired bootstrap interval
-of (generated right - extractive right) lies above 0; a tie, a difference within noise or no
+of (generated right - extractive right) lies above 0 on at least `MIN_QUESTIONS_FOR_READER`
+questions; a tie, a difference within noise or no
 question to measure on keeps the quote, which a person can check against its citation.
 """
 
@@ -22,9 +23,13 @@ from rag_assets.core.answer_metrics import answer_right
 from rag_assets.core.answering.no_answer import RelevanceFloor
 from rag_assets.core.answering.types import AnswerOutcome
 from rag_assets.core.corpus.question_sets import Question
+from rag_assets.core.routing.metrics import mean_interval
 
 DEFAULT_FORM = "extractive"  # where nothing was measured, or the reader is not better beyond noise
-BOOTSTRAP_RESAMPLES = 2000
+# fewer questions than this never make the reader the default: a bootstrap of 3 agreeing pairs is
+# a point, not evidence (the reader right on 4 of 4 where the quote is wrong would be p = 0.0625
+# by a sign test)
+MIN_QUESTIONS_FOR_READER = 5
 MEASURE = "right"  # the share of answers holding the gold answer (yes/no: the right verdict)
 
 
@@ -71,6 +76,8 @@ class FormChoice:
         )
         if self.form == "generated":
             return f"the reader's answer: {counts}, more often beyond noise"
+        if self.questions < MIN_QUESTIONS_FOR_READER:
+            return f"a quote of the evidence: {counts}; too few to make the reader the default"
         return f"a quote of the evidence: {counts}; the reader is not right more often beyond noise"
 
     @property
@@ -92,18 +99,10 @@ def choose_form(
     if not pairs:
         return FormChoice(DEFAULT_FORM, 0, 0, 0)
     gen_right, ext_right = (np.asarray(column) for column in zip(*pairs))
-    interval = paired_interval(gen_right - ext_right)
-    form = "generated" if interval[0] > 0 else DEFAULT_FORM
+    # the report's own interval of a mean (the paired differences per question)
+    interval = mean_interval(list(gen_right - ext_right))
+    form = "generated" if interval[0] > 0 and len(pairs) >= MIN_QUESTIONS_FOR_READER else DEFAULT_FORM
     return FormChoice(form, int(gen_right.sum()), int(ext_right.sum()), len(pairs), interval)
-
-
-def paired_interval(differences: np.ndarray) -> tuple[float, float]:
-    """The 95% bootstrap interval of the mean of paired differences (seeded: the same scores give
-    the same choice)."""
-    rng = np.random.default_rng(0)
-    resampled = differences[rng.integers(0, len(differences), size=(BOOTSTRAP_RESAMPLES, len(differences)))]
-    means = resampled.mean(axis=1)
-    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
 def policy_problems(choice: FormChoice | None) -> list[str]:
@@ -118,6 +117,8 @@ def policy_problems(choice: FormChoice | None) -> list[str]:
         problems.append(
             f"right counts {choice.generated_right} / {choice.extractive_right} out of 0..{choice.questions} questions"
         )
-    if choice.form == "generated" and (choice.interval is None or choice.interval[0] <= 0):
+    if choice.form == "generated" and (
+        choice.interval is None or choice.interval[0] <= 0 or choice.questions < MIN_QUESTIONS_FOR_READER
+    ):
         problems.append("the reader's answer is the default without being right more often beyond noise")
     return problems
