@@ -75,3 +75,39 @@ def test_a_marker_counts_only_where_its_block_holds_the_claim() -> None:
     assert (misplaced.order, misplaced.supporting, misplaced.method) == ((1, 0, 2), 1, "overlap")
     nowhere = attribute(PASS_Q, "It raises an error [1].", EVIDENCE, GIVEN)
     assert (nowhere.supporting, nowhere.method) == (0, "unsupported")
+
+
+def test_a_name_in_code_is_claimed_as_written() -> None:
+    question = "What is the name of the method called to create a new instance of a class before __init__?"
+    new = "__new__() is called to create a new instance of class cls."
+    # "new" is the question's word; "__new__" is the answer
+    assert claim_of(question, "It is called `__new__`").supported_by(new)
+    assert not claim_of(question, "It is called `__init_subclass__`").supported_by(new)
+    # "sort()" names the method even though the question says "sorts"
+    sorts = "sort(*, key=None, reverse=False): this method sorts the list in place."
+    assert claim_of("Which method of a list sorts the list in place?", "list.sort()").supported_by(sorts)
+    assert not claim_of("Which method of a list sorts the list in place?", "sorted()").supported_by(sorts)
+
+
+def test_only_the_nodes_holding_nearly_the_most_of_the_claim_support() -> None:
+    given = [
+        cite(0, "A null operation."),  # half of the claim
+        cite(1, PASS_NODE),  # all of it
+    ]
+    evidence = number_blocks([(c.heading_path, c.text) for c in given])
+    found = attribute(PASS_Q, "A null operation: nothing happens when it is executed", evidence, given)
+    assert (found.order, found.supporting) == ((1, 0), 1)
+
+
+def test_a_supporting_citation_is_right_when_it_is_a_gold_node() -> None:
+    from rag_assets.core.corpus.question_sets import Question
+    from rag_assets.core.evaluation.supporting_precision import has_gold_node, is_gold_node
+
+    short = Question("q1", PASS_Q, answers=("null operation",), gold_doc="pass")
+    assert has_gold_node(short) and is_gold_node(short, cite(1, PASS_NODE))
+    assert not is_gold_node(short, cite(0, GIVEN[0].text))  # the gold document, not the answer
+    assert not is_gold_node(short, Citation("py/calls", 1, ("calls",), PASS_NODE, 0, 1))  # another document
+    assert not has_gold_node(Question("q2", "Is pass a statement?", answers=("yes",), gold_doc="pass"))
+    assert not has_gold_node(Question("q3", PASS_Q, answers=("null operation",)))  # no gold document
+    lines = Question("q4", PASS_Q, answers=("it does nothing",), evidences=(PASS_NODE,), gold_doc="pass")
+    assert is_gold_node(lines, cite(1, PASS_NODE)) and not is_gold_node(lines, cite(0, "A null operation."))

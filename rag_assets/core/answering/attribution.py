@@ -9,7 +9,8 @@ are found, in this order:
 1. `markers`: the reader's own `[n]` markers, n a block number of the evidence it saw (a block is
    a numbered passage or node; its citations are the nodes whose text lies in it), kept where the
    node passes the same content test;
-2. `overlap`: every node passing the content test (at most `MAX_SUPPORTING`), ranked by the scorer
+2. `overlap`: the nodes passing the content test that hold nearly as much of the claim as the best
+   of them (`NEAR_BEST` of its share; at most `MAX_SUPPORTING`), ranked by the scorer
    for the question and answer together where there is one, else by the share of the claim they
    hold: which of several nodes holding a short answer says it of the question's case is what
    the cross-encoder reads (the first of them is the answer's first citation).
@@ -29,6 +30,7 @@ from rag_assets.core.answering.support import Claim, claim_of
 from rag_assets.core.answering.types import AnswerOutcome, Citation, PairScorer
 
 MAX_SUPPORTING = 3
+NEAR_BEST = 0.75  # of the best node's share of the claim, a supporting node holds at least
 MARKERS, OVERLAP, CROSS_ENCODER, EXTRACTIVE = "markers", "overlap", "cross-encoder", "extractive"
 UNSUPPORTED = "unsupported"  # no given node holds what the answer asserts
 _MARKER = re.compile(r"\[(\d{1,3})\]")
@@ -63,8 +65,10 @@ def _by_markers(answer: str, evidence: str, citations: Sequence[Citation], claim
 
 
 def _by_content(question: str, answer: str, citations: Sequence[Citation], claim: Claim, scorer: PairScorer | None):
-    found = [i for i, c in enumerate(citations) if claim.supported_by(c.text)]
-    rank = {i: -claim.share(citations[i].text) for i in found}
+    shares = {i: claim.share(c.text) for i, c in enumerate(citations) if claim.supported_by(c.text)}
+    best = max(shares.values(), default=0.0)
+    found = [i for i, share in shares.items() if share >= NEAR_BEST * best]
+    rank = {i: -shares[i] for i in found}
     if scorer is not None and len(found) > 1:
         scores = scorer.scores(f"{question} {answer}".strip(), [citations[i].text for i in found])
         rank = {i: -score for i, score in zip(found, scores)}

@@ -25,8 +25,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rag_assets.core.answer_metrics import normalize_answer
-
 SUPPORT_SHARE = 0.5  # of the claim's words a supporting text holds
 NEGATION_WINDOW = 3  # words either side of a claim word a negation is read as bearing on it
 NEGATIONS = frozenset("not no never cannot without nor".split())  # noqa: SIM905
@@ -42,6 +40,9 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"[^\W_]+(?:['’]t)?")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
+# a name in code: "__new__" (its word "new" is any question's), "sort()" (claimed even where the
+# question says "sorts": naming the method is the answer)
+_CODE = re.compile(r"__[^\W_]\w*?__|\b[^\W\d]\w*(?=\(\))")
 
 
 def stem(word: str) -> str:
@@ -60,7 +61,9 @@ def _numbers(text: str) -> set[str]:
 
 
 def _claim_stems(text: str) -> set[str]:
-    return {stem(w) for w in normalize_answer(text).split() if w not in STOPWORDS and not w.isdigit()}
+    """Stems of the content words: no function word, number, single letter or contraction."""
+    words = (w for w in _tokens(text) if len(w) > 1 and not w.isdigit() and not w.endswith(("n't", "n’t")))
+    return {stem(w) for w in words if w not in STOPWORDS}
 
 
 def _negated(tokens: list[str], claim: set[str]) -> bool:
@@ -70,22 +73,29 @@ def _negated(tokens: list[str], claim: set[str]) -> bool:
     return any(abs(i - j) <= NEGATION_WINDOW for i in negations for j in near)
 
 
+def _code_names(text: str) -> set[str]:
+    return {m.group(0).lower() for m in _CODE.finditer(text)}
+
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     words: frozenset[str]  # stems of what the answer asserts beyond its question
     numbers: frozenset[str]  # numbers the answer says and the question does not
     answer: str
     of_question: bool  # a yes/no or an echo: the claim is the question's (polarity unchecked)
+    names: frozenset[str] = frozenset()  # names in code ("__new__"), held as they are written
 
     @property
     def empty(self) -> bool:
-        return not self.words and not self.numbers
+        return not self.words and not self.numbers and not self.names
 
     def share(self, text: str) -> float:
-        """The share of the claim's words `text` holds (1.0 for a claim of numbers alone)."""
-        if not self.words:
+        """The share of the claim's words and code names `text` holds (1.0 for numbers alone)."""
+        if not self.words and not self.names:
             return 1.0
-        return len(self.words & {stem(t) for t in _tokens(text)}) / len(self.words)
+        lowered = text.lower()
+        held = len(self.words & {stem(t) for t in _tokens(text)}) + sum(n in lowered for n in self.names)
+        return held / (len(self.words) + len(self.names))
 
     def supported_by(self, text: str) -> bool:
         """Whether `text` holds enough of the claim, all its numbers, and does not negate it."""
@@ -103,8 +113,11 @@ class Claim:
 def claim_of(question: str, answer: str) -> Claim:
     """What `answer` asserts beyond `question` (the question's own claim for a bare yes/no)."""
     asked = _claim_stems(question)
-    words = _claim_stems(answer) - asked
+    names = _code_names(answer) - _code_names(question)
+    dunders = {n for n in names if n.startswith("__")}
+    words = (_claim_stems(answer) - asked) | {stem(n) for n in names - dunders}
+    words -= {stem(w) for n in dunders for w in _tokens(n)}  # "__new__" is claimed as itself
     numbers = _numbers(answer) - _numbers(question)
-    if words or numbers:
-        return Claim(frozenset(words), frozenset(numbers), answer, of_question=False)
+    if words or numbers or dunders:
+        return Claim(frozenset(words), frozenset(numbers), answer, of_question=False, names=frozenset(dunders))
     return Claim(frozenset(asked), frozenset(_numbers(question)), answer, of_question=True)
