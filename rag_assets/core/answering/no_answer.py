@@ -42,10 +42,20 @@ OFF_TOPIC_QUANTILE = 0.95  # and a twentieth of the off-topic questions above it
 MIN_QUESTIONS = 3  # the off-topic side sets the floor on the real sets; the answered side caps it
 
 
+def _packaged_lines(name: str) -> list[str]:
+    text = resources.files("rag_assets.data").joinpath(name).read_text(encoding="utf-8")
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
 def off_topic_questions() -> list[str]:
     """The packaged everyday questions the floor is held above."""
-    text = resources.files("rag_assets.data").joinpath("off_topic_questions.txt").read_text(encoding="utf-8")
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return _packaged_lines("off_topic_questions.txt")
+
+
+def noise_questions() -> list[str]:
+    """The packaged nonsense (keyboard mashes, non-words; benchmarks/noise_questions.py made
+    them) no collection answers: what the term rule (core/answering/known_terms.py) is tested on."""
+    return _packaged_lines("noise_questions.txt")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +117,9 @@ def below_floor(relevance: float | None, floor: float) -> bool:
     return relevance is None or relevance < floor
 
 
-def not_found(outcome: AnswerOutcome, relevance: float | None) -> AnswerOutcome:
-    """`outcome` (its evidence kept) answered `NOT_FOUND_ANSWER`, no citation supporting it."""
+def not_found(outcome: AnswerOutcome, relevance: float | None, note: str = "") -> AnswerOutcome:
+    """`outcome` (its evidence kept) answered `NOT_FOUND_ANSWER`, no citation supporting it;
+    `note`: why, where the relevance floor is not the reason."""
     outcome.answer, outcome.relevance, outcome.not_found = NOT_FOUND_ANSWER, relevance, True
-    outcome.supporting, outcome.attribution = 0, ""
+    outcome.supporting, outcome.attribution, outcome.not_found_note = 0, "", note
     return outcome

@@ -6,7 +6,8 @@ best sentence of the evidence is the answer, core/answering/extractive.py). Wher
 publishes a relevance floor (core/answering/no_answer.py), the evidence-reading kinds (`rag`,
 `rdr2`, `dota`) hold each question's evidence to it before reading: a question none of whose
 evidence is close enough is answered "not found" and never sent to the reader, so nothing is
-streamed that the stored answer would take back. `seconds` per answer is the batch's wall time,
+streamed that the stored answer would take back. So is a question too few of whose words occur in
+the documents searched (core/answering/known_terms.py), with a note naming the unknown words. `seconds` per answer is the batch's wall time,
 plus the seconds of any generation a caching engine replayed, divided by its number of questions.
 """
 
@@ -20,6 +21,7 @@ from rag_assets.core.answering.echo import settle_outcome
 from rag_assets.core.answering.extractive import answered_when_empty, extract_answer
 from rag_assets.core.answering.generation.contregen import run_contregen
 from rag_assets.core.answering.generation.disco import run_disco
+from rag_assets.core.answering.known_terms import TermShare, term_refusals
 from rag_assets.core.answering.no_answer import below_floor, evidence_relevance, not_found
 from rag_assets.core.answering.readers import reader_messages, reader_style
 from rag_assets.core.answering.strategies import GatheredEvidence, gather_evidence
@@ -99,6 +101,19 @@ def _answered(relevance: list[float | None] | None, floor: float | None, i: int)
     return relevance is None or floor is None or not below_floor(relevance[i], floor)
 
 
+def unknown_terms(questions: list[str], spec: StrategySpec, extras: RetrievalExtras | None) -> list[TermShare | None]:
+    """Per question, its terms where too few occur in the documents for `spec`'s answer to be read
+    (None: read it; always None for kinds that read no gathered evidence or without a lookup)."""
+    lookup = extras.term_lookup if extras is not None and spec.kind in EXTRACTIVE_KINDS else None
+    return term_refusals(questions, lookup)
+
+
+def _refused(
+    outcome: AnswerOutcome, relevance: list[float | None] | None, terms: TermShare | None, i: int
+) -> AnswerOutcome:
+    return not_found(outcome, relevance[i] if relevance else None, terms.note() if terms is not None else "")
+
+
 def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
     """The extractive form of `rag`, `rdr2`, `dota`: their evidence gathered for all questions, then
     each answer is the sentence of it the scorer ranks best (no reader call)."""
@@ -109,12 +124,13 @@ def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: 
     clock = BatchClock(inputs.engine, inputs.reader)
     gathered = _gathered(questions, spec, inputs)
     relevance = relevances(questions, gathered, spec, extras)
+    unknown = unknown_terms(questions, spec, extras)
     outcomes = []
     for i, (question, g) in enumerate(zip(questions, gathered)):
         outcome = gathered_outcome(question, g, "", 0.0, NO_GENERATION, reader_calls=0)
         outcome.answer_form = "extractive"
-        if not _answered(relevance, extras.relevance_floor, i):
-            outcomes.append(not_found(outcome, relevance[i]))
+        if unknown[i] is not None or not _answered(relevance, extras.relevance_floor, i):
+            outcomes.append(_refused(outcome, relevance, unknown[i], i))
             continue
         answer = extract_answer(question, g.citations, scorer, short=spec.answer_style == "short")
         outcome.answer, outcome.citations = answer.answer, answer.citations
@@ -153,12 +169,14 @@ def gathered_outcome(
 
 def read_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: StrategyInputs) -> list[AnswerOutcome]:
     """`none`, `rag`, `rdr2`, `dota`: `gather_evidence` for all questions, then ONE reader call for
-    all whose evidence reaches the relevance floor (the others: not found, unread)."""
+    all whose evidence reaches the relevance floor and whose words the documents know (the others:
+    not found, unread)."""
     clock = BatchClock(inputs.engine, inputs.reader)
     gathered = _gathered(questions, spec, inputs)
     relevance = relevances(questions, gathered, spec, inputs.extras)
     floor = inputs.extras.relevance_floor if inputs.extras else None
-    read = [i for i in range(len(questions)) if _answered(relevance, floor, i)]
+    unknown = unknown_terms(questions, spec, inputs.extras)
+    read = [i for i in range(len(questions)) if unknown[i] is None and _answered(relevance, floor, i)]
     style = reader_style(spec.answer_style)
     max_new_tokens = spec.reader_max_new_tokens or style.max_new_tokens
     batch = [reader_messages(questions[i], gathered[i].evidence, style.name) for i in read]
@@ -167,9 +185,8 @@ def read_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: Str
     outcomes = []
     for i, (question, g) in enumerate(zip(questions, gathered)):
         if i not in generations:
-            outcomes.append(
-                not_found(gathered_outcome(question, g, "", seconds, NO_GENERATION, reader_calls=0), relevance[i])
-            )
+            unread = gathered_outcome(question, g, "", seconds, NO_GENERATION, reader_calls=0)
+            outcomes.append(_refused(unread, relevance, unknown[i], i))
             continue
         generation = generations[i]
         text = complete_answer(generation.text, generation.output_tokens, max_new_tokens)

@@ -31,6 +31,7 @@ from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.index.namespace_routing import QueryNamespaces, load_namespace_router
 from rag_assets.core.index.retrieval import SearchHit, search
+from rag_assets.core.index.term_lookup import IndexTerms
 from rag_assets.core.lineage import AnswerRecord, answer_versions, build_record
 from rag_assets.core.routing.likelihood_router import LikelihoodRouter, engine_can_score
 from rag_assets.core.routing.navigation import Router
@@ -232,6 +233,12 @@ class AnsweringSession:
         floor = self.published.relevance_floor
         return floor if floor is not None and floor.scorer == self.embedder.model_id else None
 
+    @cached_property
+    def term_lookup(self) -> IndexTerms:
+        """Which of a question's terms occur in the documents this session searches (the index's
+        full-text side, opened on the first lookup)."""
+        return IndexTerms(lambda: self.index.table, self.search_in, self.documents)
+
     def extras(self, spec: StrategySpec, *, use_floor: bool = True) -> RetrievalExtras:
         floor = self.relevance_floor() if use_floor else None
         return RetrievalExtras(
@@ -240,6 +247,7 @@ class AnsweringSession:
             answer_scorer=self.answer_scorer,
             relevance_floor=floor.value if floor is not None else None,
             relevance_scorer=self.relevance_scorer if floor is not None else None,
+            term_lookup=self.term_lookup if use_floor else None,
         )
 
     def run(

@@ -59,6 +59,15 @@ class RetrievalExtras:
     # documents are said not to answer (core/answering/no_answer.py); None: never
     relevance_floor: float | None = None
     relevance_scorer: PairScorer | None = None
+    # which of a question's terms occur in the documents searched: too few, and the documents are
+    # said not to answer (core/answering/known_terms.py); None: not asked
+    term_lookup: TermLookup | None = None
+
+
+class TermLookup(Protocol):
+    """Which terms occur in the documents searched (core/index/term_lookup.py `IndexTerms`)."""
+
+    def known(self, terms: Sequence[str]) -> set[str]: ...
 
 
 class PairScorer(Protocol):
@@ -223,7 +232,7 @@ class AnswerOutcome:
     # the first `supporting` citations are the ones the answer rests on (core/answering/attribution.py),
     # the rest is evidence also given; -1 = not attributed
     supporting: int = -1
-    attribution: str = ""  # markers | overlap | cross-encoder | extractive
+    attribution: str = ""  # markers | overlap | extractive | unsupported (cross-encoder: older rows)
     # generated was asked, the reader wrote nothing: the answer is the extractive one of the same
     # evidence (core/answering/extractive.py `answered_when_empty`)
     reader_empty: bool = False
@@ -231,6 +240,9 @@ class AnswerOutcome:
     # applied; below it the answer says it is not found (core/answering/no_answer.py)
     relevance: float | None = None
     not_found: bool = False
+    # why the answer is not found where the relevance floor is not the reason (the question's words
+    # are unknown to the documents: core/answering/known_terms.py); '' otherwise
+    not_found_note: str = ""
 
 
 @dataclass(frozen=True, slots=True)
