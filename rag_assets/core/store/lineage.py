@@ -289,11 +289,17 @@ def load_answers(con: duckdb.DuckDBPyConnection, collection: str, source: str | 
     return [_record(r) for r in rows]
 
 
+def unknown_answer(answer_id: str) -> KeyError:
+    """The error of an answer id not in the catalogue: also what a caller without rights to the
+    answer's collection is told, so that it learns nothing of the answer."""
+    return KeyError(f"no answer with id {answer_id!r} in the catalogue")
+
+
 def load_answer(con: duckdb.DuckDBPyConnection, answer_id: str) -> AnswerRecord:
     """The stored answer with this id (KeyError when there is none)."""
     row = None
     if table_exists(con, TABLE):
         row = con.execute(f"SELECT {_select_columns(con)} FROM {TABLE} WHERE answer_id = ?", [answer_id]).fetchone()
     if row is None:
-        raise KeyError(f"no answer with id {answer_id!r} in the catalogue")
+        raise unknown_answer(answer_id)
     return _record(row)
