@@ -55,9 +55,21 @@ def report_unreported(instance: Any = None, *, in_flight_s: float = IN_FLIGHT_S,
     return written
 
 
-def _report_quietly(in_flight_s: float) -> None:
+def _instance() -> Any:
+    """DAGSTER_HOME's instance, opened (and on a fresh home, its storage created) in this thread,
+    before any other thread of the process opens it: two threads creating the same SQLite
+    storage at once corrupt its schema version."""
+    import dagster as dg
+
+    from rag_assets.core.settings import export_dagster_home
+
+    export_dagster_home()
+    return dg.DagsterInstance.get()
+
+
+def _report_quietly(instance: Any, in_flight_s: float) -> None:
     try:
-        written = report_unreported(in_flight_s=in_flight_s)
+        written = report_unreported(instance, in_flight_s=in_flight_s)
     except Exception as err:  # never fails the service: the sensor and the next start try again
         log.warning(f"answer events: stored answers not reported yet ({err})")
         return
@@ -69,12 +81,28 @@ def _report_quietly(in_flight_s: float) -> None:
 def answers_reported() -> Iterator[None]:
     """Around a process that stores answers (`rag serve`, `rag mcp`): at start, in the
     background, the events a previous process left unwritten; at exit, this process's queue
-    written, then any stored answer still without an event."""
-    threading.Thread(target=_report_quietly, args=(IN_FLIGHT_S,), name="answer-events-start", daemon=True).start()
+    written, then any stored answer still without an event. Best effort at exit (an agent's host
+    may kill `rag mcp` two seconds after it leaves): what is lost there is reported at the next
+    start or by the sensor."""
+    from rag_assets.core.settings import catalogue_file
+
+    instance = None
+    if catalogue_file().exists():  # no catalogue: no answer yet, nothing to report
+        try:
+            instance = _instance()
+        except Exception as err:
+            log.warning(f"answer events: the Dagster instance cannot be opened ({err})")
+    start = threading.Thread(
+        target=_report_quietly, args=(instance, IN_FLIGHT_S), name="answer-events-start", daemon=True
+    )
+    if instance is not None:
+        start.start()
     try:
         yield
     finally:
         from rag_assets.defs.served_answers import answer_events
 
         answer_events().close()
-        _report_quietly(0.0)
+        if instance is not None:
+            start.join()
+            _report_quietly(instance, 0.0)

@@ -99,3 +99,55 @@ def test_the_sensor_reports_answers_without_an_event_once_they_are_out_of_flight
         assert answer_events_sensor(context).skip_message == "every stored answer has its event"
         assert report_unreported(instance, in_flight_s=0) == 2  # at exit: the fresh ones too
         assert _reported(instance) == _stored(project)
+
+
+# An MCP stdio server as `rag mcp` runs it (answers_reported around the tools), whose ask stores
+# and queues an answer as serving/asking.py does, with no model behind it.
+MCP_SERVER = """
+from rag_assets.core.lineage import store_answers
+from rag_assets.core.store.connections import catalogue_connection
+from rag_assets.defs.served_answers import enqueue_answers
+from rag_assets.lineage_events import answers_reported
+from rag_assets.serving.access import OVER_STDIO, TokenBook
+from rag_assets.serving.asking import AskResult
+from rag_assets.serving.mcp_server import McpAccess, build_mcp
+from rag_assets.serving.published import catalogue_path
+from rag_assets.serving.query import QueryService
+from tests.answer_outcomes import answer_outcome
+from tests.unit.service_catalogue import answer_record
+
+class Storing(QueryService):
+    def ask(self, question, **_):
+        with catalogue_connection(catalogue_path(), read_only=False) as con:
+            record = answer_record(con, question)
+            store_answers(con, [record])
+        enqueue_answers([record])
+        return AskResult(record, answer_outcome(question, "80 C", ""), None, "short")
+
+with answers_reported():
+    build_mcp(Storing(), McpAccess(TokenBook(tokens_required=False), None, None, OVER_STDIO)).run("stdio")
+"""
+
+
+async def _ask_and_leave(env: dict[str, str], questions: list[str]) -> list[str]:
+    """Asks each question over stdio, then closes the session at once (the SDK ends the server)."""
+    import json
+
+    from mcp import Client, StdioServerParameters
+
+    server = StdioServerParameters(command=sys.executable, args=["-c", MCP_SERVER], env=env, cwd=str(REPO_ROOT))
+    async with Client(server) as session:
+        asked = [await session.call_tool("ask", {"question": q, "collection": "tiny"}) for q in questions]
+    return [json.loads(r.content[0].text)["answer_id"] for r in asked]
+
+
+@pytest.mark.timeout(600)
+def test_answers_of_an_mcp_agent_that_leaves_at_once_all_become_events(project: dict[str, Path]) -> None:
+    import asyncio
+
+    env = {**os.environ, "DAGSTER_HOME": str(project["home"]), "RAG_DATA_DIR": str(project["data"])}
+    answered = set(asyncio.run(_ask_and_leave(env, [f"question {i}?" for i in range(4)])))
+    assert len(answered) == 4 and answered <= _stored(project)
+    with dg.DagsterInstance.from_config(str(project["home"])) as instance:
+        report_unreported(instance, in_flight_s=0)  # the next start (or the sensor)
+        assert _reported(instance) == _stored(project)
