@@ -391,10 +391,12 @@ def serve(
     """Serve search, ask (streamed), trace, answers and the audit web page over HTTP, with the
     models loaded once. Point the CLI at it with RAG_SERVICE_URL=http://HOST:PORT. Any address but
     loopback needs API tokens (`rag token create`)."""
-    from rag_assets.serving.app import run_service
+    from rag_assets.events.reconcile import answers_reported
+    from rag_assets.serving.startup import run_service
 
     checked_data_dir()
-    run_service(host=host, port=port, max_asks=max_asks, preload=preload, hosts=allow_host, rate=rate_limit)
+    with answers_reported():  # every stored answer a Dagster event, whatever became of its queue
+        run_service(host=host, port=port, max_asks=max_asks, preload=preload, hosts=allow_host, rate=rate_limit)
 
 
 @app.command("mcp")

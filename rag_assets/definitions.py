@@ -10,6 +10,7 @@ from checks import index as index_checks
 from checks import router as router_checks
 from checks import routing_data as routing_data_checks
 from checks import structure as structure_checks
+from rag_assets.defs.answer_events_sensor import answer_events_sensor
 from rag_assets.defs.automation import (
     dead_run_sensor,
     passage_index_job,
@@ -72,7 +73,7 @@ defs = dg.Definitions(
     asset_checks=ALL_CHECKS,
     jobs=[main_job, reindex_job, passage_index_job],
     schedules=[reindex_schedule],
-    sensors=[source_change_sensor, dead_run_sensor],
+    sensors=[source_change_sensor, dead_run_sensor, answer_events_sensor],
     resources=project_resources(),
     # In-process by default (models load once per run, not once per step); RAG_EXECUTOR=celery is
     # the cluster profile (`make cluster`, README "Scale out").

@@ -8,7 +8,9 @@ from rag_assets.core.settings import service_token
 
 def serve_stdio() -> None:
     """Serve until the agent closes stdin; stdout carries only the protocol's messages."""
+    from rag_assets.events.reconcile import answers_reported
     from rag_assets.serving.mcp_server import run_stdio
 
     checked_data_dir()
-    run_stdio(service_token())
+    with answers_reported():  # an agent gone at once loses no answer's Dagster event
+        run_stdio(service_token())

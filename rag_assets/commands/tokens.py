@@ -8,9 +8,28 @@ import sys
 from rich.markup import escape
 
 from rag_assets.commands.errors import checked_data_dir, console, errors, say_waiting
+from rag_assets.core.errors import ConfigError
 from rag_assets.core.settings import catalogue_file
-from rag_assets.core.store.api_tokens import create_token, list_tokens, revoke_token
+from rag_assets.core.store.answers import tree_collections
+from rag_assets.core.store.api_tokens import EVERY_COLLECTION, create_token, list_tokens, revoke_token
 from rag_assets.core.store.connections import catalogue_connection
+
+
+def unknown_collections(known: list[str], wanted: list[str]) -> list[str]:
+    """Of the collections a token is asked for, those the catalogue does not hold ('*' is every one)."""
+    return [c for c in wanted if c != EVERY_COLLECTION and c not in known]
+
+
+def check_collections_exist(known: list[str], wanted: list[str]) -> None:
+    """A ConfigError naming each of `wanted` the catalogue's `known` collections lack (a typo
+    would make a token that opens nothing). An empty catalogue (nothing indexed yet) checks
+    nothing: a team may create its tokens before the first index run; `create` says so."""
+    unknown = unknown_collections(known, wanted)
+    if known and unknown:
+        raise ConfigError(
+            f"no collection {', '.join(map(repr, unknown))} in the catalogue: it has {', '.join(known)} "
+            "(or '*' for every collection)"
+        )
 
 
 def create(name: str, collections: list[str], scope: str) -> None:
@@ -18,7 +37,15 @@ def create(name: str, collections: list[str], scope: str) -> None:
     folder = checked_data_dir()
     folder.mkdir(parents=True, exist_ok=True)
     with catalogue_connection(catalogue_file(), read_only=False, on_wait=say_waiting) as con:
+        known = tree_collections(con)
+        check_collections_exist(known, collections)
         secret = create_token(con, name, collections, scope)
+    if not known and unknown_collections(known, collections):
+        errors.print(
+            f"note: the catalogue holds no collection yet, so {', '.join(map(escape, collections))} could not be "
+            "checked: make sure the names match the collections you index",
+            highlight=False,
+        )
     sys.stdout.write(secret + "\n")
     errors.print(
         f"token {escape(name)!r}: {scope} in {', '.join(map(escape, collections))}. It is shown this once; "

@@ -21,8 +21,10 @@ from rag_assets.core.store.api_tokens import EVERY_COLLECTION, TokenGrant, hash_
 from rag_assets.serving.limits import MAX_QUESTION_CHARS, check_length
 from rag_assets.serving.published import catalogue_path, catalogue_stamp, read_catalogue
 
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # as a Host header names them (IPv6 in brackets)
+WILDCARDS = ("0.0.0.0", "::", "")  # bind addresses meaning "every interface"
 OPEN_CALLER = "local"  # the rate limiter's key for callers of an open (loopback, no tokens) service
+NO_TOKEN = "no token"
 
 
 def is_loopback(host: str) -> bool:
@@ -34,13 +36,38 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def host_literal(host: str) -> str:
+    """`host` as a URL and a Host header write it: an IPv6 address in brackets (`[::1]`)."""
+    bare = host.strip("[]")
+    try:
+        return f"[{bare}]" if ipaddress.ip_address(bare).version == 6 else bare
+    except ValueError:
+        return host
+
+
+def is_wildcard(bind: str) -> bool:
+    return bind.strip("[]") in WILDCARDS
+
+
 def allowed_hosts(bind: str, extra: list[str] | None = None) -> list[str]:
     """The Host header values the service answers (DNS rebinding sends a foreign name): the
-    loopback names, the address it is bound to (unless a wildcard) and `extra`."""
+    loopback names, the address it is bound to (unless a wildcard) and `extra`, IPv6 addresses
+    in brackets as the header carries them."""
     hosts = [*LOOPBACK_NAMES, *(extra or [])]
-    if bind not in ("0.0.0.0", "::", ""):
+    if not is_wildcard(bind):
         hosts.append(bind)
-    return list(dict.fromkeys(h.lower() for h in hosts))
+    return list(dict.fromkeys(host_literal(h).lower() for h in hosts))
+
+
+def local_url(bind: str, port: int) -> str:
+    """The URL a client on this machine reaches a service bound to `bind` at, with a Host header
+    the service answers: the bound address, or for a wildcard the loopback address (a Host of
+    0.0.0.0 is refused)."""
+    if is_wildcard(bind):
+        host = "[::1]" if bind.strip("[]") == "::" else "127.0.0.1"
+    else:
+        host = host_literal(bind)
+    return f"http://{host}:{port}"
 
 
 class TokenBook:
@@ -104,24 +131,53 @@ class Caller:
         return [c for c in known if self.allows(c, scope)]
 
 
-def bearer(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    kind, _, value = header.partition(" ")
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer TOKEN` header value (None: none sent)."""
+    kind, _, value = (authorization or "").partition(" ")
     return value.strip() or None if kind.lower() == "bearer" else None
 
 
-def identify(book: TokenBook, token: str | None) -> Caller:
-    """The caller holding `token`; 401 when a token is needed and this one is missing or not valid."""
+def bearer(request: Request) -> str | None:
+    return bearer_token(request.headers.get("authorization"))
+
+
+@dataclass(frozen=True, slots=True)
+class TokenChannel:
+    """How a caller sends its token, in the words a refusal tells it."""
+
+    missing: str
+    unknown: str
+
+
+OVER_HTTP = TokenChannel("send Authorization: Bearer TOKEN", "the API token is unknown or revoked")
+OVER_STDIO = TokenChannel(
+    "set RAG_SERVICE_TOKEN to one (`rag token create`)", "the API token in RAG_SERVICE_TOKEN is unknown or revoked"
+)
+
+
+def identify(book: TokenBook, token: str | None, channel: TokenChannel = OVER_HTTP) -> Caller:
+    """The caller holding `token`; 401 when a token is needed and this one is missing or not valid
+    (the message says how to send one over `channel`)."""
     if book.open:
         return Caller(None)
     if token is None:
-        raise HTTPException(
-            401, "this service needs an API token: send Authorization: Bearer TOKEN", {"WWW-Authenticate": "Bearer"}
-        )
+        raise HTTPException(401, f"this service needs an API token: {channel.missing}", {"WWW-Authenticate": "Bearer"})
     grant = book.grants().get(hash_token(token))
     if grant is None:
-        raise HTTPException(401, "the API token is unknown or revoked", {"WWW-Authenticate": "Bearer"})
+        raise HTTPException(401, channel.unknown, {"WWW-Authenticate": "Bearer"})
     return Caller(grant)
+
+
+def token_label(book: TokenBook, token: str | None) -> str:
+    """Who a refused request came as, for the log: the token's name (never the token itself),
+    `no token`, or `an unknown token`."""
+    if token is None:
+        return NO_TOKEN
+    try:
+        grant = book.grants().get(hash_token(token))
+    except Exception:  # the log line must not fail: the catalogue may be busy or gone
+        return "a token (not checked)"
+    return f"token {grant.name!r}" if grant is not None else "an unknown token"
 
 
 def caller(request: Request) -> Caller:

@@ -23,7 +23,7 @@ from typing import Any
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from rag_assets.core.answering.policy.options import AskOptions
@@ -34,10 +34,11 @@ from rag_assets.serving.access import (
     TokenBook,
     allowed_hosts,
     ask_target,
+    bearer_token,
     caller,
     collections_for,
-    is_loopback,
     maybe_caller,
+    token_label,
 )
 from rag_assets.serving.ask_runs import AskRun
 from rag_assets.serving.cancelling import Cancelled
@@ -66,6 +67,8 @@ NAME = Field(default=None, max_length=MAX_FILTER_CHARS)
 
 
 class AskBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt or unknown field is a 422 naming it, not ignored
+
     question: str = Field(description="The question (not empty).")
     collection: str | None = Field(
         default=None, max_length=MAX_FILTER_CHARS, description="The collection (default: the only one)."
@@ -149,9 +152,14 @@ def create_app(
 
 def _add_guards(app: FastAPI, hosts: list[str]) -> None:
     """Outermost first: one log line per refusal, the Host allow-list (DNS rebinding), the body cap."""
+    from starlette.datastructures import Headers
+
+    def caller_of(scope: Any) -> str:
+        return token_label(app.state.tokens, bearer_token(Headers(scope=scope).get("authorization")))
+
     app.add_middleware(BodyLimit)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=hosts)
-    app.add_middleware(RefusalLog)
+    app.add_middleware(RefusalLog, caller_of=caller_of)
 
 
 def _register_errors(app: FastAPI) -> None:
@@ -323,10 +331,7 @@ def _register_audit(app: FastAPI, service: QueryService) -> None:
     @app.get("/trace/{answer_id}")
     def trace(answer_id: str, who: Caller = Depends(caller)) -> dict[str, Any]:
         """Needs `read` in the answer's collection (else: as if there were no such answer)."""
-        found = service.trace(answer_id)
-        if not who.allows(found["answer"]["collection"], "read"):
-            raise KeyError(f"no answer {answer_id!r}")
-        return public_trace(found)
+        return public_trace(service.trace(answer_id, may_read=lambda c: who.allows(c, "read")))
 
     @app.get("/answers")
     def answers(
@@ -386,37 +391,3 @@ def _register_tokens(app: FastAPI, service: QueryService) -> None:
                 if everywhere or mine & set(t.scopes)
             ]
         }
-
-
-def run_service(
-    *, host: str, port: int, max_asks: int, preload: bool, hosts: list[str] | None = None, rate: str = DEFAULT_RATE
-) -> None:
-    """Serve on `host`:`port`. Another address than loopback needs API tokens: without any in the
-    catalogue the service refuses to start (ConfigError), as anyone reaching the port could read all."""
-    import uvicorn
-
-    from rag_assets.commands.errors import console
-    from rag_assets.core.store.api_tokens import valid_tokens
-    from rag_assets.serving.published import catalogue_path, read_catalogue
-
-    exposed = not is_loopback(host)
-    if exposed:
-        has_tokens = catalogue_path().exists() and bool(_read(read_catalogue, valid_tokens))
-        if not has_tokens:
-            raise ConfigError(
-                f"refusing to serve on {host}: no API token exists, so anyone reaching the port could read "
-                "every collection; create one first (rag token create NAME --collection C --scope read)"
-            )
-    console.print(
-        f"serving on [cyan]http://{host}:{port}/[/cyan] (API: /docs; CLI: RAG_SERVICE_URL=http://{host}:{port})",
-        highlight=False,
-    )
-    app = create_app(
-        max_asks=max_asks, preload=preload, tokens_required=exposed, hosts=allowed_hosts(host, hosts), rate=rate
-    )
-    uvicorn.run(app, host=host, port=port, log_level="warning")
-
-
-def _read(connect: Callable[[], Any], read: Callable[[Any], Any]) -> Any:
-    with connect() as con:
-        return read(con)

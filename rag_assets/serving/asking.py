@@ -191,6 +191,8 @@ def named_documents(con: Any, collections: list[str], name: str | None) -> list[
 
 def form_note(outcome: AnswerOutcome, floor: RelevanceFloor | None = None) -> str:
     """What form the answer is in, in the words a person reads beside it."""
+    if outcome.not_found and outcome.not_found_note:  # its words are unknown to the documents
+        return outcome.not_found_note
     if outcome.not_found and floor is not None:
         return floor.note(outcome.relevance)
     if outcome.reader_empty:

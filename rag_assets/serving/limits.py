@@ -8,6 +8,7 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable
 
 from fastapi import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -140,11 +141,24 @@ class BodyLimit:
         await self.app(scope, counted, send)
 
 
-class RefusalLog:
-    """ASGI middleware: one log line per refused or failed request (method, path, status)."""
+def printable(text: str) -> str:
+    """`text` with its control characters escaped: a path sent with %0A stays on one log line."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
-    def __init__(self, app: ASGIApp) -> None:
+
+def log_refusal(what: str, status: int, caller: str, client: str | None) -> None:
+    """One log line per refused or failed request: what was asked (`GET /search`, `MCP tool ask`),
+    the status, who asked (a token's name, never its secret, or `no token`) and from where."""
+    log.warning("%s -> %d (%s, client %s)", printable(what), status, caller, printable(client or "unknown"))
+
+
+class RefusalLog:
+    """ASGI middleware: one log line per refused or failed request (`log_refusal`); `caller_of`
+    names the request's caller from its scope."""
+
+    def __init__(self, app: ASGIApp, caller_of: Callable[[Scope], str]) -> None:
         self.app = app
+        self.caller_of = caller_of
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -153,7 +167,9 @@ class RefusalLog:
 
         async def logged(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] >= 400:
-                log.warning("%s %s -> %d", scope["method"], scope["path"], message["status"])
+                client = scope.get("client")
+                what = f"{scope['method']} {scope['path']}"
+                log_refusal(what, message["status"], self.caller_of(scope), client[0] if client else None)
             await send(message)
 
         await self.app(scope, receive, logged)

@@ -17,10 +17,21 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from rag_assets.core.answering.policy.options import AskOptions
-from rag_assets.serving.access import Caller, TokenBook, ask_target, collections_for, identify
+from rag_assets.serving.access import (
+    OVER_HTTP,
+    OVER_STDIO,
+    Caller,
+    TokenBook,
+    TokenChannel,
+    ask_target,
+    bearer_token,
+    collections_for,
+    identify,
+    token_label,
+)
 from rag_assets.serving.cancelling import Cancelled
-from rag_assets.serving.errors import detail_of
-from rag_assets.serving.limits import MAX_QUERY_CHARS, Gate, RateLimit, check_length
+from rag_assets.serving.errors import detail_of, status_of
+from rag_assets.serving.limits import MAX_QUERY_CHARS, Gate, RateLimit, check_length, log_refusal
 from rag_assets.serving.query import QueryService, hit_dict
 from rag_assets.serving.redaction import public_document, public_trace
 
@@ -33,35 +44,57 @@ INSTRUCTIONS = (
 
 
 class McpAccess:
-    """Who calls a tool: the request's bearer token over HTTP, else (stdio) the process's token."""
+    """Who calls a tool: the request's bearer token over HTTP, else (stdio) the process's token;
+    `channel` says, in a refusal, how to send one (a header over HTTP, RAG_SERVICE_TOKEN over stdio)."""
 
-    def __init__(self, tokens: TokenBook, rate_limit: RateLimit | None, token: str | None = None) -> None:
+    def __init__(
+        self,
+        tokens: TokenBook,
+        rate_limit: RateLimit | None,
+        token: str | None = None,
+        channel: TokenChannel = OVER_HTTP,
+    ) -> None:
         self.tokens = tokens
         self.rate_limit = rate_limit
         self.token = token
+        self.channel = channel
+
+    def token_of(self, ctx: Context | None) -> str | None:
+        headers = ctx.headers if ctx is not None else None
+        if headers is not None:  # over HTTP: the request's own header, never the process's token
+            return bearer_token(headers.get("authorization"))
+        return self.token
 
     def caller(self, ctx: Context | None) -> Caller:
-        headers = ctx.headers if ctx is not None else None
-        token = self.token
-        if headers is not None:  # over HTTP: the request's own header, never the process's token
-            kind, _, value = (headers.get("authorization") or "").partition(" ")
-            token = value.strip() or None if kind.lower() == "bearer" else None
-        who = identify(self.tokens, token)
+        who = identify(self.tokens, self.token_of(ctx), self.channel)
         if self.rate_limit is not None:
             self.rate_limit.hit(who.key)
         return who
 
+    def answered(self, tool: str, ctx: Context | None, work: Callable[[], Any]) -> Any:
+        """`work()`, its refusals and errors as the tool's error message (one line, no server
+        path), each logged as the HTTP API logs its refusals (serving/limits.py `log_refusal`)."""
+        try:
+            return work()
+        except Cancelled:
+            raise
+        except Exception as err:  # every failure is the tool's error, as the API's 4xx/5xx
+            refused = isinstance(err, HTTPException)
+            status = err.status_code if refused else status_of(err)
+            log_refusal(f"MCP tool {tool}", status, token_label(self.tokens, self.token_of(ctx)), _client(ctx))
+            raise ToolError(str(err.detail) if refused else detail_of(err)) from None
 
-def answered(work: Callable[[], Any]) -> Any:
-    """`work()`, its refusals and errors as the tool's error message (one line, no server path)."""
+
+def _client(ctx: Context | None) -> str:
+    """The caller's address over HTTP; `stdio` for the local agent of `rag mcp`."""
     try:
-        return work()
-    except HTTPException as err:
-        raise ToolError(str(err.detail)) from None
-    except Cancelled:
-        raise
-    except Exception as err:  # every failure is the tool's error, as the API's 4xx/5xx
-        raise ToolError(detail_of(err)) from None
+        request = ctx.request_context.request if ctx is not None else None
+    except ValueError:  # no request: called outside one
+        request = None
+    client = getattr(request, "client", None)
+    if client is not None:
+        return client.host
+    return "stdio" if request is None else "unknown"
 
 
 def subtree(document: dict[str, Any], node_id: int, limit: int = MAX_SUBTREE_NODES) -> dict[str, Any]:
@@ -104,7 +137,7 @@ def _add_reading_tools(mcp: MCPServer, service: QueryService, access: McpAccess)
             readable = who.within(service.collections(), "read")
             return {"collections": [{"collection": c, "scope": _scope(who, c)} for c in readable]}
 
-        return answered(work)
+        return access.answered("list_collections", ctx, work)
 
     @mcp.tool()
     def search(
@@ -120,7 +153,7 @@ def _add_reading_tools(mcp: MCPServer, service: QueryService, access: McpAccess)
             hits, pairs = service.search(query, collections=wanted, mode=mode, k=max(1, min(k, 50)))
             return {"hits": [hit_dict(h) for h in hits], "published": [p.to_dict() for p in pairs]}
 
-        return answered(work)
+        return access.answered("search", ctx, work)
 
     @mcp.tool()
     def read_document(collection: str, doc_id: str, ctx: Context, node_id: int = 0) -> dict[str, Any]:
@@ -131,7 +164,7 @@ def _add_reading_tools(mcp: MCPServer, service: QueryService, access: McpAccess)
             access.caller(ctx).check([collection], "read")
             return subtree(public_document(service.document(collection, doc_id)), node_id)
 
-        return answered(work)
+        return access.answered("read_document", ctx, work)
 
     @mcp.tool()
     def trace(answer_id: str, ctx: Context) -> dict[str, Any]:
@@ -139,12 +172,9 @@ def _add_reading_tools(mcp: MCPServer, service: QueryService, access: McpAccess)
 
         def work() -> dict[str, Any]:
             who = access.caller(ctx)
-            found = service.trace(answer_id)
-            if not who.allows(found["answer"]["collection"], "read"):
-                raise KeyError(f"no answer {answer_id!r}")
-            return public_trace(found)
+            return public_trace(service.trace(answer_id, may_read=lambda c: who.allows(c, "read")))
 
-        return answered(work)
+        return access.answered("trace", ctx, work)
 
 
 def _add_asking_tools(mcp: MCPServer, service: QueryService, access: McpAccess, asks: Gate | None) -> None:
@@ -180,10 +210,11 @@ def _add_asking_tools(mcp: MCPServer, service: QueryService, access: McpAccess, 
                 "collection": row["collection"],
                 "strategy": row["strategy"],
                 "citations": asked["citations"],
+                "form_note": asked["form_note"],  # the answer's form; why, when nothing was found
                 "notes": asked["notes"],
             }
 
-        return answered(work)
+        return access.answered("ask", ctx, work)
 
 
 def _scope(who: Caller, collection: str) -> str:
@@ -194,5 +225,5 @@ def _scope(who: Caller, collection: str) -> str:
 
 def run_stdio(token: str | None) -> None:
     """`rag mcp`: the tools over stdin/stdout for a local agent (the token: RAG_SERVICE_TOKEN)."""
-    mcp = build_mcp(QueryService(), McpAccess(TokenBook(tokens_required=False), None, token))
+    mcp = build_mcp(QueryService(), McpAccess(TokenBook(tokens_required=False), None, token, OVER_STDIO))
     mcp.run("stdio")

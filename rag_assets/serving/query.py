@@ -8,6 +8,7 @@ the version published with the catalogue's passages, re-read whenever the catalo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rag_assets.core.answering.policy.options import MODES, AskOptions, Note
@@ -15,6 +16,7 @@ from rag_assets.core.answering.published import published_namespace_router
 from rag_assets.core.errors import CatalogueBusy, ConfigError
 from rag_assets.core.store.answers import AnswerFilter, answer_facets, list_answers
 from rag_assets.core.store.api_tokens import askers
+from rag_assets.core.store.lineage import unknown_answer
 from rag_assets.core.store.publication import IndexPin
 from rag_assets.serving.audit import document_dict, trace_dict
 from rag_assets.serving.models import WarmModels
@@ -154,10 +156,15 @@ class QueryService:
                 record_asker(con, result.record.answer_id, asked_by)
         return result
 
-    def trace(self, answer_id: str) -> dict[str, Any]:
-        """The audit of a stored answer: cited spans then and now, versions, source files."""
+    def trace(self, answer_id: str, may_read: Callable[[str], bool] | None = None) -> dict[str, Any]:
+        """The audit of a stored answer: cited spans then and now, versions, source files. With
+        `may_read(collection)` false for the answer's collection: the error of an unknown id, word
+        for word (a caller without rights learns nothing of the answer, not even that it exists)."""
         with read_catalogue(self.on_wait) as con:
-            return trace_dict(con, answer_id)
+            found = trace_dict(con, answer_id)
+        if may_read is not None and not may_read(found["answer"]["collection"]):
+            raise unknown_answer(answer_id)
+        return found
 
     def answers(self, **filters: Any) -> dict[str, Any]:
         wanted = AnswerFilter(**filters)

@@ -56,10 +56,22 @@ def project(tmp_path_factory: pytest.TempPathFactory, smollm2_checkpoint: Path) 
 def tokens(project: dict[str, str]) -> dict[str, str]:
     made = {}
     for name, (collection, scope) in TOKENS.items():
+        if collection == "other":  # not in the catalogue: `rag token create` refuses it (a dropped collection's token)
+            made[name] = _token_of_a_collection_not_indexed(project, name, collection, scope)
+            continue
         created = _cli(project, "token", "create", name, "--collection", collection, "--scope", scope)
         assert created.returncode == 0, created.stderr
         made[name] = created.stdout.strip()
     return made
+
+
+def _token_of_a_collection_not_indexed(project: dict[str, str], name: str, collection: str, scope: str) -> str:
+    import duckdb
+
+    from rag_assets.core.store.api_tokens import create_token
+
+    with duckdb.connect(str(Path(project["RAG_DATA_DIR"]) / "catalogue.duckdb")) as con:
+        return create_token(con, name, [collection], scope)
 
 
 @pytest.fixture(scope="module")

@@ -116,8 +116,11 @@ def test_the_rate_limit_refuses_past_the_rate_with_retry_after() -> None:
 def test_hosts_and_loopback() -> None:
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("10.0.0.5")
-    assert allowed_hosts("0.0.0.0", ["kb.example.org"]) == ["127.0.0.1", "localhost", "::1", "kb.example.org"]
-    assert allowed_hosts("10.0.0.5") == ["127.0.0.1", "localhost", "::1", "10.0.0.5"]
+    assert allowed_hosts("0.0.0.0", ["kb.example.org"]) == ["127.0.0.1", "localhost", "[::1]", "kb.example.org"]
+    assert allowed_hosts("10.0.0.5") == ["127.0.0.1", "localhost", "[::1]", "10.0.0.5"]
+    # a Host header carries an IPv6 address in brackets
+    assert allowed_hosts("fd00::5", ["::2"]) == ["127.0.0.1", "localhost", "[::1]", "[::2]", "[fd00::5]"]
+    assert allowed_hosts("::") == ["127.0.0.1", "localhost", "[::1]"]
 
 
 def test_sources_are_named_relative_to_their_collection() -> None:

@@ -289,11 +289,40 @@ def load_answers(con: duckdb.DuckDBPyConnection, collection: str, source: str | 
     return [_record(r) for r in rows]
 
 
+def unknown_answer(answer_id: str) -> KeyError:
+    """The error of an answer id not in the catalogue: also what a caller without rights to the
+    answer's collection is told, so that it learns nothing of the answer."""
+    return KeyError(f"no answer with id {answer_id!r} in the catalogue")
+
+
 def load_answer(con: duckdb.DuckDBPyConnection, answer_id: str) -> AnswerRecord:
     """The stored answer with this id (KeyError when there is none)."""
     row = None
     if table_exists(con, TABLE):
         row = con.execute(f"SELECT {_select_columns(con)} FROM {TABLE} WHERE answer_id = ?", [answer_id]).fetchone()
     if row is None:
-        raise KeyError(f"no answer with id {answer_id!r} in the catalogue")
+        raise unknown_answer(answer_id)
     return _record(row)
+
+
+def stored_answer_ids(con: duckdb.DuckDBPyConnection, created_before: datetime | None = None) -> list[str]:
+    """The ids of the stored answers, oldest first (`created_before`: only those created before
+    it, naive UTC as stored)."""
+    if not table_exists(con, TABLE):
+        return []
+    where, params = ("WHERE created_at < ?", [created_before]) if created_before is not None else ("", [])
+    return [
+        r[0]
+        for r in con.execute(f"SELECT answer_id FROM {TABLE} {where} ORDER BY created_at, answer_id", params).fetchall()
+    ]
+
+
+def load_answers_by_id(con: duckdb.DuckDBPyConnection, answer_ids: Sequence[str]) -> list[AnswerRecord]:
+    """The stored answers with these ids, oldest first (an unknown id is left out)."""
+    if not answer_ids or not table_exists(con, TABLE):
+        return []
+    rows = con.execute(
+        f"SELECT {_select_columns(con)} FROM {TABLE} WHERE answer_id IN (SELECT unnest(?)) ORDER BY created_at, answer_id",
+        [list(answer_ids)],
+    ).fetchall()
+    return [_record(r) for r in rows]
