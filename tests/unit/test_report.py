@@ -164,7 +164,7 @@ def test_missing_plots_are_skipped_and_bad_numbers_found(tmp_path: Path) -> None
 def test_headline_table_orders_key_metrics() -> None:
     table = headline_table(RESULTS)
     assert table.splitlines()[0] == (
-        "| strategy | EM (containment) | token F1 | passage hit | evidence words | router in tok | s/question p50 |"
+        "| strategy | right (holds the gold answer) | token F1 | passage hit | evidence words | router in tok | s/question p50 |"
     )
     assert table.splitlines()[2].startswith("| no-retrieval | 0.100 | 0.200 | 0.000 | 0 | 0 | 0.200 |")
 

@@ -131,7 +131,7 @@ def test_only_shared_main_questions_are_paired_and_systems_without_base_are_left
 
 def test_differences_from_scored_answer_texts() -> None:
     """Scores from the scoring module itself: gold '80 C'; rag-hybrid answers '100 C' (token F1
-    0.5, no containment), dota '80 C' (F1 1.0, EM 1.0), on both questions."""
+    0.5, no containment), dota '80 C' (F1 1.0, right 1.0), on both questions."""
     questions = {q: Question(q, "How hot?", answers=("80 C",), split="test") for q in ("q1", "q2")}
     records = [_record("rag-hybrid", q, "100 C", "water at 80 C") for q in questions]
     records += [_record("dota", q, "80 C", "water at 100 C") for q in questions]
@@ -141,7 +141,7 @@ def test_differences_from_scored_answer_texts() -> None:
         1.0,
         -1.0,
     )
-    assert dota.verdict == "mixed on 2 questions: helps EM, token F1; hurts passage hit"
+    assert dota.verdict == "mixed on 2 questions: helps right, token F1; hurts passage hit"
 
 
 def test_report_section_after_the_reader_rows_in_markdown_html_and_summary(tmp_path: Path) -> None:

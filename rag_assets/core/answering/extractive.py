@@ -4,10 +4,11 @@ the question, returned as it stands in the document, with its citation narrowed 
 The reader is not asked: each cited node's text is cut into sentences (a list item or a table
 row is one node, so one unit), every unit is scored against the question by the collection's
 trained passage reranker (a cross-encoder) where one is published, else by the embedder's
-similarity, and the best unit is the answer. With `short` answers asked for, the answer is the
-span inside that sentence that the question asks for and does not already say: a date for
-"when", a figure for "how many / how much", a name for "who", else the longest run of words not
-in the question; the citation stays the whole sentence. A question that asks for such a kind is
+similarity, and the best unit is the answer, whole: a quote a person can check against its
+citation. (A span cut out of it scored better by token F1 against short gold answers, and was
+often a wrong phrase — "executed, nothing happens" for "what does pass do?" — where the sentence
+said "pass is a null operation".) With `short` answers asked for, a question that asks for a
+kind of thing (a date for "when", a figure for "how many / how much", a name for "who") is
 answered from the best of the `TYPED_CANDIDATES` top-scored units that holds one (a sentence
 about the topic without the date or name is no answer to it), else from the best unit. The first
 citation is the sentence; the other nodes follow as the evidence also given.
@@ -153,31 +154,6 @@ def typed_span(question: str, sentence: str) -> tuple[int, int] | None:
     return None
 
 
-def short_span(question: str, sentence: str) -> tuple[int, int]:
-    """(start, end) in `sentence` of what the question asks for (`typed_span`), else of its longest
-    run of words the question does not hold, edge stopwords trimmed; the whole sentence when
-    every word is in the question."""
-    typed = typed_span(question, sentence)
-    if typed is not None:
-        return typed
-    asked = {_stem(w) for w in _WORD.findall(question)}
-    words = list(_WORD.finditer(sentence))
-    best: tuple[int, int] | None = None
-    run: list[re.Match] = []
-    for word in [*words, None]:
-        if word is not None and _stem(word.group(0)) not in asked:
-            run.append(word)
-            continue
-        while run and run[0].group(0).lower() in EDGE_WORDS:
-            run.pop(0)
-        while run and run[-1].group(0).lower() in EDGE_WORDS:
-            run.pop()
-        if run and (best is None or run[-1].end() - run[0].start() > best[1] - best[0]):
-            best = (run[0].start(), run[-1].end())
-        run = []
-    return best or (0, len(sentence))
-
-
 @dataclass(frozen=True, slots=True)
 class Extracted:
     answer: str  # '' when the evidence has no sentence
@@ -201,10 +177,7 @@ def extract_answer(question: str, citations: Sequence[Citation], scorer: PairSco
     sentence = dataclasses.replace(
         cite, text=best.text, span_start=cite.span_start + best.start, span_end=cite.span_start + best.end
     )
-    answer = best.text
-    if short:
-        start, end = short_span(question, best.text)
-        answer = best.text[start:end]
+    answer = best.text  # a quote: the whole unit, which a person can check against its citation
     rest = [c for i, c in enumerate(citations) if i != best.citation]
     return Extracted(answer, [sentence, *rest], 1, EXTRACTIVE)
 
