@@ -285,7 +285,7 @@ def ask(
         by_name=by_name or None,
         form=form,
     )
-    check_ask(strategy, options)  # before any model loads
+    check_ask(strategy, options, collection)  # before any model loads
 
     streamed: list[str] = []
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rag_assets.core.answering.policy.options import MODES, ROUTERS, AskOptions
 from rag_assets.core.answering.readers import STYLES
 from rag_assets.core.errors import ConfigError, ConfigMistakes
+from rag_assets.core.settings import service_url
 
 
 def ask_mistakes(strategy: str, options: AskOptions) -> list[str]:
@@ -27,8 +28,13 @@ def ask_mistakes(strategy: str, options: AskOptions) -> list[str]:
     return mistakes
 
 
-def check_ask(strategy: str, options: AskOptions) -> None:
-    """Raise the mistakes of `ask_mistakes`, one line each."""
+def check_ask(strategy: str, options: AskOptions, collection: str | None = None) -> None:
+    """Raise the mistakes of `ask_mistakes`, one line each; answered here (no RAG_SERVICE_URL),
+    upgrade an older catalogue and name the pieces `collection` (None or `all`: every one) lacks."""
     mistakes = ask_mistakes(strategy, options)
     if mistakes:
         raise ConfigMistakes(mistakes)
+    if service_url() is None:
+        from rag_assets.commands.catalogue_start import start_checks
+
+        start_checks(None if collection in (None, "all") else [collection])

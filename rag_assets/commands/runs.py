@@ -207,6 +207,7 @@ def materialize(
     checked_home(create=True)
     import dagster as dg
 
+    from rag_assets.commands.catalogue_start import start_checks
     from rag_assets.commands.progress import console_log_level
     from rag_assets.commands.run_health import recover_dead_runs
     from rag_assets.core.settings import collections_file
@@ -221,6 +222,7 @@ def materialize(
         raise ConfigError(
             f"collection(s) {', '.join(unknown)} are not in {collections_file()} (it has {', '.join(configured)})"
         )
+    start_checks(names)  # an older catalogue upgraded first; what this run has yet to make named
     job = defs.resolve_job_def(job_name)
     config_dict = console_log_level(run_config(config, job, defs.resources), verbose)
     if not verbose:

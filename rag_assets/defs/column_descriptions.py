@@ -219,6 +219,10 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "answer_id": "The answer the service stored.",
         "token_name": "The name of the token that asked it.",
     },
+    "catalogue_meta": {
+        "schema_version": "The catalogue layout it was written with (store/upgrades.py upgrades an older one).",
+        "upgraded_at": "When it was created or last upgraded (UTC).",
+    },
 }
 
 

@@ -18,11 +18,13 @@ def run_service(
     catalogue the service refuses to start (ConfigError), as anyone reaching the port could read all."""
     import uvicorn
 
+    from rag_assets.commands.catalogue_start import start_checks
     from rag_assets.commands.errors import console
     from rag_assets.core.store.api_tokens import valid_tokens
     from rag_assets.serving.app import create_app
     from rag_assets.serving.published import catalogue_path, read_catalogue
 
+    start_checks()  # an older catalogue upgraded, each missing published piece named
     exposed = not is_loopback(host)
     if exposed:
         has_tokens = catalogue_path().exists() and bool(_read(read_catalogue, valid_tokens))

@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -77,3 +78,27 @@ def published_models(con: duckdb.DuckDBPyConnection, collection: str) -> dict[st
         if kind in KINDS:  # the collection's own row first, then the newest
             found.setdefault(kind, PublishedModel(kind, model_id, path, json.loads(details or "{}"), run_id))
     return found
+
+
+def missing_piece_notes(con: duckdb.DuckDBPyConnection, collection: str) -> list[str]:
+    """One line per piece answering `collection` would go without, and the command that makes it:
+    what `rag serve`, `rag ask` and `rag run` say at start, before any question meets it. Read-only."""
+    found = published_models(con, collection)
+    notes = []
+    views = table_exists(con, "routing_view_settings") and bool(
+        con.execute("SELECT count(*) FROM routing_view_settings WHERE collection = ?", [collection]).fetchone()[0]
+    )
+    if not views or not any(kind in found for kind in ("similarity", "encoder", "llm")):
+        notes.append(f"router_adapter was never materialized for {collection}: `rag run -c {collection}` trains it")
+    if "answer_policy" not in found:
+        notes.append(
+            f"answer_policy was never materialized for {collection}: "
+            "answers use a quote and no relevance floor until `rag run`"
+        )
+    for piece in found.values():
+        if piece.path is not None and not Path(piece.path).exists():
+            notes.append(
+                f"the published {piece.kind} {piece.path} of {collection} is gone: "
+                f"`rag run -c {collection}` publishes it again"
+            )
+    return notes

@@ -91,9 +91,17 @@ SCHEMA: dict[str, str] = {
     # which token asked each answer the service stored (store/api_tokens.py)
     "answer_askers": """
         answer_id VARCHAR NOT NULL, token_name VARCHAR NOT NULL""",
+    # the catalogue's schema version, one row (store/upgrades.py; absent: written before versions)
+    "catalogue_meta": """
+        schema_version INTEGER NOT NULL, upgraded_at TIMESTAMP NOT NULL""",
 }
 
 QUESTION_TABLES = ("questions", "synthetic_questions")
+# The catalogue layout this code reads and writes: 1 is every catalogue written before versions
+# were recorded (published default answer forms under kind `answer_form`); 2 publishes them under
+# `answer_policy`. A change that older code cannot read raises it, with a step in store/upgrades.py.
+CATALOGUE_VERSION = 2
+META_TABLE = "catalogue_meta"
 
 
 def table_columns(table: str) -> list[tuple[str, str, bool]]:

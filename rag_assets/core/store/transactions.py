@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
 import duckdb
 import pyarrow as pa
 
-from rag_assets.core.store.schemas import ADDED_COLUMNS, SCHEMA
+from rag_assets.core.store.schemas import ADDED_COLUMNS, CATALOGUE_VERSION, META_TABLE, SCHEMA
 
 
 def present_columns(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:
@@ -29,6 +30,14 @@ def table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection, tables: Sequence[str] | None = None) -> None:
+    """Create `tables` (default: all) and their added columns where missing. A new catalogue is
+    stamped with the current schema version; an older one keeps its own until `rag run`, `rag
+    serve` or `rag ask` upgrades it (store/upgrades.py), so it is never marked current unmigrated."""
+    new_catalogue = not con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
+    ).fetchone()[0]
+    if new_catalogue:
+        _stamp_version(con)
     for table in tables or SCHEMA:
         con.execute(f"CREATE TABLE IF NOT EXISTS {table} ({SCHEMA[table]})")
         for column in ADDED_COLUMNS.get(table, ()):
@@ -54,3 +63,8 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> 
         con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")
     finally:
         con.unregister("_incoming")
+
+
+def _stamp_version(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(f"CREATE TABLE IF NOT EXISTS {META_TABLE} ({SCHEMA[META_TABLE]})")
+    con.execute(f"INSERT INTO {META_TABLE} VALUES (?, ?)", [CATALOGUE_VERSION, datetime.now(UTC).replace(tzinfo=None)])
