@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from rag_assets.commands.backup import backup as backup_command
+from rag_assets.commands.backup import restore as restore_command
 from rag_assets.commands.errors import (
     EXIT_CODES_HELP,
     EXIT_FAILED,
@@ -336,10 +338,7 @@ def trace(
 
     service = _service()
     result = service.get(f"/trace/{answer_id}") if service is not None else _local().trace(answer_id)
-    if as_json:
-        print_json(result)
-    else:
-        print_trace(result)
+    print_json(result) if as_json else print_trace(result)
     changed = source_changed(result)
     if changed:
         states = {s["doc_id"]: s.get("state", "changed") for s in result["sources"]}
@@ -373,6 +372,8 @@ def answers(
 
 
 app.command("results")(results_command)
+app.command("backup")(backup_command)
+app.command("restore")(restore_command)
 
 
 @app.command()
