@@ -4,9 +4,10 @@ readers go on, its tables' row counts, and the published folders' paths moved wi
 The copy is the file itself, taken under a read-only connection: DuckDB lets any number of
 read-only connections share the file and no writer in while one is open, so nothing changes
 between the first byte copied and the last (a write waits, visibly and bounded, as for any
-reader); a write-ahead log a crashed writer left is copied with it. Measured against `EXPORT
-DATABASE` and `COPY FROM DATABASE` (docs/operations.md): as consistent, and the copy is the
-catalogue as it was, not a rebuilt one, with no second layout to keep in step with the code.
+reader); a write-ahead log a crashed writer left is copied with it. Chosen over `EXPORT
+DATABASE` (a folder of CSV or Parquet files to re-import, in a second layout to keep in step
+with the code) and `ATTACH ... COPY FROM DATABASE` (a rebuilt file, not the catalogue as it was):
+the copy is the catalogue byte for byte, and a restore is a file copy.
 """
 
 from __future__ import annotations
