@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from rag_assets.commands.documents import documents as documents_command
 from rag_assets.commands.errors import (
     EXIT_CODES_HELP,
     EXIT_FAILED,
@@ -234,7 +235,7 @@ def search(
 
 
 ASK_COLLECTION_HELP = "The collection (default: the only one); `all`: the collections the namespace router picks."
-BY_NAME_HELP = "Search and route only the documents the question names by file name (company, year, form)."
+BY_NAME_HELP = "Search only the documents the question names (company, period, form): by cards, else file names."
 
 
 @app.command()
@@ -373,6 +374,7 @@ def answers(
 
 
 app.command("results")(results_command)
+app.command("documents")(documents_command)
 
 
 @app.command()
