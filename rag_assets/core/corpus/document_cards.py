@@ -36,9 +36,9 @@ MANUAL = "manual"
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 _DATE = rf"(?:{_MONTHS})\.?\s+\d{{1,2}}\s*,\s*(?:19|20)\d\d"
 _FORMS = "|".join(re.escape(f) for f in SEC_FORMS)
-# a cover page's form: a line opening with it, or in capitals ("3M COMPANY FORM 10-K"); prose's
-# "in our Quarterly Report on Form 10-Q" is not one
-_FORM = re.compile(rf"^\s*(?:\W\s*)?FORM\s+({_FORMS})\b|\bFORM\s+({_FORMS})\b", re.IGNORECASE)
+# a cover page's form: a line of its own ("Form 10-K"), or in capitals ("3M COMPANY FORM 10-K");
+# prose's "our Quarterly Report on Form 10-Q" is not one
+_FORM = re.compile(rf"^\W*FORM\s+({_FORMS})\W*$|\bFORM\s+({_FORMS})\b", re.IGNORECASE)
 _YEAR_ENDED = re.compile(rf"\b(?:fiscal\s+)?year[\"”)]*\s+ended:?\s*({_DATE})", re.IGNORECASE)
 _PERIOD_ENDED = re.compile(
     rf"\b(?:quarterly\s+period|quarter|three\s+months|periods?|weeks)\s+ended:?.{{0,40}}?({_DATE})", re.IGNORECASE
