@@ -15,6 +15,7 @@ filing the cards miss.
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from rag_assets.core.corpus.document_cards import DocumentCard
 from rag_assets.core.corpus.first_pages import pdf_card
 from rag_assets.core.corpus.question_sets import Question, load_questions
 from rag_assets.core.evaluation.scoring import same_document
-from rag_assets.core.index.card_matching import match_cards
+from rag_assets.core.index.card_matching import fiscal_year_ends, match_cards, organisations, with_fiscal_period
 from rag_assets.core.index.document_names import DocumentNames
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,6 +32,35 @@ COLLECTION = "financebench"
 
 def read_cards(pdfs: Path) -> list[DocumentCard]:
     return [pdf_card(path, f"{COLLECTION}/{path.name}") for path in sorted(pdfs.glob("*.pdf"))]
+
+
+FORMS = {"10K": "10-K", "10Q": "10-Q", "8K": "8-K", "EARNINGS": "earnings release"}
+FILE_NAME = re.compile(r"^.+?_(\d{4})(?:Q([1-4]))?_(10K|10Q|8K|EARNINGS)", re.IGNORECASE)
+
+
+def agreement(cards: Sequence[DocumentCard]) -> tuple[int, int, list[str]]:
+    """(cards whose kind is the file name's form, cards whose period is the file name's year and
+    quarter, the disagreeing ones): FinanceBench's file names are labels a person gave each filing.
+    A card's fiscal year and quarter as matching reads them (an interim one's from its date)."""
+    keys = organisations(cards)
+    ends = fiscal_year_ends(cards, keys)
+    kinds = periods = 0
+    wrong = []
+    for card in cards:
+        label = FILE_NAME.match(card.doc_id.rsplit("/", 1)[-1])
+        if label is None:
+            continue
+        year, quarter, form = int(label.group(1)), label.group(2), FORMS[label.group(3).upper()]
+        read = with_fiscal_period(card, ends.get(keys.get(card.organisation, ""), 12))
+        if form == "8-K":
+            same_period = read.date[:4] == str(year)
+        else:
+            same_period = read.fiscal_year == year and (quarter is None or read.quarter == int(quarter))
+        kinds += read.kind == form
+        periods += same_period
+        if read.kind != form or not same_period:
+            wrong.append(f"{card.doc_id}: {read.kind} {read.period()} {read.date}")
+    return kinds, periods, wrong
 
 
 def measure(questions: Sequence[Question], named: Callable[[str], list[str]], doc_ids: list[str]) -> dict:
@@ -74,6 +104,10 @@ def main() -> None:
     if args.cards:
         for c in cards:
             print(f"{c.doc_id:50} {c.organisation[:32]:32} {c.kind:16} {c.period():12} {c.date:10} {c.title[:50]}")
+    kinds, periods, wrong = agreement(cards)
+    print(f"cards agreeing with the file names' labels: kind {kinds}/{len(cards)}, period {periods}/{len(cards)}")
+    for line in wrong:
+        print("  disagrees:", line)
     questions, problems = load_questions(str(args.data / "questions_dev.jsonl"))
     for problem in problems:
         print("skipped:", problem)

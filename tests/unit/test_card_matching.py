@@ -88,3 +88,40 @@ def test_the_reason_says_what_was_matched() -> None:
 def test_question_periods(question: str, years: set[int], quarter: int | None) -> None:
     period = question_period(question)
     assert (set(period.years), period.quarter) == (years, quarter)
+
+
+def test_by_name_asks_the_cards_first_then_the_file_names(tmp_path) -> None:
+    import duckdb
+
+    from rag_assets.core.corpus.sources import SourceDocument
+    from rag_assets.core.index.card_matching import documents_named_by_cards
+    from rag_assets.core.store.card_tables import cards_table
+    from rag_assets.core.store.collections import replace_collection
+    from rag_assets.core.store.document_tables import documents_table
+    from rag_assets.serving.asking import Ask
+
+    files = ["scan_0001.pdf", "scan_0002.pdf", "ADOBE_2022_10K.pdf"]
+    docs = [SourceDocument(f"f/{name}", "f", name, "pdf", name, "h", 1, "") for name in files]
+    with duckdb.connect(str(tmp_path / "catalogue.duckdb")) as con:
+        replace_collection(con, "f", {"source_documents": documents_table(docs)})
+        ask = Ask(service=None)
+        # no cards: the file names, as before
+        assert documents_named_by_cards(con, ["f"], "Adobe's FY2022 revenue?") is None
+        assert ask.documents_by_name(con, ["f"], "Adobe's FY2022 revenue?") == ["f/ADOBE_2022_10K.pdf"]
+        cards = [
+            DocumentCard("f/scan_0001.pdf", organisation="AMCOR PLC", kind="10-K", fiscal_year=2023),
+            DocumentCard("f/scan_0002.pdf", organisation="AMCOR PLC", kind="10-K", fiscal_year=2022),
+            DocumentCard("f/ADOBE_2022_10K.pdf", organisation="ADOBE INC.", kind="10-K", fiscal_year=2022),
+        ]
+        replace_collection(con, "f", {"document_cards": cards_table("f", cards)})
+        # the cards name what the file names cannot
+        assert ask.documents_by_name(con, ["f"], "What was AMCOR's quick ratio in FY2023?") == ["f/scan_0001.pdf"]
+        assert ask.notes[-1] == (
+            "searched the documents whose cards the question names (names AMCOR PLC; of FY2023): f/scan_0001.pdf"
+        )
+        # cards naming nothing: the file names are tried, then nothing is restricted
+        assert ask.documents_by_name(con, ["f"], "What is a quick ratio?") is None
+        assert ask.notes[-2:] == [
+            "no document card matched (the question names no organisation or product on them): trying the file names",
+            "the question names no document by file name: searched them all",
+        ]

@@ -192,7 +192,7 @@ def match_cards(cards: Sequence[DocumentCard], question: str) -> CardMatch:
         held[key] = max(held.get(key, 0), name_held(name, question))
     best = max(held.values(), default=0)
     if best == 0:
-        return CardMatch([], "the question names no organisation or product on them")
+        return CardMatch([], "names no organisation or product on them")
     winners = {key for key, strength in held.items() if strength == best}
     named = [c for c in cards if {keys.get(c.organisation), keys.get(c.product)} & winners]
     who = ", ".join(sorted({c.organisation or c.product for c in named}))
