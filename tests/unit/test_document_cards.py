@@ -135,6 +135,16 @@ def test_a_product_manual() -> None:
     assert got.title == "Aquila X2 Robot Vacuum User Manual"
 
 
+def test_a_title_that_is_only_the_file_name_is_none() -> None:
+    # a reader titles a document without one by its file name: the card reads the cover instead
+    got = extract_card("c/scan_0042.pdf", "scan_0042", TEN_K.splitlines())
+    assert got.title == "NORTHWIND TRADERS, INC. Form 10-K for fiscal year 2021"
+    assert extract_card("c/notes.txt", "notes", PLAIN.splitlines()).title == "Notes from the garden"
+    # the PDF reader's "cover line (file name)": the file's part is not the document's
+    got = extract_card("c/NW_2021_10K.pdf", "FORM 10-K (NW 2021 10K.pdf)", TEN_K.splitlines())
+    assert got.title == "NORTHWIND TRADERS, INC. Form 10-K for fiscal year 2021"
+
+
 def test_a_plain_page_gives_an_empty_card_but_its_title() -> None:
     got = card(PLAIN, title="Notes from the garden")
     assert got == DocumentCard("c/doc.pdf", title="Notes from the garden")

@@ -123,6 +123,7 @@ def extract_card(doc_id: str, title: str, lines: Sequence[str]) -> DocumentCard:
     """The card of a document whose title is `title` and whose first nodes read `lines`."""
     # rules drawn as underscores or dashes are no line of text
     lines = [" ".join(line.split()) for line in lines if re.search(r"[^\W_]", line)]
+    title = _without_file_name(title, doc_id)
     head = " ".join(lines[:40])
     top = " ".join([title, *lines[:12]])
     kind = _kind(lines, top, head)
@@ -141,6 +142,22 @@ def extract_card(doc_id: str, title: str, lines: Sequence[str]) -> DocumentCard:
         model=model,
         version=version,
     )
+
+
+def _without_file_name(title: str, doc_id: str) -> str:
+    """The title less what the reader took from the file's name: a title that is only the name
+    (a document with none), or a cover's largest line followed by it ("FORM 10-K (ACME 2022 10K)",
+    parsers/pdf.py `pdf_title`)."""
+    if _file_stem(title) == _file_stem(doc_id):
+        return ""
+    named = re.match(r"^(.*?)\s*\(([^()]*)\)$", title)
+    return named.group(1) if named and _file_stem(named.group(2)) == _file_stem(doc_id) else title
+
+
+def _file_stem(name: str) -> str:
+    stem = name.rsplit("/", 1)[-1]
+    stem = stem.rsplit(".", 1)[0] if "." in stem else stem
+    return re.sub(r"[\W_]+", " ", stem).strip().casefold()
 
 
 def card_from_nodes(doc_id: str, title: str, nodes: Sequence[TreeNode]) -> DocumentCard:
