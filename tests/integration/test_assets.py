@@ -68,6 +68,7 @@ def test_definitions_load_with_every_asset_check_and_job() -> None:
         "passage_reranker",
         "namespace_router",
         "reorder_policy",
+        "answer_policy",
         "answers",
         "evidence_evaluation",
         "evaluation_report",
