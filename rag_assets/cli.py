@@ -32,8 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from rag_assets.commands.backup import backup as backup_command
-from rag_assets.commands.backup import restore as restore_command
 from rag_assets.commands.errors import (
     EXIT_CODES_HELP,
     EXIT_FAILED,
@@ -52,7 +50,7 @@ from rag_assets.commands.errors import (
     say_waiting,
     state,
 )
-from rag_assets.commands.results import results as results_command
+from rag_assets.commands.registry import register_commands
 from rag_assets.core.settings import debug_enabled, service_url
 
 if TYPE_CHECKING:
@@ -236,7 +234,7 @@ def search(
 
 
 ASK_COLLECTION_HELP = "The collection (default: the only one); `all`: the collections the namespace router picks."
-BY_NAME_HELP = "Search and route only the documents the question names by file name (company, year, form)."
+BY_NAME_HELP = "Search only the documents the question names (company, period, form): by cards, else file names."
 
 
 @app.command()
@@ -371,9 +369,7 @@ def answers(
         print_answers(listing)
 
 
-app.command("results")(results_command)
-app.command("backup")(backup_command)
-app.command("restore")(restore_command)
+register_commands(app)  # results, documents, backup, restore (rag_assets/commands/registry.py)
 
 
 @app.command()

@@ -34,12 +34,14 @@ from rag_assets.defs.routing.router_metrics import router_metrics
 from rag_assets.defs.routing.routing_data import routing_actions, routing_subtrees, synthetic_questions
 from rag_assets.defs.served_answers import served_answers
 from rag_assets.defs.side_tables import SIDE_TABLES
+from rag_assets.defs.structure.document_cards import document_cards
 from rag_assets.defs.structure.document_trees import document_trees
 from resources.project import project_resources
 
 ALL_ASSETS = [
     source_documents,
     document_trees,
+    document_cards,
     passages,
     passage_index,
     questions,

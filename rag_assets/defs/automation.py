@@ -22,12 +22,14 @@ reindex_job = dg.define_asset_job(
     "their `retrain_threshold` (the reason is in their metadata).",
 )
 
-# `rag index`: the passage index alone (no questions, no training), as its help says.
-PASSAGE_INDEX_STAGES = ("source_documents", "document_trees", "passages", "passage_index")
+# `rag index`: the passage index alone (no questions, no training), as its help says; and the
+# documents' cards, which `--by-name` asks first (a read of each tree's first nodes, no model).
+PASSAGE_INDEX_STAGES = ("source_documents", "document_trees", "document_cards", "passages", "passage_index")
 passage_index_job = dg.define_asset_job(
     "passage_index_job",
     selection=dg.AssetSelection.assets(*PASSAGE_INDEX_STAGES),
-    description="Sources -> trees -> passages -> passage index for one collection, with their checks (`rag index`).",
+    description="Sources -> trees (and their cards) -> passages -> passage index for one collection, with their "
+    "checks (`rag index`).",
 )
 
 

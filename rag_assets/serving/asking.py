@@ -18,6 +18,7 @@ from rag_assets.core.answering.policy.sessions import open_session
 from rag_assets.core.answering.session import AnsweringSession, SessionModels
 from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
 from rag_assets.core.errors import ConfigError
+from rag_assets.core.index.card_matching import documents_named_by_cards
 from rag_assets.core.index.document_names import document_names
 from rag_assets.core.lineage import AnswerRecord, store_answers
 from rag_assets.core.store.connections import ShortReads, catalogue_connection
@@ -146,12 +147,22 @@ class Ask:
         return Asked(session, spec)
 
     def documents_by_name(self, con: Any, collections: list[str], question: str) -> list[str] | None:
-        """The documents `question` names by their file names (noted); None (all) where it names none."""
+        """The documents `question` names by their cards (organisation, period, form: what the
+        documents say they are), else by their file names; noted with why; None (all) where neither
+        names any."""
+        match = documents_named_by_cards(con, collections, question)
+        if match is not None and match.doc_ids:
+            self.note(
+                f"searched the documents whose cards the question names ({match.reason}): {', '.join(match.doc_ids)}"
+            )
+            return match.doc_ids
+        if match is not None:
+            self.note(f"no document card matched (the question {match.reason}): trying the file names")
         named = document_names(tuple(collection_doc_ids(con, collections))).named_in(question)
         if named:
-            self.note(f"searched the documents the question names: {', '.join(named)}")
+            self.note(f"searched the documents the question names by file name: {', '.join(named)}")
         else:
-            self.note("the question names no document: searched them all")
+            self.note("the question names no document by file name: searched them all")
         return named or None
 
     def outcome(self, question: str, asked: Asked, on_text: Note | None) -> AnswerOutcome:

@@ -48,6 +48,7 @@ def test_definitions_load_with_every_asset_check_and_job() -> None:
         "document_trees_are_valid",
         "document_nodes_expectations",
         "every_document_accounted_for",
+        "every_document_has_a_card",
         "source_documents_expectations",
     } <= checks
     # the main job materializes the whole graph (resolve_job_def raises when there is no such job)
@@ -55,6 +56,7 @@ def test_definitions_load_with_every_asset_check_and_job() -> None:
     assert {k.to_user_string() for k in main_job.asset_layer.executable_asset_keys} == {
         "source_documents",
         "document_trees",
+        "document_cards",
         "passages",
         "passage_index",
         "questions",
@@ -66,6 +68,7 @@ def test_definitions_load_with_every_asset_check_and_job() -> None:
         "passage_reranker",
         "namespace_router",
         "reorder_policy",
+        "answer_policy",
         "answers",
         "evidence_evaluation",
         "evaluation_report",

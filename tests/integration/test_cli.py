@@ -122,7 +122,7 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     )
     assert named.returncode == 0, named.stderr[-3000:]
     assert json.loads(named.stdout)["retrieved_doc_ids"] == ["tiny/pass.txt"]
-    assert "searched the documents the question names: tiny/pass.txt" in " ".join(named.stderr.split())
+    assert "searched the documents the question names by file name: tiny/pass.txt" in " ".join(named.stderr.split())
 
 
 def test_run_config_is_checked_before_anything_runs(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import glob
 import os
 from pathlib import Path
 
+from rag_assets.core.corpus.card_sidecar import CARDS_FILE
 from rag_assets.core.corpus.parsers.web_page import is_page_asset
 
 
@@ -21,18 +22,19 @@ def discover(path: str) -> tuple[list[Path], list[tuple[Path, str]]]:
     links to files are followed; links to folders are not (no loops, no surprise trees), and
     dangling or looping links are reported rather than silently dropped. The scripts, styles and
     images a browser saved beside a page (`NAME_files/` next to `NAME.html`) are the page's, not
-    documents: they are not listed."""
+    documents: they are not listed; nor is the owner's `cards.yaml` at the collection's root
+    (core/corpus/card_sidecar.py)."""
     if any(ch in path for ch in "*?["):
         matches = sorted(Path(p) for p in glob.glob(path, recursive=True))
         base = collection_root(path)
-        files = [p for p in matches if p.is_file() and not is_page_asset(p, base)]
+        files = [p for p in matches if p.is_file() and not is_page_asset(p, base) and p != base / CARDS_FILE]
         skipped = [(p, problem) for p in matches if p.is_symlink() and (problem := link_problem(p))]
         return files, skipped
     root = Path(path)
     if root.is_dir():
         files, skipped = [], []
         for p in sorted(root.rglob("*")):
-            if p.name.startswith("."):
+            if p.name.startswith(".") or p == root / CARDS_FILE:
                 continue
             if p.is_symlink():
                 problem = link_problem(p)

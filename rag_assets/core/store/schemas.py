@@ -28,6 +28,12 @@ SCHEMA: dict[str, str] = {
     "document_texts": """
         collection VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, content_hash VARCHAR NOT NULL,
         text VARCHAR NOT NULL, reader_version VARCHAR DEFAULT ''""",
+    # what each document would be filed under, read from its first pages (core/corpus/document_cards.py)
+    "document_cards": """
+        collection VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, title VARCHAR NOT NULL,
+        organisation VARCHAR NOT NULL, kind VARCHAR NOT NULL, fiscal_year INTEGER, quarter INTEGER,
+        date VARCHAR NOT NULL, product VARCHAR NOT NULL, model VARCHAR NOT NULL, version VARCHAR NOT NULL,
+        from_sidecar VARCHAR[] NOT NULL""",
     "passages": """
         collection VARCHAR NOT NULL, passage_id VARCHAR NOT NULL, doc_id VARCHAR NOT NULL,
         node_ids INTEGER[] NOT NULL, span_starts INTEGER[] NOT NULL, span_ends INTEGER[] NOT NULL,
