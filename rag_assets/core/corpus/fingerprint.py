@@ -33,4 +33,3 @@ def source_fingerprint(spec: CollectionSpec) -> dict[str, str]:
 def fingerprint_digest(fingerprint: dict[str, str]) -> str:
     payload = "\n".join(f"{k}\t{v}" for k, v in sorted(fingerprint.items()))
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
-

@@ -55,4 +55,3 @@ def load_evidence(con: duckdb.DuckDBPyConnection, collection: str) -> list[Evide
         metrics = {m: float(v) for m, v in figures.items() if v is not None}
         out.append(EvidenceRow(strategy, router, bool(filled), qid, metrics, int(words), float(seconds)))
     return out
-
