@@ -71,7 +71,7 @@ def search_latency(url: str, rounds: int, collection: str) -> tuple[list[float],
     from lancedb.rerankers import RRFReranker
 
     from rag_assets.core.store.publication import pin_index
-    from rag_assets.serving.published import LanceTables, read_catalogue
+    from rag_assets.serving.catalogue_reads import LanceTables, read_catalogue
     from resources.project import project_resources
 
     embedder = project_resources(progress=False)["embedder"].get()
