@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from rag_assets.core.answering.reading import run_strategy
+from rag_assets.core.answering.strategy_runner import run_strategy
 from rag_assets.core.answering.types import StrategySpec
 from rag_assets.core.corpus.question_sets import BUILTIN_PYTHON_REFERENCE_QUESTIONS, load_questions
 from rag_assets.core.index.retrieval import search

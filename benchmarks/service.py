@@ -71,7 +71,7 @@ def search_latency(url: str, rounds: int, collection: str) -> tuple[list[float],
     from lancedb.rerankers import RRFReranker
 
     from rag_assets.core.store.publication import pin_index
-    from rag_assets.serving.published import LanceTables, read_catalogue
+    from rag_assets.serving.catalogue_reads import LanceTables, read_catalogue
     from resources.project import project_resources
 
     embedder = project_resources(progress=False)["embedder"].get()
@@ -104,7 +104,7 @@ def search_latency(url: str, rounds: int, collection: str) -> tuple[list[float],
 
 def ask_latency(url: str, strategy: str, rounds: int, collection: str) -> tuple[list[float], list[float]]:
     """(service seconds per ask, the reader's bare generation seconds on the same prompt)."""
-    from rag_assets.core.answering.readers import reader_messages, reader_style
+    from rag_assets.core.answering.reader_prompts import reader_messages, reader_style
     from resources.project import project_resources
 
     engine = project_resources(progress=False)["llm"].engine()

@@ -15,9 +15,9 @@ from rag_assets.core.answering.published import load_published
 from rag_assets.core.evaluation.evidence import evidence_problems
 from rag_assets.core.evaluation.report import non_finite_numbers
 from rag_assets.core.lineage import load_answers
+from rag_assets.core.settings import latest_summary_path
 from rag_assets.core.store.evidence import load_evidence
 from rag_assets.defs.metadata import markdown_table
-from rag_assets.settings import latest_summary_path
 
 
 def _problems_table(problems: list[str]) -> dg.MetadataValue:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cluster import profile as cp
 from cluster import services as svc
-from rag_assets.core.settings import cluster_data_dir, run_config_file
+from rag_assets.core.settings import cluster_data_dir, load_collections, run_config_file
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,8 +38,6 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "down":
             print("stopped" if cp.down(state_dir) else "nothing was running")
             return 0
-        from rag_assets.settings import load_collections
-
         names = args.collection or [spec.name for spec in load_collections()]
         config = args.config or run_config_file()
         select = [s.strip() for s in args.select.split(",") if s.strip()] or None

@@ -12,8 +12,7 @@ from rag_assets.core.corpus.sources import (
     DEFAULT_MAX_DOCUMENT_WORDS,
     CollectionSpec,
 )
-from rag_assets.core.settings import collections_file
-from rag_assets.settings import load_collections
+from rag_assets.core.settings import collections_file, load_collections
 
 
 class SourcesResource(dg.ConfigurableResource):

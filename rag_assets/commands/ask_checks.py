@@ -4,7 +4,7 @@ style is one line per mistake in a second or two, not after the embedder and rea
 from __future__ import annotations
 
 from rag_assets.core.answering.policy.options import MODES, ROUTERS, AskOptions
-from rag_assets.core.answering.readers import STYLES
+from rag_assets.core.answering.reader_prompts import STYLES
 from rag_assets.core.errors import ConfigError, ConfigMistakes
 from rag_assets.core.settings import service_url
 

@@ -17,7 +17,7 @@ def documents(
     from rag_assets.commands.output import note, print_json
     from rag_assets.core.corpus.document_cards import card_values
     from rag_assets.core.store.card_tables import load_cards
-    from rag_assets.serving.published import check_collections, read_catalogue
+    from rag_assets.serving.catalogue_reads import check_collections, read_catalogue
 
     with read_catalogue() as con:
         known = check_collections(con, collection or None)

@@ -210,10 +210,9 @@ def materialize(
     from rag_assets.commands.catalogue_start import start_checks
     from rag_assets.commands.progress import console_log_level
     from rag_assets.commands.run_health import recover_dead_runs
-    from rag_assets.core.settings import collections_file
+    from rag_assets.core.settings import collections_file, load_collections
     from rag_assets.definitions import defs
     from rag_assets.defs.partitions import register_collections
-    from rag_assets.settings import load_collections
 
     configured = [spec.name for spec in load_collections()]  # validated: one line per mistake
     names = collection or configured

@@ -25,7 +25,10 @@ functions; and the layout of the data folder, derived here once.
 
 The data folder: `catalogue_file()` (the DuckDB catalogue), `lancedb_uri()`, `models_dir()` (the
 converted base model), `adapters_dir()` (router adapters), `rerankers_dir()` (passage
-rerankers), `reports_root()` (evaluation reports).
+rerankers), `reports_root()` (evaluation reports, `latest_summary_path()`).
+
+The collections file: `load_collections()` reads and validates it (YAML; every problem is one
+`CollectionsFileError` naming the file, the entry and the problem).
 
 Values are read on every call, never cached: tests and commands set variables at run time.
 Variables that configure third-party libraries (HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE,
@@ -35,10 +38,17 @@ the CLI's light commands and the core read these too.
 
 from __future__ import annotations
 
+import glob
 import os
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rag_assets.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from rag_assets.core.corpus.sources import CollectionSpec
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_COLLECTIONS_FILE = PROJECT_ROOT / "collections.yaml"
@@ -104,6 +114,11 @@ def rerankers_dir() -> Path:
 def reports_root() -> Path:
     """Evaluation reports: <reports root>/<collection>/<run id>/ and .../latest/."""
     return data_dir() / "reports"
+
+
+def latest_summary_path(collection: str) -> Path:
+    """The collection's latest evaluation summary: <reports root>/<collection>/latest/summary.json."""
+    return reports_root() / collection / "latest" / "summary.json"
 
 
 def collections_file() -> Path:
@@ -197,3 +212,133 @@ def openai_model() -> str:
 def openai_api_key() -> str:
     """RAG_OPENAI_API_KEY, read when the engine starts; never stored in a resource's config."""
     return os.environ.get(API_KEY_ENV, "")
+
+
+# --- which collections (the collections file) -------------------------------------------------
+# Read when the code location loads: collections are the partitions of every per-collection asset
+# and Dagster needs partitions at definition time. The corpus modules (and YAML) are imported in
+# the functions that use them, so a light command that only reads a variable does not load the
+# parsers' libraries.
+
+
+_ENTRY_KEYS = ("name", "path", "format", "questions")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_UNSET_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+
+
+class CollectionsFileError(ConfigError):
+    """The collections file cannot be used; the message names the file, the entry and the problem."""
+
+
+def load_collections(path: Path | None = None) -> list[CollectionSpec]:
+    """Parse and validate the collections file, before any run: every entry needs a valid name, a
+    path that exists (a file, a folder, a glob matching something, or a built-in source) and a
+    known format. Relative paths are relative to the file's folder. Any problem raises one
+    `CollectionsFileError` naming the file and the entry."""
+    import yaml
+
+    path = Path(path or collections_file())
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CollectionsFileError(f"collections file {path} does not exist (set RAG_COLLECTIONS)") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise CollectionsFileError(f"collections file {path} cannot be read: {err}") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise CollectionsFileError(f"collections file {path} is not valid YAML{where}: {problem}") from None
+    entries = raw.get("collections") if isinstance(raw, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise CollectionsFileError(
+            f"collections file {path}: expected a non-empty 'collections:' list of {{name, path, format}} entries"
+        )
+    specs = [_collection_entry(path, i, entry) for i, entry in enumerate(entries, start=1)]
+    seen: set[str] = set()
+    for i, spec in enumerate(specs, start=1):
+        if spec.name in seen:
+            raise CollectionsFileError(
+                f"collections file {path}, entry #{i}: collection name {spec.name!r} is used twice"
+            )
+        seen.add(spec.name)
+    return specs
+
+
+def _collection_entry(path: Path, number: int, entry: object) -> CollectionSpec:
+    from rag_assets.core.corpus.parsers import FORMATS
+    from rag_assets.core.corpus.sources import AUTO, PAGE_FORMATS, CollectionSpec
+
+    known_formats = (AUTO, *FORMATS, *PAGE_FORMATS)
+    label = f"collections file {path}, entry #{number}"
+    if not isinstance(entry, dict):
+        raise CollectionsFileError(f"{label}: expected a mapping with name, path and format, got {entry!r}")
+    if entry.get("name") is not None:
+        label += f" ({entry['name']!r})"
+
+    def fail(problem: str) -> CollectionsFileError:
+        return CollectionsFileError(f"{label}: {problem}")
+
+    unknown = sorted(str(k) for k in entry if k not in _ENTRY_KEYS)
+    if unknown:
+        raise fail(f"unknown key(s) {', '.join(unknown)}; expected {', '.join(_ENTRY_KEYS)}")
+    name, where = entry.get("name"), entry.get("path")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise fail("'name' must be 1-64 letters, digits, '-' or '_', starting with a letter or digit")
+    if not isinstance(where, str) or not where.strip():
+        raise fail("'path' must be a file, a folder, a glob or builtin:python-reference")
+    fmt = str(entry.get("format") or AUTO)
+    if fmt not in known_formats:
+        raise fail(f"unknown format {fmt!r}; expected one of {', '.join(known_formats)}")
+    where = _source_path(path, where, fail)
+    questions = _questions_path(path, entry.get("questions"), fail)
+    return CollectionSpec(name=name, path=where, format=fmt, questions=questions)
+
+
+def _source_path(collections: Path, raw: str, fail: Callable[[str], CollectionsFileError]) -> str:
+    """The entry's documents: a built-in source, a glob that matches a file, or an existing path."""
+    from rag_assets.core.corpus.sources import BUILTIN_PYTHON_REFERENCE
+
+    builtin_sources = (BUILTIN_PYTHON_REFERENCE,)
+    where = _resolve(collections, _expand(raw, fail, "path"))
+    if where.startswith("builtin:"):
+        if where not in builtin_sources:
+            raise fail(f"unknown built-in source {where!r}; expected one of {', '.join(builtin_sources)}")
+    elif any(ch in where for ch in "*?["):
+        if not any(Path(p).is_file() for p in glob.iglob(where, recursive=True)):
+            raise fail(f"path {where} matches no file")
+    elif not Path(where).exists():
+        raise fail(f"path {where} does not exist")
+    return where
+
+
+def _questions_path(collections: Path, raw: object, fail: Callable[[str], CollectionsFileError]) -> str | None:
+    """The entry's optional question set: a built-in set or an existing JSONL file."""
+    from rag_assets.core.corpus.question_sets import BUILTIN_PYTHON_REFERENCE_QUESTIONS
+
+    builtin_questions = (BUILTIN_PYTHON_REFERENCE_QUESTIONS,)
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not raw.strip():
+        raise fail("'questions' must be a JSONL file or builtin:python-reference-questions")
+    questions = _resolve(collections, _expand(raw, fail, "questions"))
+    if questions.startswith("builtin:"):
+        if questions not in builtin_questions:
+            raise fail(f"unknown built-in question set {questions!r}; expected {', '.join(builtin_questions)}")
+    elif not Path(questions).is_file():
+        raise fail(f"questions file {questions} does not exist")
+    return questions
+
+
+def _expand(value: str, fail, key: str) -> str:
+    expanded = os.path.expandvars(value)
+    unset = _UNSET_VARIABLE.search(expanded)
+    if unset:
+        raise fail(f"{key} {value!r} uses the environment variable {unset.group(1)}, which is not set")
+    return expanded
+
+
+def _resolve(collections: Path, value: str) -> str:
+    if value.startswith("builtin:") or Path(value).is_absolute():
+        return value
+    return str((collections.parent / value).resolve())

@@ -18,8 +18,8 @@ from fastapi import HTTPException, Request
 
 from rag_assets.core.errors import ConfigError
 from rag_assets.core.store.api_tokens import EVERY_COLLECTION, TokenGrant, hash_token, valid_tokens
+from rag_assets.serving.catalogue_reads import catalogue_path, catalogue_stamp, read_catalogue
 from rag_assets.serving.limits import MAX_QUESTION_CHARS, check_length
-from rag_assets.serving.published import catalogue_path, catalogue_stamp, read_catalogue
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # as a Host header names them (IPv6 in brackets)
 WILDCARDS = ("0.0.0.0", "::", "")  # bind addresses meaning "every interface"

@@ -270,7 +270,7 @@ def _register_search_and_ask(app: FastAPI, service: QueryService, searches: Gate
         who: Caller = Depends(caller),
     ) -> dict[str, Any]:
         """Needs `read` in the collections searched (none named: the token's own)."""
-        from rag_assets.serving.published import published_reranker
+        from rag_assets.serving.catalogue_reads import published_reranker
 
         check_length("the query", q, MAX_QUERY_CHARS)
         check_count("collections", collection, MAX_COLLECTIONS)
@@ -361,7 +361,7 @@ def _register_audit(app: FastAPI, service: QueryService) -> None:
     @app.get("/collections")
     def collections(who: Caller = Depends(caller)) -> dict[str, Any]:
         from rag_assets.core.store.publication import pin_index
-        from rag_assets.serving.published import read_catalogue
+        from rag_assets.serving.catalogue_reads import read_catalogue
 
         names = who.within(service.collections(), "read")
         with read_catalogue() as con:
@@ -376,7 +376,7 @@ def _register_tokens(app: FastAPI, service: QueryService) -> None:
         """Needs `admin`: the tokens that reach the collections the caller administers (names and
         scopes, never the secrets)."""
         from rag_assets.core.store.api_tokens import list_tokens
-        from rag_assets.serving.published import read_catalogue
+        from rag_assets.serving.catalogue_reads import read_catalogue
 
         mine = set(who.within([*service.collections(), EVERY_COLLECTION], "admin"))
         if not mine:

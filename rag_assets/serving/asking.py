@@ -28,7 +28,7 @@ from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.transactions import table_exists
 from rag_assets.core.store.tree_tables import CatalogueTrees
 from rag_assets.events.served_answers import enqueue_answers
-from rag_assets.serving.published import catalogue_path, check_collections, read_catalogue
+from rag_assets.serving.catalogue_reads import catalogue_path, check_collections, read_catalogue
 from rag_assets.serving.streaming import StreamingReader
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rag_assets.serving.published import LanceTables
+from rag_assets.serving.catalogue_reads import LanceTables
 
 if TYPE_CHECKING:  # the models' code loads on first use: a BM25 search imports none of it
     from rag_assets.core.answering.session import SearchableIndex

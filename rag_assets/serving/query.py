@@ -19,12 +19,12 @@ from rag_assets.core.store.api_tokens import askers
 from rag_assets.core.store.lineage import unknown_answer
 from rag_assets.core.store.publication import IndexPin
 from rag_assets.serving.audit import document_dict, trace_dict
-from rag_assets.serving.models import WarmModels
-from rag_assets.serving.published import (
+from rag_assets.serving.catalogue_reads import (
     PublishedPairs,
     check_collections,
     read_catalogue,
 )
+from rag_assets.serving.models import WarmModels
 
 if TYPE_CHECKING:  # the answering path imports the models' code: loaded when an ask needs it
     from rag_assets.serving.asking import AskResult
@@ -150,7 +150,7 @@ class QueryService:
         if asked_by is not None:
             from rag_assets.core.store.api_tokens import record_asker
             from rag_assets.core.store.connections import catalogue_connection
-            from rag_assets.serving.published import catalogue_path
+            from rag_assets.serving.catalogue_reads import catalogue_path
 
             with catalogue_connection(catalogue_path(), read_only=False, on_wait=self.on_wait) as con:
                 record_asker(con, result.record.answer_id, asked_by)

@@ -22,7 +22,7 @@ def run_service(
     from rag_assets.commands.errors import console
     from rag_assets.core.store.api_tokens import valid_tokens
     from rag_assets.serving.app import create_app
-    from rag_assets.serving.published import catalogue_path, read_catalogue
+    from rag_assets.serving.catalogue_reads import catalogue_path, read_catalogue
 
     start_checks()  # an older catalogue upgraded, each missing published piece named
     exposed = not is_loopback(host)

@@ -111,7 +111,7 @@ from rag_assets.events.reconcile import answers_reported
 from rag_assets.serving.access import OVER_STDIO, TokenBook
 from rag_assets.serving.asking import AskResult
 from rag_assets.serving.mcp_server import McpAccess, build_mcp
-from rag_assets.serving.published import catalogue_path
+from rag_assets.serving.catalogue_reads import catalogue_path
 from rag_assets.serving.query import QueryService
 from tests.answer_outcomes import answer_outcome
 from tests.unit.service_catalogue import answer_record

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from rag_assets.core.answering.generation.prompts import DISCOURSE_RELATIONS, RHETORICAL_RELATIONS
-from rag_assets.core.answering.reading import run_strategy
+from rag_assets.core.answering.strategy_runner import run_strategy
 from rag_assets.core.answering.types import StrategySpec
 from rag_assets.core.corpus.tree_building import document_tree
 from rag_assets.core.engines.base import Generation

@@ -10,7 +10,7 @@ import pytest
 
 from rag_assets.core.answering.known_terms import term_share
 from rag_assets.core.answering.no_answer import NOT_FOUND_ANSWER, noise_questions
-from rag_assets.core.answering.reading import run_strategy
+from rag_assets.core.answering.strategy_runner import run_strategy
 from rag_assets.core.answering.types import RetrievalExtras, StrategySpec
 from rag_assets.core.corpus.question_sets import BUILTIN_PYTHON_REFERENCE_QUESTIONS, load_questions
 from rag_assets.core.corpus.sources import BUILTIN_PYTHON_REFERENCE, CollectionSpec, SourceDocument, iter_collection

@@ -20,10 +20,10 @@ from rag_assets.core.answering.r4_reordering import (
     reorder,
     train_position_policy,
 )
-from rag_assets.core.answering.readers import number_blocks, reader_messages
-from rag_assets.core.answering.reading import run_strategy
+from rag_assets.core.answering.reader_prompts import number_blocks, reader_messages
 from rag_assets.core.answering.rewriting import clean_rewrite, rewrite_queries
 from rag_assets.core.answering.strategies import gather_evidence
+from rag_assets.core.answering.strategy_runner import run_strategy
 from rag_assets.core.answering.types import RetrievalExtras, StrategySpec
 from rag_assets.core.corpus.blocks import heading, paragraph
 from rag_assets.core.corpus.tree import build_tree

@@ -103,8 +103,19 @@ def test_router_metrics_scores_every_dev_test_question_with_intervals_then_falls
     for rate in RATES:
         assert 0.0 <= row[f"{rate}_low"] <= row[rate] <= row[f"{rate}_high"] <= 1.0
         assert metrics[f"similarity/{rate}_interval"] == f"{row[f'{rate}_low']:.3f}-{row[f'{rate}_high']:.3f}"
-    # three questions, some views answered and some refused by the gold: a real spread
-    assert row["ans_f1_high"] - row["ans_f1_low"] > 0 or row["ref_acc_high"] - row["ref_acc_low"] > 0
+    # each question's answer is in one document of the two it sees: one gold answer view and one
+    # gold refusal per question, and the oracle labels write no EXPAND line
+    assert (row["samples"], row["gold_answer_views"], row["refusal_views"], row["expand_lines"]) == (6, 3, 3, 0)
+    # the similarity router refuses every view the gold refuses: every question right, so every
+    # resample of questions is right and the interval is the point 1.0
+    assert (row["ref_acc"], row["ref_acc_low"], row["ref_acc_high"]) == (1.0, 1.0, 1.0)
+    # its answers: F1 1, 1 and 2/3 on the three questions' answer views, so 8/9; the interval spans
+    # a resample of the 2/3 question alone (drawn 3 times in 3: 1/27 of resamples, above the 2.5%
+    # tail) to a resample without it (8/27 of them)
+    assert row["answer_views"] == 3
+    assert row["ans_f1"] == pytest.approx(8 / 9)
+    assert (row["ans_f1_low"], row["ans_f1_high"]) == (pytest.approx(2 / 3), 1.0)
+    assert (row["exp_pre"], row["exp_pre_low"], row["exp_pre_high"]) == (0.0, 0.0, 0.0)  # no EXPAND line: 0 by rule
 
     # The same collection without dev/test questions: the routing validation fold, as the title says.
     Path(project["resources"]["sources"].collections_file).parent.joinpath("questions.jsonl").write_text(

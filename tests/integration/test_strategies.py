@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_assets.core.answering.reading import run_strategy
+from rag_assets.core.answering.strategy_runner import run_strategy
 from rag_assets.core.answering.types import StrategySpec
 from rag_assets.core.corpus.tree import STRUCTURE
 from rag_assets.core.engines.base import BatchClock, Generation

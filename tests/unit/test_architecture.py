@@ -221,7 +221,7 @@ def test_no_module_over_the_line_limit() -> None:
 # the routers. The assets, the service and the CLI answer through it, so they cannot drift apart.
 SESSION_ONLY = {
     "rag_assets.core.answering.strategies": {"gather_evidence"},
-    "rag_assets.core.answering.reading": {"run_strategy", "STRATEGY_RUNNERS"},
+    "rag_assets.core.answering.strategy_runner": {"run_strategy", "STRATEGY_RUNNERS"},
     "rag_assets.core.routing.scoring_router": {"ScoringRouter", "OracleRouter", "HitNodesRouter"},
     "rag_assets.core.routing.likelihood_router": {"LikelihoodRouter"},
 }
@@ -261,7 +261,7 @@ def test_materialization_records_read_only_through_upstream() -> None:
 def test_the_session_rules_see_what_they_guard() -> None:
     # the rules above must find what they forbid where it is allowed, or they prove nothing
     session = {(base, n) for base, names, _ in _imports("rag_assets.core.answering.session") for n in names}
-    assert ("rag_assets.core.answering.reading", "run_strategy") in session
+    assert ("rag_assets.core.answering.strategy_runner", "run_strategy") in session
     assert ("rag_assets.core.routing.scoring_router", "ScoringRouter") in session
     upstream_calls = [
         node

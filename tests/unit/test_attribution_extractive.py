@@ -6,7 +6,7 @@ import pytest
 
 from rag_assets.core.answering.attribution import attribute, evidence_blocks
 from rag_assets.core.answering.extractive import extract_answer, typed_span, units
-from rag_assets.core.answering.readers import number_blocks
+from rag_assets.core.answering.reader_prompts import number_blocks
 from rag_assets.core.answering.types import Citation
 
 pytestmark = pytest.mark.unit

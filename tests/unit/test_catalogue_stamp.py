@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 
-from rag_assets.serving.published import catalogue_stamp
+from rag_assets.serving.catalogue_reads import catalogue_stamp
 
 
 def test_every_commit_changes_the_stamp_and_reads_do_not(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def test_version_prints_the_package_version() -> None:
 
 
 def test_lancedb_uri_matches_the_vector_store_resource(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rag_assets.serving.published import DEFAULT_TABLE, lancedb_uri
+    from rag_assets.serving.catalogue_reads import DEFAULT_TABLE, lancedb_uri
     from resources.vectors import VectorStoreResource
 
     monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path))

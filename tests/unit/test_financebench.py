@@ -149,7 +149,7 @@ def test_gold_pages_and_page_hit_through_the_catalogue(tmp_path: Path) -> None:
 def test_datasets_config_reads_financebench_with_gold_pages(
     shared_datasets: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rag_assets.settings import load_collections
+    from rag_assets.core.settings import load_collections
 
     monkeypatch.setenv("RAG_DATA", str(shared_datasets))
     root = Path(__file__).resolve().parents[2]

@@ -20,8 +20,8 @@ from rag_assets.core.answering.no_answer import RelevanceFloor
 from rag_assets.serving.access import OVER_STDIO, TokenBook
 from rag_assets.serving.app import create_app
 from rag_assets.serving.asking import AskResult
+from rag_assets.serving.catalogue_reads import read_catalogue
 from rag_assets.serving.mcp_server import McpAccess, build_mcp
-from rag_assets.serving.published import read_catalogue
 from rag_assets.serving.query import QueryService
 from tests.answer_outcomes import answer_outcome
 from tests.unit.service_catalogue import ServedCatalogue, answer_record, served_catalogue_in

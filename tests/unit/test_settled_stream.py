@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from rag_assets.core.answering import echo
 from rag_assets.core.answering.answer_ending import complete_answer
 from rag_assets.core.answering.echo import settle_answer
 from rag_assets.serving.streaming import SettledStream
@@ -51,18 +52,49 @@ def test_finish_says_when_the_stream_is_not_the_stored_answer() -> None:
     assert not stream.finish("Once a year.")
 
 
-@pytest.mark.parametrize(
-    "pieces",
-    [
-        ["Every month.", " Every month.", " Every month.", " Every month."],
+def _words(text: str, times: int) -> list[str]:
+    """`text` said `times` times in a row, as a reader streams it: one piece per word."""
+    said = " ".join([text] * times).split(" ")
+    return [said[0], *(" " + word for word in said[1:])]
+
+
+# A loop (a phrase said LOOP_REPEATS = 3 times or more in a row) is cut after its first saying
+# (core/answering/degenerate.py `cut_loop`): what is stored is that first saying, and that is all
+# that is streamed. Numbering with nothing in it is no answer at all: stored empty.
+LOOPS = [
+    (["Every month.", " Every month.", " Every month.", " Every month."], "Every month."),
+    (
         ["Descale it.", " Rinse it.", " Descale it.", " Rinse it.", " Descale it.", " Rinse it."],
-        ["1.", " 1.", " 1.", " 2.", " 3.", " 4."],  # numbering with nothing in it: no answer at all
-    ],
-)
-def test_a_loop_is_never_streamed(pieces: list[str]) -> None:
+        "Descale it. Rinse it.",
+    ),
+    (["1.", " 1.", " 1.", " 2.", " 3.", " 4."], ""),
+    *(
+        (_words(sentence, times), sentence)
+        for sentence in ("Every month.", "Use the red button.", "Descale it. Rinse it.")
+        for times in (3, 4, 7)
+    ),
+]
+
+
+def _assert_loop_cut(pieces: list[str], expected: str) -> None:
     streamed, stored, consistent = stream_of(pieces, output_tokens=12, max_new_tokens=32)
-    assert streamed == stored and consistent
-    assert stored in ("Every month.", "Descale it. Rinse it.", "")
+    assert stored == expected
+    assert streamed == expected and consistent
+
+
+@pytest.mark.parametrize(("pieces", "expected"), LOOPS)
+def test_a_loop_is_never_streamed(pieces: list[str], expected: str) -> None:
+    _assert_loop_cut(pieces, expected)
+
+
+@pytest.mark.parametrize(("pieces", "expected"), [case for case in LOOPS if case[1]])
+def test_the_loop_test_fails_for_a_cutter_that_keeps_nothing(
+    pieces: list[str], expected: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the stored text and the stream both settle through echo.settle_answer, which cuts with cut_loop
+    monkeypatch.setattr(echo, "cut_loop", lambda text: "")
+    with pytest.raises(AssertionError):
+        _assert_loop_cut(pieces, expected)
 
 
 def test_a_sentence_said_twice_then_left_is_streamed_whole() -> None:

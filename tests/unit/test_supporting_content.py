@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag_assets.core.answering.attribution import attribute
-from rag_assets.core.answering.readers import number_blocks
+from rag_assets.core.answering.reader_prompts import number_blocks
 from rag_assets.core.answering.support import claim_of
 from rag_assets.core.answering.types import Citation
 

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from rag_assets.core.answering.degenerate import cut_loop, only_list_markers
-from rag_assets.core.answering.readers import INJECTION_GUARD, STYLES
+from rag_assets.core.answering.reader_prompts import INJECTION_GUARD, STYLES
 from rag_assets.core.answering.types import AnswerOutcome
 
 # every sentence the reader prompts give the model (a 5-word run of any of them is an echo)

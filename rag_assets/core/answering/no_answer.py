@@ -9,7 +9,7 @@ or table row of the evidence for the question (not the trained passage reranker 
 extractive answers: it learnt from the train questions, the floor's own validation questions
 among them, and scores them higher than new ones). Below the collection's *floor* the answer is
 `NOT_FOUND_ANSWER`, with the evidence kept as evidence also given (none of it supports), and the
-reader is not asked (core/answering/reading.py): what it would stream is never taken back.
+reader is not asked (core/answering/strategy_runner.py): what it would stream is never taken back.
 
 The floor is measured, never guessed, from two sides: it lies below the relevance of most
 questions the documents answer (the `ANSWERED_QUANTILE` quantile of the routers' validation

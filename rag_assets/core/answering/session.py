@@ -22,8 +22,8 @@ from rag_assets.core.answering.extractive import EmbedderScorer
 from rag_assets.core.answering.no_answer import RelevanceFloor
 from rag_assets.core.answering.published import PublishedCollection
 from rag_assets.core.answering.r4_reordering import PositionPolicy, load_position_policy
-from rag_assets.core.answering.reading import run_strategy
 from rag_assets.core.answering.strategies import gather_evidence
+from rag_assets.core.answering.strategy_runner import run_strategy
 from rag_assets.core.answering.types import AnswerOutcome, PairScorer, RetrievalExtras, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.corpus.tree import TreeNode

@@ -24,7 +24,7 @@ Every evidence-giving strategy takes a `reorder` knob (core/answering/r4_reorder
 edges-first, or the learned R4 position policy). The rewrite, the namespaces searched and the
 order given to the reader are kept per answer (`GatheredEvidence.retrieval`, stored in the
 answer's versions next to the original question).
-The strategies are run, and their evidence read, by core/answering/reading.py.
+The strategies are run, and their evidence read, by core/answering/strategy_runner.py.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 from rag_assets.core.answering.citations import node_citation, passage_citations
 from rag_assets.core.answering.r4_reordering import EvidenceItem, reorder
-from rag_assets.core.answering.readers import number_blocks
+from rag_assets.core.answering.reader_prompts import number_blocks
 from rag_assets.core.answering.rewriting import rewrite_queries
 from rag_assets.core.answering.types import (
     KINDS,

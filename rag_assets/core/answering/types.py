@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from rag_assets.core.answering.r4_reordering import REORDERS, PositionPolicy
-from rag_assets.core.answering.readers import reader_style
+from rag_assets.core.answering.reader_prompts import reader_style
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.engines.base import LLMEngine
 from rag_assets.core.index.retrieval import SearchHit

@@ -33,11 +33,3 @@ def source_fingerprint(spec: CollectionSpec) -> dict[str, str]:
 def fingerprint_digest(fingerprint: dict[str, str]) -> str:
     payload = "\n".join(f"{k}\t{v}" for k, v in sorted(fingerprint.items()))
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-
-def diff_fingerprints(old: dict[str, str], new: dict[str, str]) -> dict[str, list[str]]:
-    return {
-        "added": sorted(set(new) - set(old)),
-        "removed": sorted(set(old) - set(new)),
-        "changed": sorted(k for k in set(old) & set(new) if old[k] != new[k]),
-    }

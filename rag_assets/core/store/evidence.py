@@ -55,11 +55,3 @@ def load_evidence(con: duckdb.DuckDBPyConnection, collection: str) -> list[Evide
         metrics = {m: float(v) for m, v in figures.items() if v is not None}
         out.append(EvidenceRow(strategy, router, bool(filled), qid, metrics, int(words), float(seconds)))
     return out
-
-
-def evidence_run(con: duckdb.DuckDBPyConnection, collection: str) -> str | None:
-    """The run id that wrote the collection's rows (None when there are none)."""
-    if not table_exists(con, TABLE):
-        return None
-    found = con.execute(f"SELECT any_value(run_id) FROM {TABLE} WHERE collection = ?", [collection]).fetchone()
-    return found[0] if found else None

@@ -23,7 +23,7 @@ from rag_assets.core.answering.r4_reordering import (
     ReorderTrainingResult,
     train_position_policy,
 )
-from rag_assets.core.answering.readers import number_blocks, reader_messages
+from rag_assets.core.answering.reader_prompts import number_blocks, reader_messages
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.index.retrieval import search

@@ -38,7 +38,7 @@ from rag_assets.core.answering.generation.prompts import (
     synthesis_messages,
 )
 from rag_assets.core.answering.generation.stages import StageRunner, clip_words
-from rag_assets.core.answering.readers import number_blocks, reader_messages, reader_style
+from rag_assets.core.answering.reader_prompts import number_blocks, reader_messages, reader_style
 from rag_assets.core.answering.types import AnswerOutcome, Citation, Retrieve, StrategySpec
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.engines.base import BatchClock, Generation, LLMEngine

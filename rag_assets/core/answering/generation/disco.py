@@ -56,7 +56,7 @@ from rag_assets.core.answering.generation.prompts import (
     graph_messages,
 )
 from rag_assets.core.answering.generation.stages import StageRunner, clip_words
-from rag_assets.core.answering.readers import reader_messages, reader_style
+from rag_assets.core.answering.reader_prompts import reader_messages, reader_style
 from rag_assets.core.answering.types import AnswerOutcome, Retrieve, StrategySpec
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.engines.base import BatchClock, Generation, LLMEngine

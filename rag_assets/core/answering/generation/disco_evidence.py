@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from rag_assets.core.answering.citations import passage_citations
 from rag_assets.core.answering.generation.contregen import citation_dict
-from rag_assets.core.answering.readers import number_blocks
+from rag_assets.core.answering.reader_prompts import number_blocks
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.index.retrieval import SearchHit
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag_assets.core.answering.readers import INJECTION_GUARD, fence_evidence, reader_style
+from rag_assets.core.answering.reader_prompts import INJECTION_GUARD, fence_evidence, reader_style
 from rag_assets.core.engines.base import ChatMessages
 
 # ----------------------------------------------------------------------------------- ConTReGen

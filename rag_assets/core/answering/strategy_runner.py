@@ -23,7 +23,7 @@ from rag_assets.core.answering.generation.contregen import run_contregen
 from rag_assets.core.answering.generation.disco import run_disco
 from rag_assets.core.answering.known_terms import TermShare, term_refusals
 from rag_assets.core.answering.no_answer import below_floor, evidence_relevance, not_found
-from rag_assets.core.answering.readers import reader_messages, reader_style
+from rag_assets.core.answering.reader_prompts import reader_messages, reader_style
 from rag_assets.core.answering.strategies import GatheredEvidence, gather_evidence
 from rag_assets.core.answering.types import (
     EXTRACTIVE_KINDS,
