@@ -5,7 +5,7 @@ table. Minutes per set instead of `make run`'s reader passes; `answers` is not r
 
     DAGSTER_HOME=/tmp/ev-home RAG_DATA_DIR=/tmp/ev-home/data RAG_DATA=$PWD/../shared/datasets \\
     RAG_COLLECTIONS=collections.datasets.yaml \\
-        .venv/bin/python benchmarks/evidence_evaluation.py --config run.datasets.yaml -c nq_wiki
+        .venv/bin/python -m benchmarks.evidence_evaluation --config run.datasets.yaml -c nq_wiki
 
 `--router-kinds encoder` trains only the encoder router (the run config may also train the LLM
 adapter, which takes longer on a CPU); `--kinds` chooses the router kinds measured.

@@ -4,7 +4,7 @@ choosing questions), from a materialized catalogue.
 
     DAGSTER_HOME=/tmp/h RAG_DATA_DIR=dagster_home/data-datasets RAG_COLLECTIONS=collections.datasets.yaml \\
     RAG_DATA=$PWD/../shared/datasets \\
-        .venv/bin/python benchmarks/node_scorers.py -c nq_wiki --folds 3 --config run.datasets.yaml
+        .venv/bin/python -m benchmarks.node_scorers -c nq_wiki --folds 3 --config run.datasets.yaml
 
 Why: the router's own choices are bounded by where its scores rank the gold node
 (`core/evaluation/node_ranking.py`), so a better node scorer is the lever the margin curve points
@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cross_fitted_evidence import prepare
+from benchmarks.cross_fitted_evidence import prepare
 
 
 def main() -> None:

@@ -29,13 +29,9 @@ from rag_assets.core.figures import figure, png_bytes, png_markdown
 from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.routing.action_format import routing_messages
 from rag_assets.core.routing.encoder_settings import EncoderSettings
-from rag_assets.core.routing.encoder_training import EncoderTrainingResult, train_encoder
-from rag_assets.core.routing.held_out_routing import (
-    LabelledView,
-    calibrate_similarity,
-    load_routing_examples,
-    weight_real_views,
-)
+from rag_assets.core.routing.encoder_training import EncoderTrainingResult
+from rag_assets.core.routing.held_out_routing import LabelledView, calibrate_similarity, load_routing_examples
+from rag_assets.core.routing.router_training import train_encoder_router
 from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
 from rag_assets.core.routing.teachers import SimilarityThresholds
 from rag_assets.core.store.published_models import PublishedModel, publish_models
@@ -177,28 +173,28 @@ def _train_encoder_router(
 ) -> tuple[AdapterRecord, dict[str, object]]:
     """Fine-tune the encoder router and record it: its registry row and its metadata."""
     settings = config.encoder_settings()
-    weighted = weight_real_views(folds.train, config.encoder_real_weight)
-    result = train_encoder(
-        encoder.model_path,
-        [e.example for e in weighted],
-        [e.example for e in folds.validation],
+    trained = train_encoder_router(
+        encoder,
+        folds.train,
+        folds.validation,
         base_model.adapters_dir(),
         settings,
-        device=encoder.device,
+        real_weight=config.encoder_real_weight,
+        held_out=held_out,
         on_step=_step_logger(context, "encoder"),
         extra_record={
             "collection": folds.collection,
             "similarity_thresholds": asdict(similarity),
             "real_weight": config.encoder_real_weight,
         },
-        held_out=held_out,
     )
+    result = trained.result
     with catalogue.get_connection() as con:
         record = record_adapter(con, folds.collection, result.adapter_id, str(result.folder), encoder.model_id)
     metadata = encoder_metadata(result, settings, held_out)
     metadata["encoder_real_weight"] = config.encoder_real_weight
     metadata["encoder_ancestor_levels"] = settings.ancestor_levels
-    metadata["encoder_train_views"] = len(weighted)
+    metadata["encoder_train_views"] = trained.train_views
     return record, metadata
 
 
