@@ -7,8 +7,7 @@ Two router kinds learn from the same curated routing actions (train fold):
   thresholds calibrated on the train fold).
 - `llm`: the paper's LoRA adapter (peft SFT, loss on the target tokens only) on the base LLM; the
   path for GPU users with 1.5-8B models. Its untrained counterpart is the base model.
-Each trained router is published atomically under a content id and recorded in `router_adapters`;
-each materialization replaces the collection's router rows of `published_models` (ids, folders,
+Each trained router is published atomically under a content id; each materialization replaces the collection's router rows of `published_models` (ids, folders,
 the similarity thresholds), and every answering user reads exactly those (the ones the latest
 materialization produced) through `load_published`.
 """
@@ -36,11 +35,10 @@ from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
 from rag_assets.core.routing.teachers import SimilarityThresholds
 from rag_assets.core.store.published_models import PublishedModel, publish_models
 from rag_assets.core.store.question_table import load_question_rows
-from rag_assets.core.store.router_registry import AdapterRecord, record_adapter
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
 from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
-from rag_assets.defs.metadata import PLOT_COLOUR, line_plot_markdown, markdown_table, report_side_table
+from rag_assets.defs.metadata import PLOT_COLOUR, line_plot_markdown, markdown_table
 from rag_assets.defs.partitions import collection_partitions
 from rag_assets.defs.routing.router_config import RouterKind, RouterTrainingConfig
 from resources.embedder import EmbedderResource
@@ -82,7 +80,7 @@ def router_adapter(
     if not train:
         return _publish_untrained(context, catalogue, collection)
     metadata = _views_metadata(config, train, validation)
-    records: dict[str, AdapterRecord] = {}
+    records: dict[str, TrainedRouter] = {}
     encoder = embedder.get()
     # The untrained encoder's thresholds (the similarity router), calibrated on the train fold.
     similarity = calibrate_similarity(encoder, [e.example for e in train])
@@ -95,20 +93,26 @@ def router_adapter(
     folds = _Folds(collection, train, validation)
     if RouterKind.encoder in config.kinds:
         records["encoder"], trained = _train_encoder_router(
-            context, config, catalogue, base_model, encoder, folds, held_out, similarity
+            context, config, base_model, encoder, folds, held_out, similarity
         )
         metadata.update(trained)
     if RouterKind.llm in config.kinds:
-        records["llm"], trained = _train_llm_router(context, config, catalogue, base_model, folds)
+        records["llm"], trained = _train_llm_router(context, config, base_model, folds)
         metadata.update(trained)
     with catalogue.get_connection() as con:
         publish_models(con, collection, published_routers(records, similarity, context.run.run_id), kinds=ROUTER_PIECES)
-        if records:  # the registry rows this step wrote: a materialization of the side table
-            report_side_table(
-                context, con, "router_adapters", routers=", ".join(r.adapter_id for r in records.values())
-            )
     version = "+".join(r.adapter_id for r in records.values()) or "untrained"
     return dg.MaterializeResult(data_version=dg.DataVersion(version), metadata=metadata)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainedRouter:
+    """One router this step trained: its content id, the folder it was published to, and what it
+    was trained from (the embedder or the base LLM)."""
+
+    adapter_id: str
+    path: str
+    base_model: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,14 +168,13 @@ def _step_logger(context: dg.AssetExecutionContext, kind: str) -> Callable[[int,
 def _train_encoder_router(
     context: dg.AssetExecutionContext,
     config: RouterTrainingConfig,
-    catalogue: DuckDBResource,
     base_model: BaseModelResource,
     encoder: Embedder,
     folds: _Folds,
     held_out: HeldOutEvidence | None,
     similarity: SimilarityThresholds,
-) -> tuple[AdapterRecord, dict[str, object]]:
-    """Fine-tune the encoder router and record it: its registry row and its metadata."""
+) -> tuple[TrainedRouter, dict[str, object]]:
+    """Fine-tune the encoder router: what was trained, and its metadata."""
     settings = config.encoder_settings()
     trained = train_encoder_router(
         encoder,
@@ -189,8 +192,7 @@ def _train_encoder_router(
         },
     )
     result = trained.result
-    with catalogue.get_connection() as con:
-        record = record_adapter(con, folds.collection, result.adapter_id, str(result.folder), encoder.model_id)
+    record = TrainedRouter(result.adapter_id, str(result.folder), encoder.model_id)
     metadata = encoder_metadata(result, settings, held_out)
     metadata["encoder_real_weight"] = config.encoder_real_weight
     metadata["encoder_ancestor_levels"] = settings.ancestor_levels
@@ -216,11 +218,10 @@ def _lora_settings(config: RouterTrainingConfig) -> LoraSettings:
 def _train_llm_router(
     context: dg.AssetExecutionContext,
     config: RouterTrainingConfig,
-    catalogue: DuckDBResource,
     base_model: BaseModelResource,
     folds: _Folds,
-) -> tuple[AdapterRecord, dict[str, object]]:
-    """Train the LLM router's LoRA adapter and record it: its registry row and its metadata."""
+) -> tuple[TrainedRouter, dict[str, object]]:
+    """Train the LLM router's LoRA adapter: what was trained, and its metadata."""
     examples = [TrainingExample(routing_messages(e.query, e.rendered), e.target) for e in folds.train]
     model_path = base_model.path()
     lora = train_lora(
@@ -231,8 +232,7 @@ def _train_llm_router(
         device=base_model.device,
         on_step=_step_logger(context, "llm"),
     )
-    with catalogue.get_connection() as con:
-        record = record_adapter(con, folds.collection, lora.adapter_id, str(lora.adapter_dir), str(model_path))
+    record = TrainedRouter(lora.adapter_id, str(lora.adapter_dir), str(model_path))
     return record, {
         "adapter_id": lora.adapter_id,
         "path": str(lora.adapter_dir),
@@ -329,7 +329,7 @@ def _section_weights_table(
 
 
 def published_routers(
-    records: Mapping[str, AdapterRecord], similarity: SimilarityThresholds, run_id: str
+    records: Mapping[str, TrainedRouter], similarity: SimilarityThresholds, run_id: str
 ) -> list[PublishedModel]:
     """The rows `published_models` gets from one training: each trained router's folder, and the
     similarity router's thresholds."""
