@@ -153,6 +153,18 @@ class CrossFitting:
         rest = [q for q in self.labelled if fold_of(q.qid, self.folds) != fold]
         return held, [q for q in rest if is_validation(q.qid)], [q for q in rest if not is_validation(q.qid)]
 
+    def examples(self, qid: str) -> list:
+        """The question's labelled views as the encoder reads them (RoutingExamples)."""
+        return [v.example for v in self.views[qid]]
+
+    def train_views(self, training) -> list:
+        """The RoutingExamples a fold's router trains on: the synthetic views and `training`'s,
+        weighted as `train_router` weights them, and the borrowed ones once each."""
+        from rag_assets.core.routing.held_out_routing import weight_real_views
+
+        own = self.synthetic["train"] + [v for q in training for v in self.views[q.qid]]
+        return [v.example for v in weight_real_views(own, self.real_repeats) + self.borrowed]
+
     def train_router(self, training, choosing, scratch: Path, section_labels: bool = False):
         """An encoder router trained by `router_adapter`'s training (`train_encoder_router`) on
         `training`'s views (each repeated `real_repeats` times), the synthetic views and the

@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> None:
 
     def router_scores(router: ScoringRouter):
         def score(question):
-            views = ctx.views[question.qid]
+            views = ctx.examples(question.qid)
             requests = [(question.query, e.state, sorted(e.view.visible_content_ids), []) for e in views]
             out = {}
             for example, scores in zip(views, router.score(requests)):  # one encoder call per question
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> None:
         for fold in range(args.folds):
             started = time.perf_counter()
             held, choosing, training = ctx.split(fold)
-            measured = [question_candidates(q.qid, ctx.views[q.qid]) for q in held]
+            measured = [question_candidates(q.qid, ctx.examples(q.qid)) for q in held]
             router, result, _ = ctx.train_router(training, choosing, Path(scratch) / f"router-{fold}")
             ranks += rank_questions("encoder", measured, router_scores(router))
             ranks += rank_questions("untrained encoder", measured, router_scores(untrained))

@@ -84,7 +84,7 @@ def _checks(result: dg.ExecuteInProcessResult) -> dict:
 
 
 @pytest.mark.timeout(1800)  # two routers trained and four scored on 2 shared CPU cores
-def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project: dict) -> None:
+def test_mix_teacher_adapter_and_router_metrics_base_vs_adapter(project: dict) -> None:
     teacher = {"teacher": "mix", "validation_fraction": 0.5}
     metrics = {"max_samples": 3, "max_new_tokens": 16}
     first = _materialize(
