@@ -29,11 +29,11 @@ from benchmarks.step_clock import StepClock
 
 
 def export(collection: str, out: Path) -> None:
+    from benchmarks.common import catalogue_in
     from rag_assets.core.routing.held_out_routing import load_routing_examples
-    from resources.project import project_resources
+    from rag_assets.core.store.connections import catalogue_connection
 
-    resources = project_resources(progress=False)
-    with resources["catalogue"].get_connection() as con:
+    with catalogue_connection(catalogue_in(), read_only=True) as con:
         views = {fold: [v.example for v in load_routing_examples(con, collection, fold=fold)] for fold in ("train", "validation")}  # fmt: skip
     if not views["train"]:
         raise SystemExit(f"{collection}: no stored routing views in this catalogue (run `make run` first)")

@@ -35,7 +35,9 @@ def main() -> None:
 
     import dagster as dg
 
+    from benchmarks.common import catalogue_in
     from rag_assets.core.evaluation.evidence import evidence_footnote, evidence_table, summarise_evidence
+    from rag_assets.core.store.connections import catalogue_connection
     from rag_assets.core.store.evidence import load_evidence
     from rag_assets.core.tables import markdown_table
     from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS, defs
@@ -68,7 +70,7 @@ def main() -> None:
             seconds = time.perf_counter() - started
             outcome = "succeeded" if result.success else "FAILED"
             print(f"\n{collection}: run {result.run_id} {outcome} in {seconds:.0f} s")
-        with resources["catalogue"].get_connection() as con:
+        with catalogue_connection(catalogue_in(), read_only=True) as con:
             rows = load_evidence(con, collection)
         summary = summarise_evidence(rows)
         if summary is None:

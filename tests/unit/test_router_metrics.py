@@ -182,8 +182,10 @@ def test_stored_samples_in_duckdb(tmp_path) -> None:
 
     from rag_assets.core.routing.held_out_routing import load_routing_samples
     from rag_assets.core.store.collections import replace_collection
+    from rag_assets.core.store.routing_tables import labelled_collections
 
     with duckdb.connect(str(tmp_path / "c.duckdb")) as con:
+        assert labelled_collections(con) == []  # no routing_actions table yet
         sample, _ = _stored_sample("q1")
         failed, _ = _stored_sample("q2")
         failed = failed.__class__(*(("s-failed", *tuple(getattr(failed, f) for f in failed.__slots__[1:]))))
@@ -212,6 +214,7 @@ def test_stored_samples_in_duckdb(tmp_path) -> None:
             },
         )
         loaded = load_routing_samples(con, "tiny", fold="validation")
+        assert labelled_collections(con) == ["tiny"]
     assert [(s.subtree_id, g) for s, g in loaded] == [("s-q1", G(expands={4}))]  # the failed label is never gold
     assert loaded[0][0] == sample
 
