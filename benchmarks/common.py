@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag_assets.core.answering.policy.sessions import open_session
 from rag_assets.core.answering.session import AnsweringSession
@@ -19,6 +19,9 @@ from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.settings import CATALOGUE_FILE_NAME, catalogue_file
 from rag_assets.core.store.connections import catalogue_connection
 from rag_assets.core.store.question_table import load_question_rows
+
+if TYPE_CHECKING:  # the resources import Dagster: loaded only by the benchmarks that answer
+    from resources.session_models import ResourceModels
 
 
 def catalogue_in(data_dir: Path | None = None) -> Path:
@@ -33,7 +36,7 @@ def project_resources() -> dict[str, Any]:
     return resources(progress=False)
 
 
-def session_models(resources: dict[str, Any] | None = None, **llm_changes: object) -> Any:
+def session_models(resources: dict[str, Any] | None = None, **llm_changes: object) -> ResourceModels:
     """The models the assets answer with (`ResourceModels`), the LLM resource with `llm_changes`
     (e.g. batch_size)."""
     from resources.session_models import ResourceModels
@@ -48,7 +51,7 @@ def open_collection(
     splits: str = "dev,test",
     *,
     keep: Callable[[Question], bool] | None = None,
-    models: Any = None,
+    models: ResourceModels | None = None,
 ) -> tuple[AnsweringSession, list[Question]]:
     """`collection`'s answering session (its trees, what was published for it, the questions of
     `splits` that `keep` keeps as the oracle's gold, in the order they are asked) and those
