@@ -85,7 +85,7 @@ cluster-down:
 	$(PY) -m cluster down
 
 bench: install
-	$(PY) benchmarks/dst_build.py
+	$(PY) -m benchmarks.dst_build
 
 # Screenshots of the UI (lineage graph, evaluation page) into docs/ for the README, from a real
 # webserver over this DAGSTER_HOME (run `make run` first); installs Chromium when it is missing.

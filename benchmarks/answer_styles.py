@@ -1,6 +1,7 @@
 """Generated against extractive answers, per evaluation set, on a materialized collection.
 
-For each strategy (rag-hybrid, rdr2 as `rag ask` runs them, rdr2 budgeted by rag-hybrid's words)
+For each strategy (rag-hybrid, rdr2 as `rag ask` runs them: the catalogue's spec, the one fallback rule,
+rdr2 budgeted by rag-hybrid's words)
 both forms answer the same dev+test questions through the answering session, and the script
 prints per form: containment (EM) and token F1 with 95% bootstrap intervals, ROUGE-L where gold
 answers are long, yes/no accuracy where they are yes/no, the share of answers whose first
@@ -13,7 +14,7 @@ published default is, the paired difference extractive - generated on F1 per str
 often rag-hybrid's first passage as retrieved begins with a gold node (the bar the default
 answer's first citation is held to).
 
-    RAG_DATA_DIR=dagster_home/data .venv/bin/python benchmarks/answer_styles.py \
+    RAG_DATA_DIR=dagster_home/data .venv/bin/python -m benchmarks.answer_styles \
         [-c python-reference] [--split dev,test] [--strategies rag-hybrid,rdr2] [--measure-default] [--json out.json]
 """
 
@@ -22,43 +23,25 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from rag_assets.core.answer_metrics import word_count  # noqa: E402
-from rag_assets.core.answering.echo import ECHOED, GARBLED, LOOPED, echoed  # noqa: E402
-from rag_assets.core.answering.published import load_published  # noqa: E402
-from rag_assets.core.answering.session import AnsweringSession  # noqa: E402
-from rag_assets.core.answering.strategies import gather_evidence  # noqa: E402
-from rag_assets.core.evaluation.scoring import answer_metrics, first_citation_gold  # noqa: E402
-from rag_assets.core.routing.metrics import mean_interval  # noqa: E402
-from rag_assets.core.settings import catalogue_file  # noqa: E402
-from rag_assets.core.store.connections import catalogue_connection  # noqa: E402
-from rag_assets.core.store.question_table import load_question_rows  # noqa: E402
-from rag_assets.core.store.tree_tables import load_trees  # noqa: E402
-from rag_assets.defs.evaluation.answer_form import (  # noqa: E402
-    evidence_budgets,
-    measure_default_form,
-    validation_questions,
-)
-from rag_assets.defs.evaluation.strategy_config import AnswersConfig, answer_style, interactive_spec  # noqa: E402
-from rag_assets.serving.models import WarmModels  # noqa: E402
+from benchmarks.common import catalogue_in, open_collection
+from rag_assets.core.answer_metrics import word_count
+from rag_assets.core.answering.echo import ECHOED, GARBLED, LOOPED, echoed
+from rag_assets.core.answering.policy.budgets import evidence_budgets
+from rag_assets.core.answering.policy.catalogue import answer_style, named_spec
+from rag_assets.core.answering.policy.fallback import runnable_spec
+from rag_assets.core.answering.policy.measure import measure_ask_policy, validation_questions
+from rag_assets.core.answering.session import AnsweringSession
+from rag_assets.core.answering.strategies import gather_evidence
+from rag_assets.core.evaluation.scoring import answer_metrics, first_citation_gold
+from rag_assets.core.routing.metrics import mean_interval
+from rag_assets.core.store.connections import catalogue_connection
 
 FORMS = ("generated", "extractive")
-
-
-def load(collection: str, splits: list[str]):
-    with catalogue_connection(catalogue_file(), read_only=True) as con:
-        published = load_published(con, collection)
-        questions = [q for s in splits for q in load_question_rows(con, collection, s)]
-        trees = {d: nodes for d, (nodes, _) in load_trees(con, collection).items()}
-    return published, questions, trees
 
 
 def score(questions, outcomes) -> dict[str, list[float]]:
@@ -141,25 +124,24 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--measure-default", action="store_true", help="measure the default form as `answers` does")
     args = parser.parse_args()
-    published, questions, trees = load(args.collection, args.split.split(","))
+    session, questions = open_collection(args.collection, args.split)
+    published = session.published
     if not questions:
         raise SystemExit(f"no {args.split} questions in collection {args.collection!r}")
-    style = answer_style(AnswersConfig().answer_style, questions)
-    session = AnsweringSession(published, WarmModels(), trees)
+    style = answer_style("auto", questions)  # as the `answers` asset's default config chooses it
     queries = [q.query for q in questions]
     print(f"# {args.collection}: {len(questions)} {args.split} questions, {style} answers")
-    print(f"published default form: {published.default_form} {dict(published.form_choice) or '(not measured)'}")
-    if args.measure_default:  # what `answers` would publish: measured on the routers' validation questions
-        with catalogue_connection(catalogue_file(), read_only=True) as con:
+    choice = published.form_choice
+    print(f"published default form: {choice.note if choice else published.default_form + ' (not measured)'}")
+    if args.measure_default:  # what `answer_policy` would publish: measured on the routers' validation questions
+        with catalogue_connection(catalogue_in(), read_only=True) as con:
             validation = validation_questions(con, args.collection)
-        print(f"measured default form: {measure_default_form(session, validation, style).note}")
+        print(f"measured default form: {measure_ask_policy(session, validation).note}")
     print()
     rows, results = [], {}
     for name in args.strategies.split(","):
-        spec = interactive_spec(name, style, published.llm_adapter)
-        if session.missing_piece(spec):
-            spec = dataclasses.replace(spec, router="similarity", name=f"{name} (similarity)")
-        budgets = evidence_budgets(session, queries, spec, style)
+        spec = runnable_spec(named_spec(name, style, published.llm_adapter), published).spec
+        budgets = evidence_budgets(session, queries, spec)
         for form in FORMS:
             started = time.perf_counter()
             outcomes = session.run(queries, dataclasses.replace(spec, answer_form=form), evidence_budgets=budgets)
@@ -192,7 +174,7 @@ def main() -> None:
         print("| " + " | ".join(row) + " |")
     print()
     print_differences(results)
-    first = first_passage_gold(session, questions, interactive_spec("rag-hybrid", style, None))
+    first = first_passage_gold(session, questions, named_spec("rag-hybrid", style, None))
     print(f"rag-hybrid's first passage as retrieved, first node gold: {cell(first, True)} ({len(first)} questions)")
     if args.json:
         args.json.write_text(json.dumps({f"{n}/{f}": v for (n, f), v in results.items()}, indent=1))

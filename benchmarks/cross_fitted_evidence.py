@@ -3,7 +3,7 @@ encoder router that never saw it (k-fold cross-fitting), from a materialized cat
 
     DAGSTER_HOME=/tmp/h RAG_DATA_DIR=dagster_home/data-datasets RAG_COLLECTIONS=collections.datasets.yaml \\
     RAG_DATA=$PWD/../shared/datasets \\
-        .venv/bin/python benchmarks/cross_fitted_evidence.py -c nq_wiki --folds 3 --config run.datasets.yaml
+        .venv/bin/python -m benchmarks.cross_fitted_evidence -c nq_wiki --folds 3 --config run.datasets.yaml
 
 Why: the pipeline's split keeps 60% of a set's questions to train the routers, so the report's
 evidence table rests on the other 40% (23 questions on nq_wiki, 7 on emanual). With 23 questions a
@@ -49,6 +49,8 @@ import time
 from pathlib import Path
 
 import yaml
+
+from benchmarks.common import catalogue_in, project_resources, session_models
 
 
 def fold_of(qid: str, folds: int) -> int:
@@ -129,11 +131,20 @@ class CrossFitting:
     trees: dict
     retrieve: object
     labelled: list
-    views: dict  # qid -> its labelled RoutingExamples
-    synthetic: dict  # "train" / "validation" -> synthetic RoutingExamples
+    views: dict  # qid -> its labelled views (LabelledView)
+    synthetic: dict  # "train" / "validation" -> synthetic LabelledViews
     baseline: object  # rag-hybrid's StrategySpec
     routed: object  # rdr2 with the encoder router, no budget source
     borrowed: list = dataclasses.field(default_factory=list)  # other collections' labelled views (--borrow)
+    models: object = None  # the sessions' models (benchmarks.common.session_models)
+
+    def oracle(self, held):
+        """The oracle router of a session whose gold is `held` (the questions it routes, in order)."""
+        from rag_assets.core.answering.policy.sessions import open_session
+        from rag_assets.core.store.connections import catalogue_connection
+
+        with catalogue_connection(catalogue_in(), read_only=True) as con:
+            return open_session(con, self.collection, self.models, gold=held, trees=self.trees).router("oracle")
 
     def split(self, fold: int) -> tuple[list, list, list]:
         """(measured, choosing, training) questions of `fold`: the fold's own questions, and the
@@ -142,37 +153,48 @@ class CrossFitting:
         rest = [q for q in self.labelled if fold_of(q.qid, self.folds) != fold]
         return held, [q for q in rest if is_validation(q.qid)], [q for q in rest if not is_validation(q.qid)]
 
+    def examples(self, qid: str) -> list:
+        """The question's labelled views as the encoder reads them (RoutingExamples)."""
+        return [v.example for v in self.views[qid]]
+
     def train_views(self, training) -> list:
-        """The synthetic training views, `training`'s views, each repeated `real_repeats` times, and
-        the borrowed collections' views (once each)."""
-        return (
-            self.synthetic["train"]
-            + [e for q in training for e in self.views[q.qid]] * self.real_repeats
-            + self.borrowed
-        )
+        """The RoutingExamples a fold's router trains on: the synthetic views and `training`'s,
+        weighted as `train_router` weights them, and the borrowed ones once each."""
+        from rag_assets.core.routing.held_out_routing import weight_real_views
+
+        own = self.synthetic["train"] + [v for q in training for v in self.views[q.qid]]
+        return [v.example for v in weight_real_views(own, self.real_repeats) + self.borrowed]
 
     def train_router(self, training, choosing, scratch: Path, section_labels: bool = False):
-        """An encoder router trained as `router_adapter` trains it on `training`'s views (each
-        repeated `real_repeats` times) and the synthetic views, its settings chosen on `choosing`
+        """An encoder router trained by `router_adapter`'s training (`train_encoder_router`) on
+        `training`'s views (each repeated `real_repeats` times), the synthetic views and the
+        borrowed ones (once each), its settings chosen on `choosing`
         -> (the loaded router, the training result, the choosing questions' HeldOutEvidence)."""
         from rag_assets.core.evaluation.held_out_evidence import held_out_evidence
-        from rag_assets.core.routing.encoder_training import load_encoder_router, train_encoder
+        from rag_assets.core.routing.encoder_training import load_encoder_router
+        from rag_assets.core.routing.router_training import train_encoder_router
 
         held_out = held_out_evidence(
             choosing, baseline=self.baseline, routed=self.routed, retrieve=self.retrieve, trees=self.trees
         )
-        train_views = self.train_views(training)
-        result = train_encoder(
-            self.embedder.model_path,
-            [whole_sections(e) for e in train_views] if section_labels else train_views,
-            self.synthetic["validation"] + [e for q in choosing for e in self.views[q.qid]],
+        train = self.synthetic["train"] + [v for q in training for v in self.views[q.qid]]
+        once = self.borrowed
+        if section_labels:
+            train, once = (
+                [dataclasses.replace(v, example=whole_sections(v.example)) for v in views] for views in (train, once)
+            )
+        trained = train_encoder_router(
+            self.embedder,
+            train,
+            self.synthetic["validation"] + [v for q in choosing for v in self.views[q.qid]],
             scratch,
             self.settings,
-            device=self.embedder.device,
-            progress=False,
+            real_weight=self.real_repeats,
+            once=once,
             held_out=held_out,
+            progress=False,
         )
-        return load_encoder_router(result.folder, device=self.embedder.device), result, held_out
+        return load_encoder_router(trained.result.folder, device=self.embedder.device), trained.result, held_out
 
 
 def prepare(
@@ -188,11 +210,10 @@ def prepare(
     questions' views as `router_metrics` builds the evaluation views (routing knobs from
     `config`'s `routing_subtrees`); the same for each `borrow` collection, whose labelled views
     all join every fold's training views."""
+    from rag_assets.core.answering.policy.catalogue import DEFAULT_SETTINGS, strategy_specs
     from rag_assets.core.routing.evaluation_views import ViewKnobs
-    from rag_assets.defs.evaluation.strategy_config import AnswersConfig, strategy_specs
     from rag_assets.defs.routing.router_config import RouterTrainingConfig
     from rag_assets.defs.routing.routing_data import RoutingDataConfig
-    from resources.project import project_resources
 
     if collection in borrow:
         raise SystemExit(f"--borrow {collection}: that is the measured collection itself")
@@ -208,23 +229,24 @@ def prepare(
     knobs = ViewKnobs(
         data_config.top_docs, data_config.passages_per_query, data_config.expansion_views, data_config.token_budget
     )
-    resources = project_resources(progress=False)
-    embedder = resources["embedder"].get()
+    resources = project_resources()
+    models = session_models(resources)
+    embedder = models.embedder()
     count_tokens = resources["base_model"].token_counter()
-    own = CollectionViews.load(collection, resources, embedder, knobs, count_tokens)
+    own = CollectionViews.load(collection, models, knobs, count_tokens)
     borrowed = [
-        e
+        v
         for name in borrow
-        for views in CollectionViews.load(name, resources, embedder, knobs, count_tokens).views.values()
-        for e in views
+        for views in CollectionViews.load(name, models, knobs, count_tokens).views.values()
+        for v in views
     ]
     if borrow:
         print(f"borrowed {len(borrowed)} labelled views of {', '.join(borrow)} into every fold's training", flush=True)
-    specs = strategy_specs(AnswersConfig(), "short", None)
+    specs = strategy_specs(DEFAULT_SETTINGS, "short", None)
     return CrossFitting(
         collection, folds, settings, real_repeats, embedder, count_tokens, own.trees, own.retrieve, own.labelled,
         own.views, own.synthetic, specs["rag-hybrid"],
-        dataclasses.replace(specs["rdr2"], router="encoder", evidence_budget_from=None), borrowed,
+        dataclasses.replace(specs["rdr2"], router="encoder", evidence_budget_from=None), borrowed, models,
     )  # fmt: skip
 
 
@@ -240,40 +262,37 @@ class CollectionViews:
     synthetic: dict  # "train" / "validation" -> synthetic RoutingExamples
 
     @classmethod
-    def load(cls, collection: str, resources: dict, embedder, knobs, count_tokens) -> CollectionViews:
+    def load(cls, collection: str, models, knobs, count_tokens) -> CollectionViews:
+        from rag_assets.core.answering.policy.sessions import open_session
         from rag_assets.core.evaluation.held_out_evidence import remembered
-        from rag_assets.core.index.retrieval import search
         from rag_assets.core.routing.evaluation_views import evaluation_views
-        from rag_assets.core.routing.held_out_routing import load_routing_examples
+        from rag_assets.core.routing.held_out_routing import LabelledView, load_routing_examples
         from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX, RoutingExample, restore
-        from rag_assets.core.store.publication import index_pairing
+        from rag_assets.core.store.connections import catalogue_connection
         from rag_assets.core.store.question_table import load_question_rows
-        from rag_assets.core.store.tree_tables import load_trees
 
-        with resources["catalogue"].get_connection() as con:
+        with catalogue_connection(catalogue_in(), read_only=True) as con:
             questions = load_question_rows(con, collection)
-            trees = {d: nodes for d, (nodes, _) in load_trees(con, collection).items()}
-            publication = index_pairing(con, collection).publication
+            session = open_session(con, collection, models)
             synthetic = {
-                fold: [v.example for v in load_routing_examples(con, collection, fold=fold) if v.qid.startswith(SYNTHETIC_QID_PREFIX)]
+                fold: [v for v in load_routing_examples(con, collection, fold=fold) if v.qid.startswith(SYNTHETIC_QID_PREFIX)]
                 for fold in ("train", "validation")
             }  # fmt: skip
-        if publication is None:
+        if session.published.index.version is None:
             raise SystemExit(f"{collection}: no published passage index in this catalogue (run `make run` first)")
-        index = resources["vectors"].index(embedder).pin(publication.version)
-        retrieve = remembered(lambda query, mode, k, **_: search(index, embedder, query, mode=mode, k=k, collections=[collection]))  # fmt: skip
+        trees = session.trees
+        retrieve = remembered(session.retrieve)
 
         started = time.perf_counter()
         built = evaluation_views(  # as router_metrics builds them
-            questions, lambda query, k: search(index, embedder, query, k=k, collections=[collection]), trees, knobs,
-            count_tokens,
-        )  # fmt: skip
-        views: dict[str, list[RoutingExample]] = {}
+            questions, lambda query, k: session.retrieve(query, "hybrid", k), trees, knobs, count_tokens
+        )
+        views: dict[str, list[LabelledView]] = {}
         for sample, gold in built.views:
             state, view = restore(sample, trees[sample.doc_id])
-            views.setdefault(sample.qid, []).append(
-                RoutingExample(sample.query, state, view, gold.answer_ids, gold.expand_ids)
-            )
+            example = RoutingExample(sample.query, state, view, gold.answer_ids, gold.expand_ids)
+            # the encoder trains on the example alone: no LLM prompt or target is built
+            views.setdefault(sample.qid, []).append(LabelledView(sample.qid, sample.query, "", "", example))
         labelled = [q for q in questions if q.qid in views]
         print(f"{collection}: {len(labelled)} labelled questions with views ({len(questions)} in all), "
               f"{sum(map(len, views.values()))} views, {len(synthetic['train'])} + {len(synthetic['validation'])} "
@@ -298,7 +317,6 @@ def run(
         measure_evidence,
         summarise_evidence,
     )
-    from rag_assets.core.routing.scoring_router import OracleRouter
     from rag_assets.core.tables import markdown_table
 
     ctx = prepare(collection, folds, config, real_repeats, seed, ancestor_levels, borrow)
@@ -314,7 +332,7 @@ def run(
                 baseline=baseline,
                 routed=routed,
                 kinds=["encoder", "oracle"],
-                routers={"encoder": router, "oracle": OracleRouter(held, ctx.count_tokens)},
+                routers={"encoder": router, "oracle": ctx.oracle(held)},
                 retrieve=retrieve,
                 trees=trees,
             )

@@ -19,7 +19,7 @@ Sources: (a) the conditionalqa gov.uk pages of ../shared/datasets (real HTML, h1
 present; (b) topics of the built-in Python reference (text with underlined headings), written
 as HTML. Needs `chromium` on PATH.
 
-    .venv/bin/python benchmarks/document_structure.py [--datasets ../shared/datasets] [--topics 30]
+    .venv/bin/python -m benchmarks.document_structure [--datasets ../shared/datasets] [--topics 30]
 
 `--write-pdfs DIR` only prints the conditionalqa pages to DIR/<doc_id>.pdf (with outline).
 
@@ -31,7 +31,7 @@ questions) and the encoder router kind only; then one table: rag-hybrid's and rd
 recall and passage hit from HTML and from PDF, their paired difference and whether it lies within
 0.03. Most of an hour on two CPU cores; `--no-run` prints the table from DIR's catalogues.
 
-    .venv/bin/python benchmarks/document_structure.py --end-to-end /tmp/e2e2
+    .venv/bin/python -m benchmarks.document_structure --end-to-end /tmp/e2e2
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from pathlib import Path
 
 import docx
 
+from benchmarks.common import catalogue_in
 from rag_assets.core.corpus.blocks import Block, BlockKind
 from rag_assets.core.corpus.parsers import extract_binary, parse_blocks
 from rag_assets.core.corpus.tree import STRUCTURE, DocumentTree, build_tree
@@ -264,7 +265,7 @@ def run_end_to_end(chromium: str, conditionalqa: Path, folder: Path, config: Pat
     for name, settings in E2E_OPS.items():
         ops.setdefault(name, {}).setdefault("config", {}).update(settings["config"])
     (folder / "run.yaml").write_text(yaml.safe_dump({"ops": ops}, sort_keys=False))
-    script = Path(__file__).resolve().parent / "evidence_evaluation.py"
+    repo = Path(__file__).resolve().parents[1]
     running: list[tuple[str, subprocess.Popen, Path]] = []
     for name, _, _ in E2E_COLLECTIONS:
         home = _e2e_home(folder, name)
@@ -275,10 +276,20 @@ def run_end_to_end(chromium: str, conditionalqa: Path, folder: Path, config: Pat
             "RAG_DATA_DIR": str(home / "data"),
             "RAG_COLLECTIONS": str(folder / "collections.yaml"),
         }
-        command = [sys.executable, str(script), "-c", name, "--config", str(folder / "run.yaml")]
+        command = [
+            sys.executable,
+            "-m",
+            "benchmarks.evidence_evaluation",
+            "-c",
+            name,
+            "--config",
+            str(folder / "run.yaml"),
+        ]
         log = folder / f"{name}.log"
         with log.open("w") as out:
-            running.append((name, subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT), log))
+            running.append(
+                (name, subprocess.Popen(command, env=env, cwd=repo, stdout=out, stderr=subprocess.STDOUT), log)
+            )
         print(f"{name}: evidence evaluation running, log {log}", flush=True)
     started = time.perf_counter()
     for name, process, log in running:
@@ -289,21 +300,20 @@ def run_end_to_end(chromium: str, conditionalqa: Path, folder: Path, config: Pat
 
 def print_end_to_end(folder: Path) -> None:
     """The comparison table from the two collections' stored evidence rows."""
-    import duckdb
-
     from rag_assets.core.evaluation.evidence import estimate
+    from rag_assets.core.store.collections import count_rows
+    from rag_assets.core.store.connections import catalogue_connection
     from rag_assets.core.store.evidence import load_evidence
 
     rows = {}
     documents = {}
     for name, source, _ in E2E_COLLECTIONS:
-        catalogue = _e2e_home(folder, name) / "data" / "catalogue.duckdb"
+        catalogue = catalogue_in(_e2e_home(folder, name) / "data")
         if not catalogue.is_file():
             raise SystemExit(f"{catalogue} not found: run --end-to-end {folder} without --no-run first")
-        with duckdb.connect(str(catalogue), read_only=True) as con:
+        with catalogue_connection(catalogue, read_only=True) as con:
             rows[source] = {(r.strategy, r.qid): r.metrics for r in load_evidence(con, name)}
-            query = "SELECT count(*) FROM source_documents WHERE collection = ?"
-            documents[source] = con.execute(query, [name]).fetchone()[0]
+            documents[source] = count_rows(con, "source_documents", name)
     questions = {qid for _, qid in rows["html"]} & {qid for _, qid in rows["pdf"]}
     print(
         f"\nEnd to end: conditionalqa built from its HTML pages and from the same pages printed to PDF, "

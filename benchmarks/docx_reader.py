@@ -2,7 +2,7 @@
 previous one (python-docx proxies per paragraph, read from git at BASELINE_COMMIT), on the same
 100,000-paragraph file in the same run; both must give the same blocks.
 
-    PYTHONPATH=. python benchmarks/docx_reader.py [--paragraphs 100000]
+    PYTHONPATH=. python -m benchmarks.docx_reader [--paragraphs 100000]
 """
 
 from __future__ import annotations

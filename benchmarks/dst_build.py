@@ -7,7 +7,7 @@ Reference points printed beside the figures: the paper's 5.82M Wikipedia pages i
 8 cores (~600 docs/s per core) and this project's target of 2,000 docs/s per core on (b). Per-core
 rates are measured in CPU time of this (single-threaded) process; wall time is printed too.
 
-    .venv/bin/python benchmarks/dst_build.py [--docs 20000] [--datasets ../shared/datasets]
+    .venv/bin/python -m benchmarks.dst_build [--docs 20000] [--datasets ../shared/datasets]
 """
 
 from __future__ import annotations

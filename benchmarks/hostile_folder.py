@@ -7,7 +7,7 @@ same run of this script, each in a fresh Dagster instance and data folder:
     (a few MB expanding to 1 GiB), a .docx of 100 nested tables, a .docx declaring entities (a
     "billion laughs" DTD) and a PDF of 2,001 blank pages (over the 2,000-page cap).
 
-    .venv/bin/python benchmarks/hostile_folder.py [--good 30] [--keep DIR]
+    .venv/bin/python -m benchmarks.hostile_folder [--good 30] [--keep DIR]
 
 Prints for each folder the wall time of `rag index`, the peak RSS of the rag process (and its
 children), documents indexed / rejected (with the reasons from `rejected_documents`), passages and
@@ -28,8 +28,6 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.heading_flood import flood
 from benchmarks.reliability_drill import account, index_command, write_good, write_hostile

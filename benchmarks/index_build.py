@@ -6,7 +6,7 @@
    (target <= 5% of the full build's time).
 3. Search latency p50/p95 for dense, bm25 and hybrid over 100 queries.
 
-    .venv/bin/python benchmarks/index_build.py [--docs 300] [--batch-size 64]
+    .venv/bin/python -m benchmarks.index_build [--docs 300] [--batch-size 64]
 """
 
 from __future__ import annotations
@@ -14,15 +14,10 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from dst_build import markdown_document, sentence
-
+from benchmarks.dst_build import markdown_document, sentence
 from rag_assets.core.corpus.parsers import parse_blocks
 from rag_assets.core.corpus.tree import build_tree
 from rag_assets.core.index.embedding import Embedder, default_embedder_path

@@ -7,7 +7,7 @@ run's own step records (the steps run in that one process), so a stage's peak is
 sample inside its window. The second run changes one document (its last page dropped, through
 pypdfium2, in a folder of links to the real files) and reports what was re-read and re-embedded.
 
-    .venv/bin/python benchmarks/index_scale.py --datasets ../shared/datasets -c financebench \
+    .venv/bin/python -m benchmarks.index_scale --datasets ../shared/datasets -c financebench \
         --data-dir dagster_home/data-datasets
 """
 

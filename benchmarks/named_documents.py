@@ -7,38 +7,22 @@ the given router kinds on the whole store, within the named documents, and withi
 own document (the single store), each row's paired difference against rag-hybrid in the same
 scope, and the named rag-hybrid against the whole store's.
 
-    RAG_DATA_DIR=dagster_home/data-datasets .venv/bin/python benchmarks/named_documents.py \
+    RAG_DATA_DIR=dagster_home/data-datasets .venv/bin/python -m benchmarks.named_documents \
         -c financebench [--kinds encoder,oracle] [--split dev,test]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from rag_assets.core.answering.published import load_published  # noqa: E402
-from rag_assets.core.answering.session import AnsweringSession  # noqa: E402
-from rag_assets.core.evaluation.evidence import (  # noqa: E402
-    NAMED_SUFFIX,
-    evidence_table,
-    measure_evidence,
-    summarise_evidence,
-)
-from rag_assets.core.evaluation.scoring import same_document  # noqa: E402
-from rag_assets.core.settings import catalogue_file  # noqa: E402
-from rag_assets.core.store.connections import catalogue_connection  # noqa: E402
-from rag_assets.core.store.question_table import load_question_rows  # noqa: E402
-from rag_assets.core.store.tree_tables import load_trees  # noqa: E402
-from rag_assets.defs.evaluation.evidence_evaluation import EvidenceConfig, scopes  # noqa: E402
-from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs  # noqa: E402
-from rag_assets.defs.metadata import markdown_table  # noqa: E402
-from rag_assets.serving.models import WarmModels  # noqa: E402
+from benchmarks.common import open_collection
+from rag_assets.core.answering.policy.catalogue import BUDGET_SOURCE, DEFAULT_SETTINGS, strategy_specs
+from rag_assets.core.evaluation.evidence import NAMED_SUFFIX, evidence_table, measure_evidence, summarise_evidence
+from rag_assets.core.evaluation.scoring import same_document
+from rag_assets.core.tables import markdown_table
+from rag_assets.defs.evaluation.evidence_evaluation import EvidenceConfig, scopes
 
 
 def main() -> None:
@@ -47,10 +31,8 @@ def main() -> None:
     parser.add_argument("--split", default="dev,test")
     parser.add_argument("--kinds", default="encoder,oracle")
     args = parser.parse_args()
-    with catalogue_connection(catalogue_file(), read_only=True) as con:
-        published = load_published(con, args.collection)
-        questions = [q for s in args.split.split(",") for q in load_question_rows(con, args.collection, s)]
-        trees = {d: nodes for d, (nodes, _) in load_trees(con, args.collection).items()}
+    session, questions = open_collection(args.collection, args.split)
+    trees = session.trees
     if not questions:
         raise SystemExit(f"no {args.split} questions in collection {args.collection!r}")
     # the scopes `evidence_evaluation` measures when the collection is named in both settings
@@ -64,9 +46,8 @@ def main() -> None:
     print(f"gold document among the named: {found} of {len(with_gold)} ({found / max(len(with_gold), 1):.3f})")
     print("documents named per question: " + ", ".join(f"{n}: {c}" for n, c in sorted(sizes.items())))
     print()
-    session = AnsweringSession(published, WarmModels(), trees, gold=questions)
     kinds = [k for k in args.kinds.split(",") if k]
-    specs = strategy_specs(AnswersConfig(), "short", published.llm_adapter)
+    specs = strategy_specs(DEFAULT_SETTINGS, "short", session.published.llm_adapter)
     rows = []
     for scope in (None, *scoped):
         started = time.perf_counter()

@@ -4,7 +4,7 @@ choosing questions), from a materialized catalogue.
 
     DAGSTER_HOME=/tmp/h RAG_DATA_DIR=dagster_home/data-datasets RAG_COLLECTIONS=collections.datasets.yaml \\
     RAG_DATA=$PWD/../shared/datasets \\
-        .venv/bin/python benchmarks/node_scorers.py -c nq_wiki --folds 3 --config run.datasets.yaml
+        .venv/bin/python -m benchmarks.node_scorers -c nq_wiki --folds 3 --config run.datasets.yaml
 
 Why: the router's own choices are bounded by where its scores rank the gold node
 (`core/evaluation/node_ranking.py`), so a better node scorer is the lever the margin curve points
@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cross_fitted_evidence import prepare
+from benchmarks.cross_fitted_evidence import prepare
 
 
 def main() -> None:
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> None:
 
     def router_scores(router: ScoringRouter):
         def score(question):
-            views = ctx.views[question.qid]
+            views = ctx.examples(question.qid)
             requests = [(question.query, e.state, sorted(e.view.visible_content_ids), []) for e in views]
             out = {}
             for example, scores in zip(views, router.score(requests)):  # one encoder call per question
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> None:
         for fold in range(args.folds):
             started = time.perf_counter()
             held, choosing, training = ctx.split(fold)
-            measured = [question_candidates(q.qid, ctx.views[q.qid]) for q in held]
+            measured = [question_candidates(q.qid, ctx.examples(q.qid)) for q in held]
             router, result, _ = ctx.train_router(training, choosing, Path(scratch) / f"router-{fold}")
             ranks += rank_questions("encoder", measured, router_scores(router))
             ranks += rank_questions("untrained encoder", measured, router_scores(untrained))

@@ -1,6 +1,6 @@
 """Questions the documents do not answer: how often the default answer says so, per evaluation set.
 
-The relevance floor is measured as the `answers` step measures it (core/answering/no_answer.py:
+The relevance floor is measured as the `answer_policy` step measures it (core/answering/no_answer.py:
 the routers' validation questions, never dev or test) and the collection's default answer (the
 strategy and form `rag ask` runs, budgeted as it budgets) answers three kinds of question:
 
@@ -17,8 +17,8 @@ The last two need no reader: whether an answer is "not found" depends on its evi
 
 Each share with its 95% bootstrap interval.
 
-    RAG_DATA_DIR=dagster_home/data-datasets .venv/bin/python benchmarks/not_found.py -c conditionalqa
-    RAG_DATA_DIR=dagster_home/data .venv/bin/python benchmarks/not_found.py -c python-reference \\
+    RAG_DATA_DIR=dagster_home/data-datasets .venv/bin/python -m benchmarks.not_found -c conditionalqa
+    RAG_DATA_DIR=dagster_home/data .venv/bin/python -m benchmarks.not_found -c python-reference \\
         --off-topic-catalogue dagster_home/data-datasets/catalogue.duckdb
 """
 
@@ -26,44 +26,29 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from rag_assets.core.answering.no_answer import below_floor, evidence_relevance, not_found  # noqa: E402
-from rag_assets.core.answering.published import load_published  # noqa: E402
-from rag_assets.core.answering.session import AnsweringSession  # noqa: E402
-from rag_assets.core.evaluation.scoring import answer_metrics  # noqa: E402
-from rag_assets.core.routing.metrics import mean_interval  # noqa: E402
-from rag_assets.core.settings import catalogue_file  # noqa: E402
-from rag_assets.core.store.connections import catalogue_connection  # noqa: E402
-from rag_assets.core.store.question_table import load_question_rows  # noqa: E402
-from rag_assets.core.store.tree_tables import load_trees  # noqa: E402
-from rag_assets.defs.evaluation.answer_form import (  # noqa: E402
-    asked_spec,
-    evidence_budgets,
-    measure_default_form,
-    validation_questions,
-)
-from rag_assets.defs.evaluation.strategy_config import AnswersConfig, answer_style  # noqa: E402
-from rag_assets.serving.models import WarmModels  # noqa: E402
-
-SPLITS = ("dev", "test")
-
-
-def dev_test(con, collection: str) -> list:
-    return [q for split in SPLITS for q in load_question_rows(con, collection, split)]
+from benchmarks.common import catalogue_in, dev_test, open_collection
+from rag_assets.core.answering.no_answer import below_floor, evidence_relevance, not_found
+from rag_assets.core.answering.policy.asks import plan_ask
+from rag_assets.core.answering.policy.budgets import evidence_budgets
+from rag_assets.core.answering.policy.catalogue import ASKED_BY_DEFAULT
+from rag_assets.core.answering.policy.measure import measure_ask_policy, validation_questions
+from rag_assets.core.answering.session import AnsweringSession
+from rag_assets.core.answering.types import StrategySpec
+from rag_assets.core.evaluation.scoring import answer_metrics
+from rag_assets.core.routing.metrics import mean_interval
+from rag_assets.core.store.connections import catalogue_connection
+from rag_assets.core.store.question_table import question_collections
 
 
 def off_topic_questions(path: Path, collection: str, per_set: int) -> dict[str, list]:
     """Up to `per_set` dev + test questions of every other collection of the catalogue at `path`."""
     with catalogue_connection(path, read_only=True) as con:
-        names = [r[0] for r in con.execute("SELECT DISTINCT collection FROM questions ORDER BY 1").fetchall()]
+        names = question_collections(con)
         return {name: dev_test(con, name)[:per_set] for name in names if name != collection}
 
 
@@ -84,14 +69,14 @@ def paired(without: list[float], with_floor: list[float]) -> str:
 class Asker:
     """The collection's default answer to questions, without the floor and with it (same evidence)."""
 
-    def __init__(self, session: AnsweringSession, spec, style: str, floor: float) -> None:
-        self.session, self.spec, self.style, self.floor = session, spec, style, floor
+    def __init__(self, session: AnsweringSession, spec: StrategySpec, floor: float) -> None:
+        self.session, self.spec, self.floor = session, spec, floor
 
     def __call__(self, asked: list, *, read: bool = True) -> list[tuple[str, object]]:
         """(the answer without the floor, the outcome with it) per question; `read` False: the
         evidence only (its extractive answer: the same evidence, no reader call)."""
         queries = [q.query for q in asked]
-        budgets = evidence_budgets(self.session, queries, self.spec, self.style)
+        budgets = evidence_budgets(self.session, queries, self.spec)
         spec = self.spec if read else dataclasses.replace(self.spec, answer_form="extractive")
         rows = []
         for o in self.session.run(queries, spec, evidence_budgets=budgets, use_floor=False):
@@ -121,24 +106,20 @@ def main() -> None:
     parser.add_argument("--off-topic-catalogue", type=Path, default=None)
     parser.add_argument("--per-set", type=int, default=25)
     args = parser.parse_args()
-    with catalogue_connection(catalogue_file(), read_only=True) as con:
-        published = load_published(con, args.collection)
-        questions = dev_test(con, args.collection)
+    session, questions = open_collection(args.collection, "dev,test")
+    with catalogue_connection(catalogue_in(), read_only=True) as con:
         validation = validation_questions(con, args.collection)
-        trees = {d: nodes for d, (nodes, _) in load_trees(con, args.collection).items()}
-    off_topic = off_topic_questions(args.off_topic_catalogue or catalogue_file(), args.collection, args.per_set)
+    off_topic = off_topic_questions(args.off_topic_catalogue or catalogue_in(), args.collection, args.per_set)
     if not questions or not any(off_topic.values()):
         raise SystemExit(f"need dev+test questions of {args.collection!r} and of another collection")
-    style = answer_style(AnswersConfig().answer_style, questions)
-    session = AnsweringSession(published, WarmModels(), trees)
     started = time.perf_counter()
-    floor = measure_default_form(session, validation, style).floor  # as `answers` measures it
+    floor = measure_ask_policy(session, validation).floor  # as `answer_policy` measures it
     if floor is None:
         raise SystemExit(f"{args.collection!r}: too few validation questions to measure a relevance floor")
-    spec = dataclasses.replace(asked_spec(session, style), answer_form=published.default_form)
+    spec = plan_ask(ASKED_BY_DEFAULT, session.published, questions)  # what an ask without options runs
     print(f"# {args.collection}: {spec.name} ({spec.answer_form}), relevance by {floor.scorer}")
     print(f"relevance floor {floor.value:.4f} on {floor.questions} validation questions")
-    ask = Asker(session, spec, style, floor.value)
+    ask = Asker(session, spec, floor.value)
     answerable = [q for q in questions if not q.not_answerable]
     report_answerable(answerable, ask(answerable))
     marked = [q for q in questions if q.not_answerable]

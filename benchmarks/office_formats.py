@@ -6,7 +6,7 @@ tree), its node count, its headings and table rows. For the saved page: the node
 hand-labelled chrome strings (the test's list) in the page read whole by the HTML parser and in
 trafilatura's main content, and the seconds each takes. Prints a table; changes nothing.
 
-    .venv/bin/python benchmarks/office_formats.py [--repeats 5]
+    .venv/bin/python -m benchmarks.office_formats [--repeats 5]
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ aside) does not count: the reader cannot find what the page does not print.
 
 Needs `qpdf` (a Debian package) and ../shared/datasets/financebench.
 
-    .venv/bin/python benchmarks/pdf_headings.py --datasets ../shared/datasets
+    .venv/bin/python -m benchmarks.pdf_headings --datasets ../shared/datasets
 """
 
 from __future__ import annotations

@@ -4,22 +4,18 @@
 `read_workers=N` (spawned workers, `core/corpus/reading_pool.py`); prints pages, seconds and the
 speed-up, and checks both give the same documents.
 
-    .venv/bin/python benchmarks/pdf_reading.py --datasets ../shared/datasets [--files 12] [--workers 0]
+    .venv/bin/python -m benchmarks.pdf_reading --datasets ../shared/datasets [--files 12] [--workers 0]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from rag_assets.core.corpus.reading_pool import worker_count  # noqa: E402
-from rag_assets.core.corpus.sources import CollectionSpec, ingest  # noqa: E402
+from rag_assets.core.corpus.reading_pool import worker_count
+from rag_assets.core.corpus.sources import CollectionSpec, ingest
 
 
 def main() -> None:

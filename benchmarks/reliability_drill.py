@@ -11,7 +11,7 @@
    rejected with a reason; anything else is "lost". A run that failed other than by the kill is
    "crashed". The catalogue's passages and the LanceDB rows must agree.
 
-    .venv/bin/python benchmarks/reliability_drill.py [--good 30] [--stages all] [--keep DIR]
+    .venv/bin/python -m benchmarks.reliability_drill [--good 30] [--stages all] [--keep DIR]
 
 Prints documents tried / indexed / rejected / crashed / lost and runs killed / recovered, and
 exits 1 unless crashed = lost = 0, every kill was recovered and the stores agree.
@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 # where to kill: a step, or `step+S` for S seconds after it started (mid-embedding for the index)
 STAGES = ("source_documents", "document_trees", "passages", "passage_index", "passage_index+5")
@@ -157,22 +156,20 @@ def wait_for_step(
 
 
 def account(data: Path, entries: dict[str, str]) -> dict:
-    import duckdb
-
+    from benchmarks.common import catalogue_in
     from rag_assets.core.index.vector_index import PassageIndex
+    from rag_assets.core.store.collections import collection_frame
+    from rag_assets.core.store.connections import catalogue_connection
+    from rag_assets.core.store.document_tables import load_documents
+    from rag_assets.core.store.passage_table import load_passages
+    from rag_assets.core.store.tree_tables import tree_doc_ids
 
-    con = duckdb.connect(str(data / "catalogue.duckdb"), read_only=True)
-    try:
-        docs = dict(con.execute("SELECT uri, doc_id FROM source_documents WHERE collection = 'drill'").fetchall())
-        rejected = dict(con.execute("SELECT uri, reason FROM rejected_documents WHERE collection = 'drill'").fetchall())
-        with_trees = {
-            r[0] for r in con.execute("SELECT DISTINCT doc_id FROM document_nodes WHERE collection='drill'").fetchall()
-        }
-        passages = con.execute(
-            "SELECT passage_id, content_hash, doc_id FROM passages WHERE collection = 'drill'"
-        ).fetchall()
-    finally:
-        con.close()
+    with catalogue_connection(catalogue_in(data), read_only=True) as con:
+        docs = {d.uri: d.doc_id for d in load_documents(con, "drill")}
+        rejections = collection_frame(con, "rejected_documents", ["uri", "reason"], "drill")
+        rejected = dict(zip(rejections["uri"], rejections["reason"]))
+        with_trees = set(tree_doc_ids(con, "drill"))
+        passages = [(p.passage_id, p.content_hash, p.doc_id) for p in load_passages(con, "drill")]
 
     class _NoEmbedder:  # reading rows needs no model; the schema needs only the dimension
         dimension = 384

@@ -6,7 +6,7 @@ from the gold document (nq_wiki, conditionalqa: `doc_title`; the built-in Python
 project's own questions' `gold_doc`) or, for emanual, from the gold manual *under the gold
 section path*.
 
-    .venv/bin/python benchmarks/retrieval_quality.py [--datasets ../shared/datasets] [--sets nq_wiki,...]
+    .venv/bin/python -m benchmarks.retrieval_quality [--datasets ../shared/datasets] [--sets nq_wiki,...]
 
 With --data-dir (a catalogue `rag run` materialized, e.g. dagster_home/data-datasets after
 `make run DATA=../shared/datasets`) it measures that catalogue's own index instead, in one run:
@@ -19,7 +19,7 @@ can show what a reranker adds), and
 the namespace router over all collections at once (namespace accuracy, share of the index
 searched, hybrid recall@5 when only the routed namespaces are searched).
 
-    .venv/bin/python benchmarks/retrieval_quality.py --data-dir dagster_home/data-datasets
+    .venv/bin/python -m benchmarks.retrieval_quality --data-dir dagster_home/data-datasets
 
 A catalogue materialized before these assets existed has no reranker or namespace router:
 `--train-into DIR` trains the missing ones first (the assets' own recipe, `--reranker-steps`
@@ -36,12 +36,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks.common import catalogue_in
 from rag_assets.core.corpus.sources import BUILTIN_PYTHON_REFERENCE, CollectionSpec, SourceDocument, ingest
 from rag_assets.core.corpus.tree_building import build_trees
 from rag_assets.core.index.embedding import Embedder, default_embedder_path
 from rag_assets.core.index.passages import Passage, cut_passages
 from rag_assets.core.index.retrieval import SearchHit, search
 from rag_assets.core.index.vector_index import PassageIndex
+from rag_assets.core.store.connections import catalogue_connection
 
 KS = (1, 5, 10)
 MODES = ("dense", "bm25", "hybrid")
@@ -97,8 +99,6 @@ def train_missing(
 ) -> None:
     """Rerankers for the collections without one (every collection with `retrain`), and a
     namespace router if none, into `into`."""
-    import duckdb
-
     from rag_assets.core.index.namespace_routing import (
         latest_namespace_router,
         publish_namespace_router,
@@ -116,7 +116,7 @@ def train_missing(
     ]
     # Read everything first and let go of the catalogue: training takes minutes per collection,
     # and a connection held that long would lock out a `rag run` writing the same catalogue.
-    with duckdb.connect(str(data_dir / "catalogue.duckdb"), read_only=True) as con:
+    with catalogue_connection(catalogue_in(data_dir), read_only=True) as con:
         data = {
             n: (
                 load_passages(con, n),
@@ -166,8 +166,6 @@ def catalogue_run(
     data_dir: Path, split: str, only: list[str], into: Path | None, settings, *, retrain: bool = False
 ) -> None:
     """Recall with and without each collection's trained reranker, and routed over all (module doc)."""
-    import duckdb
-
     from rag_assets.core.index.namespace_routing import QueryNamespaces, latest_namespace_router, load_namespace_router
     from rag_assets.core.index.reranking.folders import latest_reranker, load_passage_reranker
     from rag_assets.core.index.reranking.labels import is_gold_hit, is_gold_passage
@@ -175,7 +173,7 @@ def catalogue_run(
 
     embedder = Embedder(default_embedder_path(), progress=False)
     index = PassageIndex(str(data_dir / "lancedb"), embedder)
-    with duckdb.connect(str(data_dir / "catalogue.duckdb"), read_only=True) as con:
+    with catalogue_connection(catalogue_in(data_dir), read_only=True) as con:
         names = [n for n in sorted(index.counts_by_collection()) if not only or n in only]
         questions = {n: load_question_rows(con, n, split) for n in names}
     roots = [data_dir]

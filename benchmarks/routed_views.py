@@ -15,7 +15,7 @@ store, the documents each question names, the question's own document):
    max_answers, max_expands), with the paired difference against rag-hybrid in the same scope.
 
     RAG_DATA=$PWD/../shared/datasets RAG_COLLECTIONS=collections.datasets.yaml \\
-    RAG_DATA_DIR=dagster_home/data-datasets .venv/bin/python benchmarks/routed_views.py -c financebench \\
+    RAG_DATA_DIR=dagster_home/data-datasets .venv/bin/python -m benchmarks.routed_views -c financebench \\
         --variants "passages 50: passages_per_query=50; expand 0.35: expand=0.35"
 
 Nothing is written to the catalogue.
@@ -26,28 +26,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import statistics
-import sys
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from rag_assets.core.answering.published import load_published  # noqa: E402
-from rag_assets.core.answering.session import AnsweringSession  # noqa: E402
-from rag_assets.core.answering.types import StrategySpec  # noqa: E402
-from rag_assets.core.corpus.tree import CONTENT, TreeNode  # noqa: E402
-from rag_assets.core.evaluation.evidence import evidence_table, measure_evidence, summarise_evidence  # noqa: E402
-from rag_assets.core.evaluation.scoring import page_hit, same_document  # noqa: E402
-from rag_assets.core.settings import catalogue_file  # noqa: E402
-from rag_assets.core.store.connections import catalogue_connection  # noqa: E402
-from rag_assets.core.store.question_table import load_question_rows  # noqa: E402
-from rag_assets.core.store.tree_tables import load_trees  # noqa: E402
-from rag_assets.defs.evaluation.evidence_evaluation import EvidenceConfig, scopes  # noqa: E402
-from rag_assets.defs.evaluation.strategy_config import BUDGET_SOURCE, AnswersConfig, strategy_specs  # noqa: E402
-from rag_assets.defs.metadata import markdown_table  # noqa: E402
-from rag_assets.serving.models import WarmModels  # noqa: E402
+from benchmarks.common import open_collection, parse_value
+from benchmarks.common import parse_variants as parse_assignments
+from rag_assets.core.answering.policy.catalogue import BUDGET_SOURCE, DEFAULT_SETTINGS, strategy_specs
+from rag_assets.core.answering.types import StrategySpec
+from rag_assets.core.corpus.tree import CONTENT, TreeNode
+from rag_assets.core.evaluation.evidence import evidence_table, measure_evidence, summarise_evidence
+from rag_assets.core.evaluation.scoring import page_hit, same_document
+from rag_assets.core.tables import markdown_table
+from rag_assets.defs.evaluation.evidence_evaluation import EvidenceConfig, scopes
 
 THRESHOLD_KEYS = {"answer": float, "expand": float, "max_answers": int, "max_expands": int}
 ROUTER = "encoder"
@@ -79,30 +69,18 @@ def parse_variants(text: str) -> dict[str, tuple[dict[str, object], dict[str, ob
     """name -> (StrategySpec changes, threshold changes)."""
     spec_fields = {f.name for f in dataclasses.fields(StrategySpec)}
     variants: dict[str, tuple[dict[str, object], dict[str, object]]] = {"default": ({}, {})}
-    for item in filter(None, (part.strip() for part in text.split(";"))):
-        name, _, assignments = item.partition(":")
+    for name, pairs in parse_assignments(text, named=True):
         spec: dict[str, object] = {}
         thresholds: dict[str, object] = {}
-        for pair in filter(None, (a.strip() for a in assignments.split(","))):
-            key, _, value = pair.partition("=")
-            key, value = key.strip(), value.strip()
+        for key, value in pairs.items():
             if key in THRESHOLD_KEYS:
                 thresholds[key] = THRESHOLD_KEYS[key](value)
             elif key not in spec_fields:
-                raise SystemExit(f"variant {name.strip()!r}: {key!r} is neither an rdr2 setting nor a threshold")
+                raise SystemExit(f"variant {name!r}: {key!r} is neither an rdr2 setting nor a threshold")
             else:
-                spec[key] = True if value == "True" else False if value == "False" else _number(value)
-        variants[name.strip()] = (spec, thresholds)
+                spec[key] = parse_value(value)
+        variants[name] = (spec, thresholds)
     return variants
-
-
-def _number(value: str) -> object:
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            pass
-    return value
 
 
 def on_gold_page(node: TreeNode, doc_id: str, gold_doc: str, gold_pages: Sequence[int]) -> bool:
@@ -159,17 +137,13 @@ def main() -> None:
     parser.add_argument("--variants", default="", help="'name: key=value, ...; ...' (see the module doc)")
     parser.add_argument("--per-question", action="store_true", help="print the shown-gold table per question")
     args = parser.parse_args()
-    with catalogue_connection(catalogue_file(), read_only=True) as con:
-        published = load_published(con, args.collection)
-        questions = [q for s in args.split.split(",") for q in load_question_rows(con, args.collection, s)]
-        trees = {d: nodes for d, (nodes, _) in load_trees(con, args.collection).items()}
-    questions = [q for q in questions if q.gold_pages and q.gold_doc]
+    session, questions = open_collection(args.collection, args.split, keep=lambda q: bool(q.gold_pages and q.gold_doc))
+    trees = session.trees
     if not questions:
         raise SystemExit(f"no {args.split} questions with gold pages in collection {args.collection!r}")
     config = EvidenceConfig(single_store=[args.collection], named_documents=[args.collection])
     narrower = {s.suffix.strip(" ()").split()[0]: s for s in scopes(config, args.collection, questions, sorted(trees))}
-    session = AnsweringSession(published, WarmModels(), trees, gold=questions)
-    specs = strategy_specs(AnswersConfig(), "short", published.llm_adapter)
+    specs = strategy_specs(DEFAULT_SETTINGS, "short", session.published.llm_adapter)
     published_router = session.router(ROUTER)
     variants = parse_variants(args.variants)
     for scope_name in args.scopes.split(","):

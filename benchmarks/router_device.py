@@ -12,12 +12,12 @@ The examples come from a materialized catalogue (`--export`: needs the platform 
 benchmark itself needs only torch, transformers, peft and xgrammar, so it also runs on a GPU
 machine that has nothing else of the platform:
 
-    .venv/bin/python benchmarks/router_device.py --export dagster_home/data-datasets/catalogue.duckdb \\
+    .venv/bin/python -m benchmarks.router_device --export dagster_home/data-datasets/catalogue.duckdb \\
         --out /tmp/routing_examples.jsonl
-    python benchmarks/router_device.py --examples /tmp/routing_examples.jsonl \\
+    python -m benchmarks.router_device --examples /tmp/routing_examples.jsonl \\
         [--checkpoint HF_FOLDER | --gguf SmolLM2-135M-Instruct.Q4_1.gguf] [--train-batches 4 16 32] \\
         [--engine-batches 8 32 64] [--steps 8] [--chats 128] [--train-epochs 3 --routed routed.jsonl]
-    .venv/bin/python benchmarks/router_device.py --score routed.jsonl --catalogue .../catalogue.duckdb
+    .venv/bin/python -m benchmarks.router_device --score routed.jsonl --catalogue .../catalogue.duckdb
 
 `--train-epochs N` also trains each collection's router for whole epochs on its train fold and
 routes its validation fold with the base model and the adapter; `--score` then computes the
@@ -41,24 +41,19 @@ from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_l
 
 def export_examples(catalogue: Path, out: Path) -> int:
     """Every labelled routing sample of every collection as {messages, target, regex, collection}."""
-    import duckdb
-
     from rag_assets.core.routing.action_format import routing_messages, view_action_regex
-    from rag_assets.core.routing.samples import RoutingSample, restore, sample_from_row
+    from rag_assets.core.routing.held_out_routing import SAMPLE_COLUMNS
+    from rag_assets.core.routing.samples import restore, sample_from_row
+    from rag_assets.core.store.connections import catalogue_connection
+    from rag_assets.core.store.routing_tables import labelled_collections, load_labelled_rows
     from rag_assets.core.store.tree_tables import load_trees
 
-    fields = ", ".join("s." + f for f in RoutingSample.__dataclass_fields__)
-    with duckdb.connect(str(catalogue), read_only=True) as con:
-        rows = con.execute(
-            f"SELECT s.collection, {fields}, a.fold, a.target FROM routing_actions a JOIN routing_subtrees s "
-            "USING (collection, subtree_id) WHERE a.kind <> 'failed' "
-            "ORDER BY s.collection, s.subtree_id"
-        ).fetchall()
+    with catalogue_connection(catalogue, read_only=True) as con:
         written = 0
         with out.open("w") as handle:
-            for collection in sorted({r[0] for r in rows}):
-                mine = [r for r in rows if r[0] == collection]
-                samples = [sample_from_row(r[1:-2]) for r in mine]
+            for collection in labelled_collections(con):
+                mine = load_labelled_rows(con, collection, SAMPLE_COLUMNS, ["fold", "target"])
+                samples = [sample_from_row(r[:-2]) for r in mine]
                 trees = {
                     d: n
                     for d, (n, _) in load_trees(con, collection, doc_ids=sorted({s.doc_id for s in samples})).items()
@@ -208,17 +203,16 @@ def train_and_route(
 
 def score_outputs(outputs: Path, catalogue: Path) -> None:
     """Router metrics (as the `router_metrics` asset computes them) of `train_and_route`'s outputs."""
-    import duckdb
-
     from rag_assets.core.routing.action_format import parse_router_output
     from rag_assets.core.routing.held_out_routing import RoutedSample, load_routing_samples, score_routed
     from rag_assets.core.routing.samples import restore
+    from rag_assets.core.store.connections import catalogue_connection
     from rag_assets.core.store.tree_tables import load_trees
 
     rows = [json.loads(line) for line in outputs.read_text().splitlines() if line.strip()]
     print("| collection | model | samples | ANS-F1 | EXP-PRE | REF-ACC | expelled/output |")
     print("|---|---|---|---|---|---|---|")
-    with duckdb.connect(str(catalogue), read_only=True) as con:
+    with catalogue_connection(catalogue, read_only=True) as con:
         for collection in sorted({r["collection"] for r in rows}):
             pairs = {s.subtree_id: (s, g) for s, g in load_routing_samples(con, collection, fold="validation")}
             trees = {

@@ -3,7 +3,7 @@ catalogue, nothing upstream, and prints how long it took and the stored router m
 run after a change to how routers are scored, without retraining them.
 
     DAGSTER_HOME=/tmp/rm-home RAG_DATA_DIR=/tmp/rm-home/data \\
-        .venv/bin/python benchmarks/router_metrics.py -c python-reference --report
+        .venv/bin/python -m benchmarks.router_metrics -c python-reference --report
 
 A real-set catalogue also needs its collections file (RAG_COLLECTIONS=collections.datasets.yaml
 RAG_DATA=$PWD/../shared/datasets) and, for the same LLM views as `make run`, its run config

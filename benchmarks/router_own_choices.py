@@ -2,7 +2,7 @@
 materialized catalogue (nothing is trained or written).
 
     DAGSTER_HOME=/tmp/h RAG_DATA_DIR=/tmp/h/data RAG_COLLECTIONS=collections.datasets.yaml \\
-        .venv/bin/python benchmarks/router_own_choices.py -c conditionalqa
+        .venv/bin/python -m benchmarks.router_own_choices -c conditionalqa
 
 The own-choice rule (`core/routing/own_choices.py`: answer every shown node within a margin of
 the question's best node) is chosen as training chooses it, on the validation fold's real
@@ -36,8 +36,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
+from benchmarks.common import catalogue_in, session_models
 from rag_assets.core.corpus.blocks import BlockKind
 from rag_assets.core.routing.action_format import format_actions
 from rag_assets.core.routing.navigation import RouteRequest, RouterReply, RoutingKnobs
@@ -61,54 +61,37 @@ def main() -> None:
 
 
 def run(collection: str, target: float, ideas: bool, misses: bool = False, rechoose: bool = False) -> None:
+    from rag_assets.core.answering.policy.catalogue import DEFAULT_SETTINGS, strategy_specs
+    from rag_assets.core.answering.policy.measure import validation_questions
+    from rag_assets.core.answering.policy.sessions import open_session
     from rag_assets.core.evaluation.evidence import evidence_table, measure_evidence, summarise_evidence
     from rag_assets.core.evaluation.held_out_evidence import held_out_evidence, remembered
-    from rag_assets.core.index.retrieval import search
-    from rag_assets.core.routing.encoder_training import load_encoder_router
-    from rag_assets.core.routing.held_out_routing import load_routing_examples
     from rag_assets.core.routing.own_choices import choose_own_choices
-    from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
-    from rag_assets.core.store.publication import index_pairing
+    from rag_assets.core.store.connections import catalogue_connection
     from rag_assets.core.store.question_table import load_question_rows
-    from rag_assets.core.store.router_registry import latest_router
-    from rag_assets.core.store.tree_tables import load_trees
     from rag_assets.core.tables import markdown_table
-    from rag_assets.defs.evaluation.strategy_config import AnswersConfig, strategy_specs
-    from resources.project import project_resources
 
-    resources = project_resources(progress=False)
-    embedder = resources["embedder"].get()
-    with resources["catalogue"].get_connection() as con:
-        record = latest_router(con, collection, "encoder")
-        if record is None:
-            raise SystemExit(f"{collection}: no trained encoder router in this catalogue")
-        validation_qids = {
-            v.qid
-            for v in load_routing_examples(con, collection, fold="validation")
-            if not v.qid.startswith(SYNTHETIC_QID_PREFIX)
-        }
-        validation = [q for q in load_question_rows(con, collection) if q.qid in validation_qids]
+    with catalogue_connection(catalogue_in(), read_only=True) as con:
+        validation = validation_questions(con, collection)
         evaluation = load_question_rows(con, collection, "dev,test")
-        trees = {d: nodes for d, (nodes, _) in load_trees(con, collection).items()}
-        publication = index_pairing(con, collection).publication
-    if validation_qids & {q.qid for q in evaluation}:
+        session = open_session(con, collection, session_models())
+    encoder = session.published.routers.get("encoder")
+    if encoder is None:
+        raise SystemExit(f"{collection}: no trained encoder router is published in this catalogue")
+    if {q.qid for q in validation} & {q.qid for q in evaluation}:
         raise SystemExit("validation questions among the evaluation questions: not held out")
-    index = resources["vectors"].index(embedder).pin(publication.version if publication else None)
-
-    def plain_search(query: str, mode: str, k: int, **_: object):
-        return search(index, embedder, query, mode=mode, k=k, collections=[collection])
-
-    retrieve = remembered(plain_search)  # every router and policy routes the same searches
-    specs = strategy_specs(AnswersConfig(), "short", None)
+    retrieve = remembered(session.retrieve)  # every router and policy routes the same searches
+    trees = session.trees
+    specs = strategy_specs(DEFAULT_SETTINGS, "short", None)
     baseline = specs["rag-hybrid"]
     routed = dataclasses.replace(specs["rdr2"], router="encoder", evidence_budget_from=None)
-    trained = load_encoder_router(Path(record.path), device=embedder.device)
+    trained = session.router("encoder")
     threshold = trained.with_own_choices(None)
     held_out = held_out_evidence(validation, baseline=baseline, routed=routed, retrieve=retrieve, trees=trees)
     if held_out is None:
         raise SystemExit(f"{collection}: no validation question with a gold label")
     print(f"{collection}: {len(validation)} validation questions, {len(evaluation)} dev+test; encoder "
-          f"{record.adapter_id} (answer >= {trained.thresholds.answer}, max {trained.thresholds.max_answers}, "
+          f"{encoder.model_id} (answer >= {trained.thresholds.answer}, max {trained.thresholds.max_answers}, "
           f"section weight {trained.section_weight}, fill {trained.fill_order}); validation rag-hybrid "
           f"{held_out.metric} {held_out.baseline:.3f}", flush=True)  # fmt: skip
     own_rule = None if rechoose else trained.own_choices
@@ -144,11 +127,7 @@ def run(collection: str, target: float, ideas: bool, misses: bool = False, recho
     if misses:
         show_misses(threshold.with_own_choices(own_rule), evaluation, routed, retrieve, trees)
     if ideas:
-        from rag_assets.core.index.reranking.folders import latest_reranker, load_passage_reranker
-        from rag_assets.defs.index.passage_reranker import rerankers_dir
-
-        folder = latest_reranker(rerankers_dir(), collection)
-        reranker = load_passage_reranker(folder, device=embedder.device) if folder else None
+        reranker = session.reranker  # the collection's published passage reranker, if any
         measure_ideas(held_out, threshold, evaluation, baseline, routed, retrieve, trees, target, reranker)
 
 

@@ -24,7 +24,7 @@ calibrated order (the trained encoder's is chosen on held-out questions; the oth
 training view (the encoder for one epoch of the catalogue's train views, the LLM for --llm-steps
 LoRA steps) and routing throughput (validation subtrees per second), with the ratio.
 
-    .venv/bin/python benchmarks/router_quality.py --data-dir dagster_home/data-datasets [--llm] [--speed]
+    .venv/bin/python -m benchmarks.router_quality --data-dir dagster_home/data-datasets [--llm] [--speed]
 """
 
 from __future__ import annotations
@@ -32,37 +32,35 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import duckdb
 import numpy as np
 
+from benchmarks.common import catalogue_in, project_resources, session_models, use_data_dir
+from benchmarks.common import parse_variants as parse_assignments
+from rag_assets.core.answering.policy.budgets import evidence_budgets
+from rag_assets.core.answering.policy.catalogue import StrategySettings, strategy_specs
+from rag_assets.core.answering.policy.sessions import open_session
+from rag_assets.core.answering.session import AnsweringSession
 from rag_assets.core.answering.strategies import gather_evidence
 from rag_assets.core.answering.types import StrategySpec
 from rag_assets.core.evaluation.held_out_evidence import evidence_metrics, held_out_evidence
 from rag_assets.core.index.embedding import Embedder
-from rag_assets.core.index.retrieval import search
-from rag_assets.core.index.vector_index import PassageIndex
-from rag_assets.core.routing.encoder_training import load_encoder_router, router_record
+from rag_assets.core.routing.encoder_training import load_encoder_router
 from rag_assets.core.routing.held_out_routing import (
     load_routing_examples,
     load_routing_samples,
     route_samples_with,
     score_routed,
 )
-from rag_assets.core.routing.likelihood_router import LikelihoodRouter, engine_can_score
 from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
-from rag_assets.core.routing.scoring_router import HitNodesRouter, OracleRouter, ScoringRouter
-from rag_assets.core.routing.teachers import SimilarityThresholds
-from rag_assets.core.store.publication import index_pairing
-from rag_assets.core.store.question_table import load_question_rows
-from rag_assets.core.store.router_registry import latest_router
-from rag_assets.core.store.tree_tables import load_trees
+from rag_assets.core.store.connections import catalogue_connection
+from rag_assets.core.store.question_table import load_question_rows, question_collections
 
 METRICS = ("passage_hit", "evidence_recall", "section_hit")
+SCORING_KINDS = ("hit-nodes", "similarity", "encoder", "oracle")
 
 
 def mean_metrics(rows: Sequence[dict[str, float]]) -> dict[str, float]:
@@ -70,19 +68,19 @@ def mean_metrics(rows: Sequence[dict[str, float]]) -> dict[str, float]:
     return {k: float(np.mean([r[k] for r in rows if k in r])) for k in keys}
 
 
-def published_routers(con: duckdb.DuckDBPyConnection, collection: str) -> dict[str, Path]:
-    """The newest encoder router and LLM adapter folders recorded for `collection`."""
-    found: dict[str, Path] = {}
-    for kind in ("encoder", "llm"):
-        record = latest_router(con, collection, kind)
-        if record:
-            found[kind] = Path(record.path)
-    return found
+def session_routers(session: AnsweringSession, llm: bool) -> dict:
+    """The routers of every kind this collection can route with, from its session: the trained
+    encoder and LLM only where published (the LLM's ranking kind where the engine can score)."""
+    kinds = [k for k in SCORING_KINDS if k != "encoder" or "encoder" in session.published.routers]
+    routers = {kind: session.router(kind) for kind in kinds}
+    if llm and session.published.llm_adapter and session.can_rank():
+        routers["llm-rank"] = session.router("llm-rank")
+    return routers
 
 
-def main() -> None:  # noqa: C901 — a benchmark script's argument handling and report, read top to bottom
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("RAG_DATA_DIR", "dagster_home/data")))
+    parser.add_argument("--data-dir", type=Path, help="the data folder (default: RAG_DATA_DIR's)")
     parser.add_argument("--collections", default="", help="comma-separated (default: every collection with questions)")
     parser.add_argument("--split", default="dev,test")
     parser.add_argument("--max-questions", type=int, default=0, help="0 = all")
@@ -112,110 +110,89 @@ def main() -> None:  # noqa: C901 — a benchmark script's argument handling and
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
+    use_data_dir(args.data_dir)
 
-    con = duckdb.connect(str(args.data_dir / "catalogue.duckdb"), read_only=True)
-    embedder = Embedder(progress=False)
-    collections = [c for c in args.collections.split(",") if c] or [
-        r[0] for r in con.execute("SELECT DISTINCT collection FROM questions ORDER BY 1").fetchall()
-    ]
+    resources = project_resources()
+    models = session_models(resources)
+    settings = StrategySettings(top_k=args.top_k, expand_iterations=args.expand_iterations, evidence_budget=False)
     report: dict[str, dict] = {}
-    for collection in collections:
-        questions = load_question_rows(con, collection, args.split)
-        if args.max_questions:
-            questions = questions[: args.max_questions]
-        if not questions:
-            print(f"{collection}: no {args.split} questions")
-            continue
-        trees = {d: nodes for d, (nodes, _) in load_trees(con, collection).items()}
-        routers_found = published_routers(con, collection)
-        thresholds = SimilarityThresholds()
-        routers: dict = {"hit-nodes": HitNodesRouter(), "oracle": OracleRouter(questions)}
-        if "encoder" in routers_found:
-            routers["encoder"] = load_encoder_router(routers_found["encoder"])
-            thresholds = SimilarityThresholds(
-                **router_record(routers_found["encoder"]).get("similarity_thresholds", {})
-            )
-        routers["similarity"] = ScoringRouter(embedder, thresholds, kind="similarity", contextual=False)
-        engine = None
-        if args.llm and "llm" in routers_found:
-            from resources.llm import BaseModelResource, LLMResource
-
-            engine = LLMResource(base_model=BaseModelResource()).engine({"router": routers_found["llm"]})
-            if engine_can_score(engine):
-                routers["llm-rank"] = LikelihoodRouter(engine)
-        queries = [q.query for q in questions]
-
-        # The LanceDB version published with this collection's passages, as `answers` and the
-        # held-out judge in `router_adapter` read it: later versions hold other collections too,
-        # whose documents change BM25's statistics and so the hybrid ranking.
-        publication = index_pairing(con, collection).publication
-        pinned = PassageIndex(str(args.data_dir / "lancedb"), embedder).pin(
-            publication.version if publication else None
-        )
-
-        def retrieve(query: str, mode: str, k: int, collection: str = collection, pinned: PassageIndex = pinned):
-            return search(pinned, embedder, query, mode=mode, k=k, collections=[collection])
-
-        rag = gather_evidence(queries, StrategySpec("rag-hybrid", "rag", top_k=5), retrieve=retrieve, trees=trees)
-        budgets = [g.words for g in rag]
-        rows = {"rag-hybrid": (mean_metrics([evidence_metrics(g, q) for g, q in zip(rag, questions)]), 0.0)}
-        kinds = [] if args.only_variants else ["hit-nodes", "similarity", "encoder", "oracle"]
-        kinds += ["llm", "llm-rank"] if engine and not args.only_variants else []
-        for kind in kinds:
-            if kind != "llm" and kind not in routers:
+    with catalogue_connection(catalogue_in(), read_only=True) as con:
+        collections = [c for c in args.collections.split(",") if c] or question_collections(con)
+        for collection in collections:
+            questions = load_question_rows(con, collection, args.split)
+            if args.max_questions:
+                questions = questions[: args.max_questions]
+            if not questions:
+                print(f"{collection}: no {args.split} questions")
                 continue
-            spec = StrategySpec(
-                f"rdr2-{kind}",
-                "rdr2",
-                top_k=args.top_k,
-                expand_iterations=args.expand_iterations,
-                router=kind,
-                adapter="router" if kind in ("llm", "llm-rank") else None,
-            )
-            variants = [("", budgets, spec), (" free", None, spec)]
-            if kind in ("similarity", "encoder"):  # what the budget fill adds to the router's own picks
-                variants.insert(1, (" no fill", budgets, dataclasses.replace(spec, fill_budget=False)))
-            for order in [o for o in args.fill_orders.split(",") if o and o != spec.fill_order]:
-                variants.insert(1, (f" fill={order}", budgets, dataclasses.replace(spec, fill_order=order)))
-            for label, budget, variant in variants:
-                started = time.perf_counter()
-                gathered = gather_evidence(
-                    queries,
-                    variant,
-                    retrieve=retrieve,
-                    trees=trees,
-                    engine=engine,
-                    routers=routers,
-                    evidence_budgets=budget,
-                )
-                seconds = (time.perf_counter() - started) / len(queries)
-                rows[f"rdr2-{kind}{label}"] = (
-                    mean_metrics([evidence_metrics(g, q) for g, q in zip(gathered, questions)]),
-                    seconds,
-                )
-        print(f"\n{collection}: {len(questions)} {args.split} questions, rdr2 top_k={args.top_k}, "
-              f"expand_iterations={args.expand_iterations}; rows without 'free' at <= rag-hybrid's words per question")  # fmt: skip
-        present = [m for m in METRICS if any(m in r for r, _ in rows.values())]
-        print(f"  {'strategy':24s} " + " ".join(f"{m:>16s}" for m in present) + f" {'words':>7s} {'s/question':>10s}")
-        for name, (metrics, seconds) in rows.items():
-            print(
-                f"  {name:24s} "
-                + " ".join(f"{metrics.get(m, float('nan')):16.3f}" for m in present)
-                + f" {metrics['words']:7.0f} {seconds:10.2f}"
-            )
-        report[collection] = {name: {**m, "seconds_per_question": s} for name, (m, s) in rows.items()}
-        if args.speed:
-            report[collection]["speed"] = speed(con, collection, trees, embedder, routers_found, args.llm_steps)
-        variants = [("labelled", {}, False), ("labelled+synthetic", {}, True)] if args.synthetic_ablation else []
-        variants += [(label, overrides, True) for label, overrides in parse_variants(args.encoder_variants)]
-        if variants:
-            spec = StrategySpec("rdr2-encoder", "rdr2", top_k=args.top_k, expand_iterations=args.expand_iterations,
-                                router="encoder")  # fmt: skip
-            report[collection]["encoder_routers"] = encoder_comparison(
-                con, collection, questions, retrieve, trees, embedder, spec, budgets, variants
-            )
+            # retrieval at the LanceDB version published with this collection's passages, as
+            # `answers` and the held-out judge in `router_adapter` read it
+            session = open_session(con, collection, models, gold=questions)
+            report[collection] = measure_collection(con, session, questions, settings, resources, args)
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))
+
+
+def measure_collection(con, session: AnsweringSession, questions, settings: StrategySettings, resources, args) -> dict:
+    """The evidence rows of every router kind on `questions` (and the --speed and encoder-variant
+    figures when asked), printed and returned."""
+    collection, trees, retrieve = session.collection, session.trees, session.retrieve
+    llm = args.llm and session.published.llm_adapter is not None
+    routers = session_routers(session, llm)
+    engine = session.engine if llm else None
+    queries = [q.query for q in questions]
+    specs = strategy_specs(settings, "short", session.published.llm_adapter)
+    budgeted = strategy_specs(dataclasses.replace(settings, evidence_budget=True), "short", None)["rdr2"]
+    rag = gather_evidence(queries, specs["rag-hybrid"], retrieve=retrieve, trees=trees)
+    budgets = evidence_budgets(session, queries, budgeted)  # rag-hybrid's words per question
+    rows = {"rag-hybrid": (mean_metrics([evidence_metrics(g, q) for g, q in zip(rag, questions)]), 0.0)}
+    kinds = [] if args.only_variants else list(SCORING_KINDS)
+    kinds += ["llm", "llm-rank"] if llm and not args.only_variants else []
+    for kind in kinds:
+        if kind != "llm" and kind not in routers:
+            continue
+        spec = specs[f"rdr2-{kind}"]
+        variants = [("", budgets, spec), (" free", None, spec)]
+        if kind in ("similarity", "encoder"):  # what the budget fill adds to the router's own picks
+            variants.insert(1, (" no fill", budgets, dataclasses.replace(spec, fill_budget=False)))
+        for order in [o for o in args.fill_orders.split(",") if o and o != spec.fill_order]:
+            variants.insert(1, (f" fill={order}", budgets, dataclasses.replace(spec, fill_order=order)))
+        for label, budget, variant in variants:
+            started = time.perf_counter()
+            gathered = gather_evidence(
+                queries,
+                variant,
+                retrieve=retrieve,
+                trees=trees,
+                engine=engine,
+                routers=routers,
+                evidence_budgets=budget,
+            )
+            seconds = (time.perf_counter() - started) / len(queries)
+            rows[f"rdr2-{kind}{label}"] = (
+                mean_metrics([evidence_metrics(g, q) for g, q in zip(gathered, questions)]),
+                seconds,
+            )
+    print(f"\n{collection}: {len(questions)} {args.split} questions, rdr2 top_k={args.top_k}, "
+          f"expand_iterations={args.expand_iterations}; rows without 'free' at <= rag-hybrid's words per question")  # fmt: skip
+    present = [m for m in METRICS if any(m in r for r, _ in rows.values())]
+    print(f"  {'strategy':24s} " + " ".join(f"{m:>16s}" for m in present) + f" {'words':>7s} {'s/question':>10s}")
+    for name, (metrics, seconds) in rows.items():
+        print(
+            f"  {name:24s} "
+            + " ".join(f"{metrics.get(m, float('nan')):16.3f}" for m in present)
+            + f" {metrics['words']:7.0f} {seconds:10.2f}"
+        )
+    out: dict = {name: {**m, "seconds_per_question": s} for name, (m, s) in rows.items()}
+    if args.speed:
+        out["speed"] = speed(con, collection, trees, session.embedder, resources, args.llm_steps)
+    variants = [("labelled", {}, False), ("labelled+synthetic", {}, True)] if args.synthetic_ablation else []
+    variants += [(label, overrides, True) for label, overrides in parse_variants(args.encoder_variants)]
+    if variants:
+        out["encoder_routers"] = encoder_comparison(
+            con, collection, questions, retrieve, trees, session.embedder, specs, budgets, variants
+        )
+    return out
 
 
 def parse_variants(text: str) -> list[tuple[str, dict]]:
@@ -224,22 +201,16 @@ def parse_variants(text: str) -> list[tuple[str, dict]]:
 
     known = {f.name: f.type for f in dataclasses.fields(EncoderSettings)}
     out = []
-    for chunk in (c.strip() for c in text.split(";")):
-        if not chunk:
-            continue
+    for label, pairs in parse_assignments(text, named=False):
         overrides: dict = {}
-        for item in chunk.split(","):
-            key, _, value = item.partition("=")
-            key = key.strip()
-            if key not in known or not value.strip():
-                raise SystemExit(
-                    f"--encoder-variants: {item!r} is not <EncoderSettings field>=<value> ({', '.join(known)})"
-                )
+        for key, value in pairs.items():
+            if key not in known:
+                raise SystemExit(f"--encoder-variants: {key!r} is not an EncoderSettings field ({', '.join(known)})")
             if known[key].startswith("tuple"):  # annotations are strings; a tuple is '/'-separated: 0/1.5
                 overrides[key] = tuple(float(v) for v in value.split("/"))
             else:
                 overrides[key] = float(value) if known[key] == "float" else int(value)
-        out.append((chunk, overrides))
+        out.append((label, overrides))
     return out
 
 
@@ -283,21 +254,22 @@ def train_and_measure(
 
 
 def encoder_comparison(
-    con, collection: str, questions, retrieve, trees, embedder: Embedder, spec: StrategySpec, budgets: list[int],
-    variants: Sequence[tuple[str, dict, bool]],
+    con, collection: str, questions, retrieve, trees, embedder: Embedder, specs: dict[str, StrategySpec],
+    budgets: list[int] | None, variants: Sequence[tuple[str, dict, bool]],
 ) -> dict:  # fmt: skip
     """Encoder routers trained with different settings and data (`variants`: label, EncoderSettings
     overrides, with the synthetic corpus-made questions or not), all calibrated on the validation
     fold and measured the same way (`train_and_measure`)."""
     from rag_assets.core.routing.encoder_settings import EncoderSettings
 
+    spec = specs["rdr2-encoder"]
     validation = load_routing_examples(con, collection, fold="validation")
     # The held-out judge `router_adapter` chooses the section weight and fill order with: the
     # validation fold's real questions, routed as `spec` routes, at rag-hybrid's words.
     qids = {v.qid for v in validation if not v.qid.startswith(SYNTHETIC_QID_PREFIX)}
     held_out = held_out_evidence(
         [q for q in load_question_rows(con, collection) if q.qid in qids],
-        baseline=StrategySpec("rag-hybrid", "rag", top_k=5),
+        baseline=specs["rag-hybrid"],
         routed=spec,
         retrieve=retrieve,
         trees=trees,
@@ -320,7 +292,7 @@ def encoder_comparison(
     return out
 
 
-def speed(con, collection: str, trees, embedder: Embedder, found: dict[str, Path], llm_steps: int) -> dict:
+def speed(con, collection: str, trees, embedder: Embedder, resources: dict, llm_steps: int) -> dict:
     """Training seconds per view and routing subtrees/s of the encoder and the LLM, same data."""
     import tempfile
 
@@ -329,7 +301,6 @@ def speed(con, collection: str, trees, embedder: Embedder, found: dict[str, Path
     from rag_assets.core.routing.encoder_training import train_encoder
     from rag_assets.core.routing.held_out_routing import route_samples
     from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
-    from resources.llm import BaseModelResource, LLMResource
 
     train = load_routing_examples(con, collection, fold="train")
     validation = [s for s, _ in load_routing_samples(con, collection, fold="validation")]
@@ -347,9 +318,9 @@ def speed(con, collection: str, trees, embedder: Embedder, found: dict[str, Path
         settings = LoraSettings(max_steps=llm_steps, batch_size=4, max_length=1024)
         examples = [TrainingExample(routing_messages(e.query, e.rendered), e.target) for e in train]
         started = time.perf_counter()
-        lora = train_lora(BaseModelResource().path(), examples, Path(tmp), settings, progress=False)
+        lora = train_lora(resources["base_model"].path(), examples, Path(tmp), settings, progress=False)
         out["llm_train_s_per_view"] = (time.perf_counter() - started) / max(lora.steps * settings.batch_size, 1)
-        engine = LLMResource(base_model=BaseModelResource()).engine({"bench": lora.adapter_dir})
+        engine = resources["llm"].engine({"bench": lora.adapter_dir})
         sample = validation[:16]
         started = time.perf_counter()
         route_samples(engine, sample, trees, adapter="bench")

@@ -10,9 +10,9 @@ docs/s; then what a 5.82M-page corpus would take on N workers at the measured pe
 the measured parallel efficiency. Model load and process start-up are printed apart: they are
 paid once per worker, not per document.
 
-    .venv/bin/python benchmarks/scale_out.py                  # 120 docs, 1 and 2 workers
-    .venv/bin/python benchmarks/scale_out.py --docs 100000    # a corpus at scale (hours on 2 cores)
-    .venv/bin/python benchmarks/scale_out.py --workers 1,2,4  # more workers than cores oversubscribe
+    .venv/bin/python -m benchmarks.scale_out                  # 120 docs, 1 and 2 workers
+    .venv/bin/python -m benchmarks.scale_out --docs 100000    # a corpus at scale (hours on 2 cores)
+    .venv/bin/python -m benchmarks.scale_out --workers 1,2,4  # more workers than cores oversubscribe
 
 Figures from a shared, busy machine are lower bounds of what a dedicated core gives.
 """
@@ -24,18 +24,15 @@ import json
 import multiprocessing as mp
 import os
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 WIKIPEDIA_PAGES = 5_820_000  # the paper's Wikipedia corpus
 
 
 def write_corpus(root: Path, docs: int, seed: int = 0) -> list[Path]:
-    from dst_build import markdown_document
+    from benchmarks.dst_build import markdown_document
 
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ time (a partition added and an event written per answer, as an unbatched writer 
 batches (`record_answers`: the partitions of a batch added in one call); and how long the caller
 of `enqueue_answers` waits (the queue's `put`). Figures: milliseconds per answer and the ratio.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/served_answers.py [--answers 200] [--batch 64]
+    PYTHONPATH=. .venv/bin/python -m benchmarks.served_answers [--answers 200] [--batch 64]
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@
    goal: BM25 search <= 1.5 CPU-s and <= 300 MiB. Then a hybrid search through the service
    (RAG_SERVICE_URL): what a CLI call costs when a service runs.
 
-    DAGSTER_HOME=/tmp/svc_home .venv/bin/python benchmarks/service.py [--searches 30] [--asks 5] [--parts search]
+    DAGSTER_HOME=/tmp/svc_home .venv/bin/python -m benchmarks.service [--searches 30] [--asks 5] [--parts search]
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "integration"))
 
 QUERIES = [
     "What does the with statement do?",
@@ -203,9 +201,8 @@ def main() -> None:
     parser.add_argument("--url", default="", help="A running service (default: start one here).")
     parser.add_argument("--parts", default="cli,search,ask,throughput", help="measurements to make, e.g. cli,search")
     args = parser.parse_args()
-    from served_project import running_service
-
     from rag_assets.core.settings import data_dir
+    from tests.integration.served_project import running_service
 
     env = {"RAG_DATA_DIR": str(data_dir()), "DAGSTER_HOME": os.environ.get("DAGSTER_HOME", ""), "RAG_SERVICE_URL": ""}
     print(f"project: {data_dir()}; collection {args.collection}; {os.cpu_count()} CPU cores")

@@ -115,13 +115,6 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "kind": "answer, expand, refuse or failed (failed labels are kept for audit, never trained on).",
         "raw": "The teacher's raw output.",
     },
-    "router_adapters": {
-        "collection": COLLECTION,
-        "adapter_id": "Content id of the trained router (enc-... for the encoder; a digest for the LLM adapter).",
-        "path": "The folder the router was published to.",
-        "base_model": "What it was trained from (the embedder or the base LLM).",
-        "created_at": "When it was recorded.",
-    },
     "router_metrics": {
         "collection": COLLECTION,
         "model": "encoder, similarity (untrained encoder), adapter, adapter-rank or base (untrained LLM).",

@@ -7,7 +7,6 @@ import dagster as dg
 from rag_assets.defs.corpus.source_documents import source_documents
 from rag_assets.defs.metadata import table_metadata
 from rag_assets.defs.partitions import collection_partitions
-from rag_assets.defs.routing.router_adapter import router_adapter
 from rag_assets.defs.structure.document_trees import document_trees
 
 rejected_documents = dg.AssetSpec(
@@ -33,15 +32,4 @@ document_texts = dg.AssetSpec(
     metadata=table_metadata("document_texts"),
 )
 
-router_adapters = dg.AssetSpec(
-    "router_adapters",
-    deps=[router_adapter],
-    partitions_def=collection_partitions,
-    group_name="routing",
-    kinds={"duckdb"},
-    description="The registry of trained routers (adapter id, folder, base model, time), one row per "
-    "training, written by `router_adapter`; the folders themselves live under `{data dir}/adapters`.",
-    metadata=table_metadata("router_adapters"),
-)
-
-SIDE_TABLES = [rejected_documents, document_texts, router_adapters]
+SIDE_TABLES = [rejected_documents, document_texts]

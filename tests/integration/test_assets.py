@@ -77,12 +77,11 @@ def test_definitions_load_with_every_asset_check_and_job() -> None:
     graph = repo.asset_graph
     parents = {
         name: {k.to_user_string() for k in graph.get(dg.AssetKey(name)).parent_keys}
-        for name in ("rejected_documents", "document_texts", "router_adapters")
+        for name in ("rejected_documents", "document_texts")
     }
     assert parents == {
         "rejected_documents": {"source_documents", "document_trees"},
         "document_texts": {"document_trees"},
-        "router_adapters": {"router_adapter"},
     }
     # Catalogue assets carry their table's name and column schema.
     spec = graph.get(dg.AssetKey("document_trees"))

@@ -14,6 +14,7 @@ import pytest
 
 from rag_assets.core.routing.encoder_training import load_encoder_router
 from rag_assets.core.routing.own_choices import MARGINS, OwnChoices
+from rag_assets.core.store.published_models import published_models
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
 from tests.conftest import tiny_project
 
@@ -83,7 +84,7 @@ def _checks(result: dg.ExecuteInProcessResult) -> dict:
 
 
 @pytest.mark.timeout(1800)  # two routers trained and four scored on 2 shared CPU cores
-def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project: dict) -> None:
+def test_mix_teacher_adapter_and_router_metrics_base_vs_adapter(project: dict) -> None:
     teacher = {"teacher": "mix", "validation_fraction": 0.5}
     metrics = {"max_samples": 3, "max_new_tokens": 16}
     first = _materialize(
@@ -129,17 +130,21 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
     meta = _meta(second)
     adapter = meta["router_adapter"]
     with duckdb.connect(str(project["db"])) as con:
-        registry = con.execute(
-            "SELECT collection, adapter_id, path, base_model FROM router_adapters ORDER BY created_at"
-        ).fetchall()
+        published = published_models(con, "tiny")
         rows = con.execute(
             f"SELECT {METRIC_COLUMNS} FROM router_metrics WHERE collection = 'tiny' ORDER BY model"
         ).fetchall()
     embedder_id = project["resources"]["embedder"].get().model_id
-    assert registry == [
-        ("tiny", adapter["encoder_adapter_id"], adapter["encoder_path"], embedder_id),
-        ("tiny", adapter["adapter_id"], adapter["path"], str(project["resources"]["base_model"].path())),
-    ]
+    # what answering reads: each trained router's id, folder and what it was trained from
+    trained = {
+        kind: (m.model_id, m.path, m.details["base_model"])
+        for kind, m in published.items()
+        if kind in ("encoder", "llm")
+    }
+    assert trained == {
+        "encoder": (adapter["encoder_adapter_id"], adapter["encoder_path"], embedder_id),
+        "llm": (adapter["adapter_id"], adapter["path"], str(project["resources"]["base_model"].path())),
+    }
     assert adapter["encoder_adapter_id"].startswith("enc-") and Path(adapter["encoder_path"], "router.json").is_file()
     # encoder_real_weight 2: every real question's view trains twice (no synthetic ones here)
     assert adapter["train_views_synthetic"] == 0 and adapter["encoder_real_weight"] == 2
@@ -153,10 +158,6 @@ def test_mix_teacher_adapter_registry_and_router_metrics_base_vs_adapter(project
     assert "](data:image/png;base64," in adapter["encoder_calibration"] and adapter["encoder_pairs"] > 0
     assert adapter["encoder_loss_curve"].startswith("![encoder router loss](data:image/png;base64,")
     assert 0.0 < adapter["encoder_answer_f1"] <= 1.0
-    # the registry rows it wrote are a materialization of the router_adapters side table
-    side = meta["router_adapters"]
-    assert side["written_by"] == "router_adapter" and side["dagster/partition_row_count"] == 2
-    assert side["routers"] == f"{adapter['encoder_adapter_id']}, {adapter['adapter_id']}"
     assert "| yes |" in adapter["encoder_section_weights"] and adapter["encoder_section_weight"] >= 0
     # The index is there and the validation fold has real questions (charger, ice, tide): the
     # weight is chosen by their routed evidence.

@@ -189,7 +189,7 @@ def test_the_sql_pattern_tells_statements_from_prose() -> None:
         "INSERT INTO answers BY NAME SELECT * FROM _incoming",
         "CREATE TABLE IF NOT EXISTS t (a INTEGER)",
         "DELETE FROM passages WHERE collection = ?",
-        "UPDATE router_adapters SET path = ?",
+        "UPDATE published_models SET path = ?",
         "BEGIN TRANSACTION",
         "COMMIT",
     ):

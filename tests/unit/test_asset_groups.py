@@ -22,4 +22,3 @@ def test_groups_are_the_pipeline_stages_and_every_dependency_points_forward() ->
     assert backwards == []
     # side tables sit with the step that writes them
     assert group["rejected_documents"] == group["document_trees"] == "structure"
-    assert group["router_adapters"] == group["router_adapter"] == "routing"

@@ -176,21 +176,16 @@ def test_recorded_router_outputs_are_parsed_against_the_restored_view_and_scored
     assert (scores.expelled_per_output, scores.collapsed_rate, scores.parse_failure_rate) == (0.25, 0.25, 0.5)
 
 
-def test_adapter_registry_and_stored_samples_in_duckdb(tmp_path) -> None:
+def test_stored_samples_in_duckdb(tmp_path) -> None:
     import duckdb
     import pyarrow as pa
 
     from rag_assets.core.routing.held_out_routing import load_routing_samples
     from rag_assets.core.store.collections import replace_collection
-    from rag_assets.core.store.router_registry import latest_adapter, record_adapter
+    from rag_assets.core.store.routing_tables import labelled_collections
 
     with duckdb.connect(str(tmp_path / "c.duckdb")) as con:
-        assert latest_adapter(con, "tiny") is None
-        record_adapter(con, "tiny", "aaa", "/a/aaa", "/models/base")
-        newest = record_adapter(con, "tiny", "bbb", "/a/bbb", "/models/base")
-        record_adapter(con, "other", "ccc", "/a/ccc", "/models/base")
-        assert latest_adapter(con, "tiny") == newest and latest_adapter(con, "tiny").adapter_id == "bbb"
-
+        assert labelled_collections(con) == []  # no routing_actions table yet
         sample, _ = _stored_sample("q1")
         failed, _ = _stored_sample("q2")
         failed = failed.__class__(*(("s-failed", *tuple(getattr(failed, f) for f in failed.__slots__[1:]))))
@@ -219,6 +214,7 @@ def test_adapter_registry_and_stored_samples_in_duckdb(tmp_path) -> None:
             },
         )
         loaded = load_routing_samples(con, "tiny", fold="validation")
+        assert labelled_collections(con) == ["tiny"]
     assert [(s.subtree_id, g) for s, g in loaded] == [("s-q1", G(expands={4}))]  # the failed label is never gold
     assert loaded[0][0] == sample
 

@@ -83,7 +83,7 @@ STAGE_COUNTS: dict[str, tuple[str, str]] = {
     "synthetic questions": ("synthetic_questions", ""),
     "routing views": ("routing_subtrees", ""),
     "routing labels": ("routing_actions", ""),
-    "trained routers": ("router_adapters", ""),
+    "trained routers": ("published_models", "kind IN ('encoder', 'llm') AND path IS NOT NULL"),
     "evaluation answers": ("answers", "source = 'evaluation'"),
 }
 

@@ -55,3 +55,12 @@ def load_question_rows(
     return [
         Question(r[0], r[1], tuple(r[2]), tuple(r[3]), tuple(r[4]), r[5], r[6], r[7], tuple(r[8] or ())) for r in rows
     ]
+
+
+def question_collections(con: duckdb.DuckDBPyConnection, *, table: str = "questions") -> list[str]:
+    """The collections with rows in a question table, sorted (none when it does not exist)."""
+    if table not in QUESTION_TABLES:
+        raise ValueError(f"{table!r} is not a question table ({QUESTION_TABLES})")
+    if not table_exists(con, table):
+        return []
+    return [r[0] for r in con.execute(f"SELECT DISTINCT collection FROM {table} ORDER BY 1").fetchall()]

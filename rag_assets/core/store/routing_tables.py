@@ -105,6 +105,13 @@ def load_labelled_rows(
     return con.execute(sql, params).fetchall()
 
 
+def labelled_collections(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The collections with labelled routing views (rows in routing_actions), sorted."""
+    if not table_exists(con, "routing_actions"):
+        return []
+    return [r[0] for r in con.execute("SELECT DISTINCT collection FROM routing_actions ORDER BY 1").fetchall()]
+
+
 def load_usable_targets(con: duckdb.DuckDBPyConnection, collection: str, sample_columns: Sequence[str]) -> list[tuple]:
     """(*`sample_columns` of routing_subtrees, teacher target) of the collection's usable routing
     actions (kind not 'failed': failed teacher outputs are never trained on), by subtree id."""

@@ -49,9 +49,6 @@ SCHEMA: dict[str, str] = {
         fold VARCHAR NOT NULL, teacher VARCHAR NOT NULL, target VARCHAR NOT NULL,
         answer_ids INTEGER[] NOT NULL, expand_ids INTEGER[] NOT NULL, kind VARCHAR NOT NULL,
         raw VARCHAR NOT NULL""",
-    "router_adapters": """
-        collection VARCHAR NOT NULL, adapter_id VARCHAR NOT NULL, path VARCHAR NOT NULL,
-        base_model VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL""",
     "router_metrics": """
         collection VARCHAR NOT NULL, model VARCHAR NOT NULL, samples INTEGER NOT NULL,
         ans_f1 DOUBLE NOT NULL, exp_pre DOUBLE NOT NULL, ref_acc DOUBLE NOT NULL,

@@ -7,8 +7,7 @@ Two router kinds learn from the same curated routing actions (train fold):
   thresholds calibrated on the train fold).
 - `llm`: the paper's LoRA adapter (peft SFT, loss on the target tokens only) on the base LLM; the
   path for GPU users with 1.5-8B models. Its untrained counterpart is the base model.
-Each trained router is published atomically under a content id and recorded in `router_adapters`;
-each materialization replaces the collection's router rows of `published_models` (ids, folders,
+Each trained router is published atomically under a content id; each materialization replaces the collection's router rows of `published_models` (ids, folders,
 the similarity thresholds), and every answering user reads exactly those (the ones the latest
 materialization produced) through `load_published`.
 """
@@ -29,22 +28,17 @@ from rag_assets.core.figures import figure, png_bytes, png_markdown
 from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.routing.action_format import routing_messages
 from rag_assets.core.routing.encoder_settings import EncoderSettings
-from rag_assets.core.routing.encoder_training import EncoderTrainingResult, train_encoder
-from rag_assets.core.routing.held_out_routing import (
-    LabelledView,
-    calibrate_similarity,
-    load_routing_examples,
-    weight_real_views,
-)
+from rag_assets.core.routing.encoder_training import EncoderTrainingResult
+from rag_assets.core.routing.held_out_routing import LabelledView, calibrate_similarity, load_routing_examples
+from rag_assets.core.routing.router_training import train_encoder_router
 from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
 from rag_assets.core.routing.teachers import SimilarityThresholds
 from rag_assets.core.store.published_models import PublishedModel, publish_models
 from rag_assets.core.store.question_table import load_question_rows
-from rag_assets.core.store.router_registry import AdapterRecord, record_adapter
 from rag_assets.core.store.tree_tables import load_trees
 from rag_assets.core.training.lora import LoraSettings, TrainingExample, train_lora
 from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
-from rag_assets.defs.metadata import PLOT_COLOUR, line_plot_markdown, markdown_table, report_side_table
+from rag_assets.defs.metadata import PLOT_COLOUR, line_plot_markdown, markdown_table
 from rag_assets.defs.partitions import collection_partitions
 from rag_assets.defs.routing.router_config import RouterKind, RouterTrainingConfig
 from resources.embedder import EmbedderResource
@@ -86,7 +80,7 @@ def router_adapter(
     if not train:
         return _publish_untrained(context, catalogue, collection)
     metadata = _views_metadata(config, train, validation)
-    records: dict[str, AdapterRecord] = {}
+    records: dict[str, TrainedRouter] = {}
     encoder = embedder.get()
     # The untrained encoder's thresholds (the similarity router), calibrated on the train fold.
     similarity = calibrate_similarity(encoder, [e.example for e in train])
@@ -99,20 +93,26 @@ def router_adapter(
     folds = _Folds(collection, train, validation)
     if RouterKind.encoder in config.kinds:
         records["encoder"], trained = _train_encoder_router(
-            context, config, catalogue, base_model, encoder, folds, held_out, similarity
+            context, config, base_model, encoder, folds, held_out, similarity
         )
         metadata.update(trained)
     if RouterKind.llm in config.kinds:
-        records["llm"], trained = _train_llm_router(context, config, catalogue, base_model, folds)
+        records["llm"], trained = _train_llm_router(context, config, base_model, folds)
         metadata.update(trained)
     with catalogue.get_connection() as con:
         publish_models(con, collection, published_routers(records, similarity, context.run.run_id), kinds=ROUTER_PIECES)
-        if records:  # the registry rows this step wrote: a materialization of the side table
-            report_side_table(
-                context, con, "router_adapters", routers=", ".join(r.adapter_id for r in records.values())
-            )
     version = "+".join(r.adapter_id for r in records.values()) or "untrained"
     return dg.MaterializeResult(data_version=dg.DataVersion(version), metadata=metadata)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainedRouter:
+    """One router this step trained: its content id, the folder it was published to, and what it
+    was trained from (the embedder or the base LLM)."""
+
+    adapter_id: str
+    path: str
+    base_model: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,37 +168,35 @@ def _step_logger(context: dg.AssetExecutionContext, kind: str) -> Callable[[int,
 def _train_encoder_router(
     context: dg.AssetExecutionContext,
     config: RouterTrainingConfig,
-    catalogue: DuckDBResource,
     base_model: BaseModelResource,
     encoder: Embedder,
     folds: _Folds,
     held_out: HeldOutEvidence | None,
     similarity: SimilarityThresholds,
-) -> tuple[AdapterRecord, dict[str, object]]:
-    """Fine-tune the encoder router and record it: its registry row and its metadata."""
+) -> tuple[TrainedRouter, dict[str, object]]:
+    """Fine-tune the encoder router: what was trained, and its metadata."""
     settings = config.encoder_settings()
-    weighted = weight_real_views(folds.train, config.encoder_real_weight)
-    result = train_encoder(
-        encoder.model_path,
-        [e.example for e in weighted],
-        [e.example for e in folds.validation],
+    trained = train_encoder_router(
+        encoder,
+        folds.train,
+        folds.validation,
         base_model.adapters_dir(),
         settings,
-        device=encoder.device,
+        real_weight=config.encoder_real_weight,
+        held_out=held_out,
         on_step=_step_logger(context, "encoder"),
         extra_record={
             "collection": folds.collection,
             "similarity_thresholds": asdict(similarity),
             "real_weight": config.encoder_real_weight,
         },
-        held_out=held_out,
     )
-    with catalogue.get_connection() as con:
-        record = record_adapter(con, folds.collection, result.adapter_id, str(result.folder), encoder.model_id)
+    result = trained.result
+    record = TrainedRouter(result.adapter_id, str(result.folder), encoder.model_id)
     metadata = encoder_metadata(result, settings, held_out)
     metadata["encoder_real_weight"] = config.encoder_real_weight
     metadata["encoder_ancestor_levels"] = settings.ancestor_levels
-    metadata["encoder_train_views"] = len(weighted)
+    metadata["encoder_train_views"] = trained.train_views
     return record, metadata
 
 
@@ -220,11 +218,10 @@ def _lora_settings(config: RouterTrainingConfig) -> LoraSettings:
 def _train_llm_router(
     context: dg.AssetExecutionContext,
     config: RouterTrainingConfig,
-    catalogue: DuckDBResource,
     base_model: BaseModelResource,
     folds: _Folds,
-) -> tuple[AdapterRecord, dict[str, object]]:
-    """Train the LLM router's LoRA adapter and record it: its registry row and its metadata."""
+) -> tuple[TrainedRouter, dict[str, object]]:
+    """Train the LLM router's LoRA adapter: what was trained, and its metadata."""
     examples = [TrainingExample(routing_messages(e.query, e.rendered), e.target) for e in folds.train]
     model_path = base_model.path()
     lora = train_lora(
@@ -235,8 +232,7 @@ def _train_llm_router(
         device=base_model.device,
         on_step=_step_logger(context, "llm"),
     )
-    with catalogue.get_connection() as con:
-        record = record_adapter(con, folds.collection, lora.adapter_id, str(lora.adapter_dir), str(model_path))
+    record = TrainedRouter(lora.adapter_id, str(lora.adapter_dir), str(model_path))
     return record, {
         "adapter_id": lora.adapter_id,
         "path": str(lora.adapter_dir),
@@ -333,7 +329,7 @@ def _section_weights_table(
 
 
 def published_routers(
-    records: Mapping[str, AdapterRecord], similarity: SimilarityThresholds, run_id: str
+    records: Mapping[str, TrainedRouter], similarity: SimilarityThresholds, run_id: str
 ) -> list[PublishedModel]:
     """The rows `published_models` gets from one training: each trained router's folder, and the
     similarity router's thresholds."""

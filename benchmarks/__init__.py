@@ -1,0 +1,1 @@
+"""Benchmarks: scripts run from the repository root as `python -m benchmarks.NAME` (see README.md)."""
