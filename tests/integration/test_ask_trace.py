@@ -64,7 +64,8 @@ def test_ask_then_trace_then_a_changed_source(materialized: Path) -> None:
     )
     assert asked.exit_code == 0, asked.output
     row = json.loads(asked.stdout)
-    assert row["source"] == "cli" and row["strategy"] == "rag-hybrid" and row["collection"] == "tiny"
+    # no answer_policy was materialized here: the collection answers with a quote, labelled with its form
+    assert row["source"] == "cli" and row["strategy"] == "rag-hybrid-extractive" and row["collection"] == "tiny"
     assert row["cited_doc_ids"][0] == "tiny/kettle.md" and len(row["passage_ids"]) == 2
     versions = json.loads(row["versions"])
     assert versions["index"]["table"] == "passages" and versions["index"]["tag"].startswith("tiny-")
