@@ -122,7 +122,7 @@ def test_ask_then_trace_then_a_changed_source(materialized: Path) -> None:
     assert listed.exit_code == 0, listed.output
     ids = [a["answer_id"] for a in json.loads(listed.stdout)]
     assert ids == [tree_row["answer_id"], routed_id, row["answer_id"]]
-    only_rag = json.loads(runner.invoke(app, ["answers", "-s", "rag-hybrid", "--json"]).stdout)
+    only_rag = json.loads(runner.invoke(app, ["answers", "-s", "rag-hybrid-extractive", "--json"]).stdout)
     assert [a["answer_id"] for a in only_rag] == [row["answer_id"]] and only_rag[0]["source"] == "cli"
     assert "pond" in runner.invoke(app, ["answers", "--contains", "pond"]).stdout
 

@@ -439,9 +439,9 @@ def test_extractive_rows_cite_their_sentence_every_answer_its_support_and_none_e
         empty = json.loads(versions).get("reader_empty", False)
         assert form == ("extractive" if empty else "generated") and 0 <= supporting <= len(cited), strategy
         assert not empty or (attribution == "extractive" and supporting == 1 and answer and answer in cited[0])
-    for strategy, answer, form, supporting, attribution, _, _ in generated:
-        # a reader's answer rests on the nodes holding what it says, or says that none does
-        if form == "generated" and answer.strip():
+    for strategy, answer, form, supporting, attribution, cited, _ in generated:
+        # a reader's answer given evidence rests on the nodes holding what it says, or says none does
+        if form == "generated" and answer.strip() and cited:
             assert (attribution == "unsupported") == (supporting == 0), (strategy, attribution, supporting)
             assert attribution in ("markers", "overlap", "unsupported"), (strategy, attribution)
     # The collection's default form, measured by `answer_policy` and published with its models. By
