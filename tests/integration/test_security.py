@@ -298,7 +298,9 @@ def test_an_abandoned_ask_frees_its_slot_within_a_second(
     cancellation is nobody's error)."""
     asker = tokens["asker"]
     question = f"Abandoned over {path}: how hot should the water be for green tea?"
-    conn = _open_ask(served, path, {**FAST_ASK, "question": question, "strategy": "rdr2", "top_k": 8}, asker)
+    conn = _open_ask(
+        served, path, {**FAST_ASK, "question": question, "strategy": "rdr2", "top_k": 8, "form": "generated"}, asker
+    )
     try:
         if path == "/ask/stream":  # the stream has begun: the reader is generating
             received = b""

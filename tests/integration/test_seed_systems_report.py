@@ -31,7 +31,7 @@ def test_report_judges_seed_systems_against_their_base(tmp_path: Path, monkeypat
     questions = [Question(q, "How hot for green tea?", answers=("80 C",), split="test") for q in ("e1", "e2")]
     rows = []
     for q in questions:
-        # rag-hybrid and its R4 row: the same order, evidence and answer ('100 C': F1 0.5, EM 0)
+        # rag-hybrid and its R4 row: the same order, evidence and answer ('100 C': F1 0.5, right 0)
         for name, reorder, order in (("rag-hybrid", "retrieval", [1, 2]), ("rag-hybrid+r4", "learned", [1, 2])):
             rows.append(
                 build_record(
@@ -44,7 +44,7 @@ def test_report_judges_seed_systems_against_their_base(tmp_path: Path, monkeypat
                     qid=q.qid,
                 )
             )
-        # dota answers right (F1 1.0, EM 1) from evidence without the answer (passage hit 0)
+        # dota answers right (F1 1.0, right 1) from evidence without the answer (passage hit 0)
         rows.append(
             build_record(
                 _outcome(q.query, "80 C", "kettle only"),
@@ -75,7 +75,7 @@ def test_report_judges_seed_systems_against_their_base(tmp_path: Path, monkeypat
     assert section.index("| dota |") < section.index("| rag-hybrid+r4 |")  # the seed systems' order
     assert (
         "| dota | rag-hybrid | 2 | +1.000 (+1.000–+1.000) | +0.500 (+0.500–+0.500) | -1.000 (-1.000–-1.000) |  | "
-        "mixed on 2 questions: helps EM, token F1; hurts passage hit |" in section
+        "mixed on 2 questions: helps right, token F1; hurts passage hit |" in section
     )
     assert (
         "| rag-hybrid+r4 | rag-hybrid | 2 | +0.000 (+0.000–+0.000) | +0.000 (+0.000–+0.000) | +0.000 (+0.000–+0.000) "

@@ -78,9 +78,12 @@ def test_search_ask_stream_trace_answers_over_http_and_the_cli(project: dict[str
         status, unknown = _search(url, "tea", collection="../../x")
         assert status == 400 and "unknown collection '../../x'" in unknown["detail"]
 
-        status, asked = post(f"{url}/ask", {"question": KETTLE, "strategy": "rag-hybrid", "top_k": 2})
+        status, asked = post(
+            f"{url}/ask", {"question": KETTLE, "strategy": "rag-hybrid", "top_k": 2, "form": "generated"}
+        )
         assert status == 200, asked
         row = asked["answer"]
+        # the reader's form asked for by name (the default, unmeasured here, is the quote)
         assert row["source"] == "service" and row["strategy"] == "rag-hybrid" and row["answer"]
         assert json.loads(row["knobs"])["router"] is None
         assert asked["citations"][0]["doc_id"] == "tiny/kettle.md" and asked["citations"][0]["n"] == 1
@@ -89,7 +92,7 @@ def test_search_ask_stream_trace_answers_over_http_and_the_cli(project: dict[str
         assert versions["reader_model"] and versions["embedder"] and "tiny/kettle.md" in versions["doc_hashes"]
         assert post(f"{url}/ask", {"question": "   "})[0] == 400
 
-        events = _stream(url, {"question": KETTLE, "strategy": "rdr2"})
+        events = _stream(url, {"question": KETTLE, "strategy": "rdr2", "form": "generated"})  # the reader streams
         kinds = [event for event, _ in events]
         assert kinds[-1] == "answer" and "token" in kinds and "note" in kinds
         streamed = "".join(data["text"] for event, data in events if event == "token").strip()

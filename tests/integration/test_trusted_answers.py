@@ -220,9 +220,9 @@ def test_a_question_the_documents_do_not_answer_is_said_not_found(project: dict[
     import duckdb
 
     from rag_assets.core.answering.no_answer import NOT_FOUND_ANSWER, RelevanceFloor
-    from rag_assets.core.index.embedding import Embedder
     from rag_assets.core.answering.policy.default_form import FormChoice
     from rag_assets.core.answering.published import ANSWER_POLICY_KIND
+    from rag_assets.core.index.embedding import Embedder
     from rag_assets.core.store.published_models import PublishedModel, publish_models
 
     # A floor as `answer_policy` publishes it beside the default form (this collection has too few

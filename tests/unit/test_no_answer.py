@@ -69,3 +69,21 @@ def test_the_note_says_why_an_answer_is_not_found() -> None:
         "collection's floor is 0.44, set between 21 validation questions and everyday ones it does not answer)"
     )
     assert "no sentence" in floor.note(None)
+
+
+def test_the_one_fallback_names_what_routed_in_either_form() -> None:
+    import dataclasses
+
+    from rag_assets.core.answering.policy.catalogue import named_spec
+    from rag_assets.core.answering.policy.fallback import runnable_spec
+
+    published = PublishedCollection(
+        "cqa", IndexPin("cqa", None, None, None, 0, True, ""), {}, SimilarityThresholds(), None, None, None
+    )
+    rdr2 = named_spec("rdr2", "short", None)
+    generated = runnable_spec(rdr2, published)
+    assert (generated.spec.name, generated.spec.router) == ("rdr2-similarity", "similarity")
+    assert generated.note == "no trained encoder router for 'cqa': routing with the untrained encoder (similarity)"
+    quoted = runnable_spec(dataclasses.replace(rdr2, name="rdr2-extractive", answer_form="extractive"), published)
+    assert (quoted.spec.name, quoted.spec.router) == ("rdr2-similarity-extractive", "similarity")
+    assert runnable_spec(named_spec("rag-hybrid", "short", None), published).note is None

@@ -30,7 +30,8 @@ def runnable_spec(spec: StrategySpec, published: PublishedCollection) -> Runnabl
     """`spec`, routed by what was published for its collection (see the module's rule)."""
     collection = published.collection
     if spec.kind == "rdr2" and spec.router == "encoder" and "encoder" not in published.routers:
-        label = "rdr2-similarity" if spec.name in ("rdr2", "rdr2-encoder") else spec.name
+        base, form = spec.name.removesuffix("-extractive"), spec.name[len(spec.name.removesuffix("-extractive")) :]
+        label = f"rdr2-similarity{form}" if base in ("rdr2", "rdr2-encoder") else spec.name
         note = f"no trained encoder router for {collection!r}: routing with the untrained encoder (similarity)"
         return Runnable(dataclasses.replace(spec, router="similarity", name=label), note)
     if spec.kind == "rdr2" and spec.router == "llm" and spec.adapter and published.llm_adapter is None:
