@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT
-from tests.unit.test_architecture import SQL
+from tests.unit.test_architecture import SQL, docstring_ids
 
 pytestmark = pytest.mark.unit
 
@@ -19,16 +19,6 @@ BENCHMARKS = sorted((REPO_ROOT / "benchmarks").glob("*.py"))
 FIRST_PARTY = ("rag_assets", "resources", "checks", "benchmarks", "tests")
 # modules the ask-policy refactor removed: a benchmark still importing them is broken
 REMOVED = ("rag_assets.defs.evaluation.answer_form", "rag_assets.core.store.router_registry")
-
-
-def _docstrings(tree: ast.Module) -> set[int]:
-    ids = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                ids.add(id(first.value))
-    return ids
 
 
 def _imported(tree: ast.Module) -> list[tuple[int, str, list[str]]]:
@@ -49,7 +39,7 @@ def _module_exists(module: str) -> bool:
 
 def _code_breaks(tree: ast.Module) -> list[str]:
     """sys.path, duckdb.connect and SQL outside docstrings."""
-    docstrings = _docstrings(tree)
+    docstrings = docstring_ids(tree)
     breaks = []
     for node in ast.walk(tree):
         text = None
