@@ -11,7 +11,7 @@ from checks.partition import checked_partition
 from rag_assets.core.answering.echo import find_echoes
 from rag_assets.core.answering.policy.catalogue import BUDGET_SOURCE
 from rag_assets.core.answering.policy.default_form import policy_problems
-from rag_assets.core.answering.published import load_published
+from rag_assets.core.answering.published import published_form_choice
 from rag_assets.core.evaluation.evidence import evidence_problems
 from rag_assets.core.evaluation.report import non_finite_numbers
 from rag_assets.core.lineage import load_answers
@@ -131,7 +131,7 @@ def answer_policy_follows_its_rule(
     choice = None
     if collection:
         with catalogue.get_connection() as con:
-            choice = load_published(con, collection).form_choice
+            choice = published_form_choice(con, collection)
     problems = policy_problems(choice) if collection else ["answer_policy was never materialized"]
     return dg.AssetCheckResult(
         passed=not problems,

@@ -103,6 +103,12 @@ def load_published(con: duckdb.DuckDBPyConnection, collection: str) -> Published
     )
 
 
+def published_form_choice(con: duckdb.DuckDBPyConnection, collection: str) -> FormChoice | None:
+    """The default form and floor `answer_policy` published for `collection` (None: never), read
+    alone: the report and the policy's check need no index pin or router folders."""
+    return _form_choice(published_models(con, collection).get(ANSWER_POLICY_KIND))
+
+
 def _form_choice(model: PublishedModel | None) -> FormChoice | None:
     if model is None or model.model_id not in ("generated", "extractive"):
         return None

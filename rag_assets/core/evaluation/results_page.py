@@ -11,11 +11,10 @@ figure in the page is the catalogue's and says which run measured it.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from rag_assets.core.files import write_text_atomically
 from rag_assets.core.tables import markdown_table
 
 SUMMARY_FILE = "summary.json"
@@ -136,9 +135,7 @@ def write_generated(page: Path, name: str, markdown: str) -> None:
         text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
     else:
         text = f"{text.rstrip()}\n\n{block}\n" if text else f"{block}\n"
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=page.parent, delete=False, suffix=".tmp") as out:
-        out.write(text)
-    os.replace(out.name, page)
+    write_text_atomically(page, text)
 
 
 def generated_block(page: Path, name: str) -> str:

@@ -6,14 +6,13 @@ renders them into the results page, so a quoted figure always carries how to rep
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from rag_assets.core.files import write_text_atomically
 from rag_assets.core.tables import markdown_table
 
 
@@ -51,11 +50,7 @@ def append_records(path: Path, records: Sequence[ResultRecord]) -> None:
     """Add `records` to the file, replacing earlier records of the same benchmark and figure;
     written whole to a temporary file and renamed (a killed write keeps the previous file)."""
     kept = [r for r in read_records(path) if (r.benchmark, r.figure) not in {(n.benchmark, n.figure) for n in records}]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, delete=False, suffix=".tmp") as out:
-        for record in [*kept, *records]:
-            out.write(json.dumps(asdict(record), sort_keys=True) + "\n")
-    os.replace(out.name, path)
+    write_text_atomically(path, "".join(json.dumps(asdict(r), sort_keys=True) + "\n" for r in [*kept, *records]))
 
 
 def read_records(path: Path) -> list[ResultRecord]:

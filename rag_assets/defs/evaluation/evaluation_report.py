@@ -9,7 +9,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.answering.policy.catalogue import BUDGET_SOURCE, STRATEGIES
-from rag_assets.core.answering.published import load_published
+from rag_assets.core.answering.published import published_form_choice
 from rag_assets.core.evaluation.answer_forms import FORM_BASES, FORM_METRICS, AnswerForms
 from rag_assets.core.evaluation.evidence import EvidenceSummary, evidence_table, summarise_evidence
 from rag_assets.core.evaluation.report import (
@@ -132,7 +132,7 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         questions = {q.qid: q for q in load_question_rows(con, collection)}
         router, notes = _router_rows(con, collection)
         evidence_rows = load_evidence(con, collection)
-        form = load_published(con, collection).form_choice
+        form = published_form_choice(con, collection)
         pages = node_pages(con, collection, sorted({d for r in records for d in r.cited_doc_ids}))
     # each citation's pages, for page hit and a first citation on a gold page (paged documents)
     scored = score_answers(
