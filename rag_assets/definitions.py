@@ -10,6 +10,8 @@ from checks import index as index_checks
 from checks import router as router_checks
 from checks import routing_data as routing_data_checks
 from checks import structure as structure_checks
+from rag_assets.core.process_priority import lower_priority
+from rag_assets.core.settings import pipeline_niceness
 from rag_assets.defs.answer_events_sensor import answer_events_sensor
 from rag_assets.defs.automation import (
     dead_run_sensor,
@@ -37,6 +39,10 @@ from rag_assets.defs.side_tables import SIDE_TABLES
 from rag_assets.defs.structure.document_cards import document_cards
 from rag_assets.defs.structure.document_trees import document_trees
 from resources.project import project_resources
+
+# Whatever loads the pipeline (`rag run`, `rag index`, a run or step worker, the sensors' daemon)
+# yields the CPU to a service on the same machine (core/process_priority.py says why).
+lower_priority(pipeline_niceness())
 
 ALL_ASSETS = [
     source_documents,

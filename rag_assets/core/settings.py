@@ -16,6 +16,7 @@ functions; and the layout of the data folder, derived here once.
 | `RAG_CELERY_BROKER` | none | `celery_broker()` | the Celery executor's broker |
 | `RAG_CELERY_BACKEND` | the broker | `celery_backend()` | the Celery executor's result backend |
 | `RAG_REINDEX_CRON` | `0 3 * * *` | `reindex_cron()` | the reindex schedule |
+| `RAG_PIPELINE_NICE` | 10 | `pipeline_niceness()` | the CPU priority (niceness) of pipeline processes |
 | `RAG_BASE_MODEL` | empty: the packaged SmolLM2 | `base_model_path()` | a local Hugging Face model folder |
 | `RAG_LLM_BACKEND` | `transformers` | `llm_backend()` | `transformers`, `vllm` or `openai` |
 | `RAG_OPENAI_BASE_URL` | empty | `openai_base_url()` | the OpenAI-compatible endpoint (…/v1) |
@@ -186,6 +187,22 @@ def celery_backend() -> str:
 def reindex_cron() -> str:
     """RAG_REINDEX_CRON, else daily at 03:00."""
     return os.environ.get("RAG_REINDEX_CRON", "0 3 * * *")
+
+
+PIPELINE_NICE_ENV = "RAG_PIPELINE_NICE"
+DEFAULT_PIPELINE_NICENESS = 10
+
+
+def pipeline_niceness() -> int:
+    """RAG_PIPELINE_NICE: the niceness (0-19) every process that loads the pipeline runs at, so a
+    service on the same machine is scheduled first (`core.process_priority`); 0 keeps the normal
+    priority."""
+    raw = os.environ.get(PIPELINE_NICE_ENV, "").strip()
+    if not raw:
+        return DEFAULT_PIPELINE_NICENESS
+    if not re.fullmatch(r"\d+", raw) or int(raw) > 19:
+        raise ConfigError(f"{PIPELINE_NICE_ENV}={raw!r}: expected a niceness from 0 (normal priority) to 19 (lowest)")
+    return int(raw)
 
 
 # --- which models ---------------------------------------------------------------------------
