@@ -3,7 +3,8 @@
 1. `rag index` of the first N FinanceBench filings (sorted by name) into a fresh data folder, alone:
    its wall time is the baseline for the index's slowdown.
 2. A warm `rag serve` on the project's materialized catalogue (the built-in corpus by default):
-   hybrid searches and rag-hybrid asks through HTTP on a quiet machine (p50/p95).
+   hybrid searches and rag-hybrid asks through HTTP, one every `--pause` seconds, on a quiet
+   machine (p50/p95).
 3. For each pipeline niceness asked (`--niceness 0,10`: 0 is the normal priority, the behaviour
    without `RAG_PIPELINE_NICE`), the same `rag index` into another fresh folder while searches and
    asks go on through the service until the index ends.
@@ -84,14 +85,21 @@ def one_ask(url: str, i: int, collection: str) -> float:
     return time.perf_counter() - t0
 
 
-def measure(url: str, collection: str, searches: int, asks: int, beside: subprocess.Popen | None) -> tuple[list, list]:
-    """Rounds of `searches` searches then `asks` asks: one round on a quiet machine, else rounds
-    until the index run `beside` has ended (at least one)."""
+def measure(
+    url: str, collection: str, searches: int, asks: int, pause: float, beside: subprocess.Popen | None
+) -> tuple[list, list]:
+    """Rounds of `searches` searches then `asks` asks, `pause` seconds apart (people asking, not a
+    load test: a saturated service would leave the pipeline nothing), one round on a quiet
+    machine, else rounds until the index run `beside` has ended (at least one)."""
     searched: list[float] = []
     asked: list[float] = []
     while True:
-        searched += [one_search(url, i, collection) for i in range(searches)]
-        asked += [one_ask(url, i, collection) for i in range(asks)]
+        for i in range(searches):
+            searched.append(one_search(url, i, collection))
+            time.sleep(pause)
+        for i in range(asks):
+            asked.append(one_ask(url, i, collection))
+            time.sleep(pause)
         if beside is None or beside.poll() is not None:
             return searched, asked
 
@@ -115,6 +123,7 @@ def main() -> None:
     parser.add_argument("--filings", type=int, default=20)
     parser.add_argument("--searches", type=int, default=20, help="searches per round")
     parser.add_argument("--asks", type=int, default=3, help="asks per round")
+    parser.add_argument("--pause", type=float, default=0.5, help="seconds between two requests")
     parser.add_argument("--collection", default="python-reference", help="the served collection")
     parser.add_argument("--niceness", default="0,10", help="pipeline niceness values to measure, e.g. 0,10")
     args = parser.parse_args()
@@ -130,8 +139,8 @@ def main() -> None:
         alone = time.perf_counter() - t0
         print(f"\n1. rag index alone: {alone:.0f} s")
         with running_service(env, "--max-asks", "16") as url:
-            measure(url, args.collection, 3, 1, None)  # warm both paths
-            quiet = measure(url, args.collection, args.searches, args.asks, None)
+            measure(url, args.collection, 3, 1, 0.0, None)  # warm both paths
+            quiet = measure(url, args.collection, args.searches, args.asks, args.pause, None)
             print("\n2. quiet machine")
             report("quiet", *quiet, None)
             print("\n3. beside rag index")
@@ -141,7 +150,7 @@ def main() -> None:
                 ended: list[float] = []  # when the index ended, not when the round noticed it
                 waiter = threading.Thread(target=lambda p=process, e=ended: (p.wait(), e.append(time.perf_counter())))
                 waiter.start()
-                loaded = measure(url, args.collection, args.searches, args.asks, process)
+                loaded = measure(url, args.collection, args.searches, args.asks, args.pause, process)
                 waiter.join()
                 finished(process, root / f"nice-{niceness}")
                 took = ended[0] - t0
