@@ -384,6 +384,9 @@ def serve(
         [], "--allow-host", help="Also answer requests for this Host name (repeatable; loopback names always)."
     ),
     rate_limit: str = typer.Option("600/minute", "--rate-limit", help="Requests per API token (N/second|minute|hour)."),
+    threads: int = typer.Option(
+        1, "--threads", min=1, help="Threads per model call (more: faster only on idle cores)."
+    ),
 ) -> None:
     """Serve search, ask (streamed), trace, answers and the audit web page over HTTP, with the
     models loaded once. Point the CLI at it with RAG_SERVICE_URL=http://HOST:PORT. Any address but
@@ -393,7 +396,9 @@ def serve(
 
     checked_data_dir()
     with answers_reported():  # every stored answer a Dagster event, whatever became of its queue
-        run_service(host=host, port=port, max_asks=max_asks, preload=preload, hosts=allow_host, rate=rate_limit)
+        run_service(
+            host=host, port=port, max_asks=max_asks, preload=preload, hosts=allow_host, rate=rate_limit, threads=threads
+        )
 
 
 @app.command("mcp")

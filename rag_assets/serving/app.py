@@ -246,8 +246,16 @@ def _register_pages(app: FastAPI, service: QueryService) -> None:
     @app.get("/health")
     def health(who: Caller | None = Depends(maybe_caller)) -> dict[str, Any]:
         """Anyone may ask whether the service is up; it names only the caller's collections."""
+        import torch
+
         visible = who.within(service.collections(), "read") if who is not None else []
-        return {"status": "ok", "collections": visible, "token": who.name if who else None}
+        # the threads a model call uses (`rag serve --threads`): what an operator tunes
+        return {
+            "status": "ok",
+            "collections": visible,
+            "token": who.name if who else None,
+            "model_threads": torch.get_num_threads(),
+        }
 
     @app.get("/strategies")
     def strategies(_: Caller = Depends(caller)) -> dict[str, Any]:

@@ -12,11 +12,26 @@ from rag_assets.serving.limits import DEFAULT_RATE
 
 
 def run_service(
-    *, host: str, port: int, max_asks: int, preload: bool, hosts: list[str] | None = None, rate: str = DEFAULT_RATE
+    *,
+    host: str,
+    port: int,
+    max_asks: int,
+    preload: bool,
+    hosts: list[str] | None = None,
+    rate: str = DEFAULT_RATE,
+    threads: int = 1,
 ) -> None:
     """Serve on `host`:`port`. Another address than loopback needs API tokens: without any in the
-    catalogue the service refuses to start (ConfigError), as anyone reaching the port could read all."""
+    catalogue the service refuses to start (ConfigError), as anyone reaching the port could read all.
+
+    `threads`: torch's threads per model call. One by default: a query embedding or a small
+    reader's step is too small to gain from a second thread, and where another process keeps a
+    core busy (an index run beside the service), a call split over two threads waits for the one
+    that is not scheduled: a warm search went from ~30 ms to over a second that way."""
+    import torch
     import uvicorn
+
+    torch.set_num_threads(threads)
 
     from rag_assets.commands.catalogue_start import start_checks
     from rag_assets.commands.errors import console

@@ -150,6 +150,15 @@ def test_search_ask_stream_trace_answers_over_http_and_the_cli(project: dict[str
     assert down.returncode == 4 and "no service at" in down.stderr
 
 
+def _niceness(pid: int) -> int:
+    """A process's niceness (field 19 of /proc/PID/stat; the name in field 2 may hold spaces)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # it ended meanwhile
+        return -100
+    return int(stat.rsplit(")", 1)[1].split()[16])
+
+
 @pytest.mark.timeout(2400)
 def test_served_while_the_collection_is_re_indexed(project: dict[str, str]) -> None:
     """A search and an ask answered while a materialization of the same collection runs (no lock
@@ -158,10 +167,13 @@ def test_served_while_the_collection_is_re_indexed(project: dict[str, str]) -> N
         before = _search(url, "green tea")[1]["published"][0]
         kettle = Path(project["RAG_COLLECTIONS"]).parent / "corpus" / "kettle.md"
         kettle.write_text(kettle.read_text() + "\n## Descaling\n\nDescale the kettle monthly with citric acid.\n")
+        assert get(f"{url}/health")[1]["model_threads"] == 1  # `rag serve --threads`' default
         run = start_materialization(project)
         served: list[tuple[str, int, str]] = []
+        run_niceness: set[int] = set()
         try:
             while run.poll() is None or not served:
+                run_niceness.add(_niceness(run.pid))
                 status, found = _search(url, "green tea")
                 during = run.poll() is None
                 served.append(("search", status, "" if status == 200 else found["detail"]))
@@ -175,6 +187,8 @@ def test_served_while_the_collection_is_re_indexed(project: dict[str, str]) -> N
         assert run.returncode == 0 and "success" in out, out[-2000:] + err[-2000:]
         assert all(status == 200 for _, status, _ in served), served
         assert ("both-during-run", 200, "") in served  # at least one search and one ask while it ran
+        # the pipeline yields the CPU (RAG_PIPELINE_NICE, default 10) once it has loaded its definitions
+        assert max(run_niceness) == max(10, os.nice(0)), run_niceness
         asked_ids = {detail for kind, _, detail in served if kind == "ask"}
         stored = {a["answer_id"] for a in get(f"{url}/answers?source=service&limit=1000")[1]["answers"]}
         assert asked_ids <= stored  # no answer lost
