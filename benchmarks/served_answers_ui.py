@@ -30,6 +30,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from benchmarks.records import add_record_option, keep_figures
 from benchmarks.served_answers import answer
 from rag_assets.events.served_answers import SERVED_ANSWER_PARTITIONS_NAME, record_answers
 from tests.integration.served_project import free_port, stop
@@ -139,6 +140,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--home", type=Path, help="keep the loaded instance here (default: a temporary folder)")
+    add_record_option(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="answers-ui-") as tmp:
         home = args.home or Path(tmp) / "home"
@@ -148,6 +150,15 @@ def main() -> None:
         timings = measure_ui(home, args.answers, args.repeat)
         for what, seconds in timings.items():
             print(f"{what:<20} median {statistics.median(seconds):6.2f} s  max {max(seconds):6.2f} s  (goal <= 3 s)")
+        size = size_on_disk(home)
+    if args.record:
+        figures = [
+            (f"{args.answers:,} answers: {what} median s", round(statistics.median(t), 2))
+            for what, t in timings.items()
+        ]
+        keep_figures(
+            "benchmarks.served_answers_ui", [*figures, (f"{args.answers:,} answers: instance MiB", round(size / 2**20))]
+        )
 
 
 if __name__ == "__main__":

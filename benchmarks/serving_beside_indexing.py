@@ -27,6 +27,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
+from benchmarks.records import add_record_option, keep_figures
 from benchmarks.service import QUERIES, http, line, pct
 from rag_assets.core.settings import data_dir
 from tests.integration.served_project import running_service
@@ -126,6 +127,7 @@ def main() -> None:
     parser.add_argument("--pause", type=float, default=0.5, help="seconds between two requests")
     parser.add_argument("--collection", default="python-reference", help="the served collection")
     parser.add_argument("--niceness", default="0,10", help="pipeline niceness values to measure, e.g. 0,10")
+    add_record_option(parser)
     args = parser.parse_args()
     arms = [int(value) for value in args.niceness.split(",")]
     env = {"RAG_DATA_DIR": str(data_dir()), "DAGSTER_HOME": os.environ.get("DAGSTER_HOME", ""), "RAG_SERVICE_URL": ""}
@@ -144,6 +146,11 @@ def main() -> None:
             print("\n2. quiet machine")
             report("quiet", *quiet, None)
             print("\n3. beside rag index")
+            figures: list[tuple[str, float | str]] = [
+                ("quiet: search p50 ms", round(pct(quiet[0], 0.5) * 1000)),
+                ("quiet: ask p50 s", round(pct(quiet[1], 0.5), 2)),
+                ("rag index alone s", round(alone)),
+            ]
             for niceness in arms:
                 t0 = time.perf_counter()
                 process = start_index(folder, root / f"nice-{niceness}", niceness)
@@ -156,6 +163,14 @@ def main() -> None:
                 took = ended[0] - t0
                 report(f"niceness {niceness}", *loaded, quiet)
                 print(f"{f'niceness {niceness}: rag index':<44} {took:.0f} s, {took / alone:.2f}x alone (goal <= 1.5)")
+                figures += [
+                    (f"niceness {niceness}: search p50 / quiet", round(pct(loaded[0], 0.5) / pct(quiet[0], 0.5), 2)),
+                    (f"niceness {niceness}: search p95 ms", round(pct(loaded[0], 0.95) * 1000)),
+                    (f"niceness {niceness}: ask p50 / quiet", round(pct(loaded[1], 0.5) / pct(quiet[1], 0.5), 2)),
+                    (f"niceness {niceness}: rag index / alone", round(took / alone, 2)),
+                ]
+    if args.record:
+        keep_figures("benchmarks.serving_beside_indexing", figures)
 
 
 if __name__ == "__main__":
