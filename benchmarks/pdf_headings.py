@@ -19,20 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.heading_truth import Heading, HeadingTotals, outlined_filings, score_headings, without_outline
-from rag_assets.core.corpus.parsers.pdf import parse_pdf
-from rag_assets.core.corpus.parsers.pdf_extract import extract_pdf
-from rag_assets.core.corpus.tree import STRUCTURE, DocumentTree, build_tree
-
-
-def read_tree(path: Path) -> DocumentTree:
-    """The reader's tree of `path`, as ingestion builds it."""
-    return build_tree(path.stem, parse_pdf(extract_pdf(path.read_bytes()).layout))
-
-
-def tree_headings(tree: DocumentTree) -> list[Heading]:
-    """The tree's headings in document order, their depth as level."""
-    return [Heading(n.page_start, n.depth, n.text) for n in tree.nodes[1:] if n.kind == STRUCTURE]
+from benchmarks.heading_truth import HeadingTotals, outlined_filings, score_headings, without_outline
+from benchmarks.pdf_engine_outputs import read_tree, tree_headings
 
 
 def main() -> None:
