@@ -4,9 +4,10 @@ same (page, level, heading) and (page, block) lists, and the scores count what t
 
 from __future__ import annotations
 
+import pypdfium2 as pdfium
 import pytest
 
-from benchmarks.heading_truth import Entry, Heading, heading_parents, match, parent_correct
+from benchmarks.heading_truth import Entry, Heading, heading_parents, key, match, parent_correct
 from benchmarks.pdf_engine_outputs import (
     TextBlock,
     markdown_blocks,
@@ -14,7 +15,8 @@ from benchmarks.pdf_engine_outputs import (
     opendataloader_blocks,
     opendataloader_headings,
 )
-from benchmarks.reading_order import Paragraph, score_reading
+from benchmarks.pdf_engines import TRUTH_FOLDER
+from benchmarks.reading_order import Paragraph, load_truth, score_reading
 
 pytestmark = pytest.mark.unit
 
@@ -156,3 +158,15 @@ def test_reading_score_counts_whole_merged_and_out_of_order_paragraphs() -> None
 def test_reading_score_of_a_missing_paragraph() -> None:
     score = score_reading([TextBlock(1, "Alpha starts here, alpha ends.")], PARAGRAPHS[:2])
     assert (score.found, score.whole, score.merged, score.in_order, score.order_faults) == (1, 1, 0, 1, 1)
+
+
+@pytest.mark.parametrize("path", sorted(TRUTH_FOLDER.glob("*.json")), ids=lambda p: p.stem)
+def test_reading_truth_tells_its_paragraphs_apart(path) -> None:
+    """Each labelled paragraph's first words are printed once in its PDF (so they find that
+    paragraph and no other), and its last words are not part of them (scored after them)."""
+    truth = load_truth(path)
+    document = pdfium.PdfDocument(truth.pdf)
+    text = key("".join(page.get_textpage().get_text_range() for page in document))
+    document.close()
+    assert [p.start for p in truth.paragraphs if text.count(key(p.start)) != 1] == []
+    assert [p.end for p in truth.paragraphs if not key(p.end) or key(p.end) in key(p.start)] == []
