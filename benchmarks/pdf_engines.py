@@ -57,6 +57,10 @@ ENGINES = ("reader", "opendataloader", "pymupdf4llm")
 TRUTH_FOLDER = Path(__file__).parent / "data" / "reading_order"
 
 
+class EngineFailed(RuntimeError):
+    """An engine's process ended with an error on a file."""
+
+
 @dataclass(frozen=True)
 class EngineRun:
     headings: list[Heading]
@@ -77,7 +81,7 @@ def _read_in_process(engine: str, path: Path) -> tuple[list[Heading], list[TextB
     return markdown_headings(pages), markdown_blocks(pages)
 
 
-def _child(command: list[str], log: Path) -> tuple[float, float, float]:
+def measured_child(command: list[str], log: Path) -> tuple[float, float, float]:
     """Run `command`; its (wall seconds, CPU seconds, peak MB). A failure names the command."""
     started = time.perf_counter()
     with log.open("wb") as err:
@@ -86,7 +90,7 @@ def _child(command: list[str], log: Path) -> tuple[float, float, float]:
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode:
         tail = log.read_text(errors="replace")[-800:]
-        raise RuntimeError(f"{' '.join(command[:4])} ... failed ({process.returncode}): {tail}")
+        raise EngineFailed(f"{' '.join(command[:4])} ... failed ({process.returncode}): {tail}")
     # ru_maxrss is in kilobytes on Linux
     return time.perf_counter() - started, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
@@ -110,12 +114,12 @@ def run_engine(engine: str, path: Path, work: Path) -> EngineRun:
     if engine == "opendataloader":
         command = ["java", "-Djava.awt.headless=true", f"-Djava.io.tmpdir={work}", "-jar", str(_opendataloader_jar())]
         command += ["-f", "json", "--image-output", "off", "--quiet", "-o", str(out), str(path)]
-        seconds, cpu, peak = _child(command, out / "stderr.txt")
+        seconds, cpu, peak = measured_child(command, out / "stderr.txt")
         document = json.loads((out / f"{path.stem}.json").read_text())
         return EngineRun(opendataloader_headings(document), opendataloader_blocks(document), seconds, cpu, peak)
     result = out / "read.json"
     command = [sys.executable, "-m", "benchmarks.pdf_engines", "--read", engine, str(path), str(result)]
-    _, cpu, peak = _child(command, out / "stderr.txt")
+    _, cpu, peak = measured_child(command, out / "stderr.txt")
     read = json.loads(result.read_text())
     headings = [Heading(**h) for h in read["headings"]]
     blocks = [TextBlock(**b) for b in read["blocks"]]
@@ -164,7 +168,12 @@ def compare_headings(files: list[Path], engines: list[str], work: Path) -> None:
         pages = _page_count(copy)
         cells = []
         for engine in engines:
-            run = run_engine(engine, copy, work)
+            try:
+                run = run_engine(engine, copy, work)
+            except EngineFailed as failure:  # reported in its cell; the other files still count
+                print(f"{path.name}: {failure}", file=sys.stderr)
+                cells.append("failed")
+                continue
             score = score_headings(run.headings, path)
             totals[engine].add(score)
             speeds[engine].add(pages, run)
@@ -182,7 +191,7 @@ def compare_headings(files: list[Path], engines: list[str], work: Path) -> None:
         t, s = totals[engine], speeds[engine]
         print(
             f"| {engine} | {t.filings} | {s.pages} | {t.headings} | {t.matched} | {t.precision:.3f} | {t.recall:.3f} | "
-            f"{t.parent_accuracy:.3f} | {s.seconds / max(s.pages, 1):.3f} | {s.cpu_seconds / max(s.pages, 1):.3f} | "
+            f"{f'{t.parent_accuracy:.3f}' if t.parented else 'flat'} | {s.seconds / max(s.pages, 1):.3f} | {s.cpu_seconds / max(s.pages, 1):.3f} | "
             f"{s.peak_mb:.0f} |"
         )
 
@@ -194,7 +203,12 @@ def compare_reading(truths: list[Path], engines: list[str], work: Path) -> None:
     for truth_path in truths:
         truth = load_truth(truth_path)
         for engine in engines:
-            score = score_reading(run_engine(engine, truth.pdf, work).blocks, truth.paragraphs)
+            try:
+                score = score_reading(run_engine(engine, truth.pdf, work).blocks, truth.paragraphs)
+            except EngineFailed as failure:
+                print(f"{truth.pdf.name}: {failure}", file=sys.stderr)
+                print(f"| {engine} | {truth.pdf.name} | failed | | | | | |", flush=True)
+                continue
             print(
                 f"| {engine} | {truth.pdf.name} | {score.paragraphs} | {score.found} | {score.whole} | "
                 f"{score.merged} | {score.in_order} of {score.ordered} | {score.order_faults} |",

@@ -4,6 +4,8 @@ same (page, level, heading) and (page, block) lists, and the scores count what t
 
 from __future__ import annotations
 
+import sys
+
 import pypdfium2 as pdfium
 import pytest
 
@@ -15,7 +17,7 @@ from benchmarks.pdf_engine_outputs import (
     opendataloader_blocks,
     opendataloader_headings,
 )
-from benchmarks.pdf_engines import TRUTH_FOLDER
+from benchmarks.pdf_engines import TRUTH_FOLDER, EngineFailed, measured_child
 from benchmarks.reading_order import Paragraph, load_truth, score_reading
 
 pytestmark = pytest.mark.unit
@@ -170,3 +172,15 @@ def test_reading_truth_tells_its_paragraphs_apart(path) -> None:
     document.close()
     assert [p.start for p in truth.paragraphs if text.count(key(p.start)) != 1] == []
     assert [p.end for p in truth.paragraphs if not key(p.end) or key(p.end) in key(p.start)] == []
+
+
+def test_a_child_is_measured_and_its_failure_named(tmp_path) -> None:
+    """Seconds and peak memory come from the engine's own process; a failing one raises with its
+    exit status and the end of what it wrote to stderr."""
+    grow = "x = bytearray(64 * 1024 * 1024); x[::4096] = b'1' * len(x[::4096])"
+    wall, cpu, peak_mb = measured_child([sys.executable, "-c", grow], tmp_path / "ok.txt")
+    assert wall > 0 and cpu > 0 and peak_mb >= 64
+    with pytest.raises(EngineFailed, match=r"failed \(3\): .*no such page"):
+        measured_child(
+            [sys.executable, "-c", "import sys; sys.stderr.write('no such page'); sys.exit(3)"], tmp_path / "bad.txt"
+        )
