@@ -165,13 +165,15 @@ def test_reading_score_of_a_missing_paragraph() -> None:
 @pytest.mark.parametrize("path", sorted(TRUTH_FOLDER.glob("*.json")), ids=lambda p: p.stem)
 def test_reading_truth_tells_its_paragraphs_apart(path) -> None:
     """Each labelled paragraph's first words are printed once in its PDF (so they find that
-    paragraph and no other), and its last words are not part of them (scored after them)."""
+    paragraph and no other), and its last words follow them there (they are scored after them, so
+    last words that overlap the first would never be found)."""
     truth = load_truth(path)
     document = pdfium.PdfDocument(truth.pdf)
     text = key("".join(page.get_textpage().get_text_range() for page in document))
     document.close()
     assert [p.start for p in truth.paragraphs if text.count(key(p.start)) != 1] == []
-    assert [p.end for p in truth.paragraphs if not key(p.end) or key(p.end) in key(p.start)] == []
+    ends = [text.find(key(p.end), text.find(key(p.start)) + len(key(p.start))) for p in truth.paragraphs]
+    assert [p.end for p, end in zip(truth.paragraphs, ends, strict=True) if not key(p.end) or end < 0] == []
 
 
 def test_a_child_is_measured_and_its_failure_named(tmp_path) -> None:
