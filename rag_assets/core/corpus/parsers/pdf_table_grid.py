@@ -1,0 +1,62 @@
+"""A PDF table's cell grid, with its spans, from what the table readers found (`pdf_tables`).
+
+A ruled table comes as pdfplumber's rows, where a cell merged into its neighbour reads None:
+a None right of a cell continues that cell's column span, one below continues its row span
+(a merged cell covers a rectangle). An unruled table comes as its header levels (cells over
+the value columns they span) and its rows of (label, values): the labels are column 0, the
+value columns follow. Empty cells stay in the grid, empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rag_assets.core.corpus.parsers.pdf_table import GridCell
+
+
+def ruled_grid(rows: Sequence[Sequence[str | None]]) -> list[GridCell]:
+    """Cells of a ruled table from its rows (None: covered by a merged cell up or left)."""
+    claimed: set[tuple[int, int]] = set()
+    cells: list[GridCell] = []
+
+    def covered(r: int, c: int) -> bool:
+        return r < len(rows) and c < len(rows[r]) and rows[r][c] is None and (r, c) not in claimed
+
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            if text is None:
+                continue
+            width = 1
+            while covered(r, c + width):
+                claimed.add((r, c + width))
+                width += 1
+            height = 1
+            while all(covered(r + height, c + k) for k in range(width)):
+                claimed.update((r + height, c + k) for k in range(width))
+                height += 1
+            cells.append(GridCell(r, c, text, height, width))
+    return cells
+
+
+def unruled_grid(
+    header_rows: Sequence[Sequence[tuple[int, int, str]]],
+    label_header: str,
+    rows: Sequence[tuple[str, Sequence[str]]],
+    columns: int,
+) -> list[GridCell]:
+    """Cells of an unruled table: each header row's cells over their value columns (the label
+    header in column 0 of the last header row), then one grid row per table row."""
+    cells: list[GridCell] = []
+    for r, row in enumerate(header_rows):
+        if r == len(header_rows) - 1 and label_header:
+            cells.append(GridCell(r, 0, label_header))
+        cells.extend(GridCell(r, first + 1, text, 1, last - first + 1) for first, last, text in row)
+    if not header_rows and label_header:
+        cells.append(GridCell(0, 0, label_header))
+    top = max(len(header_rows), 1 if label_header else 0)
+    for offset, (label, values) in enumerate(rows):
+        r = top + offset
+        cells.append(GridCell(r, 0, label))
+        padded = [*values, *[""] * (columns - len(values))]
+        cells.extend(GridCell(r, c + 1, text) for c, text in enumerate(padded))
+    return cells

@@ -1,0 +1,125 @@
+"""The table scores of the field (`core/evaluation/table_structure`) on hand-made grids and
+boxes, each expected figure counted by hand below; and the cell grids the PDF reader's tables
+keep (`pdf_table_grid`): merged cells as spans, empty cells kept empty."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_assets.core.corpus.parsers.pdf_table import GridCell
+from rag_assets.core.corpus.parsers.pdf_table_grid import ruled_grid, unruled_grid
+from rag_assets.core.evaluation.table_structure import (
+    Region,
+    adjacency_counts,
+    adjacency_relations,
+    detection_counts,
+    iou,
+)
+
+pytestmark = pytest.mark.unit
+
+
+def test_iou_of_two_half_overlapping_boxes_and_of_boxes_on_other_pages() -> None:
+    a, b = Region(1, 0, 0, 10, 10), Region(1, 5, 0, 15, 10)
+    assert iou(a, b) == pytest.approx(50 / 150)  # 5x10 shared, 100 + 100 - 50 in all
+    assert iou(a, Region(2, 0, 0, 10, 10)) == 0.0
+
+
+def test_detection_matches_one_to_one_at_half_overlap() -> None:
+    truth = [Region(1, 0, 0, 10, 10), Region(1, 0, 20, 10, 30)]
+    found = [
+        Region(1, 0, 0, 10, 8),  # IoU 0.8 with the first: a match
+        Region(2, 0, 20, 10, 30),  # the second's box on another page: none
+        Region(1, 0, 20, 10, 24),  # IoU 0.4 with the second: under 0.5, none
+        Region(1, 0, 0, 10, 9),  # IoU 0.9 with the first, which the better one takes first
+    ]
+    counts = detection_counts(truth, found)
+    # the 0.9 box takes the first truth region; the 0.8 box then has none left
+    assert (counts.matched, counts.found, counts.truth) == (1, 4, 2)
+    assert counts.precision == pytest.approx(1 / 4)
+    assert counts.recall == pytest.approx(1 / 2)
+    assert counts.f1 == pytest.approx(2 * (1 / 4) * (1 / 2) / (1 / 4 + 1 / 2))
+
+
+# A two-level header ("Year" over 2019 and 2020) with an empty corner and two empty body cells:
+#         | Year        |
+#   Name  | 2019 | 2020 |
+#   A     | 1    |      |
+#   B     |      | 4    |
+TRUTH = [
+    GridCell(0, 0, ""),
+    GridCell(0, 1, "Year", 1, 2),
+    GridCell(1, 0, "Name"),
+    GridCell(1, 1, "2019"),
+    GridCell(1, 2, "2020"),
+    GridCell(2, 0, "A"),
+    GridCell(2, 1, "1"),
+    GridCell(2, 2, ""),
+    GridCell(3, 0, "B"),
+    GridCell(3, 1, ""),
+    GridCell(3, 2, "4"),
+]
+
+
+def test_adjacency_relations_skip_empty_cells_and_follow_spans() -> None:
+    assert adjacency_relations(TRUTH) == {
+        ("below", "Year", "2019"): 1,  # the spanning cell is above both of its columns
+        ("below", "Year", "2020"): 1,
+        ("right", "Name", "2019"): 1,
+        ("below", "Name", "A"): 1,
+        ("right", "2019", "2020"): 1,
+        ("below", "2019", "1"): 1,
+        ("below", "2020", "4"): 1,  # past the empty cell under 2020
+        ("right", "A", "1"): 1,
+        ("below", "A", "B"): 1,
+        ("right", "B", "4"): 1,  # past the empty cell right of B
+    }
+
+
+def test_adjacency_scores_a_misread_grid() -> None:
+    # "Year" read over 2019 only, "2020" read as "20 20" (whitespace does not count), "4" filed
+    # one column left: relations Year-2020, 2020-4 are lost, 1-4 (below) is wrong
+    found = [
+        GridCell(0, 1, "Year"),
+        GridCell(1, 0, "Name"),
+        GridCell(1, 1, "2019"),
+        GridCell(1, 2, "20 20"),
+        GridCell(2, 0, "A"),
+        GridCell(2, 1, "1"),
+        GridCell(3, 0, "B"),
+        GridCell(3, 1, "4"),
+    ]
+    counts = adjacency_counts([TRUTH], [found])
+    # found: Year-2019, Name-2019, Name-A, 2019-2020, 2019-1, A-1, A-B, 1-4 (below), B-4 (right)
+    assert (counts.matched, counts.found, counts.truth) == (8, 9, 10)
+    assert counts.f1 == pytest.approx(2 * (8 / 9) * (8 / 10) / (8 / 9 + 8 / 10))
+
+
+def test_ruled_grid_reads_merged_cells_as_spans() -> None:
+    # pdfplumber's rows: None where a merged cell covers the slot
+    rows = [["A", None, "B"], ["C", "D", None], [None, "E", ""]]
+    assert ruled_grid(rows) == [
+        GridCell(0, 0, "A", 1, 2),  # A covers the slot to its right
+        GridCell(0, 2, "B", 2, 1),  # B covers the slot below it
+        GridCell(1, 0, "C", 2, 1),
+        GridCell(1, 1, "D"),
+        GridCell(2, 1, "E"),
+        GridCell(2, 2, ""),  # an empty cell keeps its place
+    ]
+
+
+def test_unruled_grid_puts_labels_first_and_keeps_header_levels() -> None:
+    header_rows = [[(0, 1, "2019")], [(0, 0, "Sales"), (1, 1, "Margin")]]
+    rows = [("Cars", ["5", ""]), ("Note", [])]
+    assert unruled_grid(header_rows, "Millions", rows, 2) == [
+        GridCell(0, 1, "2019", 1, 2),
+        GridCell(1, 0, "Millions"),
+        GridCell(1, 1, "Sales"),
+        GridCell(1, 2, "Margin"),
+        GridCell(2, 0, "Cars"),
+        GridCell(2, 1, "5"),
+        GridCell(2, 2, ""),
+        GridCell(3, 0, "Note"),
+        GridCell(3, 1, ""),
+        GridCell(3, 2, ""),
+    ]
