@@ -35,8 +35,9 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 from rag_assets.core.corpus.parsers.pdf_extract import extract_pdf
+from rag_assets.core.corpus.parsers.pdf_ruled_tables import cell_boxes
 from rag_assets.core.corpus.parsers.pdf_table import GridCell
-from rag_assets.core.corpus.parsers.pdf_table_grid import ruled_grid
+from rag_assets.core.corpus.parsers.pdf_table_grid import box_grid
 from rag_assets.core.corpus.parsers.pdf_table_grids import pdf_table_grids
 from rag_assets.core.evaluation.table_structure import Counts, Region, adjacency_counts, detection_counts
 
@@ -120,7 +121,7 @@ def read_pdfplumber(path: Path, heights: list[float]) -> Found:
         for number, page in enumerate(pdf.pages, start=1):
             for table in page.find_tables():
                 regions.append(_from_top(number, table.bbox, heights))
-                grids.append(ruled_grid(table.extract()))
+                grids.append(box_grid(cell_boxes(table)))
             page.close()
     return regions, grids
 

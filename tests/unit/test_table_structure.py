@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rag_assets.core.corpus.parsers.pdf_table import GridCell
-from rag_assets.core.corpus.parsers.pdf_table_grid import ruled_grid, unruled_grid
+from rag_assets.core.corpus.parsers.pdf_table_grid import box_grid, ruled_grid, unruled_grid
 from rag_assets.core.evaluation.table_structure import (
     Region,
     adjacency_counts,
@@ -122,4 +122,20 @@ def test_unruled_grid_puts_labels_first_and_keeps_header_levels() -> None:
         GridCell(3, 0, "Note"),
         GridCell(3, 1, ""),
         GridCell(3, 2, ""),
+    ]
+
+
+def test_box_grid_reads_spans_from_the_cells_edges() -> None:
+    # A over two columns, B down two rows, C and D under A; D's left edge drawn 0.4 pt off
+    boxes = [
+        (0.0, 0.0, 20.0, 10.0, "A"),
+        (20.0, 0.0, 30.0, 20.0, "B"),
+        (0.0, 10.0, 10.0, 20.0, "C"),
+        (10.4, 10.0, 20.0, 20.0, ""),
+    ]
+    assert box_grid(boxes) == [
+        GridCell(0, 0, "A", 1, 2),
+        GridCell(0, 2, "B", 2, 1),
+        GridCell(1, 0, "C"),
+        GridCell(1, 1, ""),
     ]

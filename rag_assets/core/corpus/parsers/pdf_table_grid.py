@@ -60,3 +60,29 @@ def unruled_grid(
         padded = [*values, *[""] * (columns - len(values))]
         cells.extend(GridCell(r, c + 1, text) for c, text in enumerate(padded))
     return cells
+
+
+def _edges(values: list[float], tolerance: float) -> list[float]:
+    """Sorted values with those within `tolerance` of the previous one merged."""
+    edges: list[float] = []
+    for value in sorted(values):
+        if not edges or value - edges[-1] > tolerance:
+            edges.append(value)
+    return edges
+
+
+def _nearest(edges: list[float], value: float) -> int:
+    return min(range(len(edges)), key=lambda i: abs(edges[i] - value))
+
+
+def box_grid(cells: Sequence[tuple[float, float, float, float, str]], tolerance: float = 1.0) -> list[GridCell]:
+    """Cells of a ruled table from each cell's box `(x0, top, x1, bottom, text)`: the grid's
+    column and row lines are the cells' edges (edges closer than `tolerance` points are one),
+    so a merged cell spans the grid lines it covers."""
+    xs = _edges([v for c in cells for v in (c[0], c[2])], tolerance)
+    ys = _edges([v for c in cells for v in (c[1], c[3])], tolerance)
+    grid = []
+    for x0, top, x1, bottom, text in cells:
+        col, row = _nearest(xs, x0), _nearest(ys, top)
+        grid.append(GridCell(row, col, text, max(_nearest(ys, bottom) - row, 1), max(_nearest(xs, x1) - col, 1)))
+    return sorted(grid, key=lambda c: (c.row, c.col))

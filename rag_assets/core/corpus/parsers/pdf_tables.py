@@ -16,7 +16,7 @@ import re
 from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block
 from rag_assets.core.corpus.parsers.pdf_lines import SENTENCE_END, Line
 from rag_assets.core.corpus.parsers.pdf_table import Table
-from rag_assets.core.corpus.parsers.pdf_table_grid import ruled_grid, unruled_grid
+from rag_assets.core.corpus.parsers.pdf_table_grid import box_grid, ruled_grid, unruled_grid
 
 # a figure as statements print it: $1,234.5 (1,577) 12% — 3.2x, or a dash for nil
 _NUMBER = re.compile(r"^[$€£(]*\s*[-–—]?\s*[$€£]?\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*[)%x]*\)?%?$|^[-–—]+$")
@@ -234,15 +234,19 @@ def _cell_text(cell: str | None) -> str:
     return text.replace(" ", "") if _LETTER_SPACED.match(text) else text
 
 
-def ruled_table(cells: list[list[str | None]], page: int) -> Table | None:
+def ruled_table(cells: list[list[str | None]], page: int, boxes: list[list[object]] | None = None) -> Table | None:
     """A ruled table's rows (pdfplumber's cells, the first row the header) as a Table, or None
-    when it is not a table of at least two rows and two columns with text."""
+    when it is not a table of at least two rows and two columns with text. Its grid comes from
+    the cells' `boxes` (`[x0, top, x1, bottom, text]`) when extraction stored them."""
     rows = [[_cell_text(c) for c in row] for row in cells]
     rows = [row for row in rows if any(row)]
     if len(rows) < 2 or max(len(row) for row in rows) < 2:
         return None
     header, *body = rows
-    grid = ruled_grid([[None if c is None else _cell_text(c) for c in row] for row in cells])
+    if boxes:
+        grid = box_grid([(*(float(v) for v in box[:4]), _cell_text(str(box[4]))) for box in boxes])  # type: ignore[arg-type]
+    else:  # a layout stored before cell boxes were: spans read from the covered slots
+        grid = ruled_grid([[None if c is None else _cell_text(c) for c in row] for row in cells])
     return Table(header, "", [("", row) for row in body], [page], grid=grid)
 
 
@@ -261,8 +265,8 @@ def _table_line(table: Table, lines: list[Line], box: tuple[float, float, float,
 def with_tables(lines: list[Line], ruled: list[list[object]], page: int) -> list[Line]:
     """The page's lines with each table's lines replaced by one table Line: ruled tables (cells
     read by pdfplumber at extraction) where they lie, then unruled tables among the rest."""
-    for x0, top, x1, bottom, cells in ruled:  # type: ignore[misc]
-        table = ruled_table(cells, page)  # type: ignore[arg-type]
+    for x0, top, x1, bottom, cells, *boxes in ruled:  # type: ignore[misc]
+        table = ruled_table(cells, page, boxes[0] if boxes else None)  # type: ignore[arg-type]
         if table is None:
             continue
         box = (float(x0), float(top), float(x1), float(bottom))  # type: ignore[arg-type]
