@@ -1,13 +1,16 @@
 """The table scores of the field (`core/evaluation/table_structure`) on hand-made grids and
-boxes, each expected figure counted by hand below; and the cell grids the PDF reader's tables
-keep (`pdf_table_grid`): merged cells as spans, empty cells kept empty."""
+boxes, each expected figure counted by hand below; the cell grids the PDF reader's tables
+keep (`pdf_table_grid`): merged cells as spans, empty cells kept empty, header paths; and the
+ruled cells split by the text printed in them (`pdf_ruled_cells`)."""
 
 from __future__ import annotations
 
 import pytest
 
+from rag_assets.core.corpus.parsers.pdf_lines import Line
+from rag_assets.core.corpus.parsers.pdf_ruled_cells import split_ruled_cells
 from rag_assets.core.corpus.parsers.pdf_table import GridCell
-from rag_assets.core.corpus.parsers.pdf_table_grid import box_grid, ruled_grid, unruled_grid
+from rag_assets.core.corpus.parsers.pdf_table_grid import box_grid, grid_rows, ruled_grid, unruled_grid
 from rag_assets.core.evaluation.table_structure import (
     Region,
     adjacency_counts,
@@ -139,3 +142,69 @@ def test_box_grid_reads_spans_from_the_cells_edges() -> None:
         GridCell(1, 0, "C"),
         GridCell(1, 1, ""),
     ]
+
+
+def _line(top: float, runs: list[tuple[float, float, str]]) -> Line:
+    return Line(runs[0][0], top, runs[-1][1], top + 8, 8.0, False, "\t".join(r[2] for r in runs), 1, cells=runs)
+
+
+def test_a_ruled_row_holding_a_column_of_figures_per_cell_is_split_into_rows() -> None:
+    # only the columns are ruled: one cell holds three countries, the next their three figures
+    boxes = [(0.0, 0.0, 50.0, 10.0, "Country"), (50.0, 0.0, 100.0, 10.0, "Value")]
+    boxes += [(0.0, 10.0, 50.0, 40.0, "A B C"), (50.0, 10.0, 100.0, 40.0, "1 2 3")]
+    lines = [
+        _line(top, [(2, 20, name), (60, 70, figure)])
+        for top, name, figure in [(12, "A", "1"), (22, "B", "2"), (32, "C", "3")]
+    ]
+    # cut halfway between the lines' tops: 17 and 27
+    assert sorted(split_ruled_cells(boxes, lines)) == sorted(
+        [
+            (0.0, 0.0, 50.0, 10.0, "Country"),
+            (50.0, 0.0, 100.0, 10.0, "Value"),
+            (0.0, 10.0, 50.0, 17.0, "A"),
+            (0.0, 17.0, 50.0, 27.0, "B"),
+            (0.0, 27.0, 50.0, 40.0, "C"),
+            (50.0, 10.0, 100.0, 17.0, "1"),
+            (50.0, 17.0, 100.0, 27.0, "2"),
+            (50.0, 27.0, 100.0, 40.0, "3"),
+        ]
+    )
+
+
+def test_a_header_wrapped_over_three_lines_in_every_column_stays_one_row() -> None:
+    boxes = [(0.0, 10.0, 50.0, 40.0, "share of total sales"), (50.0, 10.0, 100.0, 40.0, "value of food sales")]
+    lines = [
+        _line(top, [(2, 40, a), (55, 95, b)])
+        for top, a, b in [(12, "share", "value"), (22, "of total", "of food"), (32, "sales", "sales")]
+    ]
+    assert split_ruled_cells(boxes, lines) == boxes
+
+
+def test_a_ruled_cell_over_several_columns_is_split_where_its_runs_fall() -> None:
+    # the header rules three columns; the body row is one cell whose three runs sit under them
+    boxes = [(0.0, 0.0, 50.0, 10.0, "Country"), (50.0, 0.0, 75.0, 10.0, "n"), (75.0, 0.0, 100.0, 10.0, "%")]
+    boxes.append((0.0, 10.0, 100.0, 20.0, "Austria 109 0.9"))
+    # the title over the three columns is a single run: it keeps its span
+    boxes.append((0.0, 20.0, 100.0, 30.0, "Total of all"))
+    lines = [_line(11, [(2, 30, "Austria"), (55, 65, "109"), (80, 90, "0.9")]), _line(21, [(30, 70, "Total of all")])]
+    assert split_ruled_cells(boxes, lines) == [
+        *boxes[:3],
+        (0.0, 10.0, 50.0, 20.0, "Austria"),
+        (50.0, 10.0, 75.0, 20.0, "109"),
+        (75.0, 10.0, 100.0, 20.0, "0.9"),
+        (0.0, 20.0, 100.0, 30.0, "Total of all"),
+    ]
+
+
+def test_grid_rows_give_each_column_its_header_path_and_leave_out_empty_slivers() -> None:
+    grid = [
+        GridCell(0, 0, "Country", 2, 1),  # two rows tall: the header is two rows deep
+        GridCell(0, 1, "2007", 1, 2),
+        GridCell(0, 3, "", 3, 1),  # an empty sliver between double rules
+        GridCell(1, 1, "n"),
+        GridCell(1, 2, "%Pos"),
+        GridCell(2, 0, "Austria"),
+        GridCell(2, 1, "109"),
+        GridCell(2, 2, ""),
+    ]
+    assert grid_rows(grid) == (["Country", "2007 / n", "2007 / %Pos"], [["Austria", "109", ""]])

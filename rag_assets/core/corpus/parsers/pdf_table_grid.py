@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 from rag_assets.core.corpus.parsers.pdf_table import GridCell
 
+_MAX_HEADER_ROWS = 4
+
 
 def ruled_grid(rows: Sequence[Sequence[str | None]]) -> list[GridCell]:
     """Cells of a ruled table from its rows (None: covered by a merged cell up or left)."""
@@ -86,3 +88,47 @@ def box_grid(cells: Sequence[tuple[float, float, float, float, str]], tolerance:
         col, row = _nearest(xs, x0), _nearest(ys, top)
         grid.append(GridCell(row, col, text, max(_nearest(ys, bottom) - row, 1), max(_nearest(xs, x1) - col, 1)))
     return sorted(grid, key=lambda c: (c.row, c.col))
+
+
+def _header_depth(grid: Sequence[GridCell], rows: int) -> int:
+    """How many rows the header takes: the first row, and each next row while a header cell
+    spans several columns (the names under that span follow) or reaches down into it."""
+    depth = 1
+    while depth < min(rows - 1, _MAX_HEADER_ROWS):
+        above = [c for c in grid if c.row < depth]
+        if not any(c.col_span > 1 and c.row == depth - 1 for c in above) and not any(
+            c.row + c.row_span > depth for c in above
+        ):
+            break
+        depth += 1
+    return depth
+
+
+def grid_rows(grid: Sequence[GridCell]) -> tuple[list[str], list[list[str]]]:
+    """(column headers, body rows) of a ruled table's grid: each column's header is the path of
+    the header cells over it, top first ("2007 / n"); a cell's text sits in its first column;
+    columns no cell starts in with text (the slivers between double rules) are left out."""
+    first = min((c.row for c in grid if c.text), default=0)  # empty rows above the header
+    grid = [GridCell(c.row - first, c.col, c.text, c.row_span, c.col_span) for c in grid if c.row >= first]
+    rows = max((c.row + c.row_span for c in grid), default=0)
+    if rows == 0:
+        return [], []
+    depth = _header_depth(grid, rows)
+    kept = sorted(
+        {c.col for c in grid if c.text and c.row >= depth} | {c.col for c in grid if c.text and c.col_span == 1}
+    )
+    header = []
+    for col in kept:
+        path: list[str] = []
+        for cell in sorted(
+            (c for c in grid if c.row < depth and c.col <= col < c.col + c.col_span), key=lambda c: c.row
+        ):
+            if cell.text and cell.text not in path:
+                path.append(cell.text)
+        header.append(" / ".join(path))
+    matrix = [[""] * len(kept) for _ in range(rows - depth)]
+    where = {col: index for index, col in enumerate(kept)}
+    for cell in grid:
+        if cell.row >= depth and cell.col in where:
+            matrix[cell.row - depth][where[cell.col]] = cell.text
+    return header, matrix

@@ -15,8 +15,9 @@ import re
 
 from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block
 from rag_assets.core.corpus.parsers.pdf_lines import SENTENCE_END, Line
+from rag_assets.core.corpus.parsers.pdf_ruled_cells import split_ruled_cells
 from rag_assets.core.corpus.parsers.pdf_table import Table
-from rag_assets.core.corpus.parsers.pdf_table_grid import box_grid, ruled_grid, unruled_grid
+from rag_assets.core.corpus.parsers.pdf_table_grid import box_grid, grid_rows, ruled_grid, unruled_grid
 
 # a figure as statements print it: $1,234.5 (1,577) 12% — 3.2x, or a dash for nil
 _NUMBER = re.compile(r"^[$€£(]*\s*[-–—]?\s*[$€£]?\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*[)%x]*\)?%?$|^[-–—]+$")
@@ -234,19 +235,23 @@ def _cell_text(cell: str | None) -> str:
     return text.replace(" ", "") if _LETTER_SPACED.match(text) else text
 
 
-def ruled_table(cells: list[list[str | None]], page: int, boxes: list[list[object]] | None = None) -> Table | None:
-    """A ruled table's rows (pdfplumber's cells, the first row the header) as a Table, or None
-    when it is not a table of at least two rows and two columns with text. Its grid comes from
-    the cells' `boxes` (`[x0, top, x1, bottom, text]`) when extraction stored them."""
-    rows = [[_cell_text(c) for c in row] for row in cells]
-    rows = [row for row in rows if any(row)]
-    if len(rows) < 2 or max(len(row) for row in rows) < 2:
-        return None
-    header, *body = rows
+def ruled_table(
+    cells: list[list[str | None]], page: int, boxes: list[list[object]] | None = None, lines: list[Line] | None = None
+) -> Table | None:
+    """A ruled table as a Table (its header rows' paths over each column, then its rows), or
+    None when it is not a table of at least two columns and a row under its header. Its grid
+    comes from the cells' `boxes` (`[x0, top, x1, bottom, text]`, split where the rules left
+    cells unsplit by the page's `lines` printed in them) when extraction stored them, else from
+    pdfplumber's rows `cells` (None for a slot a merged cell covers)."""
     if boxes:
-        grid = box_grid([(*(float(v) for v in box[:4]), _cell_text(str(box[4]))) for box in boxes])  # type: ignore[arg-type]
-    else:  # a layout stored before cell boxes were: spans read from the covered slots
+        found = [(float(b[0]), float(b[1]), float(b[2]), float(b[3]), str(b[4])) for b in boxes]  # type: ignore[arg-type]
+        grid = box_grid([(*b[:4], _cell_text(b[4])) for b in split_ruled_cells(found, lines or [])])
+    else:  # a layout stored before cell boxes were
         grid = ruled_grid([[None if c is None else _cell_text(c) for c in row] for row in cells])
+    header, body = grid_rows(grid)
+    body = [row for row in body if any(row)]
+    if not body or len(header) < 2:
+        return None
     return Table(header, "", [("", row) for row in body], [page], grid=grid)
 
 
@@ -266,9 +271,6 @@ def with_tables(lines: list[Line], ruled: list[list[object]], page: int) -> list
     """The page's lines with each table's lines replaced by one table Line: ruled tables (cells
     read by pdfplumber at extraction) where they lie, then unruled tables among the rest."""
     for x0, top, x1, bottom, cells, *boxes in ruled:  # type: ignore[misc]
-        table = ruled_table(cells, page, boxes[0] if boxes else None)  # type: ignore[arg-type]
-        if table is None:
-            continue
         box = (float(x0), float(top), float(x1), float(bottom))  # type: ignore[arg-type]
         inside = [
             i
@@ -277,6 +279,9 @@ def with_tables(lines: list[Line], ruled: list[list[object]], page: int) -> list
             and box[0] - 2 <= (ln.x0 + ln.x1) / 2 <= box[2] + 2
             and box[1] - 2 <= (ln.top + ln.bottom) / 2 <= box[3] + 2
         ]
+        table = ruled_table(cells, page, boxes[0] if boxes else None, [lines[i] for i in inside])  # type: ignore[arg-type]
+        if table is None:
+            continue
         at = inside[0] if inside else next((i for i, ln in enumerate(lines) if ln.top > box[1]), len(lines))
         members = [lines[i] for i in inside]
         kept = [ln for i, ln in enumerate(lines) if i not in set(inside)]
