@@ -9,6 +9,7 @@ import pytest
 
 from rag_assets.core.corpus.parsers.pdf_lines import Line
 from rag_assets.core.corpus.parsers.pdf_ruled_cells import split_ruled_cells
+from rag_assets.core.corpus.parsers.pdf_ruled_tables import closing_sides
 from rag_assets.core.corpus.parsers.pdf_table import GridCell
 from rag_assets.core.corpus.parsers.pdf_table_grid import box_grid, grid_rows, ruled_grid, unruled_grid
 from rag_assets.core.evaluation.table_structure import (
@@ -208,3 +209,19 @@ def test_grid_rows_give_each_column_its_header_path_and_leave_out_empty_slivers(
         GridCell(2, 2, ""),
     ]
     assert grid_rows(grid) == (["Country", "2007 / n", "2007 / %Pos"], [["Austria", "109", ""]])
+
+
+def _edge(orientation: str, x0: float, top: float, x1: float, bottom: float) -> dict[str, object]:
+    return {"orientation": orientation, "x0": x0, "top": top, "x1": x1, "bottom": bottom}
+
+
+def test_tables_ruled_only_between_columns_are_closed_at_their_rules_ends() -> None:
+    # two tables, one above the other: rules drawn in pieces from x 70 to 524, a vertical rule
+    # between columns inside each table, none across the caption between them
+    edges = []
+    for top in (100, 116, 132, 200, 216):
+        edges += [_edge("h", 70, top, 300, top), _edge("h", 300, top, 524, top)]
+    edges += [_edge("v", 276, 100, 276, 116), _edge("v", 276, 116, 276, 132), _edge("v", 276, 200, 276, 216)]
+    page = type("Page", (), {"edges": edges})()
+    sides = {(line["x0"], line["top"], line["bottom"]) for line in closing_sides(page)}
+    assert sides == {(70.0, 100, 132), (524.0, 100, 132), (70.0, 200, 216), (524.0, 200, 216)}

@@ -56,6 +56,54 @@ def cell_boxes(table: object) -> list[list[object]]:
     return cells
 
 
+def _joined(page: object, orientation: str) -> list[tuple[float, float, float]]:
+    """(position, start, end) of the page's rules of one orientation ("h": y, x0, x1; "v": x,
+    top, bottom), the pieces drawn end to end on one line joined."""
+    across, start, end = ("top", "x0", "x1") if orientation == "h" else ("x0", "top", "bottom")
+    pieces = sorted(
+        (round(e[across]), e[start], e[end])
+        for e in page.edges  # type: ignore[attr-defined]
+        if e["orientation"] == orientation
+    )
+    rules: list[list[float]] = []
+    for at, low, high in pieces:
+        if rules and abs(rules[-1][0] - at) <= 1 and low <= rules[-1][2] + _JOIN_GAP:
+            rules[-1][2] = max(rules[-1][2], high)
+        else:
+            rules.append([at, low, high])
+    return [(a, b, c) for a, b, c in rules]
+
+
+def closing_sides(page: object) -> list[dict[str, object]]:
+    """Vertical lines where a stack of horizontal rules ends: rules whose ends line up, each
+    two consecutive ones with a drawn vertical rule running from one to the other (the rows of
+    one ruled table, not two tables one above the other). A table ruled only between its
+    columns is closed there, so its first and last columns are cells too."""
+    verticals = _joined(page, "v")
+    ends: dict[tuple[int, int], list[tuple[float, float, float]]] = {}
+    for top, x0, x1 in _joined(page, "h"):
+        if x1 - x0 > _MIN_RULE_HEIGHT:
+            for side, x in ((0, x0), (1, x1)):
+                ends.setdefault((side, round(x / 2)), []).append((top, x0, x1))
+
+    def one_table(above: tuple[float, float, float], below: tuple[float, float, float]) -> bool:
+        return any(
+            top <= above[0] + 2 and bottom >= below[0] - 2 and max(above[1], below[1]) < x < min(above[2], below[2])
+            for x, top, bottom in verticals
+        )
+
+    lines = []
+    for (_, key), rules in ends.items():
+        rules.sort()
+        first = rules[0]
+        for above, below in zip(rules, [*rules[1:], None], strict=True):
+            if below is None or not one_table(above, below):
+                if above[0] > first[0]:
+                    lines.append({"x0": key * 2.0, "x1": key * 2.0, "top": first[0], "bottom": above[0]})
+                first = below or first
+    return [{**line, "width": 0.0, "height": line["bottom"] - line["top"], "object_type": "line"} for line in lines]
+
+
 def ruled_tables(data: bytes, page_indices: list[int]) -> dict[int, list[list[object]]]:
     """page index -> its ruled tables as `[x0, top, x1, bottom, rows, cells]` (rows of cell
     texts, None for a slot a merged cell covers; cells as `[x0, top, x1, bottom, text]`, which
@@ -72,7 +120,7 @@ def ruled_tables(data: bytes, page_indices: list[int]) -> dict[int, list[list[ob
             try:
                 tables = [
                     [*(round(v, 1) for v in table.bbox), rows, cell_boxes(table)]
-                    for table in page.find_tables()
+                    for table in page.find_tables({"explicit_vertical_lines": closing_sides(page)})
                     if len(rows := table.extract()) >= _MIN_ROWS
                     and sum(1 for cell in rows[0] if cell is not None) >= _MIN_COLUMNS
                 ]
