@@ -225,3 +225,27 @@ def test_tables_ruled_only_between_columns_are_closed_at_their_rules_ends() -> N
     page = type("Page", (), {"edges": edges})()
     sides = {(line["x0"], line["top"], line["bottom"]) for line in closing_sides(page)}
     assert sides == {(70.0, 100, 132), (524.0, 100, 132), (70.0, 200, 216), (524.0, 200, 216)}
+
+
+def test_figures_set_apart_by_space_inside_one_ruled_column_become_columns() -> None:
+    # ruled only after the label column: the header and each row print two figures apart
+    boxes = [(0.0, 0.0, 50.0, 10.0, ""), (50.0, 0.0, 200.0, 10.0, "Freq. Percent")]
+    boxes += [(0.0, 10.0, 50.0, 20.0, "A"), (50.0, 10.0, 200.0, 20.0, "1 2")]
+    boxes += [(0.0, 20.0, 50.0, 30.0, "B"), (50.0, 20.0, 200.0, 30.0, "3 4")]
+    lines = [
+        _line(1, [(60, 80, "Freq."), (120, 150, "Percent")]),
+        _line(11, [(2, 10, "A"), (60, 70, "1"), (130, 140, "2")]),
+        _line(21, [(2, 10, "B"), (60, 70, "3"), (130, 140, "4")]),
+    ]
+    # the gap between x 80 and 120 is empty on every line: a column edge at 100
+    assert split_ruled_cells(boxes, lines) == [
+        (0.0, 0.0, 50.0, 10.0, ""),
+        (50.0, 0.0, 100.0, 10.0, "Freq."),
+        (100.0, 0.0, 200.0, 10.0, "Percent"),
+        (0.0, 10.0, 50.0, 20.0, "A"),
+        (50.0, 10.0, 100.0, 20.0, "1"),
+        (100.0, 10.0, 200.0, 20.0, "2"),
+        (0.0, 20.0, 50.0, 30.0, "B"),
+        (50.0, 20.0, 100.0, 30.0, "3"),
+        (100.0, 20.0, 200.0, 30.0, "4"),
+    ]

@@ -11,7 +11,8 @@ cells by the positions of the page's own text runs (`Line.cells`):
   rows (text wrapped inside a cell fails "most cells, most heights" or, as a header wrapped
   over three lines in every column does, "a figure on every line");
 - a cell over several grid columns whose runs fall in different columns is one cell per column
-  (a title centred over its columns is one run: it keeps its span).
+  (a title centred over its columns is one run: it keeps its span); the grid's columns are the
+  ruled ones and the text columns set apart by space inside them (`_text_columns`).
 """
 
 from __future__ import annotations
@@ -86,6 +87,34 @@ def _split_columns(box: Box, runs: list[Run], xs: list[float]) -> list[Box]:
     return [(edges[i], box[1], edges[i + 1], box[3], _text(columns.get(i, []))) for i in range(len(edges) - 1)]
 
 
+def _text_columns(xs: list[float], runs: list[Run]) -> list[float]:
+    """Edges between text columns that no rule separates: within each ruled column, the gaps no
+    run crosses on any line where at least half the column's lines print text on both sides (a
+    table ruled only after its label column, its figures set apart by space alone; not the
+    words of a wrapped header, which only its own lines split)."""
+    edges: list[float] = []
+    for left, right in pairwise(xs):
+        inside = sorted((r for r in runs if left <= (r[0] + r[2]) / 2 <= right), key=lambda r: r[0])
+        groups: list[list[Run]] = []
+        for run in inside:
+            if groups and run[0] <= max(r[2] for r in groups[-1]):
+                groups[-1].append(run)
+            else:
+                groups.append([run])
+        lines = _heights(inside)
+        for before, after in pairwise(groups):
+            gap = (max(r[2] for r in before) + after[0][0]) / 2
+            both = [t for t in lines if _prints(inside, t, 0, gap) and _prints(inside, t, gap, right + 1)]
+            if 2 * len(both) >= len(lines) >= 2:
+                edges.append(gap)
+    return edges
+
+
+def _prints(runs: list[Run], top: float, left: float, right: float) -> bool:
+    """Whether a run on the line at `top` lies between `left` and `right`."""
+    return any(abs(r[1] - top) <= 0.5 * (r[3] - r[1]) and left <= r[0] and r[2] <= right for r in runs)
+
+
 def page_runs(lines: list[Line]) -> list[Run]:
     """Each text run of the lines (a row's cells, else the whole line) with its line's box."""
     runs = []
@@ -99,6 +128,7 @@ def split_ruled_cells(boxes: list[Box], lines: list[Line]) -> list[Box]:
     """The table's cell boxes with the cells the rules left unsplit split by the printed text."""
     runs = page_runs(lines)
     xs = sorted({round(v, 0) for box in boxes for v in (box[0], box[2])})
+    xs = sorted([*xs, *_text_columns(xs, runs)])
     by_row: dict[tuple[float, float], list[Box]] = {}
     for box in boxes:
         by_row.setdefault((round(box[1]), round(box[3])), []).append(box)

@@ -2,9 +2,12 @@
 
 pdfplumber (MIT, on pdfminer.six) finds a table's cells from the page's drawn lines and
 rectangles and reads each cell's text, wrapped lines included. It reads a page about ten times
-slower than PDFium, so only pages that draw at least `MIN_RULES` vertical rules several rows tall
-(PDFium counts them first, joining the row-high pieces a grid drawn cell by cell is made of) are given to it: most pages of a filing draw none, or only the horizontal rules of
-an unruled statement, which `pdf_tables` reads from the text itself.
+slower than PDFium, so only pages that draw at least `MIN_RULES` vertical rules two rows tall or
+more (PDFium counts them first, joining the row-high pieces a grid drawn cell by cell is made
+of) are given to it: most pages of a filing draw none, or only the horizontal rules of an
+unruled statement, which `pdf_tables` reads from the text itself. A table ruled only between
+its columns is closed where its stacked horizontal rules end (`closing_sides`), so its first
+and last columns are read too.
 """
 
 from __future__ import annotations
@@ -15,10 +18,10 @@ import logging
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-MIN_RULES = 3  # vertical rules a page must draw to be searched for ruled tables
-# A rule must span several rows: the row-high edges that filings draw around each shaded row of
-# an unruled statement are not a grid.
-_MIN_RULE_HEIGHT = 40.0
+MIN_RULES = 2  # vertical rules a page must draw to be searched for ruled tables
+# A rule must span two rows of text or more: the row-high edges that filings draw around each
+# shaded row of an unruled statement are not a grid.
+_MIN_RULE_HEIGHT = 24.0
 _JOIN_GAP = 1.5  # pieces of one rule meet (within the line's width)
 _MIN_ROWS = 2
 _MIN_COLUMNS = 2
