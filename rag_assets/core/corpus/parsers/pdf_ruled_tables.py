@@ -12,6 +12,7 @@ and last columns are read too.
 
 from __future__ import annotations
 
+import ctypes
 import io
 import logging
 
@@ -22,19 +23,40 @@ MIN_RULES = 2  # vertical rules a page must draw to be searched for ruled tables
 # A rule must span two rows of text or more: the row-high edges that filings draw around each
 # shaded row of an unruled statement are not a grid.
 _MIN_RULE_HEIGHT = 24.0
+_PALE = 0.85  # luminance (0 black, 1 white) from which a path is background, not a rule
 _JOIN_GAP = 1.5  # pieces of one rule meet (within the line's width)
 _MIN_ROWS = 2
 _MIN_COLUMNS = 2
 
 
+def _stands_out(obj: pdfium.PdfObject, get_colour: object) -> bool:
+    r, g, b, a = (ctypes.c_uint() for _ in range(4))
+    if not get_colour(obj.raw, *(ctypes.byref(v) for v in (r, g, b, a))):  # type: ignore[operator]
+        return True
+    return a.value > 0 and 0.299 * r.value + 0.587 * g.value + 0.114 * b.value < _PALE * 255
+
+
+def _visible(obj: pdfium.PdfObject) -> bool:
+    """Whether a path is filled or stroked in a colour that stands out on a white page (a rule),
+    not in white or the pale tint of a shaded row's background, which filings draw in row-high
+    slivers."""
+    fill, stroke = ctypes.c_int(), ctypes.c_int()
+    if not pdfium_c.FPDFPath_GetDrawMode(obj.raw, ctypes.byref(fill), ctypes.byref(stroke)):
+        return True
+    return bool(
+        (fill.value and _stands_out(obj, pdfium_c.FPDFPageObj_GetFillColor))
+        or (stroke.value and _stands_out(obj, pdfium_c.FPDFPageObj_GetStrokeColor))
+    )
+
+
 def vertical_rules(page: pdfium.PdfPage) -> int:
-    """How many vertical rules taller than a few rows (a table's) the page draws: thin, upright
-    path objects, those set end to end at one x joined first (many producers draw a ruled grid
-    cell by cell, each rule in row-high pieces)."""
+    """How many vertical rules two rows tall or more (a table's) the page draws: thin, upright,
+    visible path objects, those set end to end at one x joined first (many producers draw a
+    ruled grid cell by cell, each rule in row-high pieces)."""
     pieces: dict[int, list[tuple[float, float]]] = {}
     for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=2):
         left, bottom, right, top = obj.get_bounds()
-        if right - left < 2.5 and top > bottom:
+        if right - left < 2.5 and top > bottom and _visible(obj):
             pieces.setdefault(round((left + right) / 2), []).append((bottom, top))
     count = 0
     for spans in pieces.values():
