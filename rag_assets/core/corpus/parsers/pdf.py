@@ -79,7 +79,7 @@ def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
     ]
     lines = drop_page_furniture(lines, [float(page["h"]) for page in pages])
     cleaned = [
-        with_tables(join_cells(runs), page.get("tables") or [], number)
+        with_tables(join_cells(runs), page.get("tables") or [], number, page.get("plots") or [])
         for number, (runs, page) in enumerate(zip(lines, pages, strict=True), start=1)
     ]
     for line in (line for runs in cleaned for line in runs if "\t" in line.text):

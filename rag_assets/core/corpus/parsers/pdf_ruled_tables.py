@@ -27,6 +27,9 @@ _PALE = 0.85  # luminance (0 black, 1 white) from which a path is background, no
 _JOIN_GAP = 1.5  # pieces of one rule meet (within the line's width)
 _MIN_ROWS = 2
 _MIN_COLUMNS = 2
+# A table's cells are mostly filled: a grid whose cells with text cover less than this share of
+# its area is a chart's gridlines (labels in a few cells) or a blank form, not a table.
+_MIN_TEXT_SHARE = 0.3
 
 
 def _stands_out(obj: pdfium.PdfObject, get_colour: object) -> bool:
@@ -129,6 +132,13 @@ def closing_sides(page: object) -> list[dict[str, object]]:
     return [{**line, "width": 0.0, "height": line["bottom"] - line["top"], "object_type": "line"} for line in lines]
 
 
+def _text_share(box: tuple[float, float, float, float], cells: list[list[object]]) -> float:
+    """The share of the table's area covered by cells with text."""
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    filled = sum((float(c[2]) - float(c[0])) * (float(c[3]) - float(c[1])) for c in cells if str(c[4]).strip())  # type: ignore[arg-type]
+    return filled / area if area > 0 else 0.0
+
+
 def ruled_tables(data: bytes, page_indices: list[int]) -> dict[int, list[list[object]]]:
     """page index -> its ruled tables as `[x0, top, x1, bottom, rows, cells]` (rows of cell
     texts, None for a slot a merged cell covers; cells as `[x0, top, x1, bottom, text]`, which
@@ -144,10 +154,11 @@ def ruled_tables(data: bytes, page_indices: list[int]) -> dict[int, list[list[ob
             page = pdf.pages[index]
             try:
                 tables = [
-                    [*(round(v, 1) for v in table.bbox), rows, cell_boxes(table)]
+                    [*(round(v, 1) for v in table.bbox), rows, cells]
                     for table in page.find_tables({"explicit_vertical_lines": closing_sides(page)})
                     if len(rows := table.extract()) >= _MIN_ROWS
                     and sum(1 for cell in rows[0] if cell is not None) >= _MIN_COLUMNS
+                    and _text_share(table.bbox, cells := cell_boxes(table)) >= _MIN_TEXT_SHARE
                 ]
             except Exception:  # pdfminer raises many kinds on odd pages; the text is still read
                 tables = []

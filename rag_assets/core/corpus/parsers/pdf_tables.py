@@ -27,6 +27,7 @@ _CLOSERS = {")", "%", ")%", "%)"}
 _LETTER_SPACED = re.compile(r"^[\d/.:-]+(?: [\d/.:-]+)+$")  # "0 3 / 2 5 / 2 0 16": a date set letter-spaced
 _MAX_HEADER_LINES = 4
 _MIN_NUMBER_ROWS = 2
+_MAX_PLOT_SHARE = 0.3
 
 
 def _cells(line: Line) -> list[tuple[float, float, str]]:
@@ -267,9 +268,22 @@ def _table_line(table: Table, lines: list[Line], box: tuple[float, float, float,
     return Line(x0, top, x1, bottom, size, False, table.header_text(), table.pages[0], table=table)
 
 
-def with_tables(lines: list[Line], ruled: list[list[object]], page: int) -> list[Line]:
+def _over_plots(lines: list[Line], plots: list[list[float]]) -> bool:
+    """Whether plotted series (`pdf_plots`) cover at least `_MAX_PLOT_SHARE` of the lines' box:
+    a chart's axis labels and legend, not a table."""
+    x0, top = min(ln.x0 for ln in lines), min(ln.top for ln in lines)
+    x1, bottom = max(ln.x1 for ln in lines), max(ln.bottom for ln in lines)
+    area = max((x1 - x0) * (bottom - top), 1.0)
+    covered = sum(max(min(x1, b[2]) - max(x0, b[0]), 0.0) * max(min(bottom, b[3]) - max(top, b[1]), 0.0) for b in plots)
+    return covered >= _MAX_PLOT_SHARE * area
+
+
+def with_tables(
+    lines: list[Line], ruled: list[list[object]], page: int, plots: list[list[float]] | None = None
+) -> list[Line]:
     """The page's lines with each table's lines replaced by one table Line: ruled tables (cells
-    read by pdfplumber at extraction) where they lie, then unruled tables among the rest."""
+    read by pdfplumber at extraction) where they lie, then unruled tables among the rest, except
+    over a chart's plots."""
     for x0, top, x1, bottom, cells, *boxes in ruled:  # type: ignore[misc]
         box = (float(x0), float(top), float(x1), float(bottom))  # type: ignore[arg-type]
         inside = [
@@ -287,7 +301,7 @@ def with_tables(lines: list[Line], ruled: list[list[object]], page: int) -> list
         kept = [ln for i, ln in enumerate(lines) if i not in set(inside)]
         kept.insert(min(at, len(kept)), _table_line(table, members, box))
         lines = kept
-    found = unruled_tables(lines)
+    found = [(s, e, t) for s, e, t in unruled_tables(lines) if not (plots and _over_plots(lines[s:e], plots))]
     for start, end, table in reversed(found):
         lines[start:end] = [_table_line(table, lines[start:end])]
     return lines
