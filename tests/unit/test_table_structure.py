@@ -249,3 +249,9 @@ def test_figures_set_apart_by_space_inside_one_ruled_column_become_columns() -> 
         (50.0, 20.0, 100.0, 30.0, "3"),
         (100.0, 20.0, 200.0, 30.0, "4"),
     ]
+
+
+def test_box_grid_merges_edges_no_text_fits_between_and_drops_empty_slivers() -> None:
+    # a shaded header cell set 5 pt in from the body's edge, the 5 pt sliver beside it empty
+    boxes = [(0.0, 0.0, 5.0, 10.0, ""), (5.0, 0.0, 100.0, 10.0, "Head"), (0.0, 10.0, 100.0, 20.0, "Body")]
+    assert box_grid(boxes) == [GridCell(0, 0, "Head"), GridCell(1, 0, "Body")]

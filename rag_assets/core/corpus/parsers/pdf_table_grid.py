@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from rag_assets.core.corpus.parsers.pdf_table import GridCell
 
 _MAX_HEADER_ROWS = 4
+SLIVER = 5.5  # points: narrower than a character with its padding, no column or row of text
 
 
 def ruled_grid(rows: Sequence[Sequence[str | None]]) -> list[GridCell]:
@@ -65,11 +66,14 @@ def unruled_grid(
 
 
 def _edges(values: list[float], tolerance: float) -> list[float]:
-    """Sorted values with those within `tolerance` of the previous one merged."""
+    """Sorted values, each run of values less than `tolerance` apart from the one before merged
+    into its first."""
     edges: list[float] = []
+    last = float("-inf")
     for value in sorted(values):
-        if not edges or value - edges[-1] > tolerance:
+        if value - last > tolerance:
             edges.append(value)
+        last = value
     return edges
 
 
@@ -77,16 +81,21 @@ def _nearest(edges: list[float], value: float) -> int:
     return min(range(len(edges)), key=lambda i: abs(edges[i] - value))
 
 
-def box_grid(cells: Sequence[tuple[float, float, float, float, str]], tolerance: float = 1.0) -> list[GridCell]:
+def box_grid(cells: Sequence[tuple[float, float, float, float, str]], tolerance: float = SLIVER) -> list[GridCell]:
     """Cells of a ruled table from each cell's box `(x0, top, x1, bottom, text)`: the grid's
-    column and row lines are the cells' edges (edges closer than `tolerance` points are one),
-    so a merged cell spans the grid lines it covers."""
+    column and row lines are the cells' edges, edges closer than `tolerance` points being one
+    (no text fits between them: a rule drawn double, or a shaded header's cells set in from the
+    body's), so a merged cell spans the grid lines it covers; an empty sliver between such
+    edges is no cell."""
     xs = _edges([v for c in cells for v in (c[0], c[2])], tolerance)
     ys = _edges([v for c in cells for v in (c[1], c[3])], tolerance)
     grid = []
     for x0, top, x1, bottom, text in cells:
         col, row = _nearest(xs, x0), _nearest(ys, top)
-        grid.append(GridCell(row, col, text, max(_nearest(ys, bottom) - row, 1), max(_nearest(xs, x1) - col, 1)))
+        width, height = _nearest(xs, x1) - col, _nearest(ys, bottom) - row
+        if (width < 1 or height < 1) and not text:
+            continue
+        grid.append(GridCell(row, col, text, max(height, 1), max(width, 1)))
     return sorted(grid, key=lambda c: (c.row, c.col))
 
 
