@@ -27,6 +27,7 @@ import io
 import logging
 import sys
 import time
+import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -181,6 +182,7 @@ def main() -> None:
         sys.exit(f"unknown candidates {unknown}; known: {list(CANDIDATES)}")
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
     logging.getLogger("camelot").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", module="camelot")  # "No tables found in table area", per page
     names = sorted(p.stem for p in folder.glob("*.pdf") if args.only is None or args.only in p.stem)
     totals = score(folder, names, candidates, args.verbose)
     base = totals.get("camelot lattice")
