@@ -164,3 +164,23 @@ def test_table_grids_give_page_box_spans_and_empty_cells(tmp_path: Path) -> None
     assert GridCell(0, 1, "Fiscal year 2019", 1, 2) in grid.cells
     assert GridCell(0, 3, "Fiscal year 2018", 1, 2) in grid.cells
     assert [c.text for c in grid.cells if c.row == 3] == ["Vans", "310", "", "290", "8%"]
+
+
+def test_a_title_centred_over_its_columns_heads_each_of_them(tmp_path: Path) -> None:
+    # "Share of revenue" is narrower than the three columns it is set over: it overlaps the
+    # first two, and the third lies within its own width of it
+    runs: list[Run] = [(310, 100, 9, "Share of revenue", True)]
+    runs += [(300, 112, 9, "2022", True), (360, 112, 9, "2021", True), (420, 112, 9, "2020", True)]
+    for index, (label, *figures) in enumerate(
+        [("Pharmacy", "76.9", "76.0", "76.9"), ("Front store", "23.1", "24.0", "23.1")]
+    ):
+        top = 126 + 12 * index
+        runs.append((72, top, 9, label, False))
+        runs += [(x, top, 9, figure, False) for x, figure in zip((300, 360, 420), figures)]
+    (tmp_path / "shares.pdf").write_bytes(make_pdf([runs]))
+    tree = tree_of(tmp_path / "shares.pdf")
+    table = next(n for n in tree.nodes if n.block == "paragraph" and n.text.startswith("Share of revenue"))
+    assert table.text == "Share of revenue / 2022 | Share of revenue / 2021 | Share of revenue / 2020"
+    assert _rows_under(tree, table.node_id)[0] == (
+        "Pharmacy | Share of revenue / 2022: 76.9 | Share of revenue / 2021: 76.0 | Share of revenue / 2020: 76.9"
+    )

@@ -102,6 +102,17 @@ def _value_left(number_rows: list[list[tuple[float, float, str]]]) -> float:
     return min(x0 for cells in number_rows for x0, _, text in cells[1:] if _is_number(text))
 
 
+def _level_text(level: list[tuple[int, int, float, float, str]], column: tuple[float, float], index: int) -> str:
+    """The cell of a header level over column `index`: the one spanning it, else the nearest
+    within its own width (a title centred over its columns, narrower than they are), else none."""
+    for first, last, _, _, text in level:
+        if first <= index <= last:
+            return text
+    gaps = [(max(x0 - column[1], column[0] - x1), x1 - x0, text) for _, _, x0, x1, text in level]
+    gap, width, text = min(gaps)
+    return text if gap <= width else ""
+
+
 def _header(
     lines: list[Line], columns: list[tuple[float, float]], value_left: float
 ) -> tuple[list[str], str, list[list[tuple[int, int, str]]]]:
@@ -110,11 +121,11 @@ def _header(
     December 31,") is a header level of its own; the other lines' cells are each column's own
     header, wrapped lines joined. A column's header is its path, top level first ("2019 / Net
     sales"). Also the header's grid rows: (first column, last column, text) of each cell."""
-    levels: list[list[tuple[int, int, str]]] = []
+    levels: list[list[tuple[int, int, float, float, str]]] = []
     own: list[list[str]] = [[] for _ in columns]
     label_parts: list[str] = []
     for line in lines:
-        placed: list[tuple[int, int, str]] = []
+        placed: list[tuple[int, int, float, float, str]] = []
         for x0, x1, text in _cells(line):
             if x1 < value_left:
                 label_parts.append(text)
@@ -122,17 +133,20 @@ def _header(
             under = [i for i, (a, b) in enumerate(columns) if min(x1, b) - max(x0, a) > 0]
             if not under:
                 under = [_column_of(x0, x1, columns)]
-            placed.append((min(under), max(under), text))
-        if any(first != last for first, last, _ in placed):
+            placed.append((min(under), max(under), x0, x1, text))
+        if any(cell[0] != cell[1] for cell in placed) and not any(own):
             levels.append(placed)
-        else:
-            for first, _, text in placed:
-                own[first].append(text)
+        else:  # a column's own header, wrapped: a wide word goes to the column it overlaps most
+            for _, _, x0, x1, text in placed:
+                own[_column_of(x0, x1, columns)].append(text)
     header = []
     for index, texts in enumerate(own):
-        path = [text for level in levels for first, last, text in level if first <= index <= last]
+        path = [t for level in levels if (t := _level_text(level, columns[index], index))]
         header.append(collapse_spaces(" / ".join([*path, " ".join(texts)] if texts else path)))
-    grid = [*levels, [(i, i, collapse_spaces(" ".join(texts))) for i, texts in enumerate(own) if texts]]
+    grid = [
+        *([(first, last, text) for first, last, _, _, text in level] for level in levels),
+        [(i, i, collapse_spaces(" ".join(texts))) for i, texts in enumerate(own) if texts],
+    ]
     return header, collapse_spaces(" ".join(label_parts)), [row for row in grid if row]
 
 
