@@ -184,3 +184,18 @@ def test_a_title_centred_over_its_columns_heads_each_of_them(tmp_path: Path) -> 
     assert _rows_under(tree, table.node_id)[0] == (
         "Pharmacy | Share of revenue / 2022: 76.9 | Share of revenue / 2021: 76.0 | Share of revenue / 2020: 76.9"
     )
+
+
+def test_a_real_ruled_table_keeps_its_grid_page_and_box() -> None:
+    from rag_assets.core.corpus.parsers.pdf_extract import extract_pdf
+    from rag_assets.core.corpus.parsers.pdf_table_grids import pdf_table_grids
+
+    first, second = pdf_table_grids(extract_pdf((DOCUMENTS / "ca-warn-report.pdf").read_bytes()).layout)
+    # p. 1: the header row and 36 rows of 7 cells; p. 2 goes on without a header, 43 rows
+    assert (first.page, first.shape, second.page, second.shape) == (1, (37, 7), 2, (43, 7))
+    assert [c.text for c in first.cells if c.row == 0] == [
+        "Notice Date", "Effective", "Received", "Company", "City", "No. Of", "Layoff/Closure",
+    ]  # fmt: skip
+    assert first.box == pytest.approx((28.6, 104.8, 762.7, 593.3), abs=1)
+    # the letter-spaced dates pdfplumber reads ("0 9 / 1 8 / 2 0 15") are whole again
+    assert [c.text for c in second.cells if c.row == 0][:3] == ["07/17/2015", "09/18/2015", "07/21/2015"]
