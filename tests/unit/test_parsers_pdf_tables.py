@@ -120,3 +120,82 @@ def test_real_filing_cash_flow_statement_rows(tmp_path: Path, shared_datasets: P
     table = tree.nodes[row.parent_id]
     assert table.text == "(Millions) | 2018 | 2017 | 2016"
     assert sum(1 for n in tree.nodes if n.parent_id == table.node_id) == 38
+
+
+def _two_level_page() -> list[Run]:
+    """Two years, each printed once over its two measures; one figure left blank."""
+    runs: list[Run] = [(72, 60, 12, "Sales by segment", True)]
+    runs += [(300, 100, 9, "Fiscal year 2019", True), (420, 100, 9, "Fiscal year 2018", True)]
+    runs += [(300, 112, 9, "Sales", True), (360, 112, 9, "Margin", True)]
+    runs += [(420, 112, 9, "Sales", True), (480, 112, 9, "Margin", True)]
+    for index, (label, *figures) in enumerate(
+        [("Cars", "1,250", "12%", "1,100", "11%"), ("Vans", "310", "", "290", "8%")]
+    ):
+        top = 126 + 12 * index
+        runs.append((72, top, 9, label, False))
+        runs += [(x, top, 9, figure, False) for x, figure in zip((300, 360, 420, 480), figures) if figure]
+    return runs
+
+
+def test_each_row_names_its_full_header_path_and_the_grid_keeps_the_span(tmp_path: Path) -> None:
+    (tmp_path / "segments.pdf").write_bytes(make_pdf([_two_level_page()]))
+    tree = tree_of(tmp_path / "segments.pdf")
+    table = next(n for n in tree.nodes if n.block == "paragraph" and n.text.startswith("Fiscal"))
+    assert table.text == (
+        "Fiscal year 2019 / Sales | Fiscal year 2019 / Margin | Fiscal year 2018 / Sales | Fiscal year 2018 / Margin"
+    )
+    assert _rows_under(tree, table.node_id) == [
+        "Cars | Fiscal year 2019 / Sales: 1,250 | Fiscal year 2019 / Margin: 12% | "
+        "Fiscal year 2018 / Sales: 1,100 | Fiscal year 2018 / Margin: 11%",
+        # the blank 2019 margin stays blank: 8% is still 2018's
+        "Vans | Fiscal year 2019 / Sales: 310 | Fiscal year 2018 / Sales: 290 | Fiscal year 2018 / Margin: 8%",
+    ]
+
+
+def test_table_grids_give_page_box_spans_and_empty_cells(tmp_path: Path) -> None:
+    from rag_assets.core.corpus.parsers.pdf_extract import extract_pdf
+    from rag_assets.core.corpus.parsers.pdf_table import GridCell
+    from rag_assets.core.corpus.parsers.pdf_table_grids import pdf_table_grids
+
+    (grid,) = pdf_table_grids(extract_pdf(make_pdf([_two_level_page()])).layout)
+    assert grid.page == 1 and grid.shape == (4, 5)
+    x0, top, x1, bottom = grid.box
+    assert 71 < x0 < 73 and 99 < top < 101 and 490 < x1 < 520 and 138 < bottom < 150
+    assert GridCell(0, 1, "Fiscal year 2019", 1, 2) in grid.cells
+    assert GridCell(0, 3, "Fiscal year 2018", 1, 2) in grid.cells
+    assert [c.text for c in grid.cells if c.row == 3] == ["Vans", "310", "", "290", "8%"]
+
+
+def test_a_title_centred_over_its_columns_heads_each_of_them(tmp_path: Path) -> None:
+    # "Share of revenue" is narrower than the three columns it is set over: it overlaps the
+    # first two, and the third lies within its own width of it
+    runs: list[Run] = [(310, 100, 9, "Share of revenue", True)]
+    runs += [(300, 112, 9, "2022", True), (360, 112, 9, "2021", True), (420, 112, 9, "2020", True)]
+    for index, (label, *figures) in enumerate(
+        [("Pharmacy", "76.9", "76.0", "76.9"), ("Front store", "23.1", "24.0", "23.1")]
+    ):
+        top = 126 + 12 * index
+        runs.append((72, top, 9, label, False))
+        runs += [(x, top, 9, figure, False) for x, figure in zip((300, 360, 420), figures)]
+    (tmp_path / "shares.pdf").write_bytes(make_pdf([runs]))
+    tree = tree_of(tmp_path / "shares.pdf")
+    table = next(n for n in tree.nodes if n.block == "paragraph" and n.text.startswith("Share of revenue"))
+    assert table.text == "Share of revenue / 2022 | Share of revenue / 2021 | Share of revenue / 2020"
+    assert _rows_under(tree, table.node_id)[0] == (
+        "Pharmacy | Share of revenue / 2022: 76.9 | Share of revenue / 2021: 76.0 | Share of revenue / 2020: 76.9"
+    )
+
+
+def test_a_real_ruled_table_keeps_its_grid_page_and_box() -> None:
+    from rag_assets.core.corpus.parsers.pdf_extract import extract_pdf
+    from rag_assets.core.corpus.parsers.pdf_table_grids import pdf_table_grids
+
+    first, second = pdf_table_grids(extract_pdf((DOCUMENTS / "ca-warn-report.pdf").read_bytes()).layout)
+    # p. 1: the header row and 36 rows of 7 cells; p. 2 goes on without a header, 43 rows
+    assert (first.page, first.shape, second.page, second.shape) == (1, (37, 7), 2, (43, 7))
+    assert [c.text for c in first.cells if c.row == 0] == [
+        "Notice Date", "Effective", "Received", "Company", "City", "No. Of", "Layoff/Closure",
+    ]  # fmt: skip
+    assert first.box == pytest.approx((28.6, 104.8, 762.7, 593.3), abs=1)
+    # the letter-spaced dates pdfplumber reads ("0 9 / 1 8 / 2 0 15") are whole again
+    assert [c.text for c in second.cells if c.row == 0][:3] == ["07/17/2015", "09/18/2015", "07/21/2015"]

@@ -79,7 +79,7 @@ def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
     ]
     lines = drop_page_furniture(lines, [float(page["h"]) for page in pages])
     cleaned = [
-        with_tables(join_cells(runs), page.get("tables") or [], number)
+        with_tables(join_cells(runs), page.get("tables") or [], number, page.get("plots") or [])
         for number, (runs, page) in enumerate(zip(lines, pages, strict=True), start=1)
     ]
     for line in (line for runs in cleaned for line in runs if "\t" in line.text):
@@ -325,6 +325,11 @@ def _join_page_breaks(blocks: list[Block]) -> list[Block]:
             continue
         joined.append(block)
     return joined
+
+
+def layout_pages(layout: str) -> list[list[Line]]:
+    """The cleaned lines of each page, tables standing as one Line each, as `parse_pdf` reads them."""
+    return _clean_pages(_load(layout))
 
 
 def parse_pdf(layout: str) -> list[Block]:

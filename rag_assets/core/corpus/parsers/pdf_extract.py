@@ -5,7 +5,8 @@ lines are kept as a compact JSON document (`PDF_LAYOUT_VERSION`), and `parsers.p
 into blocks. Keeping the font statistics in the stored JSON means heading inference can change
 without re-reading the PDFs. Each text run is `[x0, top, x1, bottom, size, bold, text, mono, italic]`
 in points from the page's top-left corner (a page's ruled tables, when it has some, are under
-`tables`: see `pdf_ruled_tables`); a wide gap between characters starts a new run,
+`tables`: see `pdf_ruled_tables`; where it draws charts, their plots' boxes are under `plots`:
+see `pdf_plots`); a wide gap between characters starts a new run,
 except in monospaced text (code), where it becomes the spaces that fill it.
 
 A PDF that cannot give text is refused here with the reason: damaged or truncated files,
@@ -24,6 +25,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from rag_assets.core.corpus.parsers.errors import ParseError
+from rag_assets.core.corpus.parsers.pdf_plots import plot_boxes
 from rag_assets.core.corpus.parsers.pdf_ruled_tables import MIN_RULES, ruled_tables, vertical_rules
 
 PDF_LAYOUT_VERSION = 4
@@ -267,10 +269,13 @@ def extract_pdf(data: bytes, max_pages: int | None = None) -> ExtractedPdf:
                 lines = _page_lines(page)
                 if lines and vertical_rules(page) >= MIN_RULES:
                     ruled.append(index)
+                plots = plot_boxes(page) if lines else []
             finally:
                 page.close()
             empty += not lines
             pages.append({"w": round(width, 1), "h": round(height, 1), "lines": lines})
+            if plots:
+                pages[-1]["plots"] = plots
         if not pages:
             raise ParseError("PDF has no pages")
         if empty == len(pages):

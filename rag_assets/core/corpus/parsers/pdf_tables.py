@@ -15,7 +15,9 @@ import re
 
 from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block
 from rag_assets.core.corpus.parsers.pdf_lines import SENTENCE_END, Line
+from rag_assets.core.corpus.parsers.pdf_ruled_cells import split_ruled_cells
 from rag_assets.core.corpus.parsers.pdf_table import Table
+from rag_assets.core.corpus.parsers.pdf_table_grid import box_grid, grid_rows, ruled_grid, unruled_grid
 
 # a figure as statements print it: $1,234.5 (1,577) 12% — 3.2x, or a dash for nil
 _NUMBER = re.compile(r"^[$€£(]*\s*[-–—]?\s*[$€£]?\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*[)%x]*\)?%?$|^[-–—]+$")
@@ -25,6 +27,7 @@ _CLOSERS = {")", "%", ")%", "%)"}
 _LETTER_SPACED = re.compile(r"^[\d/.:-]+(?: [\d/.:-]+)+$")  # "0 3 / 2 5 / 2 0 16": a date set letter-spaced
 _MAX_HEADER_LINES = 4
 _MIN_NUMBER_ROWS = 2
+_MAX_PLOT_SHARE = 0.3
 
 
 def _cells(line: Line) -> list[tuple[float, float, str]]:
@@ -99,14 +102,30 @@ def _value_left(number_rows: list[list[tuple[float, float, str]]]) -> float:
     return min(x0 for cells in number_rows for x0, _, text in cells[1:] if _is_number(text))
 
 
-def _header(lines: list[Line], columns: list[tuple[float, float]], value_left: float) -> tuple[list[str], str]:
-    """Column headers from the header lines: each header cell goes to the columns it spans; a
-    cell spanning several columns ("Years ended December 31,") is kept only for columns that have
-    no header of their own."""
+def _level_text(level: list[tuple[int, int, float, float, str]], column: tuple[float, float], index: int) -> str:
+    """The cell of a header level over column `index`: the one spanning it, else the nearest
+    within its own width (a title centred over its columns, narrower than they are), else none."""
+    for first, last, _, _, text in level:
+        if first <= index <= last:
+            return text
+    gaps = [(max(x0 - column[1], column[0] - x1), x1 - x0, text) for _, _, x0, x1, text in level]
+    gap, width, text = min(gaps)
+    return text if gap <= width else ""
+
+
+def _header(
+    lines: list[Line], columns: list[tuple[float, float]], value_left: float
+) -> tuple[list[str], str, list[list[tuple[int, int, str]]]]:
+    """Column headers from the header lines: each header cell goes to the columns it spans. A
+    line holding a cell over several columns ("2019" over three measures, "Years ended
+    December 31,") is a header level of its own; the other lines' cells are each column's own
+    header, wrapped lines joined. A column's header is its path, top level first ("2019 / Net
+    sales"). Also the header's grid rows: (first column, last column, text) of each cell."""
+    levels: list[list[tuple[int, int, float, float, str]]] = []
     own: list[list[str]] = [[] for _ in columns]
-    spanning: list[list[str]] = [[] for _ in columns]
     label_parts: list[str] = []
     for line in lines:
+        placed: list[tuple[int, int, float, float, str]] = []
         for x0, x1, text in _cells(line):
             if x1 < value_left:
                 label_parts.append(text)
@@ -114,10 +133,21 @@ def _header(lines: list[Line], columns: list[tuple[float, float]], value_left: f
             under = [i for i, (a, b) in enumerate(columns) if min(x1, b) - max(x0, a) > 0]
             if not under:
                 under = [_column_of(x0, x1, columns)]
-            for index in under:
-                (own if len(under) == 1 else spanning)[index].append(text)
-    header = [" ".join(o or s) for o, s in zip(own, spanning, strict=True)]
-    return [collapse_spaces(h) for h in header], collapse_spaces(" ".join(label_parts))
+            placed.append((min(under), max(under), x0, x1, text))
+        if any(cell[0] != cell[1] for cell in placed) and not any(own):
+            levels.append(placed)
+        else:  # a column's own header, wrapped: a wide word goes to the column it overlaps most
+            for _, _, x0, x1, text in placed:
+                own[_column_of(x0, x1, columns)].append(text)
+    header = []
+    for index, texts in enumerate(own):
+        path = [t for level in levels if (t := _level_text(level, columns[index], index))]
+        header.append(collapse_spaces(" / ".join([*path, " ".join(texts)] if texts else path)))
+    grid = [
+        *([(first, last, text) for first, last, _, _, text in level] for level in levels),
+        [(i, i, collapse_spaces(" ".join(texts))) for i, texts in enumerate(own) if texts],
+    ]
+    return header, collapse_spaces(" ".join(label_parts)), [row for row in grid if row]
 
 
 def _header_lines(lines: list[Line], first: int, value_left: float) -> tuple[int, int]:
@@ -206,8 +236,10 @@ def unruled_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
         value_left = _value_left(number_cells)
         columns = _columns([_label_and_values(c, value_left)[1] for c in number_cells], value_left)
         start, body = _header_lines(lines, first, value_left)
-        header, label_header = _header(lines[start:body], columns, value_left)
-        table = Table(header, label_header, _rows(lines[body:end], columns, value_left), [lines[first].page])
+        header, label_header, header_rows = _header(lines[start:body], columns, value_left)
+        rows = _rows(lines[body:end], columns, value_left)
+        table = Table(header, label_header, rows, [lines[first].page])
+        table.grid = unruled_grid(header_rows, label_header, rows, len(columns))
         found.append((start, end, table))
         index = end
     return found
@@ -218,15 +250,24 @@ def _cell_text(cell: str | None) -> str:
     return text.replace(" ", "") if _LETTER_SPACED.match(text) else text
 
 
-def ruled_table(cells: list[list[str | None]], page: int) -> Table | None:
-    """A ruled table's rows (pdfplumber's cells, the first row the header) as a Table, or None
-    when it is not a table of at least two rows and two columns with text."""
-    rows = [[_cell_text(c) for c in row] for row in cells]
-    rows = [row for row in rows if any(row)]
-    if len(rows) < 2 or max(len(row) for row in rows) < 2:
+def ruled_table(
+    cells: list[list[str | None]], page: int, boxes: list[list[object]] | None = None, lines: list[Line] | None = None
+) -> Table | None:
+    """A ruled table as a Table (its header rows' paths over each column, then its rows), or
+    None when it is not a table of at least two columns and a row under its header. Its grid
+    comes from the cells' `boxes` (`[x0, top, x1, bottom, text]`, split where the rules left
+    cells unsplit by the page's `lines` printed in them) when extraction stored them, else from
+    pdfplumber's rows `cells` (None for a slot a merged cell covers)."""
+    if boxes:
+        found = [(float(b[0]), float(b[1]), float(b[2]), float(b[3]), str(b[4])) for b in boxes]  # type: ignore[arg-type]
+        grid = box_grid([(*b[:4], _cell_text(b[4])) for b in split_ruled_cells(found, lines or [])])
+    else:  # a layout stored before cell boxes were
+        grid = ruled_grid([[None if c is None else _cell_text(c) for c in row] for row in cells])
+    header, body = grid_rows(grid)
+    body = [row for row in body if any(row)]
+    if not body or len(header) < 2:
         return None
-    header, *body = rows
-    return Table(header, "", [("", row) for row in body], [page])
+    return Table(header, "", [("", row) for row in body], [page], grid=grid)
 
 
 def _table_line(table: Table, lines: list[Line], box: tuple[float, float, float, float] | None = None) -> Line:
@@ -241,13 +282,23 @@ def _table_line(table: Table, lines: list[Line], box: tuple[float, float, float,
     return Line(x0, top, x1, bottom, size, False, table.header_text(), table.pages[0], table=table)
 
 
-def with_tables(lines: list[Line], ruled: list[list[object]], page: int) -> list[Line]:
+def _over_plots(lines: list[Line], plots: list[list[float]]) -> bool:
+    """Whether plotted series (`pdf_plots`) cover at least `_MAX_PLOT_SHARE` of the lines' box:
+    a chart's axis labels and legend, not a table."""
+    x0, top = min(ln.x0 for ln in lines), min(ln.top for ln in lines)
+    x1, bottom = max(ln.x1 for ln in lines), max(ln.bottom for ln in lines)
+    area = max((x1 - x0) * (bottom - top), 1.0)
+    covered = sum(max(min(x1, b[2]) - max(x0, b[0]), 0.0) * max(min(bottom, b[3]) - max(top, b[1]), 0.0) for b in plots)
+    return covered >= _MAX_PLOT_SHARE * area
+
+
+def with_tables(
+    lines: list[Line], ruled: list[list[object]], page: int, plots: list[list[float]] | None = None
+) -> list[Line]:
     """The page's lines with each table's lines replaced by one table Line: ruled tables (cells
-    read by pdfplumber at extraction) where they lie, then unruled tables among the rest."""
-    for x0, top, x1, bottom, cells in ruled:  # type: ignore[misc]
-        table = ruled_table(cells, page)  # type: ignore[arg-type]
-        if table is None:
-            continue
+    read by pdfplumber at extraction) where they lie, then unruled tables among the rest, except
+    over a chart's plots."""
+    for x0, top, x1, bottom, cells, *boxes in ruled:  # type: ignore[misc]
         box = (float(x0), float(top), float(x1), float(bottom))  # type: ignore[arg-type]
         inside = [
             i
@@ -256,12 +307,15 @@ def with_tables(lines: list[Line], ruled: list[list[object]], page: int) -> list
             and box[0] - 2 <= (ln.x0 + ln.x1) / 2 <= box[2] + 2
             and box[1] - 2 <= (ln.top + ln.bottom) / 2 <= box[3] + 2
         ]
+        table = ruled_table(cells, page, boxes[0] if boxes else None, [lines[i] for i in inside])  # type: ignore[arg-type]
+        if table is None:
+            continue
         at = inside[0] if inside else next((i for i, ln in enumerate(lines) if ln.top > box[1]), len(lines))
         members = [lines[i] for i in inside]
         kept = [ln for i, ln in enumerate(lines) if i not in set(inside)]
         kept.insert(min(at, len(kept)), _table_line(table, members, box))
         lines = kept
-    found = unruled_tables(lines)
+    found = [(s, e, t) for s, e, t in unruled_tables(lines) if not (plots and _over_plots(lines[s:e], plots))]
     for start, end, table in reversed(found):
         lines[start:end] = [_table_line(table, lines[start:end])]
     return lines
