@@ -6,7 +6,9 @@ into blocks. Keeping the font statistics in the stored JSON means heading infere
 without re-reading the PDFs. Each text run is `[x0, top, x1, bottom, size, bold, text, mono, italic]`
 in points from the page's top-left corner (a page's ruled tables, when it has some, are under
 `tables`: see `pdf_ruled_tables`); a wide gap between characters starts a new run,
-except in monospaced text (code), where it becomes the spaces that fill it.
+except in monospaced text (code), where it becomes the spaces that fill it. Text a reader does
+not see (invisible, white on white, outside the page's box, turned against its lines: see
+`pdf_hidden`) is left out.
 
 A PDF that cannot give text is refused here with the reason: damaged or truncated files,
 password-protected ones, and scanned pages without a text layer (there is no OCR offline).
@@ -24,9 +26,10 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from rag_assets.core.corpus.parsers.errors import ParseError
+from rag_assets.core.corpus.parsers.pdf_hidden import hidden_chars
 from rag_assets.core.corpus.parsers.pdf_ruled_tables import MIN_RULES, ruled_tables, vertical_rules
 
-PDF_LAYOUT_VERSION = 4
+PDF_LAYOUT_VERSION = 5
 PDF_MAGIC = b"%PDF-"
 _EOF_MARKER = b"%%EOF"
 _EOF_WINDOW = 4096  # the marker must be near the end; a cut-off download lacks it
@@ -172,7 +175,11 @@ def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — o
         return _Segment()
 
     try:
-        for index in range(textpage.count_chars()):
+        count = textpage.count_chars()
+        hidden = hidden_chars(page, raw, count)  # invisible, white on white, off the page, turned
+        for index in range(count):
+            if index in hidden:
+                continue
             code = pdfium_c.FPDFText_GetUnicode(raw, index)
             char = chr(code) if 0 < code < 0x110000 else ""
             if char == "\x02":  # PDFium's mark for a hyphen that ends a line: keep it as one
