@@ -87,65 +87,97 @@ class _Backgrounds:
         return self.image_at(x, y) or self._inside(self._fills, x, y)
 
 
-class _Paint:
-    """Whether a character is painted where a reader sees it: its text object's render mode
-    (cached per object: its characters share one) and its fill colour against what lies under it."""
+class _TextObject:
+    """What one text object's characters share: its render mode, fill, turn and box (PDFium
+    draws each object with one state), read once per object rather than once per character."""
 
-    def __init__(self, page: pdfium.PdfPage, textpage: ctypes.c_void_p) -> None:
-        self._textpage = textpage
-        self._backgrounds = _Backgrounds(page)
-        self._modes: dict[int, int] = {}
-        self._rgba = [ctypes.c_uint() for _ in range(4)]
+    __slots__ = ("angle", "box", "mode", "unfilled", "white")
 
-    def shows(self, index: int, x: float, y: float) -> bool:
-        obj = pdfium_c.FPDFText_GetTextObject(self._textpage, index)
-        key = ctypes.cast(obj, ctypes.c_void_p).value or 0
-        mode = self._modes.get(key)
-        if mode is None:
-            mode = self._modes[key] = pdfium_c.FPDFTextObj_GetTextRenderMode(obj)
-        if mode in _HIDDEN_MODES:
-            return self._backgrounds.image_at(x, y)  # over an image: a scan's OCR layer, kept
-        red, green, blue, alpha = self._rgba
-        if not pdfium_c.FPDFText_GetFillColor(self._textpage, index, red, green, blue, alpha):
+    def __init__(self, obj: ctypes.c_void_p, textpage: ctypes.c_void_p, index: int) -> None:
+        red, green, blue, alpha = (ctypes.c_uint() for _ in range(4))
+        self.mode = pdfium_c.FPDFTextObj_GetTextRenderMode(obj)
+        filled = pdfium_c.FPDFPageObj_GetFillColor(obj, red, green, blue, alpha)
+        self.unfilled = bool(filled) and alpha.value == 0  # fully transparent
+        self.white = bool(filled) and min(red.value, green.value, blue.value) >= _WHITE
+        self.angle = pdfium_c.FPDFText_GetCharAngle(textpage, index)
+        left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+        known = pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top)
+        self.box = (left.value, bottom.value, right.value, top.value) if known else None
+
+    def inside(self, crop: tuple[float, float, float, float]) -> bool | None:
+        """True when the object lies within the crop box, False when wholly outside, None when it straddles."""
+        if self.box is None:
+            return None
+        left, bottom, right, top = self.box
+        if left >= crop[0] and bottom >= crop[1] and right <= crop[2] and top <= crop[3]:
             return True
-        if alpha.value == 0:
+        if right < crop[0] or left > crop[2] or top < crop[1] or bottom > crop[3]:
             return False
-        white = min(red.value, green.value, blue.value) >= _WHITE
-        return not white or self._backgrounds.painted_at(x, y)
+        return None
 
 
-def _turned(angles: dict[int, float]) -> set[int]:
+def _turned(objects: dict[int, _TextObject], chars: dict[int, list[int]]) -> set[int]:
     """The characters turned away from the page's lines: from the angle most characters share."""
-    if not angles:
+    turns: Counter[int] = Counter()
+    for key, state in objects.items():
+        turns[round(math.degrees(state.angle)) % 360] += len(chars[key])
+    if not turns:
         return set()
-    turns = Counter(round(math.degrees(angle)) % 360 for angle in angles.values())
     page_turn = math.radians(turns.most_common(1)[0][0])
-    return {i for i, angle in angles.items() if _angle_apart(angle, page_turn) > _TURN_TOLERANCE}
+    return {
+        index
+        for key, state in objects.items()
+        if _angle_apart(state.angle, page_turn) > _TURN_TOLERANCE
+        for index in chars[key]
+    }
+
+
+def _object_chars(textpage: ctypes.c_void_p, count: int) -> tuple[dict[int, _TextObject], dict[int, list[int]]]:
+    """The page's text objects (by address) and the indices of each one's characters; spaces and
+    line breaks PDFium generated belong to none."""
+    objects: dict[int, _TextObject] = {}
+    chars: dict[int, list[int]] = {}
+    for index in range(count):
+        obj = pdfium_c.FPDFText_GetTextObject(textpage, index)
+        if not obj:
+            continue
+        key = ctypes.addressof(obj.contents)
+        members = chars.get(key)
+        if members is None:
+            objects[key] = _TextObject(obj, textpage, index)
+            members = chars[key] = []
+        members.append(index)
+    return objects, chars
 
 
 def hidden_chars(page: pdfium.PdfPage, textpage: ctypes.c_void_p, count: int) -> set[int]:
     """Indices of the text page's characters a reader does not see (see the module's rules)."""
-    crop_left, crop_bottom, crop_right, crop_top = page.get_cropbox()
-    paint = _Paint(page, textpage)
+    crop = page.get_cropbox()
+    backgrounds = _Backgrounds(page)
+    objects, chars = _object_chars(textpage, count)
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     unseen: set[int] = set()
     outside: set[int] = set()
-    angles: dict[int, float] = {}
-    for index in range(count):
-        code = pdfium_c.FPDFText_GetUnicode(textpage, index)
-        if code <= 0x20 or pdfium_c.FPDFText_IsGenerated(textpage, index) == 1:
-            continue  # spaces and line breaks follow their words
-        pdfium_c.FPDFText_GetCharBox(textpage, index, left, right, bottom, top)
-        x, y = (left.value + right.value) / 2, (bottom.value + top.value) / 2
-        if not (crop_left <= x <= crop_right and crop_bottom <= y <= crop_top):
-            outside.add(index)
-        angle = pdfium_c.FPDFText_GetCharAngle(textpage, index)
-        if angle >= 0:
-            angles[index] = angle
-        if not paint.shows(index, x, y):
-            unseen.add(index)
-    shown = max(len(angles), 1)
-    for odd in (outside, _turned(angles)):
+    for key, state in objects.items():
+        inside = state.inside(crop)
+        hidden_mode = state.mode in _HIDDEN_MODES
+        if inside is not None and not (hidden_mode or state.white or state.unfilled):
+            if not inside:
+                outside.update(chars[key])
+            continue
+        for index in chars[key]:  # judged glyph by glyph: where each one sits, and what lies under it
+            pdfium_c.FPDFText_GetCharBox(textpage, index, left, right, bottom, top)
+            x, y = (left.value + right.value) / 2, (bottom.value + top.value) / 2
+            if not (crop[0] <= x <= crop[2] and crop[1] <= y <= crop[3]):
+                outside.add(index)
+            if hidden_mode:
+                shows = backgrounds.image_at(x, y)  # over an image: a scan's OCR layer, kept
+            else:
+                shows = not state.unfilled and (not state.white or backgrounds.painted_at(x, y))
+            if not shows:
+                unseen.add(index)
+    shown = max(sum(map(len, chars.values())), 1)
+    for odd in (outside, _turned(objects, chars)):
         if len(odd) * 2 < shown:  # most characters odd: the box or the page's turn is, not they
             unseen |= odd
     return unseen
