@@ -34,6 +34,7 @@ from rag_assets.core.corpus.parsers.pdf_filing import (
     plain_item_headings,
 )
 from rag_assets.core.corpus.parsers.pdf_floats import float_past_breaks, is_caption
+from rag_assets.core.corpus.parsers.pdf_furniture import drop_page_furniture
 from rag_assets.core.corpus.parsers.pdf_headings import (
     heading_levels,
     is_heading_line,
@@ -46,7 +47,6 @@ from rag_assets.core.corpus.parsers.pdf_lines import (
     body_size,
     broken_early,
     compound_words,
-    drop_page_furniture,
     join_cells,
     merge_fragments,
     opens_next_column,
