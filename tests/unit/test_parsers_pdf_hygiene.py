@@ -68,3 +68,61 @@ def test_printer_slug_outside_the_crop_box_dropped_white_caution_on_its_sign_kep
     assert "6-DEC-2007" not in text
     assert "prints on all proofs" not in text
     assert text.count("CAUTION") == 2
+
+
+DMCA = PUBLIC / "dmca-summary-p1-5.pdf"
+
+
+def test_running_header_and_footer_with_page_numbers_set_inside_the_text_area_dropped() -> None:
+    # every page sets "Copyright Office Summary   December 1998   Page N" 11% up from its foot and
+    # pages 2-5 "The Digital Millennium Copyright Act of 1998" over their text (not in the margin)
+    tree = tree_of(DMCA)
+    texts = [node.text for node in tree.nodes]
+    assert not any("Page " in text or text == "Copyright Office Summary" for text in texts)
+    assert not any(text.startswith("The Digital Millennium Copyright Act of 1998") for text in texts)
+    # the cover's title in capitals is not the header that repeats it in small letters
+    assert "THE DIGITAL MILLENNIUM COPYRIGHT ACT OF 1998" in texts
+    assert [n.page_start for n in tree.nodes if n.text == "December 1998"] == [1]
+
+
+def test_first_line_indented_paragraph_is_one_paragraph() -> None:
+    # the paragraph's first line is set in half an inch; its footnote mark "1" after "(DMCA)"
+    # is drawn after the line
+    texts = _texts(DMCA)
+    assert (
+        "The Digital Millennium Copyright Act (DMCA) was signed into law by President Clinton on "
+        "October 28, 1998. The legislation implements two 1996 World Intellectual Property "
+        "Organization (WIPO) treaties: the WIPO Copyright Treaty and the WIPO Performances and "
+        "Phonograms Treaty. The DMCA also addresses a number of other significant copyright-related issues."
+    ) in texts
+    assert (
+        "Title I implements the WIPO treaties. First, it makes certain technical amendments to U.S. "
+        "law, in order to provide appropriate references and links to the treaties. Second, it creates "
+        "two new prohibitions in Title 17 of the U.S. Code—one on circumvention of technological "
+        "measures used by copyright owners to protect their works and one on tampering with copyright "
+        "management information—and adds civil remedies and criminal penalties for violating the "
+        "prohibitions. In addition, Title I requires the U.S. Copyright Office to perform two joint "
+        "studies with the National Telecommunications and Information Administration of the "
+        "Department of Commerce (NTIA)."
+    ) in texts
+
+
+def test_section_titles_in_capitals_are_headings() -> None:
+    # "INTRODUCTION" and "TITLE I: WIPO TREATY IMPLEMENTATION" are set in bold capitals a point
+    # below the body's 12 pt; the sections under them in bold upper and lower case
+    headings = [n.text for n in tree_of(DMCA).nodes if n.kind == "structure"]
+    for title in (
+        "INTRODUCTION",
+        "TITLE I: WIPO TREATY IMPLEMENTATION",
+        "Technical Amendments",
+        "National Eligibility",
+        "Restoration of Copyright Protection",
+        "Registration as a Prerequisite to Suit",
+        "Technological Protection and Copyright Management Systems",
+        "Circumvention of Technological Protection Measures",
+        "General approach",
+        "No mandate",
+        "Savings clauses",
+        "Exceptions",
+    ):
+        assert title in headings

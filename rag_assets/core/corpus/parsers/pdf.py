@@ -135,7 +135,15 @@ def _continues(draft: Draft, line: Line, right_edge: float) -> bool:
         return abs(line.x0 - first.x0) < 1.0 and last.x1 > right_edge - 3 * last.size
     if SENTENCE_END.search(last.text) and last.x1 < right_edge - 0.1 * (right_edge - last.x0):
         return False  # a short line ending a sentence ends its paragraph, even without a gap
-    return abs(line.x0 - last.x0) < 2 * line.size or draft.kind is BlockKind.HEADING
+    # A paragraph set with a first-line indent comes back to the margin on its second line (its
+    # first line ran full: `broken_early` said so above); up to six ems covers the indents in use.
+    first_line_indent = draft.kind is BlockKind.PARAGRAPH and len(draft.lines) == 1
+    indent = last.x0 - line.x0
+    return (
+        abs(line.x0 - last.x0) < 2 * line.size
+        or draft.kind is BlockKind.HEADING
+        or (first_line_indent and 0 < indent <= 6 * line.size)
+    )
 
 
 def _indented_item(lines: list[Line], index: int, margin: float, right_edge: float) -> bool:
@@ -150,7 +158,7 @@ def _indented_item(lines: list[Line], index: int, margin: float, right_edge: flo
     return not (
         following is not None
         and abs(following.x0 - margin) < 1.0
-        and 0 <= following.top - line.bottom < 0.7 * line.size
+        and -0.3 * line.size <= following.top - line.bottom < 0.7 * line.size  # loose boxes may touch
         and line.x1 > right_edge - 3 * line.size
     )
 

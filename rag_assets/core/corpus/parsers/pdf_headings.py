@@ -11,6 +11,7 @@ from rag_assets.core.corpus.parsers.pdf_filing import filing_levels, filing_rank
 from rag_assets.core.corpus.parsers.pdf_lines import HEADING_SCALE, SENTENCE_END, Line
 
 _MAX_HEADING_WORDS = 18
+_SMALL_CAPS_SCALE = 0.75  # small capitals are set at about 70-80% of the body's size
 _LETTERED = re.compile(r"^\((?:[a-z]{1,2}|\d{1,2})\)\s+[A-Z]")
 _NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,5})\.?\s+\S")
 
@@ -34,7 +35,19 @@ def is_heading_line(line: Line, body: float) -> bool:
     lettered = line.bold and _LETTERED.match(text) and words <= 8 and line.size >= body * 0.85
     if lettered and not SENTENCE_END.search(text):
         return True
-    return emphasised and line.size >= body * 0.95 and not SENTENCE_END.search(text) and not BULLET.match(text)
+    if SENTENCE_END.search(text) or BULLET.match(text):
+        return False
+    # A title set in capitals, or in small capitals (capitals a size or two below the body's), is
+    # a heading by its type, bold or not: two words at least, or one in bold ("INTRODUCTION"; a
+    # plain "NOTE" is a label).
+    if capitals(text) and (words >= 2 or emphasised) and line.size >= body * _SMALL_CAPS_SCALE:
+        return True
+    return emphasised and line.size >= body * 0.95
+
+
+def capitals(text: str) -> bool:
+    """Whether the text is set in capitals: four letters at least, none of them lower case."""
+    return text.isupper() and sum(c.isalpha() for c in text) >= 4
 
 
 def italics_are_emphasis(pages: list[list[Line]], body: float) -> bool:
@@ -47,9 +60,9 @@ def italics_are_emphasis(pages: list[list[Line]], body: float) -> bool:
     )
 
 
-def _style(line: Line) -> tuple[float, bool, bool]:
-    """A heading's style, ranked larger first, then bold, then italic."""
-    return round(line.size * 2) / 2, line.bold, line.italic
+def _style(line: Line) -> tuple[float, bool, bool, bool]:
+    """A heading's style, ranked larger first, then in capitals, then bold, then italic."""
+    return round(line.size * 2) / 2, capitals(line.text), line.bold, line.italic
 
 
 def filing_style(line: Line) -> tuple[float, bool, bool, bool]:

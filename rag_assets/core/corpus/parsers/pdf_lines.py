@@ -84,6 +84,17 @@ def page_lines(raw_lines: list[list[object]], page: int) -> list[Line]:
     return lines
 
 
+def _reference_mark(last: Line, line: Line) -> bool:
+    """A superscript of a few characters (a footnote's number) set within `last`'s span, at its
+    top: its place in the line is lost, and as a line of its own it would cut the paragraph."""
+    return (
+        len(line.text.strip()) <= 3
+        and line.size < 0.8 * last.size
+        and last.x0 < line.x0 < line.x1 < last.x1
+        and last.top - 1 <= line.top < last.top + 0.5 * last.height
+    )
+
+
 def merge_fragments(lines: list[Line]) -> list[Line]:
     """Join consecutive pieces of one printed line (PDFium breaks at superscripts, font changes);
     the line takes the style of its longer piece, and of its text after a bold lead-in."""
@@ -91,6 +102,8 @@ def merge_fragments(lines: list[Line]) -> list[Line]:
     for line in lines:
         if merged:
             last = merged[-1]
+            if _reference_mark(last, line):
+                continue  # a footnote mark drawn after its line (PDFium reads it there): left out
             gap = line.x0 - last.x1
             if one_baseline(last, line) and -2.0 <= gap <= 1.2 * max(last.size, line.size):
                 joiner = "" if gap < 0.15 * line.size or line.text[:1] in ",.;:)" else " "
