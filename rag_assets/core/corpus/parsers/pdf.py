@@ -54,7 +54,7 @@ from rag_assets.core.corpus.parsers.pdf_lines import (
     reading_order,
 )
 from rag_assets.core.corpus.parsers.pdf_margins import page_margins
-from rag_assets.core.corpus.parsers.pdf_outline import place_outline
+from rag_assets.core.corpus.parsers.pdf_outline import place_outline, trusted_outline
 from rag_assets.core.corpus.parsers.pdf_tables import continued_title, continues_table, with_tables
 
 
@@ -340,8 +340,9 @@ def parse_pdf(layout: str) -> list[Block]:
     data = _load(layout)
     pages = _clean_pages(data)
     body = body_size(pages)
-    outline = data.get("outline") or []
-    assert isinstance(outline, list)
+    stated = data.get("outline") or []
+    assert isinstance(stated, list)
+    outline = trusted_outline(pages, stated)
     widths = [float(page["w"]) for page in data["pages"]]  # type: ignore[union-attr]
     compounds = compound_words(pages)
     if outline:
