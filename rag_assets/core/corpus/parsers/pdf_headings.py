@@ -12,6 +12,7 @@ from rag_assets.core.corpus.parsers.pdf_lines import HEADING_SCALE, SENTENCE_END
 
 _MAX_HEADING_WORDS = 18
 _SMALL_CAPS_SCALE = 0.75  # small capitals are set at about 70-80% of the body's size
+_ONE_WORD_TITLE_LETTERS = 6
 _LETTERED = re.compile(r"^\((?:[a-z]{1,2}|\d{1,2})\)\s+[A-Z]")
 _NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,5})\.?\s+\S")
 
@@ -38,9 +39,16 @@ def is_heading_line(line: Line, body: float) -> bool:
     if SENTENCE_END.search(text) or BULLET.match(text):
         return False
     # A title set in capitals, or in small capitals (capitals a size or two below the body's), is
-    # a heading by its type, bold or not: two words at least, or one in bold ("INTRODUCTION"; a
-    # plain "NOTE" is a label).
-    if capitals(text) and (words >= 2 or emphasised) and line.size >= body * _SMALL_CAPS_SCALE:
+    # a heading by its type, bold or not: two words at least, or one long word in bold
+    # ("INTRODUCTION"; "NONE", "NOTE" are labels), opening with a letter or digit (a cover's
+    # "☐ TRANSITION REPORT ..." is a check box's label).
+    one_word_title = emphasised and sum(c.isalpha() for c in text) >= _ONE_WORD_TITLE_LETTERS
+    if (
+        capitals(text)
+        and (words >= 2 or one_word_title)
+        and text[:1].isalnum()
+        and line.size >= body * _SMALL_CAPS_SCALE
+    ):
         return True
     return emphasised and line.size >= body * 0.95
 
