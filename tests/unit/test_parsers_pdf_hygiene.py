@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import io
+
 import pytest
 
+from pypdf import PdfReader, PdfWriter, Transformation
+
 from rag_assets.core.corpus.parsers.pdf_extract import extract_pdf
-from tests.unit.test_parsers_pdf import DOCUMENTS, tree_of
+from tests.unit.test_parsers_pdf import DOCUMENTS, make_pdf, tree_of
 
 pytestmark = pytest.mark.unit
 
@@ -126,3 +130,20 @@ def test_section_titles_in_capitals_are_headings() -> None:
         "Exceptions",
     ):
         assert title in headings
+
+
+def test_diagonal_watermark_is_neither_heading_nor_text(tmp_path: Path) -> None:
+    # a 60-pt bold "CONFIDENTIAL DRAFT" stamped across every page at 45 degrees, as an office
+    # stamps a form; set straight, so large a line would head every page
+    stamp = PdfReader(io.BytesIO(make_pdf([[(0, 732, 60, "CONFIDENTIAL DRAFT", True)]]))).pages[0]
+    writer = PdfWriter(clone_from=PdfReader(DMCA))
+    for page in writer.pages:
+        page.merge_transformed_page(stamp, Transformation().rotate(45).translate(200, 150))
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    (tmp_path / "stamped.pdf").write_bytes(buffer.getvalue())
+    tree = tree_of(tmp_path / "stamped.pdf")
+    assert not any("CONFIDENTIAL" in node.text or "DRAFT" in node.text for node in tree.nodes)
+    headings = [n.text for n in tree.nodes if n.kind == "structure"]
+    assert "INTRODUCTION" in headings
+    assert "Technical Amendments" in headings
