@@ -7,12 +7,10 @@ tests/fixtures/pdfs/public/SOURCES.md.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
-import io
-
 import pytest
-
 from pypdf import PdfReader, PdfWriter, Transformation
 
 from rag_assets.core.corpus.parsers.pdf_extract import extract_pdf
