@@ -145,3 +145,14 @@ def test_diagonal_watermark_is_neither_heading_nor_text(tmp_path: Path) -> None:
     headings = [n.text for n in tree.nodes if n.kind == "structure"]
     assert "INTRODUCTION" in headings
     assert "Technical Amendments" in headings
+
+
+def test_section_title_in_a_small_capitals_font_is_a_heading() -> None:
+    # an amsart page (pdf.js's sample): "1. A section" is drawn in CMCSC10, LaTeX's small
+    # capitals, centred at the body's size; it prints as capitals and heads the text under it
+    tree = tree_of(PUBLIC / "pdfjs-bug1873345.pdf")
+    section = next(n for n in tree.nodes if n.text == "1. A SECTION")
+    assert section.kind == "structure"
+    first = tree.nodes[section.node_id + 1]
+    assert first.parent_id == section.node_id
+    assert first.text.startswith("The standard permits different interval behavior via the flavor concept")

@@ -8,7 +8,7 @@ in points from the page's top-left corner (a page's ruled tables, when it has so
 `tables`: see `pdf_ruled_tables`); a wide gap between characters starts a new run,
 except in monospaced text (code), where it becomes the spaces that fill it. Text a reader does
 not see (invisible, white on white, outside the page's box, turned against its lines: see
-`pdf_hidden`) is left out.
+`pdf_hidden`) is left out, and letters set in small capitals read as the capitals they show.
 
 A PDF that cannot give text is refused here with the reason: damaged or truncated files,
 password-protected ones, and scanned pages without a text layer (there is no OCR offline).
@@ -26,7 +26,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from rag_assets.core.corpus.parsers.errors import ParseError
-from rag_assets.core.corpus.parsers.pdf_hidden import hidden_chars
+from rag_assets.core.corpus.parsers.pdf_hidden import page_glyphs
 from rag_assets.core.corpus.parsers.pdf_ruled_tables import MIN_RULES, ruled_tables, vertical_rules
 
 PDF_LAYOUT_VERSION = 5
@@ -176,12 +176,14 @@ def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — o
 
     try:
         count = textpage.count_chars()
-        hidden = hidden_chars(page, raw, count)  # invisible, white on white, off the page, turned
+        glyphs = page_glyphs(page, raw, count)  # hidden: invisible, white on white, off the page, turned
         for index in range(count):
-            if index in hidden:
+            if index in glyphs.hidden:
                 continue
             code = pdfium_c.FPDFText_GetUnicode(raw, index)
             char = chr(code) if 0 < code < 0x110000 else ""
+            if index in glyphs.small_caps:
+                char = char.upper()  # printed as a capital
             if char == "\x02":  # PDFium's mark for a hyphen that ends a line: keep it as one
                 segment.chars.append("-")
                 continue

@@ -36,12 +36,12 @@ def is_heading_line(line: Line, body: float) -> bool:
     lettered = line.bold and _LETTERED.match(text) and words <= 8 and line.size >= body * 0.85
     if lettered and not SENTENCE_END.search(text):
         return True
-    if SENTENCE_END.search(text) or BULLET.match(text):
+    if SENTENCE_END.search(text):
         return False
     # A title set in capitals, or in small capitals (capitals a size or two below the body's), is
     # a heading by its type, bold or not: two words at least, or one long word in bold
     # ("INTRODUCTION"; "NONE", "NOTE" are labels), opening with a letter or digit (a cover's
-    # "☐ TRANSITION REPORT ..." is a check box's label).
+    # "☐ TRANSITION REPORT ..." is a check box's label); numbered or not ("1. A SECTION").
     one_word_title = emphasised and sum(c.isalpha() for c in text) >= _ONE_WORD_TITLE_LETTERS
     if (
         capitals(text)
@@ -50,7 +50,7 @@ def is_heading_line(line: Line, body: float) -> bool:
         and line.size >= body * _SMALL_CAPS_SCALE
     ):
         return True
-    return emphasised and line.size >= body * 0.95
+    return emphasised and line.size >= body * 0.95 and not BULLET.match(text)
 
 
 def capitals(text: str) -> bool:

@@ -1,4 +1,5 @@
-"""Which characters of a PDF page a reader never sees, so extraction leaves them out.
+"""Which characters of a PDF page a reader never sees, so extraction leaves them out, and which
+are set in small capitals, so extraction reads them as the capitals the page shows.
 
 A PDF may hold text that is not shown: text drawn in render mode 3 (invisible: TCPDF's
 "Powered by TCPDF" stamp) or 7 (clip only), glyphs filled white, or fully transparent, on the
@@ -11,13 +12,19 @@ Two exceptions keep text that is meant to be read:
 - white text over a filled shape or an image (a white "CAUTION" on a black sign) shows.
 And where most of a page's characters are outside its box, or turned, the box or the page's
 orientation is what is odd, not the text: nothing is dropped for that reason then.
+
+A font of small capitals (LaTeX's "CMCSC10", "LMRomanCaps10", a "...-SC700" cut) draws its
+lower-case letters as small capitals: "1. A section" prints as "1. A SECTION", and a section
+title so set is a heading by its type (`pdf_headings`).
 """
 
 from __future__ import annotations
 
 import ctypes
 import math
+import re
 from collections import Counter
+from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -26,6 +33,19 @@ _HIDDEN_MODES = (pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE, pdfium_c.FPDF_TEXTRENDE
 _WHITE = 250  # each of red, green and blue at least this: white (or near white) on paper
 _TURN_TOLERANCE = math.radians(3)  # a glyph turned more than this from the page's lines is not on them
 _MAX_NESTING = 4  # form XObjects inside form XObjects looked into for backgrounds
+# a small-capitals font by its name ("CMCSC10", "LMRomanCaps10-Regular", "Garamond-SC700"); a
+# Chinese font's "SC" (simplified Chinese: "PingFangSC-Regular") is no separate word of the name
+_SMALL_CAPS_FONT = re.compile(r"smallcap|caps|csc\d|[-_]sc(?:\d|$|[-_])", re.IGNORECASE)
+_FONT_NAME_BUFFER = 256
+
+
+@dataclass(frozen=True, slots=True)
+class PageGlyphs:
+    """What a page's characters look like to a reader: indices of those not seen, and of those
+    set in small capitals."""
+
+    hidden: set[int]
+    small_caps: set[int]
 
 
 def _angle_apart(a: float, b: float) -> float:
@@ -91,7 +111,7 @@ class _TextObject:
     """What one text object's characters share: its render mode, fill, turn and box (PDFium
     draws each object with one state), read once per object rather than once per character."""
 
-    __slots__ = ("angle", "box", "mode", "unfilled", "white")
+    __slots__ = ("angle", "box", "mode", "small_caps", "unfilled", "white")
 
     def __init__(self, obj: ctypes.c_void_p, textpage: ctypes.c_void_p, index: int) -> None:
         red, green, blue, alpha = (ctypes.c_uint() for _ in range(4))
@@ -103,6 +123,9 @@ class _TextObject:
         left, bottom, right, top = (ctypes.c_float() for _ in range(4))
         known = pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top)
         self.box = (left.value, bottom.value, right.value, top.value) if known else None
+        name = ctypes.create_string_buffer(_FONT_NAME_BUFFER)
+        size = pdfium_c.FPDFText_GetFontInfo(textpage, index, name, _FONT_NAME_BUFFER, None)
+        self.small_caps = bool(size) and bool(_SMALL_CAPS_FONT.search(name.raw[: size - 1].decode("utf-8", "replace")))
 
     def inside(self, crop: tuple[float, float, float, float]) -> bool | None:
         """True when the object lies within the crop box, False when wholly outside, None when it straddles."""
@@ -150,11 +173,18 @@ def _object_chars(textpage: ctypes.c_void_p, count: int) -> tuple[dict[int, _Tex
     return objects, chars
 
 
-def hidden_chars(page: pdfium.PdfPage, textpage: ctypes.c_void_p, count: int) -> set[int]:
-    """Indices of the text page's characters a reader does not see (see the module's rules)."""
+def page_glyphs(page: pdfium.PdfPage, textpage: ctypes.c_void_p, count: int) -> PageGlyphs:
+    """The text page's characters a reader does not see, and those in small capitals (see the module's rules)."""
+    objects, chars = _object_chars(textpage, count)
+    small_caps = {index for key, state in objects.items() if state.small_caps for index in chars[key]}
+    return PageGlyphs(_hidden(page, textpage, objects, chars), small_caps)
+
+
+def _hidden(
+    page: pdfium.PdfPage, textpage: ctypes.c_void_p, objects: dict[int, _TextObject], chars: dict[int, list[int]]
+) -> set[int]:
     crop = page.get_cropbox()
     backgrounds = _Backgrounds(page)
-    objects, chars = _object_chars(textpage, count)
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     unseen: set[int] = set()
     outside: set[int] = set()
