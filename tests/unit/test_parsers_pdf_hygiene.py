@@ -156,3 +156,24 @@ def test_section_title_in_a_small_capitals_font_is_a_heading() -> None:
     first = tree.nodes[section.node_id + 1]
     assert first.parent_id == section.node_id
     assert first.text.startswith("The standard permits different interval behavior via the flavor concept")
+
+
+def test_running_footer_with_a_changing_date_dropped(tmp_path: Path) -> None:
+    # a daily bulletin's footer prints the day's date and page; its text stays
+    days = [
+        ("Monday", "3 March", "The tide rose early and the north pier stayed closed all morning."),
+        ("Tuesday", "4 March", "Fishing boats left at dawn after the harbour master lifted the warning."),
+        ("Wednesday", "5 March", "A cargo ship unloaded timber at the east quay until late evening."),
+        ("Thursday", "6 March", "Divers inspected the lock gates and found no damage from the storm."),
+    ]
+    pages = [
+        [
+            (72, 72, 10, text, False),
+            (72, 700, 8, f"Harbour Bulletin - {weekday}, {date} 2025 - page {n}", False),
+        ]
+        for n, (weekday, date, text) in enumerate(days, start=1)
+    ]
+    (tmp_path / "bulletin.pdf").write_bytes(make_pdf(pages))
+    texts = [node.text for node in tree_of(tmp_path / "bulletin.pdf").nodes]
+    assert not any("Harbour Bulletin" in text for text in texts)
+    assert "A cargo ship unloaded timber at the east quay until late evening." in " ".join(texts)
