@@ -177,3 +177,16 @@ def test_running_footer_with_a_changing_date_dropped(tmp_path: Path) -> None:
     texts = [node.text for node in tree_of(tmp_path / "bulletin.pdf").nodes]
     assert not any("Harbour Bulletin" in text for text in texts)
     assert "A cargo ship unloaded timber at the east quay until late evening." in " ".join(texts)
+
+
+def test_bold_list_items_hung_from_a_symbol_font_marker_read_whole() -> None:
+    # the five titles are listed after a bullet drawn in a symbol font (PDFium reads it "!"),
+    # each item's bold act name wrapping onto a second bold line
+    tree = tree_of(DMCA)
+    item = next(n for n in tree.nodes if n.text.startswith("Title I, the"))
+    assert item.kind == "content"
+    assert item.text == (
+        "Title I, the “WIPO Copyright and Performances and Phonograms Treaties Implementation "
+        "Act of 1998,” implements the WIPO treaties."
+    )
+    assert not any(n.kind == "structure" and n.text.startswith("Treaties Implementation") for n in tree.nodes)

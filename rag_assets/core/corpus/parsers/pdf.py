@@ -83,9 +83,18 @@ def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
         for number, (runs, page) in enumerate(zip(lines, pages, strict=True), start=1)
     ]
     for line in (line for runs in cleaned for line in runs if "\t" in line.text):
-        line.text = join_label(line.text)  # "ITEM 1.<TAB>Business": a heading set at a tab stop
+        line.text = join_label(_marked_item(line.text))  # "ITEM 1.<TAB>Business": a heading set at a tab stop
         line.cells = line.cells if "\t" in line.text else []
     return cleaned
+
+
+def _marked_item(text: str) -> str:
+    """A row of two cells whose first is one symbol ("!", "§", "": a bullet drawn in a symbol
+    font without its Unicode) is a list item hung from its marker, not a table row."""
+    marker, _, rest = text.partition("\t")
+    if len(marker.strip()) == 1 and not marker.strip().isalnum() and rest and "\t" not in rest:
+        return f"• {rest}"
+    return text
 
 
 _WRAPPED = re.compile(r"\b(?:the|of|on|in|to|for|and|or|by|with|from|at|a|an)$", re.IGNORECASE)
@@ -215,7 +224,7 @@ def _drafts(
             ):
                 current.lines.append(line)
                 continue
-            if kind is BlockKind.LIST_ITEM and current is not None and _dash_wrapped(current, line, right_edge):
+            if current is not None and _wraps_item(current, kind, line, right_edge):
                 kind = BlockKind.PARAGRAPH
             if (
                 current is not None
@@ -230,6 +239,16 @@ def _drafts(
             after_break = current is not None and kind is current.kind is BlockKind.PARAGRAPH
             drafts.append(Draft(kind, [line], after_break=after_break and _set_under(current, line, right_edge)))
     return drafts
+
+
+def _wraps_item(draft: Draft, kind: BlockKind, line: Line, right_edge: float) -> bool:
+    """Whether a line judged a list item or a heading alone is the wrapped rest of `draft`'s
+    line: a dash under a full line (`_dash_wrapped`), or a bold line under a bold list item's
+    first line that carries it on ("Title I, the “WIPO Copyright ..." / "Treaties
+    Implementation Act of 1998,” ...": a bold item's second line is no heading)."""
+    if kind is BlockKind.LIST_ITEM:
+        return _dash_wrapped(draft, line, right_edge)
+    return kind is BlockKind.HEADING and draft.kind is BlockKind.LIST_ITEM and _continues(draft, line, right_edge)
 
 
 def _dash_wrapped(draft: Draft, line: Line, right_edge: float) -> bool:
