@@ -1,4 +1,5 @@
-"""Cleaning a PDF's positioned lines before they become blocks: fragments, margins, columns.
+"""Cleaning a PDF's positioned lines before they become blocks: fragments, columns, cells
+(running headers and footers: `pdf_furniture`).
 
 Works on the per-page line lists `pdf_extract` stores; each step is one function so the tests
 can hold each rule to a small hand-made page. Coordinates are points from the page's top-left.
