@@ -8,7 +8,7 @@ in points from the page's top-left corner (a page's ruled tables, when it has so
 `tables`: see `pdf_ruled_tables`); a wide gap between characters starts a new run,
 except in monospaced text (code), where it becomes the spaces that fill it. Text a reader does
 not see (invisible, white on white, outside the page's box, turned against its lines: see
-`pdf_hidden`) is left out, and letters set in small capitals read as the capitals they show.
+`pdf_glyphs`) is left out, and letters set in small capitals read as the capitals they show.
 
 A PDF that cannot give text is refused here with the reason: damaged or truncated files,
 password-protected ones, and scanned pages without a text layer (there is no OCR offline).
@@ -26,7 +26,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from rag_assets.core.corpus.parsers.errors import ParseError
-from rag_assets.core.corpus.parsers.pdf_hidden import page_glyphs
+from rag_assets.core.corpus.parsers.pdf_glyphs import page_glyphs
 from rag_assets.core.corpus.parsers.pdf_ruled_tables import MIN_RULES, ruled_tables, vertical_rules
 
 PDF_LAYOUT_VERSION = 5
