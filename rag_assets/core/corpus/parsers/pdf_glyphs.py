@@ -127,6 +127,16 @@ class _TextObject:
         size = pdfium_c.FPDFText_GetFontInfo(textpage, index, name, _FONT_NAME_BUFFER, None)
         self.small_caps = bool(size) and bool(_SMALL_CAPS_FONT.search(name.raw[: size - 1].decode("utf-8", "replace")))
 
+    def shows(self, backgrounds: _Backgrounds) -> bool:
+        """Whether the object's glyphs are painted where a reader sees them, judged at the middle
+        of its box (one word or line: what lies under its middle lies under it)."""
+        middle = None if self.box is None else ((self.box[0] + self.box[2]) / 2, (self.box[1] + self.box[3]) / 2)
+        if self.mode in _HIDDEN_MODES:  # over an image: a scan's OCR layer, kept
+            return middle is not None and backgrounds.image_at(*middle)
+        if self.unfilled:
+            return False
+        return not self.white or middle is None or backgrounds.painted_at(*middle)
+
     def inside(self, crop: tuple[float, float, float, float]) -> bool | None:
         """True when the object lies within the crop box, False when wholly outside, None when it straddles."""
         if self.box is None:
@@ -189,23 +199,18 @@ def _hidden(
     unseen: set[int] = set()
     outside: set[int] = set()
     for key, state in objects.items():
+        members = chars[key]
+        if not state.shows(backgrounds):
+            unseen.update(members)
         inside = state.inside(crop)
-        hidden_mode = state.mode in _HIDDEN_MODES
-        if inside is not None and not (hidden_mode or state.white or state.unfilled):
-            if not inside:
-                outside.update(chars[key])
-            continue
-        for index in chars[key]:  # judged glyph by glyph: where each one sits, and what lies under it
-            pdfium_c.FPDFText_GetCharBox(textpage, index, left, right, bottom, top)
-            x, y = (left.value + right.value) / 2, (bottom.value + top.value) / 2
-            if not (crop[0] <= x <= crop[2] and crop[1] <= y <= crop[3]):
-                outside.add(index)
-            if hidden_mode:
-                shows = backgrounds.image_at(x, y)  # over an image: a scan's OCR layer, kept
-            else:
-                shows = not state.unfilled and (not state.white or backgrounds.painted_at(x, y))
-            if not shows:
-                unseen.add(index)
+        if inside is False:
+            outside.update(members)
+        elif inside is None:  # across the box's edge: glyph by glyph, by where each one's middle sits
+            for index in members:
+                pdfium_c.FPDFText_GetCharBox(textpage, index, left, right, bottom, top)
+                x, y = (left.value + right.value) / 2, (bottom.value + top.value) / 2
+                if not (crop[0] <= x <= crop[2] and crop[1] <= y <= crop[3]):
+                    outside.add(index)
     shown = max(sum(map(len, chars.values())), 1)
     for odd in (outside, _turned(objects, chars)):
         if len(odd) * 2 < shown:  # most characters odd: the box or the page's turn is, not they
