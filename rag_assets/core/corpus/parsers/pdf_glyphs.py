@@ -107,25 +107,44 @@ class _Backgrounds:
         return self.image_at(x, y) or self._inside(self._fills, x, y)
 
 
+class _Scratch:
+    """ctypes out-parameters reused for every text object of a page (a filing's page holds
+    hundreds), and the small-capitals verdict of each font, by the font's address."""
+
+    def __init__(self) -> None:
+        self.rgba = [ctypes.c_uint() for _ in range(4)]
+        self.bounds = [ctypes.c_float() for _ in range(4)]
+        self.name = ctypes.create_string_buffer(_FONT_NAME_BUFFER)
+        self.fonts: dict[int, bool] = {}
+
+    def small_caps(self, obj: ctypes.c_void_p, textpage: ctypes.c_void_p, index: int) -> bool:
+        font = pdfium_c.FPDFTextObj_GetFont(obj)
+        key = ctypes.addressof(font.contents) if font else 0
+        known = self.fonts.get(key)
+        if known is None:
+            size = pdfium_c.FPDFText_GetFontInfo(textpage, index, self.name, _FONT_NAME_BUFFER, None)
+            name = self.name.raw[: max(size - 1, 0)].decode("utf-8", "replace")
+            known = self.fonts[key] = bool(_SMALL_CAPS_FONT.search(name))
+        return known
+
+
 class _TextObject:
     """What one text object's characters share: its render mode, fill, turn and box (PDFium
     draws each object with one state), read once per object rather than once per character."""
 
     __slots__ = ("angle", "box", "mode", "small_caps", "unfilled", "white")
 
-    def __init__(self, obj: ctypes.c_void_p, textpage: ctypes.c_void_p, index: int) -> None:
-        red, green, blue, alpha = (ctypes.c_uint() for _ in range(4))
+    def __init__(self, obj: ctypes.c_void_p, textpage: ctypes.c_void_p, index: int, scratch: _Scratch) -> None:
+        red, green, blue, alpha = scratch.rgba
         self.mode = pdfium_c.FPDFTextObj_GetTextRenderMode(obj)
         filled = pdfium_c.FPDFPageObj_GetFillColor(obj, red, green, blue, alpha)
         self.unfilled = bool(filled) and alpha.value == 0  # fully transparent
         self.white = bool(filled) and min(red.value, green.value, blue.value) >= _WHITE
         self.angle = pdfium_c.FPDFText_GetCharAngle(textpage, index)
-        left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+        left, bottom, right, top = scratch.bounds
         known = pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top)
         self.box = (left.value, bottom.value, right.value, top.value) if known else None
-        name = ctypes.create_string_buffer(_FONT_NAME_BUFFER)
-        size = pdfium_c.FPDFText_GetFontInfo(textpage, index, name, _FONT_NAME_BUFFER, None)
-        self.small_caps = bool(size) and bool(_SMALL_CAPS_FONT.search(name.raw[: size - 1].decode("utf-8", "replace")))
+        self.small_caps = scratch.small_caps(obj, textpage, index)
 
     def shows(self, backgrounds: _Backgrounds) -> bool:
         """Whether the object's glyphs are painted where a reader sees them, judged at the middle
@@ -170,6 +189,7 @@ def _object_chars(textpage: ctypes.c_void_p, count: int) -> tuple[dict[int, _Tex
     line breaks PDFium generated belong to none."""
     objects: dict[int, _TextObject] = {}
     chars: dict[int, list[int]] = {}
+    scratch = _Scratch()
     for index in range(count):
         obj = pdfium_c.FPDFText_GetTextObject(textpage, index)
         if not obj:
@@ -177,7 +197,7 @@ def _object_chars(textpage: ctypes.c_void_p, count: int) -> tuple[dict[int, _Tex
         key = ctypes.addressof(obj.contents)
         members = chars.get(key)
         if members is None:
-            objects[key] = _TextObject(obj, textpage, index)
+            objects[key] = _TextObject(obj, textpage, index, scratch)
             members = chars[key] = []
         members.append(index)
     return objects, chars
