@@ -34,6 +34,7 @@ from rag_assets.core.corpus.parsers.pdf_filing import (
     plain_item_headings,
 )
 from rag_assets.core.corpus.parsers.pdf_floats import float_past_breaks, is_caption
+from rag_assets.core.corpus.parsers.pdf_furniture import drop_page_furniture
 from rag_assets.core.corpus.parsers.pdf_headings import (
     heading_levels,
     is_heading_line,
@@ -46,7 +47,6 @@ from rag_assets.core.corpus.parsers.pdf_lines import (
     body_size,
     broken_early,
     compound_words,
-    drop_page_furniture,
     join_cells,
     merge_fragments,
     opens_next_column,
@@ -54,7 +54,7 @@ from rag_assets.core.corpus.parsers.pdf_lines import (
     reading_order,
 )
 from rag_assets.core.corpus.parsers.pdf_margins import page_margins
-from rag_assets.core.corpus.parsers.pdf_outline import place_outline
+from rag_assets.core.corpus.parsers.pdf_outline import place_outline, trusted_outline
 from rag_assets.core.corpus.parsers.pdf_tables import continued_title, continues_table, with_tables
 
 
@@ -83,9 +83,18 @@ def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
         for number, (runs, page) in enumerate(zip(lines, pages, strict=True), start=1)
     ]
     for line in (line for runs in cleaned for line in runs if "\t" in line.text):
-        line.text = join_label(line.text)  # "ITEM 1.<TAB>Business": a heading set at a tab stop
+        line.text = join_label(_marked_item(line.text))  # "ITEM 1.<TAB>Business": a heading set at a tab stop
         line.cells = line.cells if "\t" in line.text else []
     return cleaned
+
+
+def _marked_item(text: str) -> str:
+    """A row of two cells whose first is one symbol ("!", "§", "": a bullet drawn in a symbol
+    font without its Unicode) is a list item hung from its marker, not a table row."""
+    marker, _, rest = text.partition("\t")
+    if len(marker.strip()) == 1 and not marker.strip().isalnum() and rest and "\t" not in rest:
+        return f"• {rest}"
+    return text
 
 
 _WRAPPED = re.compile(r"\b(?:the|of|on|in|to|for|and|or|by|with|from|at|a|an)$", re.IGNORECASE)
@@ -135,7 +144,15 @@ def _continues(draft: Draft, line: Line, right_edge: float) -> bool:
         return abs(line.x0 - first.x0) < 1.0 and last.x1 > right_edge - 3 * last.size
     if SENTENCE_END.search(last.text) and last.x1 < right_edge - 0.1 * (right_edge - last.x0):
         return False  # a short line ending a sentence ends its paragraph, even without a gap
-    return abs(line.x0 - last.x0) < 2 * line.size or draft.kind is BlockKind.HEADING
+    # A paragraph set with a first-line indent comes back to the margin on its second line (its
+    # first line ran full: `broken_early` said so above); up to six ems covers the indents in use.
+    first_line_indent = draft.kind is BlockKind.PARAGRAPH and len(draft.lines) == 1
+    indent = last.x0 - line.x0
+    return (
+        abs(line.x0 - last.x0) < 2 * line.size
+        or draft.kind is BlockKind.HEADING
+        or (first_line_indent and 0 < indent <= 6 * line.size)
+    )
 
 
 def _indented_item(lines: list[Line], index: int, margin: float, right_edge: float) -> bool:
@@ -150,7 +167,7 @@ def _indented_item(lines: list[Line], index: int, margin: float, right_edge: flo
     return not (
         following is not None
         and abs(following.x0 - margin) < 1.0
-        and 0 <= following.top - line.bottom < 0.7 * line.size
+        and -0.3 * line.size <= following.top - line.bottom < 0.7 * line.size  # loose boxes may touch
         and line.x1 > right_edge - 3 * line.size
     )
 
@@ -207,7 +224,7 @@ def _drafts(
             ):
                 current.lines.append(line)
                 continue
-            if kind is BlockKind.LIST_ITEM and current is not None and _dash_wrapped(current, line, right_edge):
+            if current is not None and _wraps_item(current, kind, line, right_edge):
                 kind = BlockKind.PARAGRAPH
             if (
                 current is not None
@@ -222,6 +239,16 @@ def _drafts(
             after_break = current is not None and kind is current.kind is BlockKind.PARAGRAPH
             drafts.append(Draft(kind, [line], after_break=after_break and _set_under(current, line, right_edge)))
     return drafts
+
+
+def _wraps_item(draft: Draft, kind: BlockKind, line: Line, right_edge: float) -> bool:
+    """Whether a line judged a list item or a heading alone is the wrapped rest of `draft`'s
+    line: a dash under a full line (`_dash_wrapped`), or a bold line under a bold list item's
+    first line that carries it on ("Title I, the “WIPO Copyright ..." / "Treaties
+    Implementation Act of 1998,” ...": a bold item's second line is no heading)."""
+    if kind is BlockKind.LIST_ITEM:
+        return _dash_wrapped(draft, line, right_edge)
+    return kind is BlockKind.HEADING and draft.kind is BlockKind.LIST_ITEM and _continues(draft, line, right_edge)
 
 
 def _dash_wrapped(draft: Draft, line: Line, right_edge: float) -> bool:
@@ -337,8 +364,9 @@ def parse_pdf(layout: str) -> list[Block]:
     data = _load(layout)
     pages = _clean_pages(data)
     body = body_size(pages)
-    outline = data.get("outline") or []
-    assert isinstance(outline, list)
+    stated = data.get("outline") or []
+    assert isinstance(stated, list)
+    outline = trusted_outline(pages, stated)
     widths = [float(page["w"]) for page in data["pages"]]  # type: ignore[union-attr]
     compounds = compound_words(pages)
     if outline:

@@ -11,6 +11,8 @@ from rag_assets.core.corpus.parsers.pdf_filing import filing_levels, filing_rank
 from rag_assets.core.corpus.parsers.pdf_lines import HEADING_SCALE, SENTENCE_END, Line
 
 _MAX_HEADING_WORDS = 18
+_SMALL_CAPS_SCALE = 0.75  # small capitals are set at about 70-80% of the body's size
+_ONE_WORD_TITLE_LETTERS = 6
 _LETTERED = re.compile(r"^\((?:[a-z]{1,2}|\d{1,2})\)\s+[A-Z]")
 _NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,5})\.?\s+\S")
 
@@ -34,7 +36,26 @@ def is_heading_line(line: Line, body: float) -> bool:
     lettered = line.bold and _LETTERED.match(text) and words <= 8 and line.size >= body * 0.85
     if lettered and not SENTENCE_END.search(text):
         return True
-    return emphasised and line.size >= body * 0.95 and not SENTENCE_END.search(text) and not BULLET.match(text)
+    if SENTENCE_END.search(text):
+        return False
+    # A title set in capitals, or in small capitals (capitals a size or two below the body's), is
+    # a heading by its type, bold or not: two words at least, or one long word in bold
+    # ("INTRODUCTION"; "NONE", "NOTE" are labels), opening with a letter or digit (a cover's
+    # "☐ TRANSITION REPORT ..." is a check box's label); numbered or not ("1. A SECTION").
+    one_word_title = emphasised and sum(c.isalpha() for c in text) >= _ONE_WORD_TITLE_LETTERS
+    if (
+        capitals(text)
+        and (words >= 2 or one_word_title)
+        and text[:1].isalnum()
+        and line.size >= body * _SMALL_CAPS_SCALE
+    ):
+        return True
+    return emphasised and line.size >= body * 0.95 and not BULLET.match(text)
+
+
+def capitals(text: str) -> bool:
+    """Whether the text is set in capitals: four letters at least, none of them lower case."""
+    return text.isupper() and sum(c.isalpha() for c in text) >= 4
 
 
 def italics_are_emphasis(pages: list[list[Line]], body: float) -> bool:
@@ -47,9 +68,9 @@ def italics_are_emphasis(pages: list[list[Line]], body: float) -> bool:
     )
 
 
-def _style(line: Line) -> tuple[float, bool, bool]:
-    """A heading's style, ranked larger first, then bold, then italic."""
-    return round(line.size * 2) / 2, line.bold, line.italic
+def _style(line: Line) -> tuple[float, bool, bool, bool]:
+    """A heading's style, ranked larger first, then in capitals, then bold, then italic."""
+    return round(line.size * 2) / 2, capitals(line.text), line.bold, line.italic
 
 
 def filing_style(line: Line) -> tuple[float, bool, bool, bool]:

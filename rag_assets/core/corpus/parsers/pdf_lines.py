@@ -1,4 +1,5 @@
-"""Cleaning a PDF's positioned lines before they become blocks: fragments, margins, columns.
+"""Cleaning a PDF's positioned lines before they become blocks: fragments, columns, cells
+(running headers and footers: `pdf_furniture`).
 
 Works on the per-page line lists `pdf_extract` stores; each step is one function so the tests
 can hold each rule to a small hand-made page. Coordinates are points from the page's top-left.
@@ -13,13 +14,6 @@ from itertools import pairwise
 
 from rag_assets.core.corpus.parsers.pdf_table import Table
 
-_MARGIN = 0.09  # top and bottom share of the page where running headers and footers live
-_REPEAT_SHARE = 0.4  # a margin line on at least this share of the pages is a running header/footer
-_TOP_REPEATS = 4  # pages a line must open (among their first three lines) to be a running header
-_PAGE_NUMBER = re.compile(
-    r"^(?:page\s+)?[-–(\[]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–)\]]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE
-)
-_DIGITS = re.compile(r"\d+")
 _AMOUNT = re.compile(r"^[$€£(\-–—]*\s*\d[\d,.\s]*%?\)?$")  # "48", "$ (43,872)", "61 %"
 _COMPOUND = re.compile(r"\b([^\W\d_]+-[^\W\d_]+)\b")
 # Typographic glyphs read as the characters they stand for: ligatures as their letters, the
@@ -91,6 +85,17 @@ def page_lines(raw_lines: list[list[object]], page: int) -> list[Line]:
     return lines
 
 
+def _reference_mark(last: Line, line: Line) -> bool:
+    """A superscript of a few characters (a footnote's number) set within `last`'s span, at its
+    top: its place in the line is lost, and as a line of its own it would cut the paragraph."""
+    return (
+        len(line.text.strip()) <= 3
+        and line.size < 0.8 * last.size
+        and last.x0 < line.x0 < line.x1 < last.x1
+        and last.top - 1 <= line.top < last.top + 0.5 * last.height
+    )
+
+
 def merge_fragments(lines: list[Line]) -> list[Line]:
     """Join consecutive pieces of one printed line (PDFium breaks at superscripts, font changes);
     the line takes the style of its longer piece, and of its text after a bold lead-in."""
@@ -98,6 +103,8 @@ def merge_fragments(lines: list[Line]) -> list[Line]:
     for line in lines:
         if merged:
             last = merged[-1]
+            if _reference_mark(last, line):
+                continue  # a footnote mark drawn after its line (PDFium reads it there): left out
             gap = line.x0 - last.x1
             if one_baseline(last, line) and -2.0 <= gap <= 1.2 * max(last.size, line.size):
                 joiner = "" if gap < 0.15 * line.size or line.text[:1] in ",.;:)" else " "
@@ -113,92 +120,6 @@ def merge_fragments(lines: list[Line]) -> list[Line]:
                 continue
         merged.append(line)
     return merged
-
-
-def _margin_key(line: Line, height: float) -> tuple[str, int, int] | None:
-    """What a running header or footer repeats from page to page: its text (digits aside), its
-    size and its place (in 4-point bands); a heading near the top of a page that reads the same
-    is not one (it is set larger), nor is a line of text that happens to open several pages."""
-    if height <= 0 or _MARGIN * height < line.top < (1 - _MARGIN) * height:
-        return None
-    return _DIGITS.sub("#", " ".join(line.text.casefold().split())), round(line.size), round(line.top / 4)
-
-
-def _repeats(counts: Counter[tuple[str, int, int]], key: tuple[str, int, int]) -> int:
-    """Pages with this margin line in this band or the next ones (positions vary by a point or so)."""
-    text, size, band = key
-    return counts[text, size, band - 1] + counts[key] + counts[text, size, band + 1]
-
-
-def _slot_pages(slots: Counter[tuple[int, int]], key: tuple[str, int, int]) -> int:
-    """Pages with a margin line of this size in this band or the next ones, whatever its text."""
-    _, size, band = key
-    return slots[size, band - 1] + slots[size, band] + slots[size, band + 1]
-
-
-def _page_top_headers(pages: list[list[Line]]) -> set[int]:
-    """ids of the lines among the first three of a page whose text (digits too: "Chapter 7" is
-    no header) is among the
-    first three of at least `_TOP_REPEATS` pages: a header set below the margin band ("The
-    Boeing Company and Subsidiaries" over every financial statement)."""
-
-    def tops(lines: list[Line]) -> list[Line]:
-        return sorted(lines, key=lambda ln: ln.top)[:3]
-
-    def key(line: Line) -> str:
-        return " ".join(line.text.casefold().split())
-
-    counts = Counter(k for lines in pages for k in {key(line) for line in tops(lines)})
-    return {id(line) for lines in pages for line in tops(lines) if counts[key(line)] >= _TOP_REPEATS}
-
-
-def drop_page_furniture(pages: list[list[Line]], heights: list[float]) -> list[list[Line]]:
-    """Without running headers/footers (margin lines repeated across pages, digits ignored; or
-    set where most pages set one, at that size, and repeated on another page: a header that
-    names the current section), bare page numbers in the margins, and vertical text (an arXiv
-    stamp along the edge)."""
-    counts: Counter[tuple[str, int, int]] = Counter()
-    slots: Counter[tuple[int, int]] = Counter()  # pages with a margin line of this size at this place
-    for lines, height in zip(pages, heights, strict=True):
-        keys = {key for line in lines if (key := _margin_key(line, height))}
-        counts.update(keys)
-        slots.update({(size, band) for _, size, band in keys})
-    repeated = max(2, int(_REPEAT_SHARE * len(pages) + 0.999))
-    headers = _page_top_headers(pages)
-    kept_pages: list[list[Line]] = []
-    for lines, height in zip(pages, heights, strict=True):
-        kept: list[Line] = []
-        for line in lines:
-            key = _margin_key(line, height)
-            if id(line) in headers:
-                continue
-            if key is not None and (
-                (_repeats(counts, key) >= repeated and len(pages) > 1)
-                or _PAGE_NUMBER.match(line.text.strip())
-                or (_slot_pages(slots, key) >= repeated and _repeats(counts, key) >= 2)
-            ):
-                continue
-            if line.height > 3 * max(line.x1 - line.x0, 1.0) and len(line.text) > 3:
-                continue
-            kept.append(line)
-        kept_pages.append(_without_edge_number(kept))
-    return kept_pages
-
-
-def _without_edge_number(lines: list[Line]) -> list[Line]:
-    """Without the page's lowest or highest line when it is a bare page number set apart from
-    the text (a page number printed inside the margin band's limits)."""
-    if len(lines) < 2:
-        return lines
-    ordered = sorted(lines, key=lambda ln: ln.top)
-    drop: set[int] = set()
-    lowest, above = ordered[-1], ordered[-2]
-    if _PAGE_NUMBER.match(lowest.text.strip()) and lowest.top - above.bottom > lowest.height:
-        drop.add(id(lowest))
-    highest, below = ordered[0], ordered[1]
-    if _PAGE_NUMBER.match(highest.text.strip()) and below.top - highest.bottom > highest.height:
-        drop.add(id(highest))
-    return [line for line in lines if id(line) not in drop]
 
 
 def one_baseline(a: Line, b: Line) -> bool:
