@@ -44,6 +44,11 @@ class SourcesResource(dg.ConfigurableResource):
         default="keep",
         description="Documents with the same content as an earlier one: `keep` (indexed, listed) or `skip` (rejected).",
     )
+    ocr: Literal["auto", "off"] = Field(
+        default="auto",
+        description="PDF pages without a usable text layer (scans): `auto` reads them by OCR (Tesseract), "
+        "`off` reports them unreadable (a PDF with no other text is rejected).",
+    )
     read_workers: int = Field(
         default=0,
         ge=0,

@@ -65,6 +65,7 @@ def source_documents(
         max_document_pages=sources.max_document_pages,
         known=known,
         read_workers=sources.read_workers,
+        ocr=sources.ocr,
     )
     for rejection in result.rejections:
         context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")

@@ -1,0 +1,93 @@
+"""Scanned PDF pages are read by OCR (Tesseract) into the same tree a text layer gives, with their
+pages; a page OCR cannot read is reported by file and page.
+
+Tesseract is a Debian package that `make install` brings (install-system-packages.sh): these
+tests fail, not skip, where it is missing.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+
+from rag_assets.core.corpus.parsers.pdf_extract import extract_pdf
+from rag_assets.core.corpus.sources import CollectionSpec, ingest
+from rag_assets.core.corpus.tree import tree_problems
+from rag_assets.core.corpus.tree_building import document_tree
+from tests.unit.test_parsers_pdf import DOCUMENTS, make_pdf
+
+pytestmark = pytest.mark.integration
+
+PAGES = [
+    [
+        (72, 60, 20, "Boiler Guide", True),
+        (72, 100, 11, "Read this guide before you install the boiler.", False),
+        (72, 140, 16, "Installation", True),
+        (72, 170, 11, "Fit the boiler to a solid wall and leave room for servicing.", False),
+    ],
+    [
+        (72, 60, 16, "Servicing", True),
+        (72, 90, 11, "Have the boiler serviced once a year by an engineer.", False),
+    ],
+]
+
+
+def scanned(pdf: bytes, dpi: int = 200) -> bytes:
+    """The PDF's pages as pictures only (what a scanner gives): rendered, saved as a PDF of images."""
+    document = pdfium.PdfDocument(pdf)
+    images = [document[i].render(scale=dpi / 72, grayscale=True).to_pil().convert("L") for i in range(len(document))]
+    buffer = io.BytesIO()
+    images[0].save(buffer, format="PDF", save_all=True, append_images=images[1:], resolution=dpi)
+    return buffer.getvalue()
+
+
+def test_image_only_pdf_reads_as_the_tree_of_its_text(tmp_path: Path) -> None:
+    path = tmp_path / "docs" / "boiler.pdf"
+    path.parent.mkdir()
+    path.write_bytes(scanned(make_pdf(PAGES)))
+    assert pdfium.PdfDocument(path)[0].get_textpage().count_chars() == 0  # no text layer at all
+    result = ingest(CollectionSpec("docs", str(path.parent), "auto"))
+    assert result.rejections == []
+    (document,) = result.documents
+    assert json.loads(document.text)["ocr"] == [1, 2]
+    tree = document_tree(document)
+    assert tree_problems(tree.nodes, tree.text) == []
+    # the tree the text layer gives (the heading sizes come from the words' heights)
+    assert [(n.depth, n.text, n.pages) for n in tree.nodes] == [
+        (0, "Boiler Guide", "pp. 1-2"),
+        (1, "Read this guide before you install the boiler.", "p. 1"),
+        (1, "Installation", "p. 1"),
+        (2, "Fit the boiler to a solid wall and leave room for servicing.", "p. 1"),
+        (1, "Servicing", "p. 2"),
+        (2, "Have the boiler serviced once a year by an engineer.", "p. 2"),
+    ]
+
+
+def test_real_scan_reads_its_words(tmp_path: Path) -> None:
+    # a scanned page from haystack's test files (tests/data/documents/SOURCES.md), words read by eye
+    result = ingest(CollectionSpec("docs", str(DOCUMENTS / "non_text_searchable.pdf"), "auto"))
+    assert result.rejections == []
+    (document,) = result.documents
+    text = " ".join(n.text for n in document_tree(document).nodes)
+    for words in (
+        "This is an example of a non-text-searchable PDF.",
+        "it cannot be rendered as plain text by the",
+        "regardless of how neatly it is organized.",
+    ):
+        assert words in text
+    assert {n.pages for n in document_tree(document).nodes} == {"p. 1"}
+
+
+def test_a_page_ocr_cannot_read_is_reported_by_file_and_page(caplog: pytest.LogCaptureFixture) -> None:
+    # page 2 draws a filled shape only: something is printed, OCR finds no word in it
+    pdf = make_pdf([[(72, 72, 11, "The only page with words on it.", False)], []])
+    with caplog.at_level(logging.WARNING):
+        extracted = extract_pdf(pdf, ocr="auto", name="shapes.pdf")
+    assert extracted.unread_pages == ((2, "no text layer and OCR found no words"),)
+    assert json.loads(extracted.layout)["unread"] == [[2, "no text layer and OCR found no words"]]
+    assert "shapes.pdf page 2: no text read: no text layer and OCR found no words" in caplog.text
