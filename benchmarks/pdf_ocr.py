@@ -1,6 +1,7 @@
 """OCR engines read rendered born-digital pages, scored against the pages' own text layer.
 
-Each page is rendered with PDFium (grayscale, `--scale` pixels per point: 3 = 216 dpi) and read
+Each page is rendered as `parsers.pdf_ocr` renders it (PDFium, grayscale, `--scale` pixels per
+point: 3 = 216 dpi, table rules and underlines whitened: `--keep-rules` leaves them) and read
 by Tesseract (`tesseract-ocr`, the engine `parsers.pdf_ocr` uses) and by RapidOCR (the PP-OCRv4
 models in the `rapidocr-onnxruntime==1.4.4` wheel, on onnxruntime). The truth is the page's text
 layer as `pdf_extract` reads it. Both texts are put in one reading order the same way (words in
@@ -9,9 +10,14 @@ collapsed, so a difference in the order of a table's cells or of two columns cos
 alike; words printed in figures, which the text layer lacks, cost both too.
 
 - characters right: 1 - (Levenshtein edits between the truth and the OCR text) / (the truth's
-  characters), summed over the pages (rapidfuzz);
+  characters), summed over the pages (rapidfuzz); typographic quotes and dashes count: '' for “ is
+  two errors;
+- words right: the truth's words (with their punctuation) that the OCR text holds as many times,
+  in any order, so a column read in another order costs nothing here;
 - seconds per page: OCR alone (rendering aside), one thread per engine (Tesseract's
-  OMP_THREAD_LIMIT=1, onnxruntime's intra/inter-op threads 1); run under `taskset -c 0` for one core;
+  OMP_THREAD_LIMIT=1, onnxruntime's intra/inter-op threads 1), as CPU seconds (this process's and
+  its children's: Tesseract runs as a child), which other work on a shared machine does not
+  inflate as it does the wall-clock seconds (also shown);
 - garbage flagged: text layers of these born-digital pages that `pdf_text_quality` calls garbage
   (each would be read by OCR instead: it should be none).
 
@@ -29,7 +35,9 @@ from __future__ import annotations
 
 import argparse
 import io
+import resource
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +47,7 @@ import pypdfium2 as pdfium
 from rapidfuzz.distance import Levenshtein
 
 from rag_assets.core.corpus.parsers.pdf_extract import text_layer_runs
-from rag_assets.core.corpus.parsers.pdf_ocr import OCR_SCALE, tesseract_words
+from rag_assets.core.corpus.parsers.pdf_ocr import OCR_SCALE, tesseract_words, without_rules
 from rag_assets.core.corpus.parsers.pdf_text_quality import text_is_garbage
 
 FILINGS = ("3M_2018_10K", "ADOBE_2017_10K", "AMCOR_2023_10K", "BESTBUY_2019_10K", "PEPSICO_2022_10K")
@@ -59,12 +67,19 @@ Box = tuple[float, float, float, float, str]  # left, top, right, bottom (points
 class Score:
     edits: int = 0
     chars: int = 0
-    seconds: list[float] = field(default_factory=list)
+    words: int = 0
+    words_found: int = 0
+    seconds: list[float] = field(default_factory=list)  # CPU
+    wall: list[float] = field(default_factory=list)
 
-    def add(self, truth: str, read: str, seconds: float) -> float:
+    def add(self, truth: str, read: str, seconds: float, wall: float) -> float:
         edits = Levenshtein.distance(truth, read)
         self.edits, self.chars = self.edits + edits, self.chars + len(truth)
+        truth_words, read_words = Counter(truth.split()), Counter(read.split())
+        self.words += sum(truth_words.values())
+        self.words_found += sum((truth_words & read_words).values())
         self.seconds.append(seconds)
+        self.wall.append(wall)
         return max(0.0, 1 - edits / max(len(truth), 1))
 
     @property
@@ -72,8 +87,22 @@ class Score:
         return max(0.0, 1 - self.edits / max(self.chars, 1))
 
     @property
+    def words_right(self) -> float:
+        return self.words_found / max(self.words, 1)
+
+    @property
     def per_page(self) -> float:
         return sum(self.seconds) / max(len(self.seconds), 1)
+
+    @property
+    def wall_per_page(self) -> float:
+        return sum(self.wall) / max(len(self.wall), 1)
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its finished children (Tesseract)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def reading_text(boxes: Sequence[Box]) -> str:
@@ -127,13 +156,14 @@ def main() -> None:
     parser.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
     parser.add_argument("--scale", type=float, default=OCR_SCALE, help="pixels per point (3 = 216 dpi)")
     parser.add_argument("--engines", default="tesseract,rapidocr")
+    parser.add_argument("--keep-rules", action="store_true", help="OCR the page as rendered, rules kept")
     args = parser.parse_args()
     engines: dict[str, Callable[[object, float], list[Box]]] = {}
     for name in args.engines.split(","):
         engines[name] = tesseract_engine if name == "tesseract" else rapidocr_engine()
     scores = {name: Score() for name in engines}
     garbage = 0
-    print(f"| page | characters | {' | '.join(f'{n} right | {n} s' for n in engines)} |")
+    print(f"| page | characters | {' | '.join(f'{n} right | {n} CPU s' for n in engines)} |")
     print("|---|---:|" + "---:|---:|" * len(engines))
     for label, path, index in pages(args.datasets):
         document = pdfium.PdfDocument(path)
@@ -141,25 +171,27 @@ def main() -> None:
         runs = text_layer_runs(page)
         garbage += text_is_garbage("\n".join(str(r[6]) for r in runs))
         truth = reading_text([(r[0], r[1], r[2], r[3], str(r[6])) for r in runs])  # type: ignore[misc]
-        image = page.render(scale=args.scale, grayscale=True).to_pil()
+        rendered = page.render(scale=args.scale, grayscale=True).to_pil()
+        image = rendered if args.keep_rules else without_rules(rendered, args.scale)
         cells = []
         for name, engine in engines.items():
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), cpu_seconds()
             read = reading_text(engine(image, args.scale))
-            seconds = time.perf_counter() - start
-            cells.append(f"{scores[name].add(truth, read, seconds):.3f} | {seconds:.2f}")
+            seconds, wall = cpu_seconds() - cpu, time.perf_counter() - start
+            cells.append(f"{scores[name].add(truth, read, seconds, wall):.3f} | {seconds:.2f}")
         print(f"| {label} | {len(truth):,} | {' | '.join(cells)} |", flush=True)
         document.close()
     print()
-    print("| engine | characters right | seconds per page |")
-    print("|---|---:|---:|")
+    print("| engine | characters right | words right | CPU seconds per page | wall seconds per page |")
+    print("|---|---:|---:|---:|---:|")
     for name, score in scores.items():
-        print(f"| {name} | {score.accuracy:.3f} | {score.per_page:.2f} |")
+        cells = f"{score.accuracy:.3f} | {score.words_right:.3f} | {score.per_page:.2f} | {score.wall_per_page:.2f}"
+        print(f"| {name} | {cells} |")
     if len(scores) == 2:
         (first, a), (second, b) = scores.items()
         print(
             f"\n{first} / {second}: errors {(1 - a.accuracy) / max(1 - b.accuracy, 1e-9):.2f}x, "
-            f"time {a.per_page / max(b.per_page, 1e-9):.2f}x"
+            f"CPU time {a.per_page / max(b.per_page, 1e-9):.2f}x"
         )
     print(
         f"\ngarbage flagged among the {sum(len(s.seconds) for s in scores.values()) // len(scores)} text layers: {garbage}"

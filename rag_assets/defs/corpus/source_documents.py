@@ -57,16 +57,7 @@ def source_documents(
 ) -> dg.MaterializeResult:
     spec = sources.collection(context.partition_key)
     known = _stored_documents(catalogue, spec.name)  # unchanged files keep what was read
-    result = ingest(
-        spec,
-        max_document_mb=sources.max_document_mb,
-        max_document_words=sources.max_document_words,
-        duplicates=sources.duplicates,
-        max_document_pages=sources.max_document_pages,
-        known=known,
-        read_workers=sources.read_workers,
-        ocr=sources.ocr,
-    )
+    result = ingest(spec, known=known, **sources.reading_options())
     for rejection in result.rejections:
         context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
     nothing = result.nothing_readable(spec)

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import shutil
 import subprocess
 from dataclasses import dataclass
 
+import numpy as np
 import pypdfium2 as pdfium
+from PIL import Image
 
 # 3 x 72 = 216 dpi: Tesseract's accuracy on 10-point text is at its best from about 200 dpi, and
 # its time grows with the pixels (see docs/documents.md for the figures at 144 to 300 dpi)
@@ -36,6 +37,10 @@ _BLANK_SCALE = 0.5
 _MIN_CONFIDENCE = 30.0  # Tesseract's words below this (0-100) are specks and rules read as letters
 _CELL_GAP_EMS = 1.2  # the text layer's rule (pdf_extract): a wider gap between words separates cells
 _TIMEOUT_S = 120
+# a dark run longer than this (points) is a rule: across (axis 1) 20 pt, about two words' width of
+# an underline but longer than any letter's bar; along (axis 0) 30 pt, taller than a 24-point
+# capital's stem
+_RULE_POINTS = {1: 20.0, 0: 30.0}
 # Share of the em a word's ink spans, by (has an ascender or capital, has a descender): Helvetica
 # and Times draw capitals and ascenders about 0.70 em above the baseline, descenders 0.21 below,
 # lower-case letters 0.50 high
@@ -73,11 +78,10 @@ def tesseract_words(png: bytes, scale: float) -> list[Word]:
     """The words Tesseract reads in a PNG rendered at `scale` pixels per point, boxes in points."""
     if shutil.which(TESSERACT) is None:
         raise OcrUnavailable("OCR needs Tesseract: apt-get install tesseract-ocr tesseract-ocr-eng (make install)")
-    # one OpenMP thread: pages are read in parallel by processes already, and Tesseract's own
-    # threads on a busy core make it several times slower
-    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
-    command = [TESSERACT, "stdin", "stdout", "-l", OCR_LANGUAGE, "--psm", "3", "tsv"]
-    done = subprocess.run(command, input=png, capture_output=True, env=env, timeout=_TIMEOUT_S, check=False)
+    # one OpenMP thread (`env` sets it for Tesseract alone): documents are read in parallel by
+    # processes already, and Tesseract's own threads on a busy core make it several times slower
+    command = ["env", "OMP_THREAD_LIMIT=1", TESSERACT, "stdin", "stdout", "-l", OCR_LANGUAGE, "--psm", "3", "tsv"]
+    done = subprocess.run(command, input=png, capture_output=True, timeout=_TIMEOUT_S, check=False)
     if done.returncode != 0:
         raise OcrUnavailable(f"Tesseract failed: {done.stderr.decode('utf-8', 'replace').strip()[:300]}")
     words = []
@@ -135,9 +139,32 @@ def _run(words: list[Word], top: float, bottom: float, size: float) -> list[obje
     return [round(left, 1), round(top, 1), round(right, 1), round(bottom, 1), size, False, text, False, False]
 
 
+def without_rules(image: Image.Image, scale: float) -> Image.Image:
+    """The grayscale picture with its long straight lines whitened: table rules, underlines and
+    box edges. Tesseract takes a rule touching text for part of a letter, or the line a region's
+    edge, and drops the words beside it (a ruled table read 0.28 of its characters right, 0.96
+    with its rules gone; see docs/documents.md). A rule is a run of dark pixels longer than
+    `_RULE_POINTS` (across, along the axis): no letter's stroke is that long."""
+    from scipy import ndimage  # only scanned pages need it
+
+    pixels = np.asarray(image.convert("L"))
+    dark = (pixels < _BLANK_LEVEL).astype(np.uint8)
+    out = pixels.copy()
+    for axis, points in _RULE_POINTS.items():
+        length = max(int(points * scale), 2)
+        # an opening with a line `length` long: the dark pixels that lie on such a run
+        runs = ndimage.maximum_filter1d(ndimage.minimum_filter1d(dark, length, axis=axis), length, axis=axis)
+        out[runs.astype(bool)] = 255
+    return Image.fromarray(out)
+
+
+def page_image(page: pdfium.PdfPage, scale: float = OCR_SCALE) -> Image.Image:
+    """The page as OCR reads it: rendered in grayscale at `scale` pixels per point, rules removed."""
+    return without_rules(page.render(scale=scale, grayscale=True).to_pil(), scale)
+
+
 def ocr_page(page: pdfium.PdfPage, scale: float = OCR_SCALE) -> list[list[object]]:
     """The page's text runs read by OCR, in Tesseract's reading order (empty: no words found)."""
-    image = page.render(scale=scale, grayscale=True).to_pil()
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
+    page_image(page, scale).save(buffer, format="PNG")
     return words_to_runs(tesseract_words(buffer.getvalue(), scale))
