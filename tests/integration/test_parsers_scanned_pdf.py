@@ -10,10 +10,12 @@ from __future__ import annotations
 import io
 import json
 import logging
+import zlib
 from pathlib import Path
 
 import pypdfium2 as pdfium
 import pytest
+from PIL import Image
 
 from rag_assets.core.corpus.parsers.pdf_extract import extract_pdf
 from rag_assets.core.corpus.sources import CollectionSpec, ingest
@@ -44,6 +46,35 @@ def scanned(pdf: bytes, dpi: int = 200) -> bytes:
     buffer = io.BytesIO()
     images[0].save(buffer, format="PDF", save_all=True, append_images=images[1:], resolution=dpi)
     return buffer.getvalue()
+
+
+def scan_with_text_layer(image: Image.Image, hidden: str, width: float = 612, height: float = 792) -> bytes:
+    """A one-page PDF as a scanner with poor OCR writes it: the page's picture, and over it the
+    OCR's text in render mode 3 (invisible), here `hidden`."""
+    pixels = zlib.compress(image.convert("L").tobytes())
+    text = hidden.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+    content = f"q {width} 0 0 {height} 0 0 cm /Im1 Do Q BT 3 Tr /F1 10 Tf 72 700 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {width} {height}] /Contents 4 0 R "
+        "/Resources << /Font << /F1 6 0 R >> /XObject << /Im1 5 0 R >> >> >>".encode(),
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
+        b"/BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n%s\nendstream"
+        % (image.width, image.height, len(pixels), pixels),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
 
 
 def test_image_only_pdf_reads_as_the_tree_of_its_text(tmp_path: Path) -> None:
@@ -91,3 +122,16 @@ def test_a_page_ocr_cannot_read_is_reported_by_file_and_page(caplog: pytest.LogC
     assert extracted.unread_pages == ((2, "no text layer and OCR found no words"),)
     assert json.loads(extracted.layout)["unread"] == [[2, "no text layer and OCR found no words"]]
     assert "shapes.pdf page 2: no text read: no text layer and OCR found no words" in caplog.text
+
+
+def test_a_garbage_text_layer_is_read_again_by_ocr() -> None:
+    picture = pdfium.PdfDocument(make_pdf(PAGES[:1]))[0].render(scale=200 / 72, grayscale=True).to_pil()
+    garbage = "~;,i ' ll'l .1:.. ,i ~~ '' ;: .:. l1' ,,. ~:; i'l .;, |!| ^^ ,.' tHe lIl rnmw"
+    pdf = scan_with_text_layer(picture, garbage)
+    assert "rnmw" in pdfium.PdfDocument(pdf)[0].get_textpage().get_text_range()  # the layer is there
+    extracted = extract_pdf(pdf)
+    assert json.loads(extracted.layout)["ocr"] == [1]
+    assert "rnmw" not in extracted.plain_text
+    assert "Fit the boiler to a solid wall and leave room for servicing." in extracted.plain_text
+    # with OCR off the text layer is what there is
+    assert "rnmw" in extract_pdf(pdf, ocr="off").plain_text
