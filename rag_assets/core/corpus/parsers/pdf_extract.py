@@ -29,7 +29,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from rag_assets.core.corpus.parsers.errors import ParseError
-from rag_assets.core.corpus.parsers.pdf_ocr import OcrUnavailable, is_blank, ocr_page
+from rag_assets.core.corpus.parsers.pdf_ocr import OcrError, is_blank, ocr_page
 from rag_assets.core.corpus.parsers.pdf_ruled_tables import MIN_RULES, ruled_tables, vertical_rules
 from rag_assets.core.corpus.parsers.pdf_text_quality import text_is_garbage
 
@@ -277,8 +277,8 @@ def _read_page(page: pdfium.PdfPage, ocr: str) -> tuple[list[list[object]], bool
     layer = "its text layer is garbage" if garbage else "no text layer"
     try:
         words = ocr_page(page)
-    except OcrUnavailable as err:
-        return [], False, f"{layer} and OCR is not available ({err})"
+    except OcrError as err:
+        return [], False, f"{layer} and OCR failed ({err})"
     if not words:
         return [], False, f"{layer} and OCR found no words"
     return words, True, None

@@ -52,8 +52,8 @@ _DESCENDERS = set("gjpqy")
 _ASCENT, _DESCENT = 0.93, 0.25
 
 
-class OcrUnavailable(RuntimeError):
-    """The OCR engine is not installed; the message says how to install it."""
+class OcrError(RuntimeError):
+    """The OCR engine is not installed, failed or ran out of time; the message says which."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +77,16 @@ def is_blank(page: pdfium.PdfPage) -> bool:
 def tesseract_words(png: bytes, scale: float) -> list[Word]:
     """The words Tesseract reads in a PNG rendered at `scale` pixels per point, boxes in points."""
     if shutil.which(TESSERACT) is None:
-        raise OcrUnavailable("OCR needs Tesseract: apt-get install tesseract-ocr tesseract-ocr-eng (make install)")
+        raise OcrError("OCR needs Tesseract: apt-get install tesseract-ocr tesseract-ocr-eng (make install)")
     # one OpenMP thread (`env` sets it for Tesseract alone): documents are read in parallel by
     # processes already, and Tesseract's own threads on a busy core make it several times slower
     command = ["env", "OMP_THREAD_LIMIT=1", TESSERACT, "stdin", "stdout", "-l", OCR_LANGUAGE, "--psm", "3", "tsv"]
-    done = subprocess.run(command, input=png, capture_output=True, timeout=_TIMEOUT_S, check=False)
+    try:
+        done = subprocess.run(command, input=png, capture_output=True, timeout=_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        raise OcrError(f"Tesseract took over {_TIMEOUT_S} s on the page") from None
     if done.returncode != 0:
-        raise OcrUnavailable(f"Tesseract failed: {done.stderr.decode('utf-8', 'replace').strip()[:300]}")
+        raise OcrError(f"Tesseract failed: {done.stderr.decode('utf-8', 'replace').strip()[:300]}")
     words = []
     for row in csv.DictReader(io.StringIO(done.stdout.decode("utf-8", "replace")), delimiter="\t", quoting=3):
         text = (row.get("text") or "").strip()
