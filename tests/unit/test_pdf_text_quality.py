@@ -15,6 +15,8 @@ GOOD = {
     "table": "Net sales $ 32,765 $ 31,657 (1,234) 12.5% 2018 2017 2016 Total assets 36,500 37,987",
     "french": "Le plan local d'urbanisme fixe les règles de construction pour l'ensemble de la commune.",
     "code": "def read(path): return open(path).read() if path.exists() else None  # a comment here",
+    "contents": "PART I Page ITEM 1. Business .............................. 3 ITEM 1A. Risk Factors "
+    ". . . . . . . . . . . . . . . 15 Name ____________________ Date ______________",
     "formula": "Let f : X → Y be continuous and a, b ∈ R with a < b; then f(a) + f(b) is defined on [a, b].",
 }
 GARBAGE = {

@@ -13,7 +13,9 @@ so no dictionary (of one language) is needed:
   them, with no run of more than `MAX_CONSONANT_RUN` consonants and capitals only at the start;
   garbage OCR and unmapped glyphs give fragments that are not ("lI1l", "rnmw", "ÄÅÇÉÑÖÜáàâ", "tHe").
 
-A page with fewer than `MIN_CHARS` characters (a figure's caption, a page number) is not judged.
+Leaders (a contents page's "Business ........ 3", a form's "Name ________") are left out of
+both statistics: they are symbols a real page repeats on purpose. A page with fewer than
+`MIN_CHARS` other characters (a figure's caption, a page number) is not judged.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ MAX_CONSONANT_RUN = 4
 MAX_ACRONYM = 6
 _VOWELS = set("aeiouy")
 _NUMBER = re.compile(r"^[(\[$€£-]*[\d][\d,.:/%-]*[)\]%]*$")
+_LEADERS = re.compile(r"([.·_\-–—=*])\1{2,}|(?:\. ){3,}")
 _EDGE_PUNCTUATION = "\"'“”‘’()[]{}.,;:!?«»"
 
 
@@ -70,6 +73,7 @@ def _is_word(part: str) -> bool:
 
 def text_is_garbage(text: str) -> bool:
     """Whether a page's text is garbage by the module's statistics (False for too little text)."""
+    text = _LEADERS.sub(" ", text)
     visible = [ch for ch in text if not ch.isspace()]
     if len(visible) < MIN_CHARS:
         return False
