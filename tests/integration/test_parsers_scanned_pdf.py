@@ -135,3 +135,20 @@ def test_a_garbage_text_layer_is_read_again_by_ocr() -> None:
     assert "Fit the boiler to a solid wall and leave room for servicing." in extracted.plain_text
     # with OCR off the text layer is what there is
     assert "rnmw" in extract_pdf(pdf, ocr="off").plain_text
+
+
+def test_a_scan_with_a_stamped_page_number_is_read_by_ocr() -> None:
+    # a few words of text layer (a page number stamped on the scan) are not the page's content
+    picture = pdfium.PdfDocument(make_pdf(PAGES[1:]))[0].render(scale=200 / 72, grayscale=True).to_pil()
+    extracted = extract_pdf(scan_with_text_layer(picture, "Page 7"))
+    assert json.loads(extracted.layout)["ocr"] == [1]
+    assert "Have the boiler serviced once a year by an engineer." in extracted.plain_text
+
+
+def test_a_title_over_a_page_sized_picture_keeps_its_text_layer() -> None:
+    # a born-digital cover: a photo under its title; OCR reads no more words than the layer has
+    cover = make_pdf([[(72, 60, 20, "Boiler Guide", True)]])
+    picture = pdfium.PdfDocument(cover)[0].render(scale=200 / 72, grayscale=True).to_pil()
+    extracted = extract_pdf(scan_with_text_layer(picture, "Boiler Guide"))
+    assert "ocr" not in json.loads(extracted.layout)
+    assert extracted.plain_text == "Boiler Guide"

@@ -29,9 +29,9 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from rag_assets.core.corpus.parsers.errors import ParseError
-from rag_assets.core.corpus.parsers.pdf_ocr import OcrError, is_blank, ocr_page
+from rag_assets.core.corpus.parsers.pdf_ocr import OcrError, covered_by_image, is_blank, ocr_page
 from rag_assets.core.corpus.parsers.pdf_ruled_tables import MIN_RULES, ruled_tables, vertical_rules
-from rag_assets.core.corpus.parsers.pdf_text_quality import text_is_garbage
+from rag_assets.core.corpus.parsers.pdf_text_quality import MIN_CHARS, text_is_garbage
 
 PDF_LAYOUT_VERSION = 4
 PDF_MAGIC = b"%PDF-"
@@ -265,23 +265,37 @@ def text_layer_runs(page: pdfium.PdfPage) -> list[list[object]]:
 
 def _read_page(page: pdfium.PdfPage, ocr: str) -> tuple[list[list[object]], bool, str | None]:
     """(runs, read by OCR, why the page gave no text or None) of one page: its text layer, else
-    (none, or garbage) OCR's words when `ocr` is auto. A blank page gives nothing and no reason."""
+    OCR's words when `ocr` is auto and the layer is missing, garbage, or a few words stamped on a
+    scan (fewer than `MIN_CHARS` characters over a page-sized picture, where OCR reads more than
+    twice as many). A blank page gives nothing and no reason."""
     lines = _page_lines(page)
-    garbage = bool(lines) and text_is_garbage("\n".join(str(line[6]) for line in lines))
-    if lines and not garbage:
+    text = "\n".join(str(line[6]) for line in lines)
+    garbage = bool(lines) and text_is_garbage(text)
+    stamped = bool(lines) and len("".join(text.split())) < MIN_CHARS and covered_by_image(page)
+    if lines and not garbage and not stamped:
         return lines, False, None
     if ocr == "off":
         return lines, False, None if lines or is_blank(page) else "no text layer (a scanned page) and OCR is off"
-    if is_blank(page):
+    if not lines and is_blank(page):
         return [], False, None
-    layer = "its text layer is garbage" if garbage else "no text layer"
+    layer = (
+        "its text layer is garbage" if garbage else "no text layer" if not lines else "a scan under a few stamped words"
+    )
     try:
         words = ocr_page(page)
     except OcrError as err:
-        return [], False, f"{layer} and OCR failed ({err})"
-    if not words:
-        return [], False, f"{layer} and OCR found no words"
-    return words, True, None
+        return (lines if stamped else []), False, f"{layer} and OCR failed ({err})"
+    if stamped and _chars(words) <= 2 * _chars(lines) + MIN_CHARS:
+        # the picture holds no more words than the layer (a born-digital cover's photo and
+        # title): the layer is the page, with its fonts
+        return lines, False, None
+    if words:
+        return words, True, None
+    return [], False, f"{layer} and OCR found no words"
+
+
+def _chars(runs: list[list[object]]) -> int:
+    return sum(len("".join(str(run[6]).split())) for run in runs)
 
 
 def _read_pages(

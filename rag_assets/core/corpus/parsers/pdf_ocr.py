@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 from PIL import Image
 
 # 3 x 72 = 216 dpi: Tesseract's accuracy on 10-point text is at its best from about 200 dpi, and
@@ -37,6 +38,7 @@ _BLANK_SCALE = 0.5
 _MIN_CONFIDENCE = 30.0  # Tesseract's words below this (0-100) are specks and rules read as letters
 _CELL_GAP_EMS = 1.2  # the text layer's rule (pdf_extract): a wider gap between words separates cells
 _TIMEOUT_S = 120
+_SCAN_SHARE = 0.5
 # a dark run longer than this (points) is a rule: across (axis 1) 20 pt, about two words' width of
 # an underline but longer than any letter's bar; along (axis 0) 30 pt, taller than a 24-point
 # capital's stem
@@ -72,6 +74,17 @@ def is_blank(page: pdfium.PdfPage) -> bool:
     histogram = image.histogram()
     dark = sum(histogram[:_BLANK_LEVEL])
     return dark < _MIN_INK_SHARE * image.width * image.height
+
+
+def covered_by_image(page: pdfium.PdfPage) -> bool:
+    """Whether one picture covers at least `_SCAN_SHARE` of the page: a scan, perhaps with a few
+    words of text layer stamped on it (a page number, a filing stamp) that are not its content."""
+    width, height = page.get_size()
+    for image in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE]):
+        left, bottom, right, top = image.get_bounds()
+        if (right - left) * (top - bottom) >= _SCAN_SHARE * width * height:
+            return True
+    return False
 
 
 def tesseract_words(png: bytes, scale: float) -> list[Word]:
