@@ -24,11 +24,16 @@ alike; words printed in figures, which the text layer lacks, cost both too.
 The pages: two of each of five FinanceBench filings (a quarter and half way through: prose and
 statements) and the first page of five public PDFs under tests/data/documents.
 
+`--routes` instead counts, over every FinanceBench filing, the pages `sources.ocr: auto` would
+send to OCR (no text layer, a garbage one, a few words stamped over a page-sized picture), the
+blank ones it skips, and the pages it reads by their text layer; it names each page sent to OCR.
+
 RapidOCR is not a dependency of the project (its wheel requires opencv-python, which clashes
 with the opencv-python-headless already installed); install it for this benchmark with
 `pip install --no-deps rapidocr-onnxruntime==1.4.4 pyclipper shapely six`.
 
     taskset -c 0 .venv/bin/python -m benchmarks.pdf_ocr --datasets ../shared/datasets
+    .venv/bin/python -m benchmarks.pdf_ocr --datasets ../shared/datasets --routes
 """
 
 from __future__ import annotations
@@ -47,8 +52,8 @@ import pypdfium2 as pdfium
 from rapidfuzz.distance import Levenshtein
 
 from rag_assets.core.corpus.parsers.pdf_extract import text_layer_runs
-from rag_assets.core.corpus.parsers.pdf_ocr import OCR_SCALE, tesseract_words, without_rules
-from rag_assets.core.corpus.parsers.pdf_text_quality import text_is_garbage
+from rag_assets.core.corpus.parsers.pdf_ocr import OCR_SCALE, covered_by_image, is_blank, tesseract_words, without_rules
+from rag_assets.core.corpus.parsers.pdf_text_quality import MIN_CHARS, text_is_garbage
 
 FILINGS = ("3M_2018_10K", "ADOBE_2017_10K", "AMCOR_2023_10K", "BESTBUY_2019_10K", "PEPSICO_2022_10K")
 REPO_PDFS = (
@@ -151,13 +156,45 @@ def pages(datasets: Path) -> list[tuple[str, Path, int]]:
     return chosen + [(f"{name} p. 1", DOCUMENTS / name, 0) for name in REPO_PDFS]
 
 
+def page_route(page: pdfium.PdfPage) -> str:
+    """How `pdf_extract` reads the page with OCR on auto (its rules, without running OCR)."""
+    runs = text_layer_runs(page)
+    text = "\n".join(str(run[6]) for run in runs)
+    if not runs:
+        return "blank" if is_blank(page) else "no text layer: OCR"
+    if text_is_garbage(text):
+        return "garbage text layer: OCR"
+    if len("".join(text.split())) < MIN_CHARS and covered_by_image(page):
+        return "stamped words over a picture: OCR"
+    return "text layer"
+
+
+def routes(datasets: Path) -> None:
+    counts: Counter[str] = Counter()
+    for path in sorted((datasets / "financebench" / "pdfs").glob("*.pdf")):
+        document = pdfium.PdfDocument(path)
+        for index in range(len(document)):
+            route = page_route(document[index])
+            counts[route] += 1
+            if route.endswith("OCR"):
+                print(f"{path.stem} p. {index + 1}: {route}", flush=True)
+        document.close()
+    print("\n| pages | count |\n|---|---:|")
+    for route, count in counts.most_common():
+        print(f"| {route} | {count:,} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
     parser.add_argument("--scale", type=float, default=OCR_SCALE, help="pixels per point (3 = 216 dpi)")
     parser.add_argument("--engines", default="tesseract,rapidocr")
     parser.add_argument("--keep-rules", action="store_true", help="OCR the page as rendered, rules kept")
+    parser.add_argument("--routes", action="store_true", help="count FinanceBench's pages by how auto reads them")
     args = parser.parse_args()
+    if args.routes:
+        routes(args.datasets)
+        return
     engines: dict[str, Callable[[object, float], list[Box]]] = {}
     for name in args.engines.split(","):
         engines[name] = tesseract_engine if name == "tesseract" else rapidocr_engine()
