@@ -1,16 +1,17 @@
 """A PDF page's words read from its picture (OCR), as the same text runs the text layer gives.
 
 A scanned page has no text layer (or a garbage one, see `pdf_text_quality`): it is rendered with
-PDFium and read by Tesseract (the Debian packages `tesseract-ocr` and `tesseract-ocr-eng`, installed
+PDFium, its rules whitened (`without_rules`), and read by Tesseract (the Debian packages `tesseract-ocr` and `tesseract-ocr-eng`, installed
 by `make install`), which was measured against RapidOCR's PP-OCRv4 on rendered born-digital pages
 (`benchmarks/pdf_ocr.py`, figures in docs/results.md): more characters right, faster per page.
 
 Tesseract's words keep its line grouping; one line becomes one run `[x0, top, x1, bottom, size,
 bold, text, mono, italic]` in points, cut where the gap between two words is wider than the gap
 that separates table cells in the text layer, so `parsers.pdf` applies the same heading,
-paragraph and table rules to a scan as to a born-digital page. The size is the line's box height
-(ascender to descender: about the font size); OCR does not see weight or slant, so bold, mono and
-italic are False.
+paragraph and table rules to a scan as to a born-digital page. The size is the font size the
+words' ink heights imply (by their letters: `_EM_SHARE`), the box the font's ascent and descent
+around the line's baseline, as the text layer's boxes are; OCR does not see weight or slant, so
+bold, mono and italic are False.
 """
 
 from __future__ import annotations
@@ -26,19 +27,19 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
-# 3 x 72 = 216 dpi: Tesseract's accuracy on 10-point text is at its best from about 200 dpi, and
-# its time grows with the pixels (see docs/documents.md for the figures at 144 to 300 dpi)
+# 3 x 72 = 216 dpi: characters right 0.949 at 144 dpi, 0.954 at 216, 0.958 at 300, in 1.19,
+# 1.40 and 1.66 s a page (docs/results.md, "Scanned pages (OCR)")
 OCR_SCALE = 3.0
 TESSERACT = "tesseract"
 OCR_LANGUAGE = "eng"
-# a page whose darkest pixel is this light, or with fewer dark pixels than this share, prints nothing
+# a pixel darker than this is ink; a page with fewer ink pixels than this share prints nothing
 _BLANK_LEVEL = 160
 _MIN_INK_SHARE = 0.0005
 _BLANK_SCALE = 0.5
 _MIN_CONFIDENCE = 30.0  # Tesseract's words below this (0-100) are specks and rules read as letters
 _CELL_GAP_EMS = 1.2  # the text layer's rule (pdf_extract): a wider gap between words separates cells
 _TIMEOUT_S = 120
-_SCAN_SHARE = 0.5
+_SCAN_SHARE = 0.5  # a picture over half the page is a scan of it
 # a dark run longer than this (points) is a rule: across (axis 1) 20 pt, about two words' width of
 # an underline but longer than any letter's bar; along (axis 0) 30 pt, taller than a 24-point
 # capital's stem
