@@ -114,7 +114,7 @@ def test_real_scan_reads_its_words(tmp_path: Path) -> None:
     assert {n.pages for n in document_tree(document).nodes} == {"p. 1"}
 
 
-def test_a_page_ocr_cannot_read_is_reported_by_file_and_page(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_page_ocr_cannot_read_is_reported_by_file_and_page(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     # page 2 draws a filled shape only: something is printed, OCR finds no word in it
     pdf = make_pdf([[(72, 72, 11, "The only page with words on it.", False)], []])
     with caplog.at_level(logging.WARNING):
@@ -122,6 +122,13 @@ def test_a_page_ocr_cannot_read_is_reported_by_file_and_page(caplog: pytest.LogC
     assert extracted.unread_pages == ((2, "no text layer and OCR found no words"),)
     assert json.loads(extracted.layout)["unread"] == [[2, "no text layer and OCR found no words"]]
     assert "shapes.pdf page 2: no text read: no text layer and OCR found no words" in caplog.text
+    # the collection's reading names it too (source_documents logs these lines as warnings)
+    (tmp_path / "shapes.pdf").write_bytes(pdf)
+    result = ingest(CollectionSpec("docs", str(tmp_path), "auto"))
+    assert [d.doc_id for d in result.documents] == ["docs/shapes.pdf"]
+    assert result.unread_pages() == [
+        f"{tmp_path / 'shapes.pdf'} page 2: no text read: no text layer and OCR found no words"
+    ]
 
 
 def test_a_garbage_text_layer_is_read_again_by_ocr() -> None:

@@ -27,6 +27,7 @@ from rag_assets.core.corpus.parsers import (
     guess_title,
 )
 from rag_assets.core.corpus.parsers.pdf import pdf_title
+from rag_assets.core.corpus.parsers.pdf_extract import unread_pages
 from rag_assets.core.corpus.parsers.web_page import assets_folder
 from rag_assets.core.corpus.reader_version import reader_version
 from rag_assets.core.corpus.reading_pool import in_order, worker_count
@@ -92,6 +93,15 @@ class IngestResult:
     rejections: list[Rejection]
     duplicates: list[tuple[str, str]] = field(default_factory=list)  # (doc_id, doc_id of the same content)
     kept: int = 0  # documents kept as stored (same bytes, same reader), not read again
+
+    def unread_pages(self) -> list[str]:
+        """One line per PDF page that gave no text (`FILE page N: no text read: why`)."""
+        return [
+            f"{d.uri} page {page}: no text read: {why}"
+            for d in self.documents
+            if d.format == "pdf"
+            for page, why in unread_pages(d.text)
+        ]
 
     def nothing_readable(self, spec: CollectionSpec) -> str | None:
         """One line saying why a collection gave no document (its rejected files and reasons),

@@ -60,6 +60,8 @@ def source_documents(
     result = ingest(spec, known=known, **sources.reading_options())
     for rejection in result.rejections:
         context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
+    for unread in result.unread_pages():  # kept documents, with pages that gave no text
+        context.log.warning(unread)
     nothing = result.nothing_readable(spec)
     if nothing:  # stop here, before the catalogue's last good version is replaced by nothing
         raise dg.Failure(description=nothing, allow_retries=False)

@@ -361,6 +361,13 @@ def extract_pdf(data: bytes, max_pages: int | None = None, *, ocr: str = "auto",
     return ExtractedPdf(layout, plain, tuple(read_by_ocr), tuple(unread))
 
 
+def unread_pages(layout: str) -> list[tuple[int, str]]:
+    """(1-based page, why it gave no text) of a stored layout's unreadable pages."""
+    if '"unread":' not in layout:  # most PDFs: no need to parse megabytes of JSON
+        return []
+    return [(int(page), str(why)) for page, why in json.loads(layout).get("unread", [])]
+
+
 def _no_text(pages: int, unread: list[tuple[int, str]]) -> str:
     """Why a PDF gave no text on any page: the first unreadable page's reason, if any."""
     if not unread:
