@@ -43,7 +43,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -c "import importlib.util as u, torch, transformers, peft; print('torch', torch.__version__, '| transformers', transformers.__version__, '| peft', peft.__version__, '| vllm', 'yes' if u.find_spec('vllm') else 'no')"
 	touch $@
 
+# Debian packages the reader needs (Tesseract for scanned PDF pages): checked on every install
 install: $(VENV)/.installed
+	sh install-system-packages.sh
 
 run: install
 	$(VENV)/bin/rag run

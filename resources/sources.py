@@ -1,7 +1,7 @@
 """Where documents come from: the collections file and ingestion limits, as a resource."""
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import dagster as dg
 from pydantic import Field
@@ -44,6 +44,11 @@ class SourcesResource(dg.ConfigurableResource):
         default="keep",
         description="Documents with the same content as an earlier one: `keep` (indexed, listed) or `skip` (rejected).",
     )
+    ocr: Literal["auto", "off"] = Field(
+        default="auto",
+        description="PDF pages without a usable text layer (scans): `auto` reads them by OCR (Tesseract), "
+        "`off` reports them unreadable (a PDF with no other text is rejected).",
+    )
     read_workers: int = Field(
         default=0,
         ge=0,
@@ -51,6 +56,17 @@ class SourcesResource(dg.ConfigurableResource):
         description="Processes that read PDF and Word files in parallel (four or more to read): 0 one per CPU "
         "core (at most 8), 1 none (read in the step's own process).",
     )
+
+    def reading_options(self) -> dict[str, Any]:
+        """The options `ingest` reads a collection with: the caps, duplicates, workers and OCR."""
+        return {
+            "max_document_mb": self.max_document_mb,
+            "max_document_words": self.max_document_words,
+            "max_document_pages": self.max_document_pages,
+            "duplicates": self.duplicates,
+            "read_workers": self.read_workers,
+            "ocr": self.ocr,
+        }
 
     def resolved_file(self) -> Path:
         return Path(self.collections_file) if self.collections_file else collections_file()

@@ -212,11 +212,16 @@ def test_short_line_right_above_a_paragraph_is_not_a_heading(tmp_path: Path) -> 
     ]
 
 
-def test_real_scanned_pdf_is_rejected_with_the_reason() -> None:
-    documents, rejections = read(DOCUMENTS / "non_text_searchable.pdf")
-    assert documents == []
-    (rejection,) = rejections
-    assert rejection.stage == "ingest" and "no text layer" in rejection.reason and "scanned" in rejection.reason
+def test_real_scanned_pdf_with_ocr_off_is_rejected_with_the_reason() -> None:
+    # read by OCR by default (tests/integration/test_parsers_scanned_pdf.py); `sources.ocr: off` refuses it
+    result = ingest(CollectionSpec("docs", str(DOCUMENTS / "non_text_searchable.pdf"), "auto"), ocr="off")
+    assert result.documents == []
+    (rejection,) = result.rejections
+    assert rejection.stage == "ingest"
+    assert rejection.reason == (
+        "no text on any of its 1 page(s): a scanned or image-only PDF "
+        "(page 1: no text layer (a scanned page) and OCR is off)"
+    )
 
 
 def test_headings_from_font_size_weight_and_numbering(tmp_path: Path) -> None:
@@ -328,7 +333,7 @@ def test_truncated_malformed_and_image_only_pdfs_rejected(tmp_path: Path) -> Non
     reasons = {Path(r.uri).name: r.reason for r in rejections}
     assert "truncated" in reasons["cut.pdf"]
     assert "damaged PDF" in reasons["garbage.pdf"]
-    assert "no text layer on any of its 2 page(s)" in reasons["image.pdf"]
+    assert "no text on any of its 2 page(s): a scanned or image-only PDF" in reasons["image.pdf"]
     assert reasons["empty.pdf"] == "empty document (no text)"
     assert "not a PDF file" in reasons["notes.pdf"]
 

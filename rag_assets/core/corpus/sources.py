@@ -27,6 +27,7 @@ from rag_assets.core.corpus.parsers import (
     guess_title,
 )
 from rag_assets.core.corpus.parsers.pdf import pdf_title
+from rag_assets.core.corpus.parsers.pdf_extract import unread_pages
 from rag_assets.core.corpus.parsers.web_page import assets_folder
 from rag_assets.core.corpus.reader_version import reader_version
 from rag_assets.core.corpus.reading_pool import in_order, worker_count
@@ -92,6 +93,15 @@ class IngestResult:
     rejections: list[Rejection]
     duplicates: list[tuple[str, str]] = field(default_factory=list)  # (doc_id, doc_id of the same content)
     kept: int = 0  # documents kept as stored (same bytes, same reader), not read again
+
+    def unread_pages(self) -> list[str]:
+        """One line per PDF page that gave no text (`FILE page N: no text read: why`)."""
+        return [
+            f"{d.uri} page {page}: no text read: {why}"
+            for d in self.documents
+            if d.format == "pdf"
+            for page, why in unread_pages(d.text)
+        ]
 
     def nothing_readable(self, spec: CollectionSpec) -> str | None:
         """One line saying why a collection gave no document (its rejected files and reasons),
@@ -208,6 +218,7 @@ def iter_collection(
     max_document_pages: int = DEFAULT_MAX_DOCUMENT_PAGES,
     known: Mapping[str, SourceDocument] | None = None,
     read_workers: int = 1,
+    ocr: str = "auto",
 ) -> Iterator[SourceDocument | Rejection]:
     """Yield every document of a collection, or a Rejection for each one that cannot be read.
 
@@ -215,12 +226,13 @@ def iter_collection(
     reader version (`reader_version`: this reading code under these caps) are a known
     document's is not read again: the stored document is yielded, as it was read.
     `read_workers`: processes that read the other files when `MIN_POOLED_FILES` or more of them
-    are PDF or Word files (0: one per core; see `reading_pool`); the order stays the files'."""
+    are PDF or Word files (0: one per core; see `reading_pool`); the order stays the files'.
+    `ocr`: `auto` reads scanned PDF pages by OCR, `off` reports them unreadable."""
     if spec.path == BUILTIN_PYTHON_REFERENCE:
         yield from _builtin_python_reference(spec.name)
         return
     root = collection_root(spec.path)
-    caps = _Caps(max_document_mb, max_document_words, max_document_pages)
+    caps = _Caps(max_document_mb, max_document_words, max_document_pages, ocr)
     files, skipped = discover(spec.path)
     for link, problem in skipped:
         yield Rejection(spec.name, str(link), "ingest", problem)
@@ -274,11 +286,14 @@ class _Caps:
     max_document_mb: float
     max_document_words: int
     max_document_pages: int
+    ocr: str = "auto"
 
     @property
     def version(self) -> str:
         """The reader version of documents read under these caps (the MB cap is checked before reading)."""
-        return reader_version(max_document_words=self.max_document_words, max_document_pages=self.max_document_pages)
+        return reader_version(
+            max_document_words=self.max_document_words, max_document_pages=self.max_document_pages, ocr=self.ocr
+        )
 
 
 def _file_documents(spec: CollectionSpec, file: Path, rel: str, caps: _Caps) -> Iterator[SourceDocument | Rejection]:
@@ -293,7 +308,7 @@ def _file_documents(spec: CollectionSpec, file: Path, rel: str, caps: _Caps) -> 
             )
         data = file.read_bytes()
         digest = content_hash(data)
-        fmt, text = _read(spec.format, file, data, caps.max_document_words, caps.max_document_pages)
+        fmt, text = _read(spec.format, file, data, caps.max_document_words, caps.max_document_pages, caps.ocr)
     except DocumentRejected as err:
         yield Rejection(spec.name, uri, "ingest", str(err))
         return
@@ -308,7 +323,12 @@ def _file_documents(spec: CollectionSpec, file: Path, rel: str, caps: _Caps) -> 
 
 
 def _read(
-    declared: str, file: Path, data: bytes, max_words: int, max_pages: int = DEFAULT_MAX_DOCUMENT_PAGES
+    declared: str,
+    file: Path,
+    data: bytes,
+    max_words: int,
+    max_pages: int = DEFAULT_MAX_DOCUMENT_PAGES,
+    ocr: str = "auto",
 ) -> tuple[str, str]:
     """(format, text) of a file's bytes: PDF and Word read into their layout text, the rest
     decoded; DocumentRejected when it cannot be read or has too many words."""
@@ -317,7 +337,7 @@ def _read(
     )
     if binary or declared in BINARY_FORMATS:
         fmt = binary or declared
-        text, plain = _extract(fmt, data, max_pages, file.name)
+        text, plain = _extract(fmt, data, max_pages, file.name, ocr)
     else:
         text = plain = decode_document(data)
         fmt = declared if declared != AUTO else _detect(file, text)
@@ -327,13 +347,15 @@ def _read(
     return fmt, text
 
 
-def _extract(fmt: str, data: bytes, max_pages: int = DEFAULT_MAX_DOCUMENT_PAGES, name: str = "") -> tuple[str, str]:
+def _extract(
+    fmt: str, data: bytes, max_pages: int = DEFAULT_MAX_DOCUMENT_PAGES, name: str = "", ocr: str = "auto"
+) -> tuple[str, str]:
     """A binary file's (PDF, Office, e-book, saved page) layout text and plain text; a file that
     gives none is rejected."""
     if not data.strip():
         raise DocumentRejected("empty document (no text)")
     try:
-        return extract_binary(fmt, data, max_pages=max_pages, name=name)
+        return extract_binary(fmt, data, max_pages=max_pages, name=name, ocr=ocr)
     except ParseError as err:
         raise DocumentRejected(str(err)) from None
     except Exception as err:  # a hostile file must not end the run: any library failure rejects it
@@ -364,11 +386,13 @@ def ingest(
     max_document_pages: int = DEFAULT_MAX_DOCUMENT_PAGES,
     known: Mapping[str, SourceDocument] | None = None,
     read_workers: int = 1,
+    ocr: str = "auto",
 ) -> IngestResult:
     """Every readable document of the collection, the rejected ones with their reasons, and the
     documents whose content an earlier one already has (`duplicates`: keep them, listed, or
     skip them as rejections). `known`: the catalogue's documents, kept where unchanged (see
-    `iter_collection`), the others read on `read_workers` processes."""
+    `iter_collection`), the others read on `read_workers` processes; `ocr`: auto reads scanned PDF
+    pages by OCR, off reports them unreadable."""
     if duplicates not in DUPLICATE_POLICIES:
         raise ValueError(f"duplicates must be one of {DUPLICATE_POLICIES}, not {duplicates!r}")
     documents: list[SourceDocument] = []
@@ -378,7 +402,7 @@ def ingest(
     first_with: dict[str, str] = {}
     limits = {"max_document_mb": max_document_mb, "max_document_words": max_document_words}
     for item in iter_collection(
-        spec, **limits, max_document_pages=max_document_pages, known=known, read_workers=read_workers
+        spec, **limits, max_document_pages=max_document_pages, known=known, read_workers=read_workers, ocr=ocr
     ):
         if isinstance(item, Rejection):
             rejections.append(item)

@@ -57,17 +57,11 @@ def source_documents(
 ) -> dg.MaterializeResult:
     spec = sources.collection(context.partition_key)
     known = _stored_documents(catalogue, spec.name)  # unchanged files keep what was read
-    result = ingest(
-        spec,
-        max_document_mb=sources.max_document_mb,
-        max_document_words=sources.max_document_words,
-        duplicates=sources.duplicates,
-        max_document_pages=sources.max_document_pages,
-        known=known,
-        read_workers=sources.read_workers,
-    )
+    result = ingest(spec, known=known, **sources.reading_options())
     for rejection in result.rejections:
         context.log.warning(f"rejected {rejection.uri}: {rejection.reason}")
+    for unread in result.unread_pages():  # kept documents, with pages that gave no text
+        context.log.warning(unread)
     nothing = result.nothing_readable(spec)
     if nothing:  # stop here, before the catalogue's last good version is replaced by nothing
         raise dg.Failure(description=nothing, allow_retries=False)

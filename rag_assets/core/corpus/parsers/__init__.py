@@ -136,12 +136,15 @@ def binary_format(name: str, data: bytes, *, has_assets_folder: bool = False) ->
     return None
 
 
-def extract_binary(fmt: str, data: bytes, *, max_pages: int | None = None, name: str = "") -> tuple[str, str]:
+def extract_binary(
+    fmt: str, data: bytes, *, max_pages: int | None = None, name: str = "", ocr: str = "auto"
+) -> tuple[str, str]:
     """(layout text the format's parser reads, plain text for word counts) of a file read from
     bytes; ParseError naming the problem for a damaged, encrypted, truncated or text-less file, or
-    a PDF (a presentation) of more than `max_pages` pages (slides). `name`: the file's name."""
+    a PDF (a presentation) of more than `max_pages` pages (slides). `name`: the file's name;
+    `ocr`: `auto` reads a PDF's scanned pages by OCR, `off` reports them unreadable."""
     if fmt == "pdf":
-        pdf = extract_pdf(data, max_pages)
+        pdf = extract_pdf(data, max_pages, ocr=ocr, name=name)
         return pdf.layout, pdf.plain_text
     if fmt == "docx":
         if not data.startswith(ZIP_MAGIC):

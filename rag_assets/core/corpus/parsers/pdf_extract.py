@@ -11,25 +11,32 @@ except in monospaced text (code), where it becomes the spaces that fill it. Text
 not see (invisible, white on white, outside the page's box, turned against its lines: see
 `pdf_glyphs`) is left out, and letters set in small capitals read as the capitals they show.
 
-A PDF that cannot give text is refused here with the reason: damaged or truncated files,
-password-protected ones, and scanned pages without a text layer (there is no OCR offline).
+A page without a text layer, or whose text layer is garbage (`pdf_text_quality`), is read by
+OCR (`pdf_ocr`) unless the source says `ocr: off`; its runs have the same form, and the page is
+listed under `ocr` (1-based). A page that prints something but gives no text either way is listed
+under `unread` with the reason, and logged naming the file and the page. A PDF that cannot give
+text is refused here with the reason: damaged or truncated files, password-protected ones, and
+scanned pages that OCR cannot read (or with OCR off).
 """
 
 from __future__ import annotations
 
 import ctypes
 import json
+import logging
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from rag_assets.core.corpus.parsers.errors import ParseError
 from rag_assets.core.corpus.parsers.pdf_glyphs import page_glyphs
+from rag_assets.core.corpus.parsers.pdf_ocr import OcrError, covered_by_image, is_blank, ocr_page
 from rag_assets.core.corpus.parsers.pdf_plots import plot_boxes
 from rag_assets.core.corpus.parsers.pdf_ruled_tables import MIN_RULES, ruled_tables, vertical_rules
+from rag_assets.core.corpus.parsers.pdf_text_quality import MIN_CHARS, text_is_garbage
 
 PDF_LAYOUT_VERSION = 5
 PDF_MAGIC = b"%PDF-"
@@ -44,6 +51,8 @@ _FIXED_PITCH = 1  # PDF font descriptor flag: all glyphs have the same width
 _MONO_NAMES = ("mono", "courier", "consol", "menlo")
 _ITALIC = 64  # PDF font descriptor flag: italic glyphs
 _ITALIC_NAMES = ("italic", "oblique")
+OCR_MODES = ("auto", "off")  # `sources.ocr`: read scanned pages by OCR, or report them unreadable
+_log = logging.getLogger(__name__)
 _FILE_NAME = re.compile(r"\.(?:docx?|pdf|tex|dvi|indd|pptx?|xlsx?|odt|rtf|txt)$|^Microsoft \w+ - ", re.IGNORECASE)
 
 
@@ -51,6 +60,8 @@ _FILE_NAME = re.compile(r"\.(?:docx?|pdf|tex|dvi|indd|pptx?|xlsx?|odt|rtf|txt)$|
 class ExtractedPdf:
     layout: str  # the JSON document `parsers.pdf` reads
     plain_text: str  # the lines' text, for word counts and titles
+    ocr_pages: tuple[int, ...] = ()  # 1-based pages read by OCR
+    unread_pages: tuple[tuple[int, str], ...] = field(default=())  # (1-based page, why no text came)
 
 
 def _open(data: bytes) -> pdfium.PdfDocument:
@@ -258,9 +269,81 @@ def _metadata_title(document: pdfium.PdfDocument) -> str | None:
     return title
 
 
-def extract_pdf(data: bytes, max_pages: int | None = None) -> ExtractedPdf:
+def text_layer_runs(page: pdfium.PdfPage) -> list[list[object]]:
+    """The page's text runs from its text layer alone (no OCR), as stored."""
+    return _page_lines(page)
+
+
+def _read_page(page: pdfium.PdfPage, ocr: str) -> tuple[list[list[object]], bool, str | None]:
+    """(runs, read by OCR, why the page gave no text or None) of one page: its text layer, else
+    OCR's words when `ocr` is auto and the layer is missing, garbage, or a few words stamped on a
+    scan (fewer than `MIN_CHARS` characters over a page-sized picture, where OCR reads more than
+    twice as many). A blank page gives nothing and no reason."""
+    lines = _page_lines(page)
+    text = "\n".join(str(line[6]) for line in lines)
+    garbage = bool(lines) and text_is_garbage(text)
+    stamped = bool(lines) and len("".join(text.split())) < MIN_CHARS and covered_by_image(page)
+    if lines and not garbage and not stamped:
+        return lines, False, None
+    if ocr == "off":
+        return lines, False, None if lines or is_blank(page) else "no text layer (a scanned page) and OCR is off"
+    if not lines and is_blank(page):
+        return [], False, None
+    layer = (
+        "its text layer is garbage" if garbage else "no text layer" if not lines else "a scan under a few stamped words"
+    )
+    try:
+        words = ocr_page(page)
+    except OcrError as err:
+        return (lines if stamped else []), False, f"{layer} and OCR failed ({err})"
+    if stamped and _chars(words) <= 2 * _chars(lines) + MIN_CHARS:
+        # the picture holds no more words than the layer (a born-digital cover's photo and
+        # title): the layer is the page, with its fonts
+        return lines, False, None
+    if words:
+        return words, True, None
+    return [], False, f"{layer} and OCR found no words"
+
+
+def _chars(runs: list[list[object]]) -> int:
+    return sum(len("".join(str(run[6]).split())) for run in runs)
+
+
+def _read_pages(
+    document: pdfium.PdfDocument, ocr: str
+) -> tuple[list[dict[str, object]], list[int], list[int], list[tuple[int, str]]]:
+    """(pages as stored, indexes of pages with ruled tables, 1-based pages read by OCR,
+    (1-based page, why it gave no text) for the unreadable ones)."""
+    pages: list[dict[str, object]] = []
+    ruled: list[int] = []
+    read_by_ocr: list[int] = []
+    unread: list[tuple[int, str]] = []
+    for index in range(len(document)):
+        page = document[index]
+        try:
+            width, height = page.get_size()
+            lines, by_ocr, problem = _read_page(page, ocr)
+            if lines and not by_ocr and vertical_rules(page) >= MIN_RULES:
+                ruled.append(index)
+            plots = plot_boxes(page) if lines and not by_ocr else []
+        finally:
+            page.close()
+        if by_ocr:
+            read_by_ocr.append(index + 1)
+        if problem:
+            unread.append((index + 1, problem))
+        pages.append({"w": round(width, 1), "h": round(height, 1), "lines": lines})
+        if plots:
+            pages[-1]["plots"] = plots
+    return pages, ruled, read_by_ocr, unread
+
+
+def extract_pdf(data: bytes, max_pages: int | None = None, *, ocr: str = "auto", name: str = "") -> ExtractedPdf:
     """The positioned lines of every page; ParseError naming why when the PDF gives no text or
-    has more than `max_pages` pages (counted before any page is read)."""
+    has more than `max_pages` pages (counted before any page is read). `ocr`: `auto` reads pages
+    without a usable text layer by OCR, `off` reports them unreadable; `name`: the file, for the log."""
+    if ocr not in OCR_MODES:
+        raise ValueError(f"ocr must be one of {', '.join(OCR_MODES)}, not {ocr!r}")
     document = _open(data)
     try:
         if max_pages is not None and len(document) > max_pages:
@@ -268,30 +351,13 @@ def extract_pdf(data: bytes, max_pages: int | None = None) -> ExtractedPdf:
                 f"PDF of {len(document)} pages, over the limit of {max_pages} pages per document "
                 "(raise max_document_pages to accept it)"
             )
-        pages: list[dict[str, object]] = []
-        ruled: list[int] = []
-        empty = 0
-        for index in range(len(document)):
-            page = document[index]
-            try:
-                width, height = page.get_size()
-                lines = _page_lines(page)
-                if lines and vertical_rules(page) >= MIN_RULES:
-                    ruled.append(index)
-                plots = plot_boxes(page) if lines else []
-            finally:
-                page.close()
-            empty += not lines
-            pages.append({"w": round(width, 1), "h": round(height, 1), "lines": lines})
-            if plots:
-                pages[-1]["plots"] = plots
+        pages, ruled, read_by_ocr, unread = _read_pages(document, ocr)
         if not pages:
             raise ParseError("PDF has no pages")
-        if empty == len(pages):
-            raise ParseError(
-                f"no text layer on any of its {len(pages)} page(s): a scanned or image-only PDF "
-                "(OCR is not available offline)"
-            )
+        if not any(page["lines"] for page in pages):
+            raise ParseError(_no_text(len(pages), unread))
+        for number, problem in unread:
+            _log.warning("%s page %d: no text read: %s", name or "PDF", number, problem)
         for index, tables in ruled_tables(data, ruled).items():
             pages[index]["tables"] = tables
         outline = _outline(document)
@@ -299,9 +365,26 @@ def extract_pdf(data: bytes, max_pages: int | None = None) -> ExtractedPdf:
     finally:
         document.close()
     layout = json.dumps(
-        {"pdf_layout": PDF_LAYOUT_VERSION, "title": title, "outline": outline, "pages": pages},
+        {"pdf_layout": PDF_LAYOUT_VERSION, "title": title, "outline": outline, "pages": pages}
+        | ({"ocr": read_by_ocr} if read_by_ocr else {})
+        | ({"unread": [list(item) for item in unread]} if unread else {}),
         ensure_ascii=False,
         separators=(",", ":"),
     )
     plain = "\n".join(str(line[6]) for page in pages for line in page["lines"])  # type: ignore[union-attr]
-    return ExtractedPdf(layout, plain)
+    return ExtractedPdf(layout, plain, tuple(read_by_ocr), tuple(unread))
+
+
+def unread_pages(layout: str) -> list[tuple[int, str]]:
+    """(1-based page, why it gave no text) of a stored layout's unreadable pages."""
+    if '"unread":' not in layout:  # most PDFs: no need to parse megabytes of JSON
+        return []
+    return [(int(page), str(why)) for page, why in json.loads(layout).get("unread", [])]
+
+
+def _no_text(pages: int, unread: list[tuple[int, str]]) -> str:
+    """Why a PDF gave no text on any page: the first unreadable page's reason, if any."""
+    if not unread:
+        return f"no text on any of its {pages} page(s): every page is blank"
+    number, problem = unread[0]
+    return f"no text on any of its {pages} page(s): a scanned or image-only PDF (page {number}: {problem})"
