@@ -127,11 +127,15 @@ def main() -> None:
     parser.add_argument("--pause", type=float, default=0.5, help="seconds between two requests")
     parser.add_argument("--collection", default="python-reference", help="the served collection")
     parser.add_argument("--niceness", default="0,10", help="pipeline niceness values to measure, e.g. 0,10")
+    parser.add_argument("--service-threads", type=int, default=1, help="`rag serve --threads` (torch threads per call)")
     add_record_option(parser)
     args = parser.parse_args()
     arms = [int(value) for value in args.niceness.split(",")]
     env = {"RAG_DATA_DIR": str(data_dir()), "DAGSTER_HOME": os.environ.get("DAGSTER_HOME", ""), "RAG_SERVICE_URL": ""}
-    print(f"served: {data_dir()} ({args.collection}); indexed: {args.filings} filings; {os.cpu_count()} CPU cores")
+    print(
+        f"served: {data_dir()} ({args.collection}, {args.service_threads} thread(s) a call); "
+        f"indexed: {args.filings} filings; {os.cpu_count()} CPU cores"
+    )
     with tempfile.TemporaryDirectory(prefix="beside-index-") as tmp:
         root = Path(tmp)
         folder = filings_folder(args.datasets, args.filings, root)
@@ -140,7 +144,7 @@ def main() -> None:
         finished(process, root / "alone")
         alone = time.perf_counter() - t0
         print(f"\n1. rag index alone: {alone:.0f} s")
-        with running_service(env, "--max-asks", "16") as url:
+        with running_service(env, "--max-asks", "16", "--threads", str(args.service_threads)) as url:
             measure(url, args.collection, 3, 1, 0.0, None)  # warm both paths
             quiet = measure(url, args.collection, args.searches, args.asks, args.pause, None)
             print("\n2. quiet machine")
@@ -170,7 +174,8 @@ def main() -> None:
                     (f"niceness {niceness}: rag index / alone", round(took / alone, 2)),
                 ]
     if args.record:
-        keep_figures("benchmarks.serving_beside_indexing", figures)
+        threads = f"{args.service_threads} service thread(s), "
+        keep_figures("benchmarks.serving_beside_indexing", [(threads + name, value) for name, value in figures])
 
 
 if __name__ == "__main__":

@@ -69,6 +69,7 @@ def read_records(path: Path) -> list[ResultRecord]:
 
 
 def records_markdown(records: Sequence[ResultRecord]) -> str:
-    """The records as one table, grouped by benchmark in file order."""
-    rows = [(r.benchmark, r.figure, r.value, f"`{r.command}`", r.commit, r.date) for r in records]
-    return markdown_table(["benchmark", "figure", "value", "command", "commit", "date"], rows)
+    """The records as one table, grouped by benchmark in file order. The commit stays in the
+    records file: the page describes the code as it is, and names no commit."""
+    rows = [(r.benchmark, r.figure, r.value, f"`{r.command}`", r.date) for r in records]
+    return markdown_table(["benchmark", "figure", "value", "command", "date"], rows)
