@@ -1,8 +1,8 @@
 """Pipeline work yields the CPU to a service answering on the same machine.
 
 An index run, the sensor's runs and the evaluation do torch matrix products on every core; a
-service beside them answers a search whose own work takes ~20 ms in hundreds of milliseconds,
-because the scheduler shares the cores evenly between all runnable threads. Lowering the
+service beside them answers a search many times slower than on a quiet machine, because the
+scheduler shares the cores evenly between all runnable threads. Lowering the
 pipeline's priority (niceness) instead of its thread count keeps the pipeline's full speed on an
 idle machine: the kernel gives a niceness-10 thread about a tenth of the weight of a normal one,
 so it runs in the gaps the service leaves and is pre-empted when a request arrives.

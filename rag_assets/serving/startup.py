@@ -27,7 +27,7 @@ def run_service(
     `threads`: torch's threads per model call. One by default: a query embedding or a small
     reader's step is too small to gain from a second thread, and where another process keeps a
     core busy (an index run beside the service), a call split over two threads waits for the one
-    that is not scheduled: a warm search went from ~30 ms to over a second that way."""
+    that is not scheduled (docs/results.md, "Serving beside indexing", measures both)."""
     import torch
     import uvicorn
 
