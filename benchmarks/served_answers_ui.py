@@ -22,8 +22,6 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -33,9 +31,8 @@ import dagster as dg
 from benchmarks.records import add_record_option, keep_figures
 from benchmarks.served_answers import answer
 from rag_assets.events.served_answers import SERVED_ANSWER_PARTITIONS_NAME, record_answers
-from tests.integration.served_project import free_port, stop
 from tests.integration.test_browser import CHROMIUM, CHROMIUM_ARGS
-from tests.integration.test_webserver import wait_for_code_location
+from tests.integration.test_webserver import running_webserver
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -88,22 +85,11 @@ def timed(action: object, repeat: int) -> list[float]:
 def measure_ui(home: Path, count: int, repeat: int) -> dict[str, list[float]]:
     from playwright.sync_api import expect, sync_playwright
 
-    port = free_port()
     env = {**os.environ, "DAGSTER_HOME": str(home), "PYTHONPATH": str(REPO)}
-    webserver = Path(sys.executable).with_name("dagster-webserver")
-    log = (home / "webserver.log").open("w")
-    server = subprocess.Popen(
-        [str(webserver), "-h", "127.0.0.1", "-p", str(port), "-w", str(REPO / "workspace.yaml")],
-        cwd=REPO,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
     newest, old = answer_id(count - 1), answer_id(count // 3)
     limit = 120_000  # ms: a slow page is measured, not failed
-    try:
-        wait_for_code_location(port, server)
+    with running_webserver(env, home / "webserver.log") as port:
+        url = f"http://127.0.0.1:{port}"
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             page = browser.new_context(viewport={"width": 1400, "height": 1200}).new_page()
@@ -117,7 +103,7 @@ def measure_ui(home: Path, count: int, repeat: int) -> dict[str, list[float]]:
                 expect(page.get_by_text(f"{count:,} Partitions", exact=False).first).to_be_visible(timeout=limit)
                 expect(page.get_by_text(answer_id(0), exact=True).first).to_be_visible(timeout=limit)
 
-            def partition_filter() -> None:
+            def partition_filter() -> float:
                 search = page.get_by_placeholder("Filter by name…")
                 search.fill("")
                 t0 = time.perf_counter()
@@ -129,9 +115,6 @@ def measure_ui(home: Path, count: int, repeat: int) -> dict[str, list[float]]:
             timings["partition filter"] = [partition_filter() for _ in range(repeat)]
             browser.close()
             return timings
-    finally:
-        stop(server)
-        log.close()
 
 
 def main() -> None:

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT
-from tests.integration.served_project import free_port, project_env, stop
+from tests.integration.served_project import project_env
 from tests.integration.test_browser import CHROMIUM, CHROMIUM_ARGS
-from tests.integration.test_webserver import wait_for_code_location
+from tests.integration.test_webserver import running_webserver
 
 QUESTION = "How hot should the water be for green tea?"
 
@@ -64,19 +64,8 @@ def test_a_served_answer_is_found_by_id_and_leads_to_its_run_and_document(
     answer_id, cited = answer["answer_id"], answer["cited_doc_ids"][0]
     assert cited == "tiny/kettle.md"
 
-    port = free_port()
-    webserver = Path(sys.executable).with_name("dagster-webserver")
-    log = (tmp_path / "webserver.log").open("w")
-    server = subprocess.Popen(
-        [str(webserver), "-h", "127.0.0.1", "-p", str(port), "-w", str(REPO_ROOT / "workspace.yaml")],
-        cwd=REPO_ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_code_location(port, server)
+    with running_webserver(env, tmp_path / "webserver.log") as port:
+        url = f"http://127.0.0.1:{port}"
         with sync_api.sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             try:
@@ -126,6 +115,3 @@ def test_a_served_answer_is_found_by_id_and_leads_to_its_run_and_document(
                 ).to_be_visible(timeout=120_000)
             finally:
                 browser.close()
-    finally:
-        stop(server)
-        log.close()

@@ -13,6 +13,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -77,6 +79,30 @@ def wait_for_code_location(port: int, server: subprocess.Popen, limit_s: float =
     raise TimeoutError(f"the code location did not load within {limit_s:.0f} s")
 
 
+@contextmanager
+def running_webserver(env: dict[str, str], log: Path | None = None) -> Iterator[int]:
+    """`dagster-webserver` over the project's workspace with `env`, on a free port, once it has
+    loaded the code location; yields the port, stops the server after (its output to `log`)."""
+    port = _free_port()
+    webserver = Path(sys.executable).with_name("dagster-webserver")
+    out = log.open("w") if log is not None else subprocess.DEVNULL
+    server = subprocess.Popen(
+        [str(webserver), "-h", "127.0.0.1", "-p", str(port), "-w", str(REPO_ROOT / "workspace.yaml")],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_for_code_location(port, server)
+        yield port
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        if log is not None:
+            out.close()
+
+
 @pytest.fixture
 def materialized_home(tmp_path: Path, corpus_dir: Path) -> dict[str, str]:
     """A DAGSTER_HOME where `rag index` materialized the tiny collection (sources -> index)."""
@@ -100,21 +126,8 @@ def materialized_home(tmp_path: Path, corpus_dir: Path) -> dict[str, str]:
 
 
 def test_the_webserver_shows_assets_groups_checks_and_metadata(materialized_home: dict[str, str]) -> None:
-    port = _free_port()
-    webserver = Path(sys.executable).with_name("dagster-webserver")
-    server = subprocess.Popen(
-        [str(webserver), "-h", "127.0.0.1", "-p", str(port), "-w", str(REPO_ROOT / "workspace.yaml")],
-        cwd=REPO_ROOT,
-        env=materialized_home,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_code_location(port, server)
+    with running_webserver(materialized_home) as port:
         nodes = {"/".join(n["assetKey"]["path"]): n for n in graphql(port, ASSETS_QUERY)["assetNodes"]}
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
 
     # every stage and side table, in its group
     groups = {name: node["groupName"] for name, node in nodes.items()}
