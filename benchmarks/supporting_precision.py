@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 
+from benchmarks.common import open_collection
 from rag_assets.core.evaluation.supporting_precision import supporting_precision
 from rag_assets.core.settings import catalogue_file
 from rag_assets.core.store.connections import catalogue_connection
@@ -27,7 +28,8 @@ def main() -> None:
     with catalogue_connection(catalogue_file(), read_only=True) as con:
         questions = {q.qid: q for q in load_question_rows(con, args.collection)}
         records = load_answers(con, args.collection, source=args.source)
-    tallies = supporting_precision(records, questions)
+    session, _ = open_collection(args.collection)  # its answer scorer ranks the supporting nodes, as in an ask
+    tallies = supporting_precision(records, questions, session.answer_scorer)
     print(f"{args.collection}: {len(records)} stored answers, {len(questions)} questions")
     print(f"{'rule':<11} {'answers':<7} {'count':>5} {'supported':>9} {'marked':>6} {'gold':>5} {'precision':>9}")
     for (rule, which), tally in tallies.items():

@@ -60,3 +60,20 @@ def test_record_shapes_and_stable_splits(tmp_path: Path) -> None:
     assert by_id["c1"].split == stable_split("c1") == load_questions(str(file))[0][0].split
     assert len(problems) == 3
     assert "line 4: invalid JSON" in problems[0] and "needs 'qid'" in problems[1] and "duplicate qid" in problems[2]
+
+
+def test_a_title_field_holding_the_whole_page_names_the_page_by_its_h1(tmp_path: Path) -> None:
+    """Five of nq_wiki's records carry the page's token HTML as their doc_title: the gold document
+    is the page titled by its <H1>, as the page's own title field says, not the whole page."""
+    page = (
+        "Game of Thrones ( season 7 ) - Wikipedia <H1> Game of Thrones ( season 7 ) </H1> Jump to : <P> It aired.</P>"
+    )
+    file = tmp_path / "q.jsonl"
+    file.write_text(
+        json.dumps({"qid": "nq-1", "question": "when?", "answers": ["2017"], "doc_title": page})
+        + "\n"
+        + json.dumps({"qid": "nq-2", "question": "who?", "answers": ["me"], "doc_title": "Game of Thrones"})
+    )
+    questions, problems = load_questions(str(file))
+    assert problems == []
+    assert [q.gold_doc for q in questions] == ["Game of Thrones ( season 7 )", "Game of Thrones"]

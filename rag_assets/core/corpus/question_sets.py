@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,17 @@ def stable_split(qid: str, fractions: tuple[float, float] = (0.6, 0.2)) -> str:
     return "dev" if bucket < fractions[0] + fractions[1] else "test"
 
 
+# Natural Questions' token HTML page: "Title - Wikipedia <H1> Title </H1> ..."
+_PAGE_TITLE = re.compile(r"<H1>(.*?)</H1>", re.IGNORECASE | re.DOTALL)
+
+
+def gold_title(gold_doc: str) -> str:
+    """The gold document's name as written, or, where a record's title field holds the whole page
+    (some Natural Questions records carry the page's token HTML there), the page's `<H1>` title."""
+    page = _PAGE_TITLE.search(gold_doc)
+    return " ".join(page.group(1).split()) if page else gold_doc
+
+
 def question_from_record(record: dict, *, line: int, source: str, fractions: tuple[float, float]) -> Question:
     """Map any of the supported record shapes to a Question; raises ValueError naming the problem."""
     qid = str(record.get("qid") or record.get("id") or "")
@@ -52,7 +64,9 @@ def question_from_record(record: dict, *, line: int, source: str, fractions: tup
         answers = [record["answer"]]
     if isinstance(answers, str):
         answers = [answers]
-    gold_doc = record.get("gold_doc") or record.get("doc_title") or record.get("manual") or record.get("doc_name") or ""
+    gold_doc = gold_title(
+        str(record.get("gold_doc") or record.get("doc_title") or record.get("manual") or record.get("doc_name") or "")
+    )
     evidences, gold_pages = _evidences(record, str(gold_doc), source=source, line=line)
     split = record.get("split") or stable_split(qid, fractions)
     if split not in SPLITS:

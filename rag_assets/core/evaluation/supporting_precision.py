@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from rag_assets.core.answer_metrics import contains_answer, normalize_answer
 from rag_assets.core.answering.attribution import EXTRACTIVE, attribute
 from rag_assets.core.answering.no_answer import NOT_FOUND_ANSWER
-from rag_assets.core.answering.types import Citation
+from rag_assets.core.answering.types import Citation, PairScorer
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.evaluation.scoring import evidence_recall, is_long_answer, is_yes_no
 from rag_assets.core.index.reranking.labels import is_gold_document
@@ -82,11 +82,12 @@ RULES = ("stored", "current", "extractive")
 
 
 def supporting_precision(
-    records: Iterable[AnswerRecord], questions: Mapping[str, Question]
+    records: Iterable[AnswerRecord], questions: Mapping[str, Question], scorer: PairScorer | None = None
 ) -> dict[tuple[str, str], Tally]:
     """Tallies of the stored attribution (`stored`), the current rule on the same answers
-    (`current`) and the extractive answers (`extractive`), over answers with a gold node
-    (`all`) and those of them holding a gold answer (`right`)."""
+    (`current`, ranked by `scorer` as the answering session ranks them: its answer scorer) and the
+    extractive answers (`extractive`), over answers with a gold node (`all`) and those of them
+    holding a gold answer (`right`)."""
     tallies = {(rule, which): Tally() for rule in RULES for which in ("all", "right")}
     for record in records:
         question = questions.get(record.qid)
@@ -104,6 +105,6 @@ def supporting_precision(
                 tallies["extractive", which].add(cited, record.supporting, question)
                 continue
             tallies["stored", which].add(cited, record.supporting, question)
-            found = attribute(record.question, record.answer, record.evidence, cited)
+            found = attribute(record.question, record.answer, record.evidence, cited, scorer=scorer)
             tallies["current", which].add([cited[i] for i in found.order], found.supporting, question)
     return tallies
