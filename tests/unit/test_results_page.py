@@ -48,6 +48,41 @@ def test_each_headline_table_names_the_run_it_comes_from() -> None:
     assert "| rag-hybrid | 4 | 0.500 | 0.250 | 120 |" in markdown
     assert "**Router metrics (held-out views)** — run `run-router`" in markdown
     assert "| encoder | 9 | 0.400 (0.200-0.600) | - | - |" in markdown
+    assert "Answer forms" not in markdown  # no extractive row was answered: no forms table
+
+
+def forms_summary(default: str, low: float, high: float) -> dict:
+    """Two rows of one strategy, generated right 0.5 and extractive right 0.25 of 4 questions."""
+    results = {
+        "rdr2": {"right": 0.5, "questions": 4.0},
+        "rdr2-extractive": {"right": 0.25, "questions": 4.0},
+    }
+    paired = {
+        "system": "rdr2-extractive",
+        "base": "rdr2",
+        "questions": 4,
+        "differences": {"right": {"mean": -0.25, "low": low, "high": high, "n": 4}},
+    }
+    return {
+        **SUMMARY,
+        "results": {"tiny": results},
+        "intervals": {"tiny": {"rdr2": {"right": [0.25, 0.75]}}},
+        "answer_forms": {"tiny": {"default": default, "paired": [paired]}},
+    }
+
+
+def test_the_forms_table_says_whether_the_default_is_right_as_often_as_the_better_form() -> None:
+    header = "| strategy | questions | right, generated | right, extractive | extractive - generated (95% CI) |"
+    generated = headline_markdown([forms_summary("generated", -0.5, 0.0)])
+    assert "**Answer forms: the share of right answers, paired** — run `run-answers`" in generated
+    assert header in generated
+    assert "| rdr2 | 4 | 0.500 | 0.250 | -0.250 (-0.50 to +0.00) | generated | yes |" in generated
+    # the quote is the default and is right less often: within noise where the interval holds 0, else no
+    assert "| extractive | within noise |" in headline_markdown([forms_summary("extractive", -0.5, 0.0)])
+    assert "| extractive | no |" in headline_markdown([forms_summary("extractive", -0.5, -0.25)])
+    # the share of right answers carries its interval where the report has one
+    assert "| rdr2 | 4 | 0.500 (0.250-0.750) |" in generated
+    assert "| rdr2-extractive | 4 | 0.250 |" in generated
 
 
 def test_the_generated_block_replaces_only_its_own_markers(tmp_path: Path) -> None:

@@ -1,9 +1,9 @@
 """The headline tables of docs/results.md, generated from one run's outputs instead of typed.
 
 Each collection's latest evaluation report writes `summary.json` (core/evaluation/report.py): the
-evidence table over every evaluation question, the reader rows (answer metrics of every strategy)
-and the router metrics, with the ids of the runs that produced them. `headline_markdown` renders
-those three tables, each captioned with the run it comes from; `write_generated` puts them into a
+evidence table over every evaluation question, the reader rows (answer metrics of every strategy),
+the answer forms (generated against extractive, paired, and the default form) and the router
+metrics, with the ids of the runs that produced them. `headline_markdown` renders those four tables, each captioned with the run it comes from; `write_generated` puts them into a
 results page between two marker lines, replacing what an earlier generation wrote there, so a
 figure in the page is the catalogue's and says which run measured it.
 """
@@ -70,16 +70,73 @@ def evidence_rows(summary: Mapping) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def _reader_cell(row: Mapping, intervals: Mapping, metric: str) -> str:
+    if metric not in row:
+        return "-"
+    low_high = intervals.get(metric)
+    if metric == "right" and low_high:  # the share of right answers: the figure the forms are chosen by
+        return f"{_number(row[metric])} ({_number(low_high[0])}-{_number(low_high[1])})"
+    return _number(row[metric])
+
+
 def reader_rows(summary: Mapping) -> tuple[list[str], list[list[str]]]:
-    """(header, rows) of the reader table: each strategy's answer metrics on the evaluated split."""
+    """(header, rows) of the reader table: each strategy's answer metrics on the evaluated split,
+    the share of right answers with its 95% interval."""
     collection = summary["collection"]
     results = (summary.get("results") or {}).get(collection) or {}
+    intervals = (summary.get("intervals") or {}).get(collection) or {}
     metrics = [m for m in READER_METRICS if any(m in row for row in results.values())]
     header = ["strategy", "questions", *metrics]
     rows = [
-        [name, _number(int(row.get("questions", 0))), *(_number(row[m]) if m in row else "-" for m in metrics)]
+        [
+            name,
+            _number(int(row.get("questions", 0))),
+            *(_reader_cell(row, intervals.get(name) or {}, m) for m in metrics),
+        ]
         for name, row in results.items()
     ]
+    return header, rows
+
+
+def form_rows(summary: Mapping) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of the answer-forms table: per strategy, the share of right answers of each
+    form, their paired difference, the collection's default form and whether it is right at least
+    as often as the better form (`within noise` where it is lower but the interval holds 0)."""
+    collection = summary["collection"]
+    forms = (summary.get("answer_forms") or {}).get(collection) or {}
+    results = (summary.get("results") or {}).get(collection) or {}
+    default = forms.get("default") or "-"
+    header = [
+        "strategy",
+        "questions",
+        "right, generated",
+        "right, extractive",
+        "extractive - generated (95% CI)",
+        "default form",
+        "default as often right as the better form",
+    ]
+    rows = []
+    for paired in forms.get("paired") or []:
+        difference = (paired.get("differences") or {}).get("right")
+        generated, extractive = results.get(paired["base"], {}), results.get(paired["system"], {})
+        if difference is None or "right" not in generated or "right" not in extractive:
+            continue
+        mine, other = (extractive, generated) if default == "extractive" else (generated, extractive)
+        if mine["right"] >= other["right"]:
+            verdict = "yes"
+        else:
+            verdict = "within noise" if difference["low"] <= 0 <= difference["high"] else "no"
+        rows.append(
+            [
+                paired["base"],
+                _number(int(paired.get("questions", 0))),
+                _number(generated["right"]),
+                _number(extractive["right"]),
+                f"{difference['mean']:+.3f} ({difference['low']:+.2f} to {difference['high']:+.2f})",
+                default,
+                verdict,
+            ]
+        )
     return header, rows
 
 
@@ -108,6 +165,7 @@ def headline_markdown(summaries: Iterable[Mapping]) -> str:
         for title, asset, (header, rows) in (
             ("Evidence over every evaluation question (no reader)", "evidence_evaluation", evidence_rows(summary)),
             (f"Reader rows ({summary.get('split', '?')} split)", "answers", reader_rows(summary)),
+            ("Answer forms: the share of right answers, paired", "answers", form_rows(summary)),
             ("Router metrics (held-out views)", "router_metrics", router_rows(summary)),
         ):
             if not rows:
