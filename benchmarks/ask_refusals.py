@@ -16,6 +16,8 @@ refusals the generated form gives, without the reader's minutes. Each share come
 bootstrap interval and the count refused by the question's words (the rest: by the floor).
 
     RAG_DATA_DIR=dagster_home/data-datasets .venv/bin/python -m benchmarks.ask_refusals -c nq_wiki
+    RAG_DATA_DIR=dagster_home/data .venv/bin/python -m benchmarks.ask_refusals -c python-reference \\
+        --other-catalogue dagster_home/data-datasets/catalogue.duckdb
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -79,8 +82,8 @@ def refusals(session: AnsweringSession, spec: StrategySpec, group: str, question
     return Refusals(group, len(questions), said, sum(bool(o.not_found and o.not_found_note) for o in outcomes))
 
 
-def other_sets(collection: str, per_set: int) -> dict[str, list[str]]:
-    with catalogue_connection(catalogue_in(), read_only=True) as con:
+def other_sets(collection: str, per_set: int, catalogue: Path | None) -> dict[str, list[str]]:
+    with catalogue_connection(catalogue or catalogue_in(), read_only=True) as con:
         names = [name for name in question_collections(con) if name != collection]
         return {name: [q.query for q in dev_test(con, name)[:per_set]] for name in names}
 
@@ -89,6 +92,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-c", "--collection", required=True)
     parser.add_argument("--per-set", type=int, default=25, help="questions of each other collection (default 25)")
+    parser.add_argument(
+        "--other-catalogue",
+        type=Path,
+        default=None,
+        help="read the other collections' questions from this catalogue (default: the collection's own)",
+    )
     add_record_option(parser)
     args = parser.parse_args()
     started = time.perf_counter()
@@ -107,7 +116,7 @@ def main() -> None:
         refusals(session, spec, "off-topic", off_topic_questions()),
         *(
             refusals(session, spec, f"other set: {name}", asked)
-            for name, asked in other_sets(args.collection, args.per_set).items()
+            for name, asked in other_sets(args.collection, args.per_set, args.other_catalogue).items()
         ),
         refusals(session, spec, "marked not answerable", [q.query for q in questions if q.not_answerable]),
         refusals(session, spec, "answerable", [q.query for q in questions if not q.not_answerable]),
