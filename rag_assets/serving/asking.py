@@ -17,6 +17,7 @@ from rag_assets.core.answering.policy.options import AskOptions, Note
 from rag_assets.core.answering.policy.sessions import open_session
 from rag_assets.core.answering.session import AnsweringSession, SessionModels
 from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
+from rag_assets.core.answering.verdict import VERDICT_NOTE, has_verdict
 from rag_assets.core.errors import ConfigError
 from rag_assets.core.index.card_matching import documents_named_by_cards
 from rag_assets.core.index.document_names import document_names
@@ -208,6 +209,6 @@ def form_note(outcome: AnswerOutcome, floor: RelevanceFloor | None = None) -> st
         return floor.note(outcome.relevance)
     if outcome.reader_empty:
         return READER_EMPTY_NOTE
-    return (
-        EXTRACTIVE_NOTE if outcome.answer_form == "extractive" else "generated: written by the reader from the evidence"
-    )
+    if outcome.answer_form != "extractive":
+        return "generated: written by the reader from the evidence"
+    return VERDICT_NOTE if has_verdict(outcome.answer) else EXTRACTIVE_NOTE

@@ -251,3 +251,24 @@ def test_a_question_the_documents_do_not_answer_is_said_not_found(
     for outcome in unread:
         assert outcome.not_found and outcome.answer == NOT_FOUND_ANSWER and outcome.reader_output_tokens == 0
         assert outcome.supporting == 0 and outcome.citations
+
+
+def test_a_quote_answering_a_yes_no_question_starts_with_the_readers_verdict(
+    counting_engine: CountingEngine, indexed_corpus: IndexedCorpus
+) -> None:
+    from rag_assets.core.answering.extractive import EmbedderScorer
+    from rag_assets.core.answering.types import RetrievalExtras
+    from rag_assets.core.answering.verdict import VERDICTS
+    from rag_assets.core.index.embedding import Embedder
+
+    spec = StrategySpec("rag-hybrid-extractive", "rag", top_k=3, answer_form="extractive")
+    extras = RetrievalExtras(answer_scorer=EmbedderScorer(Embedder(progress=False)))
+    run = dict(retrieve=indexed_corpus.retrieve, trees=indexed_corpus.trees, engine=counting_engine)
+    counting_engine.reset()
+    asked = ["Does the light turn on when I press the kettle's switch?", "How hot should the water be for green tea?"]
+    [yes_no, other] = run_strategy(asked, spec, extras=extras, **run)
+    verdict, quote = yes_no.answer.split(". ", 1)
+    assert verdict in VERDICTS  # scored by the real reader: nothing else puts it there
+    assert quote in yes_no.citations[0].text and yes_no.supporting == 1  # the quote still rests on its sentence
+    assert not other.answer.startswith(tuple(f"{v}. " for v in VERDICTS)) and "80" in other.answer
+    assert counting_engine.sizes == []  # scored, never generated

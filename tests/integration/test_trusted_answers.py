@@ -19,6 +19,7 @@ import pytest
 
 from rag_assets.core.answering.echo import find_echoes
 from rag_assets.core.answering.extractive import EXTRACTIVE_NOTE
+from rag_assets.core.answering.verdict import VERDICT_NOTE, VERDICTS
 from tests.conftest import REPO_ROOT
 from tests.integration.served_project import materialize, post, project_env, running_service
 
@@ -133,6 +134,12 @@ def test_streamed_printed_and_stored_answers_are_one_string_and_never_echo(proje
         first = extractive["citations"][0]
         assert first["text"] == "Descale the kettle every month with white vinegar." and first["supports"]
         assert first["heading_path"] == ["Kettle safety guide", "Cleaning"]
+        # a yes/no question: the quote starts with the reader's verdict, and the note says so
+        body = {"question": "Should I descale the kettle every month?", "strategy": "rag-hybrid", "form": "extractive"}
+        status, verdict = post(f"{url}/ask", body)
+        assert status == 200 and verdict["form_note"] == VERDICT_NOTE, verdict
+        said, quote = verdict["answer"]["answer"].split(". ", 1)
+        assert said in VERDICTS and quote == "Descale the kettle every month with white vinegar."
         assert extractive["supporting"] == 1 and not any(c["supports"] for c in extractive["citations"][1:])
         status, refused = post(f"{url}/ask", {"question": DESCALE, "strategy": "no-retrieval", "form": "extractive"})
         assert status == 400 and "needs evidence" in refused["detail"]

@@ -2,7 +2,8 @@
 extracted, for all questions at once.
 
 Every strategy ends with ONE reader call for all questions (`extractive` answers make none: the
-best sentence of the evidence is the answer, core/answering/extractive.py). Where the collection
+best sentence of the evidence is the answer, core/answering/extractive.py, with the reader's yes or
+no scored before it where the question asks for one, core/answering/verdict.py). Where the collection
 publishes a relevance floor (core/answering/no_answer.py), the evidence-reading kinds (`rag`,
 `rdr2`, `dota`) hold each question's evidence to it before reading: a question none of whose
 evidence is close enough is answered "not found" and never sent to the reader, so nothing is
@@ -35,6 +36,7 @@ from rag_assets.core.answering.types import (
     StrategyRunner,
     StrategySpec,
 )
+from rag_assets.core.answering.verdict import asks_yes_no, with_verdict, yes_no_verdicts
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.engines.base import BatchClock, Generation, LLMEngine
 from rag_assets.core.routing.navigation import Router
@@ -137,10 +139,20 @@ def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: 
         outcome.supporting, outcome.attribution = answer.supporting, answer.method
         outcome.relevance = relevance[i] if relevance else None
         outcomes.append(outcome)
+    _give_verdicts(outcomes, spec, inputs.reader)
     seconds = clock.seconds_per_question(len(questions))  # the sentences' scoring included
     for outcome in outcomes:
         outcome.seconds = seconds
     return outcomes
+
+
+def _give_verdicts(outcomes: list[AnswerOutcome], spec: StrategySpec, reader: LLMEngine) -> None:
+    """The reader's yes or no before the quotes that answer a yes/no question (core/answering/verdict.py)."""
+    asked = [o for o in outcomes if not o.not_found and o.answer and asks_yes_no(o.question)]
+    verdicts = yes_no_verdicts(reader, [o.question for o in asked], [o.evidence for o in asked], spec.answer_style)
+    for outcome, verdict in zip(asked, verdicts):
+        outcome.answer = with_verdict(verdict, outcome.answer)
+        outcome.engine_calls += verdict is not None  # the reader scored the verdict
 
 
 def gathered_outcome(
