@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 
 from benchmarks.common import open_collection
+from benchmarks.records import add_record_option, keep_figures
 from rag_assets.core.evaluation.supporting_precision import supporting_precision
 from rag_assets.core.settings import catalogue_file
 from rag_assets.core.store.connections import catalogue_connection
@@ -24,6 +25,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-c", "--collection", required=True)
     parser.add_argument("--source", default="evaluation", help="answers.source to read (default: evaluation)")
+    add_record_option(parser)
     args = parser.parse_args()
     with catalogue_connection(catalogue_file(), read_only=True) as con:
         questions = {q.qid: q for q in load_question_rows(con, args.collection)}
@@ -37,6 +39,18 @@ def main() -> None:
         print(
             f"{rule:<11} {which:<7} {tally.answers:>5} {tally.supported:>9} {tally.marked:>6} {tally.right:>5} "
             f"{precision:>9}"
+        )
+    if args.record:
+        keep_figures(
+            "benchmarks.supporting_precision",
+            [
+                (
+                    f"{args.collection}: supporting precision, {rule} rule, {which} answers",
+                    f"{t.precision:.3f} ({t.right} of {t.marked} marked)",
+                )
+                for (rule, which), t in tallies.items()
+                if t.precision is not None and rule != "stored"
+            ],
         )
 
 
