@@ -67,7 +67,7 @@ def question_from_record(record: dict, *, line: int, source: str, fractions: tup
     gold_doc = gold_title(
         str(record.get("gold_doc") or record.get("doc_title") or record.get("manual") or record.get("doc_name") or "")
     )
-    evidences, gold_pages = _evidences(record, str(gold_doc), source=source, line=line)
+    evidences, gold_pages = _evidences(record, gold_doc, source=source, line=line)
     split = record.get("split") or stable_split(qid, fractions)
     if split not in SPLITS:
         raise ValueError(f"{source} line {line}: split {split!r} is not one of {SPLITS}")
@@ -77,7 +77,7 @@ def question_from_record(record: dict, *, line: int, source: str, fractions: tup
         answers=tuple(str(a) for a in answers or ()),
         evidences=evidences,
         section_path=tuple(str(s) for s in record.get("section_path") or ()),
-        gold_doc=str(gold_doc),
+        gold_doc=gold_doc,
         not_answerable=bool(record.get("not_answerable", False)),
         split=split,
         gold_pages=gold_pages,

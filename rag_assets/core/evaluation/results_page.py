@@ -3,9 +3,9 @@
 Each collection's latest evaluation report writes `summary.json` (core/evaluation/report.py): the
 evidence table over every evaluation question, the reader rows (answer metrics of every strategy),
 the answer forms (generated against extractive, paired, and the default form) and the router
-metrics, with the ids of the runs that produced them. `headline_markdown` renders those four tables, each captioned with the run it comes from; `write_generated` puts them into a
-results page between two marker lines, replacing what an earlier generation wrote there, so a
-figure in the page is the catalogue's and says which run measured it.
+metrics, with the ids of the runs that produced them. `headline_markdown` renders those four
+tables, each captioned with the run it comes from; `write_generated` puts them into a results page
+between two marker lines, replacing what an earlier generation wrote there, so a figure in the page is the catalogue's and says which run measured it.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def _reader_cell(row: Mapping, intervals: Mapping, metric: str) -> str:
         return "-"
     low_high = intervals.get(metric)
     if metric == "right" and low_high:  # the share of right answers: the figure the forms are chosen by
-        return f"{_number(row[metric])} ({_number(low_high[0])}-{_number(low_high[1])})"
+        return _with_interval({"mean": row[metric], "low": low_high[0], "high": low_high[1]})
     return _number(row[metric])
 
 
