@@ -177,7 +177,8 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         "versions": "JSON: the versions behind the answer (content hashes, LanceDB version, router id, models).",
         "structure": "JSON: ConTReGen's synthesis tree or Disco-RAG's discourse structure (empty otherwise).",
         "answer_form": "generated (the reader wrote it) or extractive (the best sentence of the evidence; also "
-        "where generated was asked and the reader wrote nothing: versions.reader_empty); empty: stored before styles.",
+        "where generated was asked and the reader wrote nothing: versions.reader_empty; a yes/no question's quote "
+        "starts with the reader's scored verdict: versions.verdict); empty: stored before styles.",
         "echo": "Echoed prompt text cut from the reader's output: '' none, stripped (the answer before it "
         "kept) or refused (nothing left: the evidence's best sentence instead where evidence was given, as "
         "answer_form says); looped (a phrase repeated: cut after its first saying) or garbled (only list numbering "

@@ -17,7 +17,7 @@ from rag_assets.core.answering.policy.options import AskOptions, Note
 from rag_assets.core.answering.policy.sessions import open_session
 from rag_assets.core.answering.session import AnsweringSession, SessionModels
 from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
-from rag_assets.core.answering.verdict import VERDICT_NOTE, has_verdict
+from rag_assets.core.answering.verdict import VERDICT_NOTE
 from rag_assets.core.errors import ConfigError
 from rag_assets.core.index.card_matching import documents_named_by_cards
 from rag_assets.core.index.document_names import document_names
@@ -211,4 +211,4 @@ def form_note(outcome: AnswerOutcome, floor: RelevanceFloor | None = None) -> st
         return READER_EMPTY_NOTE
     if outcome.answer_form != "extractive":
         return "generated: written by the reader from the evidence"
-    return VERDICT_NOTE if has_verdict(outcome.answer) else EXTRACTIVE_NOTE
+    return VERDICT_NOTE if outcome.verdict else EXTRACTIVE_NOTE

@@ -268,7 +268,9 @@ def test_a_quote_answering_a_yes_no_question_starts_with_the_readers_verdict(
     asked = ["Does the light turn on when I press the kettle's switch?", "How hot should the water be for green tea?"]
     [yes_no, other] = run_strategy(asked, spec, extras=extras, **run)
     verdict, quote = yes_no.answer.split(". ", 1)
-    assert verdict in VERDICTS  # scored by the real reader: nothing else puts it there
+    assert verdict in VERDICTS and yes_no.verdict == verdict  # scored by the real reader: nothing else puts it there
     assert quote in yes_no.citations[0].text and yes_no.supporting == 1  # the quote still rests on its sentence
-    assert not other.answer.startswith(tuple(f"{v}. " for v in VERDICTS)) and "80" in other.answer
+    assert (
+        not other.answer.startswith(tuple(f"{v}. " for v in VERDICTS)) and "80" in other.answer and other.verdict == ""
+    )
     assert counting_engine.sizes == []  # scored, never generated

@@ -140,6 +140,7 @@ def test_streamed_printed_and_stored_answers_are_one_string_and_never_echo(proje
         assert status == 200 and verdict["form_note"] == VERDICT_NOTE, verdict
         said, quote = verdict["answer"]["answer"].split(". ", 1)
         assert said in VERDICTS and quote == "Descale the kettle every month with white vinegar."
+        assert json.loads(verdict["answer"]["versions"])["verdict"] == said  # stored with the answer's lineage
         assert extractive["supporting"] == 1 and not any(c["supports"] for c in extractive["citations"][1:])
         status, refused = post(f"{url}/ask", {"question": DESCALE, "strategy": "no-retrieval", "form": "extractive"})
         assert status == 400 and "needs evidence" in refused["detail"]

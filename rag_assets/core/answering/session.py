@@ -330,6 +330,8 @@ class AnsweringSession:
             versions["answer_scorer"] = self.scorer_id()
         if outcome.reader_empty:  # generated was asked; the reader wrote nothing
             versions["reader_empty"] = True
+        if outcome.verdict:  # the reader scored the yes or no before the quote
+            versions["verdict"] = outcome.verdict
         if outcome.relevance is not None or outcome.not_found:  # a relevance floor was applied
             floor = self.relevance_floor()
             versions["relevance"] = {

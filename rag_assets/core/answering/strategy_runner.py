@@ -152,6 +152,7 @@ def _give_verdicts(outcomes: list[AnswerOutcome], spec: StrategySpec, reader: LL
     verdicts = yes_no_verdicts(reader, [o.question for o in asked], [o.evidence for o in asked], spec.answer_style)
     for outcome, verdict in zip(asked, verdicts):
         outcome.answer = with_verdict(verdict, outcome.answer)
+        outcome.verdict = verdict or ""
         outcome.engine_calls += verdict is not None  # the reader scored the verdict
 
 

@@ -236,6 +236,9 @@ class AnswerOutcome:
     # generated was asked, the reader wrote nothing: the answer is the extractive one of the same
     # evidence (core/answering/extractive.py `answered_when_empty`)
     reader_empty: bool = False
+    # "Yes" | "No": the reader's scored verdict put before a quote answering a yes/no question
+    # (core/answering/verdict.py); '' where none was given
+    verdict: str = ""
     # the best score of a sentence of the evidence for the question, where a relevance floor was
     # applied; below it the answer says it is not found (core/answering/no_answer.py)
     relevance: float | None = None

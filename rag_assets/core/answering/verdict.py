@@ -63,8 +63,3 @@ def yes_no_verdicts(
 def with_verdict(verdict: str | None, quote: str) -> str:
     """The quote after its verdict ("Yes. <quote>"), or the quote alone without one."""
     return f"{verdict}. {quote}" if verdict and quote else quote
-
-
-def has_verdict(answer: str) -> bool:
-    """Whether an answer starts with a verdict `with_verdict` put there."""
-    return answer.startswith(tuple(f"{v}. " for v in VERDICTS))
