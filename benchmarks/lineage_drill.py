@@ -160,16 +160,24 @@ class Drill:
         self.sent = dict.fromkeys(TRANSPORTS, 0)
         self.received: list[str] = []
         self.failed: dict[str, int] = {}  # asks that ended in an error at the client, by its type
+        self.unreported_at_kill = 0
         self.lock = threading.Lock()
         self.port, self.log = free_port(), Path(env["RAG_DATA_DIR"]).parent / "serve.log"
         self.url = f"http://127.0.0.1:{self.port}"
         self.service = start_service(env, self.port, self.log)
 
     def restart(self, i: int) -> None:
-        """SIGKILL with asks in flight and events queued, then a fresh start."""
+        """An answer received, then at once SIGKILL (its event still queued: the queue writes within
+        2 s), with other asks in flight; the answers stored without an event counted; a fresh start."""
+        answer = ask_http(self.url, self.texts[0], self.collection, 600, stream=False)
         self.service.send_signal(signal.SIGKILL)
         self.service.wait()
-        print(f"ask {i}: rag serve killed with SIGKILL; starting it again", flush=True)
+        with self.lock:
+            self.sent["http"] += 1
+            self.received.extend([answer] if answer else [])
+        stored, reported = lineage(self.env)
+        self.unreported_at_kill = len(stored - reported)
+        print(f"ask {i}: rag serve killed with SIGKILL, {self.unreported_at_kill} stored answers without an event")
         self.service = start_service(self.env, self.port, self.log)
 
     def one(self, i: int) -> None:
@@ -234,6 +242,7 @@ def main() -> None:
         f"answers received by their clients: {len(drill.received)}; stored: {len(stored)}; with their event: {len(stored & reported)}"
     )
     print(f"asks ended by an error at the client (the service killed under them): {drill.failed or 'none'}")
+    print(f"stored answers without their event right after the SIGKILL: {drill.unreported_at_kill}")
     print(f"lost: {len(lost)} stored without an event, {len(not_stored)} received but not stored")
     if args.record:
         name = args.collection
@@ -243,6 +252,7 @@ def main() -> None:
                 (f"{name}: asks with clients leaving at random and a SIGKILL", sent),
                 (f"{name}: answers received by their clients", len(drill.received)),
                 (f"{name}: answers stored", len(stored)),
+                (f"{name}: stored answers without their event right after the SIGKILL", drill.unreported_at_kill),
                 (f"{name}: stored answers without their Dagster event", len(lost)),
                 (f"{name}: answers received but not stored", len(not_stored)),
             ],
