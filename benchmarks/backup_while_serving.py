@@ -12,8 +12,6 @@ catalogue (goal 0).
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.lineage_drill import ask_http, start_service
+from benchmarks.lineage_drill import ask_http, deployment, start_service
 from benchmarks.records import add_record_option, keep_figures
 from benchmarks.service import line, pct
 from rag_assets.core.settings import data_dir
@@ -31,18 +29,6 @@ from rag_assets.core.store.question_table import load_question_rows
 from tests.integration.served_project import free_port
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def deployment(root: Path, name: str, source: Path | None) -> dict[str, str]:
-    """A data folder (a full copy of `source`, or empty) and a fresh Dagster home under `root`."""
-    data, home = root / f"{name}-data", root / f"{name}-home"
-    if source is not None:
-        shutil.copytree(source, data, symlinks=False)
-    else:
-        data.mkdir()
-    home.mkdir()
-    shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
-    return {**os.environ, "RAG_DATA_DIR": str(data), "DAGSTER_HOME": str(home), "RAG_SERVICE_URL": ""}
 
 
 def rag(env: dict[str, str], *args: str) -> tuple[float, str]:

@@ -44,16 +44,20 @@ TRANSPORTS = ("http", "http-stream", "mcp-http", "stdio")
 STDIO_ASKS = 5  # asks per `rag mcp` session; the client leaves during one of them
 
 
-def drill_project(root: Path) -> dict[str, str]:
-    """A copy of the configured catalogue (the stores read-only, linked) and a fresh Dagster home."""
-    source = data_dir()
-    data, home = root / "data", root / "home"
-    data.mkdir()
-    home.mkdir()
-    shutil.copy(source / "catalogue.duckdb", data / "catalogue.duckdb")
-    for entry in source.iterdir():
-        if entry.is_dir():
+def deployment(root: Path, name: str, source: Path | None, *, linked: bool = False) -> dict[str, str]:
+    """A data folder under `root` (a copy of `source`; `linked`: its catalogue copied and its store
+    folders linked, read-only; None: empty) and a fresh Dagster home, as a `rag` process's environment."""
+    data, home = root / f"{name}-data", root / f"{name}-home"
+    if source is None:
+        data.mkdir()
+    elif linked:
+        data.mkdir()
+        shutil.copy(source / "catalogue.duckdb", data / "catalogue.duckdb")
+        for entry in (e for e in source.iterdir() if e.is_dir()):
             (data / entry.name).symlink_to(entry.resolve(), target_is_directory=True)
+    else:
+        shutil.copytree(source, data, symlinks=False)
+    home.mkdir()
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
     return {**os.environ, "RAG_DATA_DIR": str(data), "DAGSTER_HOME": str(home), "RAG_SERVICE_URL": ""}
 
@@ -219,7 +223,7 @@ def main() -> None:
     add_record_option(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        env = drill_project(Path(tmp))
+        env = deployment(Path(tmp), "drill", data_dir(), linked=True)
         with catalogue_connection(Path(env["RAG_DATA_DIR"]) / "catalogue.duckdb", read_only=True) as con:
             texts = [q.query for q in load_question_rows(con, args.collection)]
             before = set(stored_answer_ids(con))
