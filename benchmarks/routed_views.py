@@ -1,7 +1,8 @@
 """What the encoder router is shown of a gold page, and rdr2's routing knobs, on a paged collection.
 
-For the collection's dev + test questions with gold pages (FinanceBench), in each scope (the whole
-store, the documents each question names, the question's own document):
+For the collection's dev + test questions with gold pages (FinanceBench), in each scope (as asked:
+the documents whose cards the question names; every document; the documents its file names name;
+the question's own document):
 
 1. Where the gold page is lost, under the published router and rdr2's evaluated settings: is the
    gold document among the routed documents, is a content node of a gold page shown to the router
@@ -133,7 +134,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-c", "--collection", default="financebench")
     parser.add_argument("--split", default="dev,test")
-    parser.add_argument("--scopes", default="whole,named,single", help="whole, named, single (comma-separated)")
+    parser.add_argument(
+        "--scopes",
+        default="cards,all,named,single",
+        help="cards (the default steer: the documents whose cards the question names, else all), all (every "
+        "document), named (file names), single (the question's own document); comma-separated",
+    )
     parser.add_argument("--variants", default="", help="'name: key=value, ...; ...' (see the module doc)")
     parser.add_argument("--per-question", action="store_true", help="print the shown-gold table per question")
     args = parser.parse_args()
@@ -141,13 +147,15 @@ def main() -> None:
     trees = session.trees
     if not questions:
         raise SystemExit(f"no {args.split} questions with gold pages in collection {args.collection!r}")
-    config = EvidenceConfig(single_store=[args.collection], named_documents=[args.collection])
+    config = EvidenceConfig(
+        single_store=[args.collection], named_documents=[args.collection], every_document=[args.collection]
+    )
     narrower = {s.suffix.strip(" ()").split()[0]: s for s in scopes(config, args.collection, questions, sorted(trees))}
     specs = strategy_specs(DEFAULT_SETTINGS, "short", session.published.llm_adapter)
     published_router = session.router(ROUTER)
     variants = parse_variants(args.variants)
     for scope_name in args.scopes.split(","):
-        scope = None if scope_name == "whole" else narrower[scope_name]
+        scope = None if scope_name == "cards" else narrower[scope_name]
         rows = []
         for name, (changes, thresholds) in variants.items():
             router = published_router.with_section_weight(
@@ -162,7 +170,7 @@ def main() -> None:
                 routed=dataclasses.replace(specs["rdr2"], **changes),
                 kinds=[ROUTER],
                 routers={ROUTER: recorder},
-                retrieve=session.retrieve,
+                retrieve=session.retrieve if scope is None else session.unsteered_retrieve,
                 trees=trees,
                 fills=(True,),
                 scope=scope,

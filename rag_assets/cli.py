@@ -234,7 +234,8 @@ def search(
 
 
 ASK_COLLECTION_HELP = "The collection (default: the only one); `all`: the collections the namespace router picks."
-BY_NAME_HELP = "Search only the documents the question names (company, period, form): by cards, else file names."
+BY_NAME_HELP = "Where no document card matches, search the documents the question names by file name."
+ALL_DOCUMENTS_HELP = "Search every document (by default: those whose cards the question names, else all)."
 
 
 @app.command()
@@ -262,6 +263,7 @@ def ask(
     as_json: bool = typer.Option(False, "--json", help="Print the stored answer row as JSON."),
     document: str = typer.Option(None, "--document", help="Search and route only this document (id, file or title)."),
     by_name: bool = typer.Option(False, "--by-name", help=BY_NAME_HELP),
+    all_documents: bool = typer.Option(False, "--all-documents", help=ALL_DOCUMENTS_HELP),
 ) -> None:
     """Answer a question from the materialized index with the evaluated configuration of a
     strategy (the options override it) and store it with its lineage in the `answers` table;
@@ -283,6 +285,7 @@ def ask(
         tree_branching=branching,
         document=document,
         by_name=by_name or None,
+        all_documents=all_documents or None,
         form=form,
     )
     check_ask(strategy, options, collection)  # before any model loads

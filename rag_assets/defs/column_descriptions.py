@@ -16,6 +16,8 @@ _QUESTION = {
     "not_answerable": "True when the question set says the documents cannot answer it.",
     "split": "train, dev or test.",
     "gold_pages": "1-based pages of the gold document that hold the evidence (FinanceBench); empty when unknown.",
+    "question_type": "The set's own kind of question (FinanceBench: metrics-generated, domain-relevant, "
+    "novel-generated); empty when the set has none.",
 }
 
 COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {

@@ -90,8 +90,13 @@ class AskBody(BaseModel):
     )
     by_name: bool | None = Field(
         default=None,
-        description="Search and route only the documents the question names by their file names (company, year, "
-        "form: ACME_2022_10K.pdf for 'Acme's FY2022 ...'); a question naming none searches them all.",
+        description="Where no document card names a document, search and route the documents the question names "
+        "by their file names (company, year, form: ACME_2022_10K.pdf for 'Acme's FY2022 ...').",
+    )
+    all_documents: bool | None = Field(
+        default=None,
+        description="Search every document. By default a question is searched in the documents whose cards "
+        "(organisation, period, form) it names, and in all of them where it names none.",
     )
     form: str | None = Field(
         default=None, max_length=MAX_FILTER_CHARS, description="generated | extractive (default: the collection's)."

@@ -19,11 +19,9 @@ from rag_assets.core.answering.session import AnsweringSession, SessionModels
 from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
 from rag_assets.core.answering.verdict import VERDICT_NOTE
 from rag_assets.core.errors import ConfigError
-from rag_assets.core.index.card_matching import documents_named_by_cards
-from rag_assets.core.index.document_names import document_names
 from rag_assets.core.lineage import AnswerRecord, store_answers
 from rag_assets.core.store.connections import ShortReads, catalogue_connection
-from rag_assets.core.store.document_tables import collection_doc_ids, documents_named
+from rag_assets.core.store.document_tables import documents_named
 from rag_assets.core.store.publication import IndexPin
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.core.store.transactions import table_exists
@@ -133,38 +131,25 @@ class Ask:
                 raise ConfigError(f"say which collection with --collection (the catalogue holds {', '.join(known)})")
             questions = load_question_rows(con, known[0]) if table_exists(con, "questions") else []
             documents = named_documents(con, known, options.document)
-            if documents is None and options.by_name:
-                documents = self.documents_by_name(con, known, question)
             # trees are read as the routing needs them, each read on its own short connection
             reads = ShortReads(catalogue_path(), on_wait=self.service.on_wait)
             trees = ChainMap(*(CatalogueTrees(reads, c) for c in routed or [known[0]]))
             session = open_session(
-                con, known[0], self.service.models, trees=trees, search_in=routed, documents=documents
+                con,
+                known[0],
+                self.service.models,
+                trees=trees,
+                search_in=routed,
+                documents=documents,
+                steer=options.steer(),
             )
+        if session.steer is not None and documents is None:
+            self.note(session.steer.note(question))
         spec = plan_ask(name, session.published, questions, options, self.note)
         missing = session.missing_piece(spec)
         if missing:
             raise ConfigError(f"{missing} for {session.collection!r}: {spec.name} cannot run (materialize it first)")
         return Asked(session, spec)
-
-    def documents_by_name(self, con: Any, collections: list[str], question: str) -> list[str] | None:
-        """The documents `question` names by their cards (organisation, period, form: what the
-        documents say they are), else by their file names; noted with why; None (all) where neither
-        names any."""
-        match = documents_named_by_cards(con, collections, question)
-        if match is not None and match.doc_ids:
-            self.note(
-                f"searched the documents whose cards the question names ({match.reason}): {', '.join(match.doc_ids)}"
-            )
-            return match.doc_ids
-        if match is not None:
-            self.note(f"no document card matched (the question {match.reason}): trying the file names")
-        named = document_names(tuple(collection_doc_ids(con, collections))).named_in(question)
-        if named:
-            self.note(f"searched the documents the question names by file name: {', '.join(named)}")
-        else:
-            self.note("the question names no document by file name: searched them all")
-        return named or None
 
     def outcome(self, question: str, asked: Asked, on_text: Note | None) -> AnswerOutcome:
         """One answer through the session, budgeted as evaluated, streamed to `on_text`."""

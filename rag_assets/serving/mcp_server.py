@@ -180,11 +180,18 @@ def _add_reading_tools(mcp: MCPServer, service: QueryService, access: McpAccess)
 def _add_asking_tools(mcp: MCPServer, service: QueryService, access: McpAccess, asks: Gate | None) -> None:
     @mcp.tool()
     def ask(
-        question: str, ctx: Context, collection: str | None = None, strategy: str = "rdr2", by_name: bool = False
+        question: str,
+        ctx: Context,
+        collection: str | None = None,
+        strategy: str = "rdr2",
+        by_name: bool = False,
+        all_documents: bool = False,
     ) -> dict[str, Any]:
         """Answer `question` from `collection` (needs the ask scope); the answer is stored and comes
         with numbered citations (doc_id, node_id, heading path, text) and its answer_id for trace.
-        `by_name`: search only the documents the question names by file name (company, year, form)."""
+        The question is searched in the documents whose cards (organisation, period, form) it names,
+        else in all; `by_name`: where no card matches, in those its file names name; `all_documents`:
+        in every document."""
 
         def work() -> dict[str, Any]:
             who = access.caller(ctx)
@@ -195,7 +202,7 @@ def _add_asking_tools(mcp: MCPServer, service: QueryService, access: McpAccess, 
                     question,
                     collection=target,
                     strategy=strategy,
-                    options=AskOptions(by_name=by_name or None),
+                    options=AskOptions(by_name=by_name or None, all_documents=all_documents or None),
                     source="service",
                     asked_by=who.name,
                 )

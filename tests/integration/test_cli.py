@@ -106,7 +106,20 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
             [*rag, *command, "--document", "teapot.md"], env=env, capture_output=True, text=True, timeout=300
         )
         assert unknown.returncode != 0 and "no document 'teapot.md' in tiny" in " ".join(unknown.stderr.split())
-    # --by-name: only the documents the question names by file name ("pass" names pass.txt)
+    # by default: every document, since no card names an organisation; the note says so
+    steered = subprocess.run(
+        [*rag, "ask", "What does the pass statement do?", *("-s", "rag-hybrid", "--form", "extractive", "--json")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert steered.returncode == 0, steered.stderr[-3000:]
+    assert len(json.loads(steered.stdout)["retrieved_doc_ids"]) > 1
+    assert "searched every document (no card matched: the question names no organisation or product on them)" in (
+        " ".join(steered.stderr.split())
+    )
+    # --by-name: where no card matches, the documents the question names by file name ("pass" names pass.txt)
     named = subprocess.run(
         [
             *rag,
@@ -122,7 +135,10 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     )
     assert named.returncode == 0, named.stderr[-3000:]
     assert json.loads(named.stdout)["retrieved_doc_ids"] == ["tiny/pass.txt"]
-    assert "searched the documents the question names by file name: tiny/pass.txt" in " ".join(named.stderr.split())
+    assert (
+        "searched the documents the question names by file name (no card matched: the question names no "
+        "organisation or product on them): tiny/pass.txt"
+    ) in " ".join(named.stderr.split())
 
 
 def test_run_config_is_checked_before_anything_runs(tmp_path: Path) -> None:

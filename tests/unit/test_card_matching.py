@@ -90,38 +90,47 @@ def test_question_periods(question: str, years: set[int], quarter: int | None) -
     assert (set(period.years), period.quarter) == (years, quarter)
 
 
-def test_by_name_asks_the_cards_first_then_the_file_names(tmp_path) -> None:
+def test_the_steer_asks_the_cards_first_then_with_by_name_the_file_names(tmp_path) -> None:
     import duckdb
 
+    from rag_assets.core.answering.policy.sessions import document_steer
     from rag_assets.core.corpus.sources import SourceDocument
-    from rag_assets.core.index.card_matching import documents_named_by_cards
     from rag_assets.core.store.card_tables import cards_table
     from rag_assets.core.store.collections import replace_collection
     from rag_assets.core.store.document_tables import documents_table
-    from rag_assets.serving.asking import Ask
 
     files = ["scan_0001.pdf", "scan_0002.pdf", "ADOBE_2022_10K.pdf"]
     docs = [SourceDocument(f"f/{name}", "f", name, "pdf", name, "h", 1, "") for name in files]
     with duckdb.connect(str(tmp_path / "catalogue.duckdb")) as con:
         replace_collection(con, "f", {"source_documents": documents_table(docs)})
-        ask = Ask(service=None)
-        # no cards: the file names, as before
-        assert documents_named_by_cards(con, ["f"], "Adobe's FY2022 revenue?") is None
-        assert ask.documents_by_name(con, ["f"], "Adobe's FY2022 revenue?") == ["f/ADOBE_2022_10K.pdf"]
+        # no cards: by default nothing is restricted; with by-name, the file names as before
+        assert document_steer(con, ["f"]).documents_for("Adobe's FY2022 revenue?") is None
+        assert document_steer(con, ["f"]).note("Adobe's FY2022 revenue?") == (
+            "searched every document (no card matched: the collection has no document cards)"
+        )
+        by_name = document_steer(con, ["f"], "cards+names")
+        assert by_name.documents_for("Adobe's FY2022 revenue?") == ["f/ADOBE_2022_10K.pdf"]
+        assert by_name.note("Adobe's FY2022 revenue?") == (
+            "searched the documents the question names by file name (no card matched: the collection has no "
+            "document cards): f/ADOBE_2022_10K.pdf"
+        )
+        assert document_steer(con, ["f"], "off") is None
+        with pytest.raises(ValueError, match="unknown document steer 'names'"):
+            document_steer(con, ["f"], "names")
         cards = [
             DocumentCard("f/scan_0001.pdf", organisation="AMCOR PLC", kind="10-K", fiscal_year=2023),
             DocumentCard("f/scan_0002.pdf", organisation="AMCOR PLC", kind="10-K", fiscal_year=2022),
             DocumentCard("f/ADOBE_2022_10K.pdf", organisation="ADOBE INC.", kind="10-K", fiscal_year=2022),
         ]
         replace_collection(con, "f", {"document_cards": cards_table("f", cards)})
+        steer = document_steer(con, ["f"])
         # the cards name what the file names cannot
-        assert ask.documents_by_name(con, ["f"], "What was AMCOR's quick ratio in FY2023?") == ["f/scan_0001.pdf"]
-        assert ask.notes[-1] == (
+        assert steer.documents_for("What was AMCOR's quick ratio in FY2023?") == ["f/scan_0001.pdf"]
+        assert steer.note("What was AMCOR's quick ratio in FY2023?") == (
             "searched the documents whose cards the question names (names AMCOR PLC; of FY2023): f/scan_0001.pdf"
         )
-        # cards naming nothing: the file names are tried, then nothing is restricted
-        assert ask.documents_by_name(con, ["f"], "What is a quick ratio?") is None
-        assert ask.notes[-2:] == [
-            "no document card matched (the question names no organisation or product on them): trying the file names",
-            "the question names no document by file name: searched them all",
-        ]
+        # a question naming no card's organisation: every document, and the note says why
+        assert steer.documents_for("What is a quick ratio?") is None
+        assert steer.note("What is a quick ratio?") == (
+            "searched every document (no card matched: the question names no organisation or product on them)"
+        )

@@ -26,6 +26,7 @@ RECORD = {
     "company": "3M",
     "doc_name": "3M_2018_10K",
     "doc_period": 2018,
+    "question_type": "metrics-generated",
     "evidences": [
         {"doc_name": "3M_2018_10K", "page": 60, "text": "Purchases of property, plant and equipment (PP&E) (1,577)"},
         {"doc_name": "3M_2018_10K", "page": 59, "text": "Cash Flows from Investing Activities"},
@@ -43,6 +44,7 @@ def test_financebench_record_gives_gold_document_pages_and_texts(tmp_path: Path)
     assert question.gold_pages == (59, 60)  # the other filing's page is not a page of this one
     assert question.evidences[0] == "Purchases of property, plant and equipment (PP&E) (1,577)"
     assert question.answers == ("$1577.00",)
+    assert question.question_type == "metrics-generated"
 
 
 def test_financebench_bad_page_is_named(tmp_path: Path) -> None:
@@ -126,10 +128,14 @@ def test_gold_pages_and_page_hit_through_the_catalogue(tmp_path: Path) -> None:
     )
     con.execute("INSERT INTO questions VALUES ('old', 'q0', 'what?', [], [], [], 'doc', false, 'dev')")
     assert load_question_rows(con, "old")[0].gold_pages == ()
-    question = Question("q1", "capex?", ("$1577.00",), (), (), "3M_2018_10K", False, "dev", (59, 60))
+    question = Question(
+        "q1", "capex?", ("$1577.00",), (), (), "3M_2018_10K", False, "dev", (59, 60), "metrics-generated"
+    )
     replace_collection(con, "financebench", {"questions": questions_table("financebench", [question])})
     assert load_question_rows(con, "financebench") == [question]
+    assert load_question_rows(con, "financebench")[0].question_type == "metrics-generated"
     assert load_question_rows(con, "old")[0].gold_pages == ()
+    assert load_question_rows(con, "old")[0].question_type == ""
 
     con.execute(
         "CREATE TABLE evidence_evaluation (collection VARCHAR NOT NULL, run_id VARCHAR NOT NULL, "

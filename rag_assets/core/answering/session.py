@@ -28,6 +28,7 @@ from rag_assets.core.answering.types import AnswerOutcome, PairScorer, Retrieval
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.engines.base import LLMEngine
+from rag_assets.core.index.document_steer import DocumentSteer
 from rag_assets.core.index.embedding import Embedder
 from rag_assets.core.index.namespace_routing import QueryNamespaces, load_namespace_router
 from rag_assets.core.index.retrieval import SearchHit, search
@@ -82,7 +83,8 @@ class AnsweringSession:
 
     `gold`: the questions whose gold labels the oracle router reads (evaluation only);
     `search_in`: the collections searched (default: this one; the service's `all` passes the
-    namespace router's choice); `documents`: the doc ids searched, and so routed (default: all)."""
+    namespace router's choice); `documents`: the doc ids searched, and so routed (default: those
+    `steer` chooses for each question: the documents whose cards it names, else all)."""
 
     def __init__(
         self,
@@ -93,6 +95,7 @@ class AnsweringSession:
         gold: Sequence[Question] = (),
         search_in: Sequence[str] | None = None,
         documents: Sequence[str] | None = None,
+        steer: DocumentSteer | None = None,
     ) -> None:
         self.published = published
         self.models = models
@@ -100,6 +103,7 @@ class AnsweringSession:
         self.gold = list(gold)
         self.search_in = list(search_in or [published.collection])
         self.documents = list(documents) if documents else None  # search (and so routing) only these doc ids
+        self.steer = steer
         self._routers: dict[str, Router] = {}
 
     @property
@@ -145,10 +149,11 @@ class AnsweringSession:
         rerank: bool = False,
         collections: list[str] | None = None,
         documents: list[str] | None = None,
+        steered: bool = True,
     ) -> list[SearchHit]:
         """The search every strategy retrieves with: the published index version, this session's
-        collections (or the namespaces a strategy routed to), this session's documents (or
-        `documents`), the published reranker on request."""
+        collections (or the namespaces a strategy routed to), `documents` (else this session's,
+        else, `steered`, the ones the steer chooses for `query`), the published reranker on request."""
         if rerank and self.reranker is None:
             raise MissingPiece(f"no passage reranker is published for {self.collection!r}")
         return search(
@@ -159,8 +164,16 @@ class AnsweringSession:
             k=k,
             collections=collections or self.search_in,
             reranker=self.reranker if rerank else None,
-            documents=documents or self.documents,
+            documents=documents or self.documents or (self.steered_documents(query) if steered else None),
         )
+
+    def steered_documents(self, question: str) -> list[str] | None:
+        """The documents the steer searches `question` in (None: every document)."""
+        return self.steer.documents_for(question) if self.steer is not None else None
+
+    def unsteered_retrieve(self, query: str, mode: str, k: int, **options: Any) -> list[SearchHit]:
+        """`retrieve` in every document (or the `documents` given): what the steer is measured against."""
+        return self.retrieve(query, mode, k, steered=False, **options)
 
     def missing_piece(self, spec: StrategySpec) -> str | None:
         """Why `spec` cannot run on what was published (None: it can). The LLM router has no
@@ -319,8 +332,11 @@ class AnsweringSession:
             reader_model=self.engine.model_id,
             embedder=self.embedder.model_id if searched else None,
         )
-        if outcome.retrieval:
+        steered = self.steer.choose(outcome.question) if searched and self.steer and not self.documents else None
+        if outcome.retrieval or (steered and steered.documents):
             retrieval = dict(outcome.retrieval)
+            if steered and steered.documents:  # where the steer searched: the lineage of "which filing"
+                retrieval["steered"] = {"by": steered.by, "reason": steered.reason, "documents": steered.documents}
             if spec.rerank and self.published.reranker is not None:
                 retrieval["reranker"] = self.published.reranker.model_id
             if spec.reorder == "learned" and self.published.policy is not None:

@@ -30,6 +30,7 @@ class Question:
     split: str = "train"
     # 1-based pages of the gold document that hold the evidence (FinanceBench); () where unknown
     gold_pages: tuple[int, ...] = ()
+    question_type: str = ""  # the set's own kind of question (FinanceBench: metrics-generated, ...); "" if none
     extra: dict = field(default_factory=dict, compare=False)
 
 
@@ -81,6 +82,7 @@ def question_from_record(record: dict, *, line: int, source: str, fractions: tup
         not_answerable=bool(record.get("not_answerable", False)),
         split=split,
         gold_pages=gold_pages,
+        question_type=str(record.get("question_type") or ""),
         extra={k: record[k] for k in ("answer_conditions", "url") if k in record},
     )
 

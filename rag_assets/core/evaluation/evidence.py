@@ -42,7 +42,8 @@ EVIDENCE_KINDS = (*DEFAULT_KINDS, *LLM_KINDS)
 QUALITY_METRICS = ("passage_hit", "evidence_recall", "section_hit", "page_hit")
 OWN_SUFFIX = " own"
 SINGLE_SUFFIX = " (single store)"  # searched and routed within the question's own document
-NAMED_SUFFIX = " (named documents)"  # searched and routed within the documents the question names
+NAMED_SUFFIX = " (named documents)"  # searched and routed within the documents the question's file names name
+ALL_SUFFIX = " (all documents)"  # searched and routed in every document: no steer by the cards
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,11 @@ class StoreScope:
     def named(cls, documents: Mapping[str, Sequence[str]]) -> StoreScope:
         """Each question within the documents it names; one that names none, in the whole store."""
         return cls(documents, NAMED_SUFFIX, False)
+
+    @classmethod
+    def every_document(cls) -> StoreScope:
+        """Each question in the whole store, whatever the documents' cards say (searched unsteered)."""
+        return cls({}, ALL_SUFFIX, False)
 
 
 @dataclass(frozen=True, slots=True)

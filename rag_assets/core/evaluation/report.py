@@ -83,6 +83,8 @@ class ReportData:
     seed_systems: list[SeedComparison] = field(default_factory=list)
     # each extractive row against its generated row, and the collection's default form
     answer_forms: AnswerForms = field(default_factory=AnswerForms)
+    # rag-hybrid's and rdr2's correctness per question type (sets whose questions have types)
+    correctness: Section | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +188,8 @@ def _sections(data: ReportData) -> list[Section]:
         )
     )
     sections += seed_section(data.seed_systems)
+    if data.correctness is not None:
+        sections.append(data.correctness)
     sections += forms_section(data.answer_forms)
     if data.evidence is None:
         sections.append(("Evidence: quality vs length (reader-based rows)", [], [], "evidence", ""))

@@ -9,6 +9,10 @@ answer metrics (the reader's output)
 - `yes_no_acc`: the answer's leading yes/no matches a yes/no gold answer (ConditionalQA style);
 - `rouge_l`: ROUGE-L F-measure for long gold answers (more than `LONG_ANSWER_WORDS` words, the
   e-manual paragraphs), where containment and token F1 say little;
+- `correct`: the gold answer's figures are all stated within 1% (scale and percent read), or its
+  leading yes/no is the answer's (`answer_correctness`; golds holding figures or a leading verdict,
+  not a bare yes/no); `gold_contained`: the normalised long gold answer is in the answer, for long
+  golds with neither;
 evidence metrics (what the reader saw, independent of the reader)
 - `passage_hit`: a gold short answer occurs in the evidence (not for yes/no gold: "yes" is not
   in a document);
@@ -57,13 +61,14 @@ from rag_assets.core.answer_metrics import (
 )
 from rag_assets.core.answering.echo import echoed
 from rag_assets.core.corpus.question_sets import Question
+from rag_assets.core.evaluation.answer_correctness import correctness_metrics
 from rag_assets.core.routing.metrics import mean_interval
 
 LONG_ANSWER_WORDS = 16
 HEADING_SEPARATOR = " > "
 _TAG = re.compile(r"<[^>]+>")
 
-ANSWER_METRICS = ("right", "f1", "yes_no_acc", "rouge_l")
+ANSWER_METRICS = ("right", "f1", "yes_no_acc", "rouge_l", "correct", "gold_contained")
 EVIDENCE_METRICS = ("passage_hit", "evidence_recall", "section_hit", "page_hit", "evidence_words")
 TRUST_METRICS = ("first_cite_gold", "echoed")
 COST_METRICS = ("router_prompt_tokens", "router_output_tokens", "engine_calls", "seconds_p50", "seconds_p95")
@@ -114,12 +119,14 @@ def answer_metrics(prediction: str, answers: Sequence[str]) -> dict[str, float]:
     if not answers:
         return {}
     if is_long_answer(answers):
-        return {"rouge_l": rouge_l(prediction, answers)}
+        return {"rouge_l": rouge_l(prediction, answers), **correctness_metrics(prediction, answers)}
     # right: holds a gold answer (yes/no golds: the right verdict), the rule the default form is chosen by
     metrics = {"right": float(bool(answer_right(prediction, answers))), "f1": token_f1(prediction, answers)}
     verdict = yes_no_correct(prediction, answers)
     if verdict is not None:
         metrics["yes_no_acc"] = float(verdict)
+    correctness = correctness_metrics(prediction, answers)
+    metrics.update({k: v for k, v in correctness.items() if k == "correct"})  # short golds' containment: right
     return metrics
 
 

@@ -24,10 +24,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any
 
 from rag_assets.core.corpus.document_cards import SEC_FORMS, DocumentCard, fiscal_year_of
-from rag_assets.core.store.card_tables import load_cards
 
 # words of a name that say what kind of company it is, not which
 _SUFFIXES = frozenset(
@@ -213,10 +211,3 @@ def match_cards(cards: Sequence[DocumentCard], question: str) -> CardMatch:
             why.append(f"form {kind}" if kind in SEC_FORMS else kind)
             break
     return CardMatch(sorted(c.doc_id for c in kept), "; ".join(why))
-
-
-def documents_named_by_cards(con: Any, collections: Sequence[str], question: str) -> CardMatch | None:
-    """The documents of `collections` that `question` names by their cards, and why; None where the
-    collections have no cards (then a caller falls back to file names: core/index/document_names.py)."""
-    cards = load_cards(con, collections)
-    return match_cards(cards, question) if cards else None

@@ -26,6 +26,7 @@ def questions_table(collection: str, questions: Sequence[Question]) -> pa.Table:
             "not_answerable": pa.array([q.not_answerable for q in questions], pa.bool_()),
             "split": pa.array([q.split for q in questions], pa.string()),
             "gold_pages": pa.array([list(q.gold_pages) for q in questions], pa.list_(pa.int32())),
+            "question_type": pa.array([q.question_type for q in questions], pa.string()),
         }
     )
 
@@ -47,13 +48,15 @@ def load_question_rows(
         params += splits
     columns = present_columns(con, table)
     pages = "gold_pages" if "gold_pages" in columns else "[]::INTEGER[]"  # a catalogue from before gold pages
+    kind = "question_type" if "question_type" in columns else "''"  # and from before question types
     rows = con.execute(
-        f"SELECT qid, query, answers, evidences, section_path, gold_doc, not_answerable, split, {pages} "
+        f"SELECT qid, query, answers, evidences, section_path, gold_doc, not_answerable, split, {pages}, {kind} "
         f"FROM {table} {where} ORDER BY qid",
         params,
     ).fetchall()
     return [
-        Question(r[0], r[1], tuple(r[2]), tuple(r[3]), tuple(r[4]), r[5], r[6], r[7], tuple(r[8] or ())) for r in rows
+        Question(r[0], r[1], tuple(r[2]), tuple(r[3]), tuple(r[4]), r[5], r[6], r[7], tuple(r[8] or ()), r[9] or "")
+        for r in rows
     ]
 
 

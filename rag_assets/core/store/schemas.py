@@ -10,7 +10,7 @@ _QUESTION_COLUMNS = """
         collection VARCHAR NOT NULL, qid VARCHAR NOT NULL, query VARCHAR NOT NULL,
         answers VARCHAR[] NOT NULL, evidences VARCHAR[] NOT NULL, section_path VARCHAR[] NOT NULL,
         gold_doc VARCHAR NOT NULL, not_answerable BOOLEAN NOT NULL, split VARCHAR NOT NULL,
-        gold_pages INTEGER[] DEFAULT []"""
+        gold_pages INTEGER[] DEFAULT [], question_type VARCHAR DEFAULT ''"""
 
 SCHEMA: dict[str, str] = {
     "source_documents": """
@@ -159,8 +159,9 @@ ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
     "source_documents": ("reader_version VARCHAR DEFAULT ''",),
     "document_texts": ("reader_version VARCHAR DEFAULT ''",),
     # the gold document's evidence pages (FinanceBench)
-    "questions": ("gold_pages INTEGER[] DEFAULT []",),
-    "synthetic_questions": ("gold_pages INTEGER[] DEFAULT []",),
+    # and the set's own kind of question (FinanceBench: metrics-generated, domain-relevant, novel-generated)
+    "questions": ("gold_pages INTEGER[] DEFAULT []", "question_type VARCHAR DEFAULT ''"),
+    "synthetic_questions": ("gold_pages INTEGER[] DEFAULT []", "question_type VARCHAR DEFAULT ''"),
     # how many questions the views come from, whether they are the dev + test views, the intervals,
     # what the rates rest on (no default: NULL on older rows, read as unknown)
     "router_metrics": (

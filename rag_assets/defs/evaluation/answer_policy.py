@@ -35,7 +35,7 @@ from resources.vectors import VectorStoreResource
     retry_policy=TRANSIENT_RETRY,
     op_tags=GPU_STEP_TAGS,
     partitions_def=collection_partitions,
-    deps=["passage_index", "questions", router_adapter, passage_reranker],
+    deps=["passage_index", "questions", "document_cards", router_adapter, passage_reranker],
     group_name="evaluation",
     kinds={"python", "duckdb"},
     description="The collection's default answer form (a quote unless the reader is right more often beyond noise) "

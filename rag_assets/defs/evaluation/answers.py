@@ -170,6 +170,7 @@ def answer_records(
     deps=[
         "passage_index",
         "questions",
+        "document_cards",
         router_adapter,
         router_metrics,
         passage_reranker,

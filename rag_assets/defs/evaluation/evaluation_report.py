@@ -11,6 +11,7 @@ from dagster_duckdb import DuckDBResource
 from rag_assets.core.answering.policy.catalogue import BUDGET_SOURCE, STRATEGIES
 from rag_assets.core.answering.published import published_form_choice
 from rag_assets.core.evaluation.answer_forms import FORM_BASES, FORM_METRICS, AnswerForms
+from rag_assets.core.evaluation.correctness_table import correctness_section
 from rag_assets.core.evaluation.evidence import EvidenceSummary, evidence_table, summarise_evidence
 from rag_assets.core.evaluation.report import (
     GENERATED_OUTPUT_METRICS,
@@ -163,6 +164,7 @@ def evaluation_report(context: dg.AssetExecutionContext, catalogue: DuckDBResour
         intervals=metric_intervals(scored),
         seed_systems=compare_seed_systems(records, scored),
         answer_forms=AnswerForms(compare_seed_systems(records, scored, FORM_BASES, FORM_METRICS), form),
+        correctness=correctness_section(scored, questions, list(results)),
     )
     files = write_report(data, reports_root())
     context.log.info(f"evaluation report: {files.html}")

@@ -18,6 +18,7 @@ from rag_assets.core.answering.policy.catalogue import (
     settings_from,
     strategy_specs,
 )
+from rag_assets.core.answering.policy.sessions import document_steer
 from rag_assets.core.answering.published import load_published
 from rag_assets.core.answering.session import AnsweringSession
 from rag_assets.core.evaluation.evidence import (
@@ -77,6 +78,12 @@ class EvidenceConfig(dg.Config):
         "file names it names (company, year, form: core/index/document_names.py; a question naming none is "
         "searched in the whole store); those rows are named '... (named documents)'.",
     )
+    every_document: list[str] = Field(
+        default=[],
+        description="Collections also measured with each question searched and routed in every document, not only "
+        "in those whose cards it names (the default steer, core/index/document_steer.py); those rows are named "
+        "'... (all documents)'.",
+    )
 
     def settings(self) -> StrategySettings:
         """The strategy settings with this step's rdr2 and rag-hybrid knobs (the rest as `answers`' defaults)."""
@@ -118,7 +125,8 @@ def _measured(
         routed=specs["rdr2"],
         kinds=kinds,
         routers={kind: session.router(kind) for kind in kinds if kind != "llm"},
-        retrieve=session.retrieve,
+        # the scoped rows search where their scope says, unsteered; the main rows as a user's asks
+        retrieve=session.retrieve if scope is None else session.unsteered_retrieve,
         trees=trees,
         engine=session.engine if any(k in LLM_KINDS for k in kinds) else None,
         scope=scope,
@@ -126,9 +134,11 @@ def _measured(
 
 
 def scopes(config: EvidenceConfig, collection: str, questions: list, doc_ids: list[str]) -> list[StoreScope]:
-    """The narrower stores `collection` is also measured on: each question's own document (single
-    store), the documents each question names (named documents)."""
+    """The other stores `collection` is also measured on: each question's own document (single
+    store), the documents each question's file names name (named documents), every document."""
     found = []
+    if collection in config.every_document:
+        found.append(StoreScope.every_document())
     if collection in config.single_store:
         found.append(StoreScope.single_store(own_documents(questions, doc_ids)))
     if collection in config.named_documents:
@@ -142,7 +152,7 @@ def scopes(config: EvidenceConfig, collection: str, questions: list, doc_ids: li
     retry_policy=TRANSIENT_RETRY,
     op_tags=GPU_STEP_TAGS,
     partitions_def=collection_partitions,
-    deps=["passage_index", "questions", router_adapter],
+    deps=["passage_index", "questions", "document_cards", router_adapter],
     group_name="evaluation",
     kinds={"python", "duckdb"},
     description="Evidence without the reader on every evaluation question: rag-hybrid against RDR2 with each "
@@ -166,6 +176,7 @@ def evidence_evaluation(
         published = load_published(con, collection)  # the LanceDB version published with these passages
         questions = load_question_rows(con, collection, config.split)
         trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
+        steer = document_steer(con, [collection])  # as a user's asks: within the documents the cards name
     if config.max_questions:
         questions = questions[: config.max_questions]
     if not questions:
@@ -173,7 +184,7 @@ def evidence_evaluation(
         with catalogue.get_connection() as con:
             store_evidence(con, collection, [], run_id=context.run.run_id, created_at=utc_now())
         return dg.MaterializeResult(metadata={"dagster/row_count": 0, "questions": 0, "split": config.split})
-    session = AnsweringSession(published, ResourceModels(embedder, vectors, llm), trees, gold=questions)
+    session = AnsweringSession(published, ResourceModels(embedder, vectors, llm), trees, gold=questions, steer=steer)
     notes = list(published.router_notes)
     kinds = measured_kinds(config, session, llm.backend, notes)
     for note in notes:

@@ -11,9 +11,10 @@ import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
+from rag_assets.core.answering.policy.sessions import document_steer
 from rag_assets.core.corpus.synthetic_questions import DEFAULT_SYNTHETIC_KINDS
 from rag_assets.core.corpus.synthetic_questions import synthetic_questions as make_synthetic_questions
-from rag_assets.core.index.document_names import document_names
+from rag_assets.core.index.document_steer import DocumentSteer
 from rag_assets.core.index.retrieval import search
 from rag_assets.core.routing.curation import curate
 from rag_assets.core.routing.evaluation_views import ViewKnobs
@@ -144,22 +145,22 @@ class RoutingDataConfig(dg.Config):
     )
     named_documents: list[str] = Field(
         default=[],
-        description="Collections whose training questions are searched within the documents they name by file name "
-        "(company, year, form), as `rag ask --by-name` and evidence_evaluation's named_documents search them; a "
-        "question naming none is searched in the whole collection.",
+        description="Collections whose training questions no document card matches are searched within the "
+        "documents they name by file name (company, year, form), as `rag ask --by-name` searches them. Every "
+        "question is first searched within the documents whose cards it names (as every ask is).",
     )
 
 
 def training_retriever(
-    config: RoutingDataConfig, collection: str, index, model, doc_ids: list[str]
+    config: RoutingDataConfig, collection: str, index, model, steer: DocumentSteer | None
 ) -> Callable[[str], list]:
-    """The first-stage search the training views are built from: the collection's, or within the
-    documents each question names where the collection is in `named_documents` (so the router learns
-    on the views it is asked about, the question's filings, not on the near-alike others)."""
-    names = document_names(tuple(doc_ids)) if collection in config.named_documents else None
+    """The first-stage search the training views are built from: within the documents `steer`
+    chooses for each question (those whose cards it names; with `named_documents`, else those its
+    file names name; else the whole collection), as a user's asks are searched, so the router learns
+    on the views it is asked about (the question's filings, not the near-alike others)."""
 
     def retrieve(query: str) -> list:
-        documents = (names.named_in(query) or None) if names is not None else None  # None: the whole collection
+        documents = steer.documents_for(query) if steer is not None else None  # None: the whole collection
         return search(index, model, query, k=config.passages_per_query, collections=[collection], documents=documents)
 
     return retrieve
@@ -168,7 +169,7 @@ def training_retriever(
 @dg.asset(
     pool=CATALOGUE_POOL,
     partitions_def=collection_partitions,
-    deps=[passage_index, questions_asset, synthetic_questions],
+    deps=[passage_index, questions_asset, synthetic_questions, "document_cards"],
     group_name="routing",
     kinds={"python", "duckdb"},
     metadata=table_metadata("routing_subtrees"),
@@ -192,10 +193,11 @@ def routing_subtrees(
         if config.synthetic:
             questions += load_question_rows(con, collection, table="synthetic_questions")
         trees = {doc_id: nodes for doc_id, (nodes, _) in load_trees(con, collection).items()}
+        steer = document_steer(con, [collection], "cards+names" if collection in config.named_documents else "cards")
     # the searches and token counts hold no connection: readers (`rag serve`) are not locked out
     samples = build_routing_samples(
         questions,
-        training_retriever(config, collection, index, model, list(trees)),
+        training_retriever(config, collection, index, model, steer),
         trees,
         top_docs=config.top_docs,
         expansion_views=config.expansion_views,

@@ -23,5 +23,12 @@ class AskOptions:
     tree_depth: int | None = None
     tree_branching: int | None = None
     document: str | None = None  # search and route only this document (doc id, file name or title)
-    by_name: bool | None = None  # search and route only the documents the question names by file name
+    by_name: bool | None = None  # where no card names a document, those the question names by file name
+    all_documents: bool | None = None  # search every document (no steer by the documents' cards)
     form: str | None = None  # generated | extractive (None: the collection's default)
+
+    def steer(self) -> str:
+        """Where a question is searched by default (`policy.sessions.document_steer`)."""
+        if self.all_documents:
+            return "off"
+        return "cards+names" if self.by_name else "cards"
