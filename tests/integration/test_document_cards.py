@@ -88,3 +88,39 @@ FILINGS = {
 def test_cards_of_real_filings(shared_datasets: Path, name: str) -> None:
     card = pdf_card(shared_datasets / "financebench" / "pdfs" / name, f"financebench/{name}")
     assert (card.organisation, card.kind, card.fiscal_year, card.quarter, card.date) == FILINGS[name]
+
+
+def test_evidence_is_searched_where_the_cards_say_and_unsteered_beside_it(
+    tmp_path: Path, corpus_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question naming Acme Kettles is searched in the kettle manual only (its card's
+    organisation): the answer in pass.txt is out of reach there, and found in every document."""
+    (corpus_dir / "cards.yaml").write_text(SIDECAR, encoding="utf-8")
+    monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))
+    questions = [
+        {"qid": "named", "question": "What does the pass statement do, Acme Kettles?", "answers": ["null operation"]},
+        {"qid": "unnamed", "question": "What does the pass statement do?", "answers": ["null operation"]},
+    ]
+    jsonl = "".join(json.dumps({**q, "split": "dev"}) + "\n" for q in questions)
+    project = tiny_project(tmp_path, corpus_dir, tmp_path / "no-model", jsonl)  # no LLM kind: no model read
+    keys = ("source_documents", "document_trees", "document_cards", "passages", "passage_index", "questions")
+    config = {"kinds": ["hit-nodes"], "every_document": ["tiny"], "rag_top_k": 3}
+    result = dg.materialize(
+        [*ALL_ASSETS, *ALL_CHECKS],
+        resources=project["resources"],
+        partition_key="tiny",
+        instance=project["instance"],
+        selection=dg.AssetSelection.assets(*keys, "evidence_evaluation"),
+        run_config={"ops": {"evidence_evaluation": {"config": config}}},
+    )
+    assert result.success
+    with duckdb.connect(str(project["db"])) as con:
+        hits = {
+            (strategy, qid): hit
+            for strategy, qid, hit in con.execute(
+                "SELECT strategy, qid, passage_hit FROM evidence_evaluation WHERE router = ''"
+            ).fetchall()
+        }
+    assert hits[("rag-hybrid", "named")] == 0.0  # steered into the kettle manual, which does not say
+    assert hits[("rag-hybrid (all documents)", "named")] == 1.0
+    assert hits[("rag-hybrid", "unnamed")] == 1.0  # naming no card's organisation: every document

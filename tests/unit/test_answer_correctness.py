@@ -79,6 +79,7 @@ def test_the_report_table_gives_each_question_type_for_rag_hybrid_and_rdr2() -> 
     ]
     title, header, rows, _, _ = correctness_section(answers, questions, order=["rag-hybrid", "rdr2"])
     assert title == "Answer correctness by question type"
+    assert header == ["strategy", "question type", "correct (95% CI)", "gold contained (95% CI)"]
     assert [row[:2] for row in rows] == [
         ["rag-hybrid", "metrics-generated"],
         ["rag-hybrid", "all"],
