@@ -20,6 +20,7 @@ from rag_assets.core.answering.answer_ending import complete_answer
 from rag_assets.core.answering.attribution import attribute_outcome
 from rag_assets.core.answering.echo import settle_outcome
 from rag_assets.core.answering.extractive import answered_when_empty, extract_answer
+from rag_assets.core.answering.figure_answers import FIGURE, ROUTED_FOR_FIGURES, figure_answer
 from rag_assets.core.answering.generation.contregen import run_contregen
 from rag_assets.core.answering.generation.disco import run_disco
 from rag_assets.core.answering.known_terms import TermShare, term_refusals
@@ -134,9 +135,11 @@ def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: 
         if unknown[i] is not None or not _answered(relevance, extras.relevance_floor, i):
             outcomes.append(_refused(outcome, relevance, unknown[i], i))
             continue
-        answer = extract_answer(question, g.citations, scorer, short=spec.answer_style == "short")
+        # a figure asked for: computed from the cells of the evidence, else of the routed documents' tables
+        figure = figure_answer(question, g.citations, inputs.trees, g.retrieved_doc_ids[:ROUTED_FOR_FIGURES])
+        answer = figure or extract_answer(question, g.citations, scorer, short=spec.answer_style == "short")
         outcome.answer, outcome.citations = answer.answer, answer.citations
-        outcome.supporting, outcome.attribution = answer.supporting, answer.method
+        outcome.supporting, outcome.attribution = answer.supporting, FIGURE if figure else answer.method
         outcome.relevance = relevance[i] if relevance else None
         outcomes.append(outcome)
     _give_verdicts(outcomes, spec, inputs.reader)
