@@ -2,9 +2,8 @@
 serve all of it over HTTP (`rag serve`). Only the options live here; what the commands do is in
 rag_assets/commands (runs, output, errors) and rag_assets/serving (queries, the service).
 
-A command pays only for what it uses: `rag --help`, `--version`, `trace`, `tree`, `answers` and
-a BM25 `search` import neither torch nor a model. With RAG_SERVICE_URL set (a running `rag
-serve`), `search`, `ask`, `trace` and `answers` are answered by the warm service.
+`rag --help`, `--version`, `trace`, `tree`, `answers` and a BM25 `search` import neither torch
+nor a model; with RAG_SERVICE_URL set, `search`, `ask`, `trace` and `answers` ask the warm service.
 
 One error path for every command: a user mistake or an unavailable backend prints ONE line on
 stderr (`error: ...`) and exits with a documented code; `rag --debug ...` (or RAG_DEBUG=1) also
@@ -17,8 +16,7 @@ prints the traceback. Exit codes:
      of its bounds, missing path, unknown collection, empty question, bad DAGSTER_HOME or data
      dir, empty catalogue)
   3  `rag trace`: a cited source changed since the answer was produced
-  4  a backend is unavailable (LLM endpoint or service unreachable, catalogue busy past the
-     lock timeout, service overloaded)
+  4  a backend is unavailable (LLM endpoint or service unreachable, catalogue busy, overloaded)
   70 an internal error (a bug: please report it with the `--debug` traceback)
   130 interrupted (Ctrl-C)
 """
@@ -234,8 +232,7 @@ def search(
 
 
 ASK_COLLECTION_HELP = "The collection (default: the only one); `all`: the collections the namespace router picks."
-BY_NAME_HELP = "Where no document card matches, search the documents the question names by file name."
-ALL_DOCUMENTS_HELP = "Search every document (by default: those whose cards the question names, else all)."
+BY_NAME_HELP = "Where no document card matches, search the documents the question's file names name."
 
 
 @app.command()
@@ -263,7 +260,7 @@ def ask(
     as_json: bool = typer.Option(False, "--json", help="Print the stored answer row as JSON."),
     document: str = typer.Option(None, "--document", help="Search and route only this document (id, file or title)."),
     by_name: bool = typer.Option(False, "--by-name", help=BY_NAME_HELP),
-    all_documents: bool = typer.Option(False, "--all-documents", help=ALL_DOCUMENTS_HELP),
+    all_documents: bool = typer.Option(False, "--all-documents", help="Search every document, whatever its card."),
 ) -> None:
     """Answer a question from the materialized index with the evaluated configuration of a
     strategy (the options override it) and store it with its lineage in the `answers` table;

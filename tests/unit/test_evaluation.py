@@ -58,7 +58,9 @@ UNANSWERABLE = Question("q4", "What is the moon made of?", not_answerable=True)
 
 
 def test_answer_metrics_apply_by_gold_kind() -> None:
-    assert answer_metrics("It is 80 C.", SHORT.answers) == {"right": 1.0, "f1": pytest.approx(2 / 3)}  # p=2/4, r=1
+    # p=2/4, r=1; the gold's figure 80 is stated: correct
+    assert answer_metrics("It is 80 C.", SHORT.answers) == {"right": 1.0, "f1": pytest.approx(2 / 3), "correct": 1.0}
+    assert answer_metrics("It is 90 C.", SHORT.answers)["correct"] == 0.0
     assert answer_metrics("Yes, if you are over 21.", YES.answers) == {
         "right": 1.0,
         "f1": pytest.approx(2 / 7),
@@ -66,7 +68,8 @@ def test_answer_metrics_apply_by_gold_kind() -> None:
     }
     assert answer_metrics("No.", YES.answers) == {"right": 0.0, "f1": 0.0, "yes_no_acc": 0.0}
     long = answer_metrics("plug in the supplied charger", LONG.answers)
-    assert set(long) == {"rouge_l"} and 0 < long["rouge_l"] < 1
+    # a long gold without figures or a verdict: its containment beside ROUGE-L
+    assert set(long) == {"rouge_l", "gold_contained"} and 0 < long["rouge_l"] < 1 and long["gold_contained"] == 0.0
     assert answer_metrics("anything", ()) == {}
 
 

@@ -5,9 +5,8 @@ router metrics and the versions of everything upstream). Output is one folder, w
 temporary sibling and renamed into place, so a reader never sees a half-written report; a stable
 `latest/` copy next to it is swapped the same way.
 
-The first table is the evidence evaluation (every evaluation question, no reader, with intervals
-and paired differences) when there is one; the reader-based rows follow, labelled with their
-question counts and with intervals on their rates.
+First the evidence evaluation (every evaluation question, no reader, intervals and paired
+differences) when there is one; then the reader-based rows with question counts and intervals.
 
 Layout under `<reports root>/<collection>/`:
     <run_id>/report.md  report.html  summary.json  metrics.png  evidence.png  scaling.png  router.png
@@ -47,6 +46,8 @@ METRIC_LABELS = {
     "f1": "token F1",
     "yes_no_acc": "yes/no acc",
     "rouge_l": "ROUGE-L",
+    "correct": "correct (figures, verdict)",
+    "gold_contained": "gold contained",
     **METRIC_HEADERS,
     "evidence_words": "evidence words",
     "router_prompt_tokens": "router in tok",
@@ -83,8 +84,7 @@ class ReportData:
     seed_systems: list[SeedComparison] = field(default_factory=list)
     # each extractive row against its generated row, and the collection's default form
     answer_forms: AnswerForms = field(default_factory=AnswerForms)
-    # rag-hybrid's and rdr2's correctness per question type (sets whose questions have types)
-    correctness: Section | None = None
+    correctness: Section | None = None  # rag-hybrid's and rdr2's correctness per question type
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,12 +132,9 @@ def _table_rows(
     for name, values in rows.items():
         cells = [name]
         for m in metrics:
-            if m not in values:
-                cells.append("–")
-                continue
-            cell = _fmt(values[m], m in COUNTS)
             low_high = (intervals or {}).get(name, {}).get(m)
-            cells.append(f"{cell} ({low_high[0]:.3f}–{low_high[1]:.3f})" if low_high else cell)
+            cell = _fmt(values[m], m in COUNTS) if m in values else "–"
+            cells.append(f"{cell} ({low_high[0]:.3f}–{low_high[1]:.3f})" if low_high and m in values else cell)
         out.append(cells)
     return out
 
