@@ -85,6 +85,27 @@ def test_the_forms_table_says_whether_the_default_is_right_as_often_as_the_bette
     assert "| rdr2-extractive | 4 | 0.250 |" in generated
 
 
+def test_correctness_shows_its_interval_and_its_table_by_question_type() -> None:
+    section = [
+        "Answer correctness by question type",
+        ["strategy", "question type", "correct (95% CI)", "gold contained (95% CI)"],
+        [["rdr2", "metrics-generated", "0.333 (0.000–0.667) n=9", ""]],
+        "",
+        "footnote",
+    ]
+    summary = {
+        **SUMMARY,
+        "results": {"tiny": {"rdr2": {"right": 0.0, "correct": 0.333, "questions": 9.0}}},
+        "intervals": {"tiny": {"rdr2": {"correct": [0.0, 0.667]}}},
+        "correctness": {"tiny": section},
+    }
+    markdown = headline_markdown([summary])
+    assert "| rdr2 | 9 | 0.000 | 0.333 (0.000-0.667) |" in markdown
+    assert "**Answer correctness by question type** — run `run-answers`" in markdown
+    assert "| rdr2 | metrics-generated | 0.333 (0.000–0.667) n=9 |  |" in markdown
+    assert "Answer correctness" not in headline_markdown([SUMMARY])  # a set without question types
+
+
 def test_the_generated_block_replaces_only_its_own_markers(tmp_path: Path) -> None:
     page = tmp_path / "results.md"
     page.write_text("# Results\n\nTyped text stays.\n", encoding="utf-8")

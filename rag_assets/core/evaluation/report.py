@@ -185,8 +185,7 @@ def _sections(data: ReportData) -> list[Section]:
         )
     )
     sections += seed_section(data.seed_systems)
-    if data.correctness is not None:
-        sections.append(data.correctness)
+    sections += [data.correctness] if data.correctness is not None else []
     sections += forms_section(data.answer_forms)
     if data.evidence is None:
         sections.append(("Evidence: quality vs length (reader-based rows)", [], [], "evidence", ""))
@@ -295,8 +294,7 @@ VERSIONS_HEADER = ["asset / piece", "data version or id", "run", "materialized (
 
 
 def summary_dict(data: ReportData) -> dict:
-    """What `summary.json` holds: collection -> strategy -> metric -> value, the scaling grids, the
-    router metrics and the versions of every upstream asset."""
+    """`summary.json`: collection -> strategy -> metric -> value, the tables and upstream versions."""
     return {
         "collection": data.collection,
         "run_id": data.run_id,
@@ -312,6 +310,7 @@ def summary_dict(data: ReportData) -> dict:
         "evidence": {data.collection: data.evidence.as_dict() if data.evidence else {}},
         "seed_systems": {data.collection: [c.as_dict() for c in data.seed_systems]},
         "answer_forms": {data.collection: data.answer_forms.as_dict()},
+        "correctness": {data.collection: list(data.correctness or ())},  # [title, header, rows, plot, footnote]
         "versions": data.versions,
         "notes": data.notes,
     }

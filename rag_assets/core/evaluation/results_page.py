@@ -18,7 +18,7 @@ from rag_assets.core.files import write_text_atomically
 from rag_assets.core.tables import markdown_table
 
 SUMMARY_FILE = "summary.json"
-READER_METRICS = ("right", "f1", "rouge_l", "yes_no_acc", "passage_hit", "evidence_words", "first_cite_gold")
+READER_METRICS = ("right", "correct", "f1", "rouge_l", "yes_no_acc", "passage_hit", "evidence_words", "first_cite_gold")
 ROUTER_METRICS = ("ans_f1", "exp_pre", "ref_acc")
 
 
@@ -74,7 +74,8 @@ def _reader_cell(row: Mapping, intervals: Mapping, metric: str) -> str:
     if metric not in row:
         return "-"
     low_high = intervals.get(metric)
-    if metric == "right" and low_high:  # the share of right answers: the figure the forms are chosen by
+    # the share of right answers (the figure the forms are chosen by) and of correct ones
+    if metric in ("right", "correct") and low_high:
         return _with_interval({"mean": row[metric], "low": low_high[0], "high": low_high[1]})
     return _number(row[metric])
 
@@ -140,6 +141,13 @@ def form_rows(summary: Mapping) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def correctness_rows(summary: Mapping) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of the correctness table by question type, as the report shows it (none for a
+    set without question types)."""
+    section = (summary.get("correctness") or {}).get(summary["collection"]) or []  # the report's section
+    return (list(section[1]), [list(row) for row in section[2]]) if section else ([], [])
+
+
 def router_rows(summary: Mapping) -> tuple[list[str], list[list[str]]]:
     """(header, rows) of the router table: each router model's routing quality with intervals."""
     collection = summary["collection"]
@@ -166,6 +174,7 @@ def headline_markdown(summaries: Iterable[Mapping]) -> str:
             ("Evidence over every evaluation question (no reader)", "evidence_evaluation", evidence_rows(summary)),
             (f"Reader rows ({summary.get('split', '?')} split)", "answers", reader_rows(summary)),
             ("Answer forms: the share of right answers, paired", "answers", form_rows(summary)),
+            ("Answer correctness by question type", "answers", correctness_rows(summary)),
             ("Router metrics (held-out views)", "router_metrics", router_rows(summary)),
         ):
             if not rows:

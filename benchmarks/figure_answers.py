@@ -1,0 +1,78 @@
+"""Figure answers against quotes on a materialized collection (FinanceBench): answer correctness of
+the quote form of rag-hybrid and rdr2 as asked (the default steer, the published routers), each
+question judged by `core/evaluation/answer_correctness.py` (every gold figure within 1%, or the
+gold's leading yes/no), per question type; how many answers were figure answers and how many of
+those were right; and, with `--without-figures`, the same rows with figure answers turned off
+(the quote alone), paired on the same questions.
+
+    RAG_DATA=$PWD/../shared/datasets RAG_COLLECTIONS=collections.datasets.yaml \\
+    RAG_DATA_DIR=dagster_home/data-datasets .venv/bin/python -m benchmarks.figure_answers \\
+        -c financebench --split dev,test [--without-figures] [--show]
+
+Nothing is written to the catalogue. The relevance floor is not applied (every question is answered).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import defaultdict
+from unittest import mock
+
+from benchmarks.common import open_collection
+from rag_assets.core.answering.figure_answers import FIGURE
+from rag_assets.core.answering.policy.catalogue import DEFAULT_SETTINGS, strategy_specs
+from rag_assets.core.evaluation.answer_correctness import correctness_metrics
+from rag_assets.core.routing.metrics import mean_interval
+from rag_assets.core.tables import markdown_table
+
+STRATEGIES = ("rag-hybrid-extractive", "rdr2-extractive")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-c", "--collection", default="financebench")
+    parser.add_argument("--split", default="dev,test")
+    parser.add_argument("--without-figures", action="store_true", help="also measure the quote alone")
+    parser.add_argument("--show", action="store_true", help="print each figure answer with its gold")
+    args = parser.parse_args()
+    session, questions = open_collection(args.collection, args.split)
+    if not questions:
+        raise SystemExit(f"no {args.split} questions in collection {args.collection!r}")
+    specs = strategy_specs(DEFAULT_SETTINGS, "short", session.published.llm_adapter)
+    variants = [("figures", False)] + ([("quote alone", True)] if args.without_figures else [])
+    rows = []
+    for name in STRATEGIES:
+        for variant, off in variants:
+            started = time.perf_counter()
+            if off:  # the quote form as it was before figure answers: none is ever made
+                with mock.patch("rag_assets.core.answering.strategy_runner.figure_answer", return_value=None):
+                    outcomes = session.run([q.query for q in questions], specs[name], use_floor=False)
+            else:
+                outcomes = session.run([q.query for q in questions], specs[name], use_floor=False)
+            judged: dict[str, list[float]] = defaultdict(list)
+            figures = right_figures = 0
+            for question, outcome in zip(questions, outcomes):
+                correct = correctness_metrics(outcome.answer, list(question.answers)).get("correct")
+                if outcome.attribution == FIGURE:
+                    figures += 1
+                    right_figures += bool(correct)
+                    if args.show:
+                        print(f"[{correct}] gold {question.answers[0][:40]!r}: {outcome.answer[:300]}")
+                if correct is not None:
+                    judged[question.question_type or "all"].append(correct)
+                    if question.question_type:
+                        judged["all"].append(correct)
+            seconds = time.perf_counter() - started
+            for kind, values in sorted(judged.items(), key=lambda item: (item[0] == "all", item[0])):
+                low, high = mean_interval(values)
+                mean = sum(values) / len(values)
+                rows.append([name, variant, kind, f"{mean:.3f} ({low:.3f}–{high:.3f})", str(len(values))])
+            rows.append([name, variant, "figure answers made / right", f"{figures} / {right_figures}", ""])
+            print(f"{name} ({variant}): {seconds:.0f} s", flush=True)
+    print()
+    print(markdown_table(["strategy", "answers", "question type", "correct (95% CI)", "n"], rows))
+
+
+if __name__ == "__main__":
+    main()
