@@ -45,33 +45,41 @@ def main() -> None:
     for name in STRATEGIES:
         for variant, off in variants:
             started = time.perf_counter()
-            if off:  # the quote form as it was before figure answers: none is ever made
-                with mock.patch("rag_assets.core.answering.strategy_runner.figure_answer", return_value=None):
-                    outcomes = session.run([q.query for q in questions], specs[name], use_floor=False)
-            else:
-                outcomes = session.run([q.query for q in questions], specs[name], use_floor=False)
-            judged: dict[str, list[float]] = defaultdict(list)
-            figures = right_figures = 0
-            for question, outcome in zip(questions, outcomes):
-                correct = correctness_metrics(outcome.answer, list(question.answers)).get("correct")
-                if outcome.attribution == FIGURE:
-                    figures += 1
-                    right_figures += bool(correct)
-                    if args.show:
-                        print(f"[{correct}] gold {question.answers[0][:40]!r}: {outcome.answer[:300]}")
-                if correct is not None:
-                    judged[question.question_type or "all"].append(correct)
-                    if question.question_type:
-                        judged["all"].append(correct)
-            seconds = time.perf_counter() - started
-            for kind, values in sorted(judged.items(), key=lambda item: (item[0] == "all", item[0])):
-                low, high = mean_interval(values)
-                mean = sum(values) / len(values)
-                rows.append([name, variant, kind, f"{mean:.3f} ({low:.3f}–{high:.3f})", str(len(values))])
-            rows.append([name, variant, "figure answers made / right", f"{figures} / {right_figures}", ""])
-            print(f"{name} ({variant}): {seconds:.0f} s", flush=True)
+            rows += measured_rows(session, questions, specs[name], variant, without_figures=off, show=args.show)
+            print(f"{name} ({variant}): {time.perf_counter() - started:.0f} s", flush=True)
     print()
     print(markdown_table(["strategy", "answers", "question type", "correct (95% CI)", "n"], rows))
+
+
+def measured_rows(
+    session, questions: list, spec, variant: str, *, without_figures: bool, show: bool
+) -> list[list[str]]:
+    """One strategy's rows: correct per question type, and the figure answers made and right."""
+    if without_figures:  # the quote form as it was before figure answers: none is ever made
+        with mock.patch("rag_assets.core.answering.strategy_runner.figure_answer", return_value=None):
+            outcomes = session.run([q.query for q in questions], spec, use_floor=False)
+    else:
+        outcomes = session.run([q.query for q in questions], spec, use_floor=False)
+    judged: dict[str, list[float]] = defaultdict(list)
+    figures = right_figures = 0
+    for question, outcome in zip(questions, outcomes):
+        correct = correctness_metrics(outcome.answer, list(question.answers)).get("correct")
+        if outcome.attribution == FIGURE:
+            figures += 1
+            right_figures += bool(correct)
+            if show:
+                print(f"[{correct}] gold {question.answers[0][:40]!r}: {outcome.answer[:300]}")
+        if correct is not None:
+            for kind in {question.question_type or "all", "all"}:
+                judged[kind].append(correct)
+    rows = []
+    for kind, values in sorted(judged.items(), key=lambda item: (item[0] == "all", item[0])):
+        low, high = mean_interval(values)
+        rows.append(
+            [spec.name, variant, kind, f"{sum(values) / len(values):.3f} ({low:.3f}–{high:.3f})", str(len(values))]
+        )
+    rows.append([spec.name, variant, "figure answers made / right", f"{figures} / {right_figures}", ""])
+    return rows
 
 
 if __name__ == "__main__":
