@@ -66,7 +66,9 @@ def main() -> None:
         on_gold = Counter(
             state.section[n.node_id]
             for n in state.nodes
-            if n.node_id in state.section and n.page_start and n.page_start in q.gold_pages
+            if n.node_id in state.section
+            and n.page_start
+            and any(n.page_start <= page <= max(n.page_end, n.page_start) for page in q.gold_pages)
         )
         if not on_gold or not headings:
             continue
