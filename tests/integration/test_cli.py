@@ -119,6 +119,25 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     assert "searched every document (no card matched: the question names no organisation or product on them)" in (
         " ".join(steered.stderr.split())
     )
+    # --all-documents: no steer at all, so no note about where it searched
+    unsteered = subprocess.run(
+        [
+            *rag,
+            "ask",
+            "What does the pass statement do?",
+            "--all-documents",
+            "-s",
+            "rag-hybrid",
+            "--form",
+            "extractive",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert unsteered.returncode == 0, unsteered.stderr[-3000:]
+    assert "searched every document" not in " ".join(unsteered.stderr.split())
     # --by-name: where no card matches, the documents the question names by file name ("pass" names pass.txt)
     named = subprocess.run(
         [
