@@ -106,52 +106,26 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
             [*rag, *command, "--document", "teapot.md"], env=env, capture_output=True, text=True, timeout=300
         )
         assert unknown.returncode != 0 and "no document 'teapot.md' in tiny" in " ".join(unknown.stderr.split())
+
+    def ask_pass(*options: str) -> subprocess.CompletedProcess:
+        """The pass question answered by rag-hybrid's quote (as JSON), with `options`."""
+        question = "What does the pass statement do?"
+        command = [*rag, "ask", question, *options, "-s", "rag-hybrid", "--form", "extractive", "--json"]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+
     # by default: every document, since no card names an organisation; the note says so
-    steered = subprocess.run(
-        [*rag, "ask", "What does the pass statement do?", *("-s", "rag-hybrid", "--form", "extractive", "--json")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    steered = ask_pass()
     assert steered.returncode == 0, steered.stderr[-3000:]
     assert len(json.loads(steered.stdout)["retrieved_doc_ids"]) > 1
     assert "searched every document (no card matched: the question names no organisation or product on them)" in (
         " ".join(steered.stderr.split())
     )
     # --all-documents: no steer at all, so no note about where it searched
-    unsteered = subprocess.run(
-        [
-            *rag,
-            "ask",
-            "What does the pass statement do?",
-            "--all-documents",
-            "-s",
-            "rag-hybrid",
-            "--form",
-            "extractive",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    unsteered = ask_pass("--all-documents")
     assert unsteered.returncode == 0, unsteered.stderr[-3000:]
     assert "searched every document" not in " ".join(unsteered.stderr.split())
     # --by-name: where no card matches, the documents the question names by file name ("pass" names pass.txt)
-    named = subprocess.run(
-        [
-            *rag,
-            "ask",
-            "What does the pass statement do?",
-            "--by-name",
-            *("-s", "rag-hybrid", "--form", "extractive", "--json"),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    named = ask_pass("--by-name")
     assert named.returncode == 0, named.stderr[-3000:]
     assert json.loads(named.stdout)["retrieved_doc_ids"] == ["tiny/pass.txt"]
     assert (
