@@ -3,7 +3,7 @@
 For each dev + test question with gold pages (FinanceBench), in its gold filing: the heading whose
 section holds most of the gold page's nodes (for a metric question: the statement), and where the
 published encoder router ranks it among the filing's headings, scored as a collapsed heading is
-today (`heading_context`: its path and the first words of its own content, which for a statement
+now (`heading_context`: its path and the first words of its own content, which for a statement
 are its first rows with every figure) against a statement view (its path, then the table's row
 labels without figures or dot leaders: what a person scans a statement by). Counts of questions
 whose gold heading ranks in the top 5, and scores at least the router's expand threshold.
@@ -75,7 +75,7 @@ def main() -> None:
         gold = on_gold.most_common(1)[0][0]
         question = embed([q.query])[0]
         cells = [q.qid, state.nodes[gold].text[:40]]
-        for name, context in (("today", heading_context), ("row labels", statement_context)):
+        for name, context in (("as scored", heading_context), ("row labels", statement_context)):
             scores = embed([context(state, h) for h in headings]) @ question
             score = scores[headings.index(gold)]
             rank = int((scores > score).sum())
@@ -84,11 +84,11 @@ def main() -> None:
             cells.append(f"{score:.3f} (rank {rank + 1} of {len(headings)})")
         counts["questions"] += 1
         rows.append(cells)
-    print(markdown_table(["question", "gold heading", "score today", "score on row labels"], rows))
+    print(markdown_table(["question", "gold heading", "score as scored", "score on row labels"], rows))
     print()
     n = counts["questions"]
     print(f"{n} questions; expand threshold {threshold}")
-    for name in ("today", "row labels"):
+    for name in ("as scored", "row labels"):
         print(f"{name}: gold heading in the top 5 {counts[name, 'top 5']}, at the threshold {counts[name, 'expanded']}")
 
 
