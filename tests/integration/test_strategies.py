@@ -274,3 +274,50 @@ def test_a_quote_answering_a_yes_no_question_starts_with_the_readers_verdict(
         not other.answer.startswith(tuple(f"{v}. " for v in VERDICTS)) and "80" in other.answer and other.verdict == ""
     )
     assert counting_engine.sizes == []  # scored, never generated
+
+
+def test_a_figure_answer_is_not_refused_by_the_floor(counting_engine: CountingEngine) -> None:
+    """A figure computed from cited cells answers even where the evidence's best passage scores
+    under the relevance floor; the quote of the same evidence does not."""
+    from rag_assets.core.answering.extractive import EmbedderScorer
+    from rag_assets.core.answering.figure_answers import FIGURE
+    from rag_assets.core.answering.no_answer import NOT_FOUND_ANSWER
+    from rag_assets.core.answering.types import RetrievalExtras
+    from rag_assets.core.corpus.parsers.markdown import parse_markdown
+    from rag_assets.core.corpus.tree import build_tree
+    from rag_assets.core.index.embedding import Embedder
+    from rag_assets.core.index.retrieval import SearchHit
+
+    report = (
+        "# ACME annual report\n\n## Consolidated Balance Sheets\n\n(In millions)\n\n"
+        "| | December 31, 2022 | December 31, 2021 |\n|---|---|---|\n"
+        "| Total current assets | 1,200 | 1,000 |\n| Total current liabilities | 800 | 750 |\n"
+    )
+    nodes = build_tree("ACME", parse_markdown(report)).nodes
+    trees = {"acme/report.md": nodes}
+    rows = [n for n in nodes if n.block == "table_row" and n.text.startswith("Total")]
+
+    def retrieve(query: str, mode: str, k: int, **options: object) -> list[SearchHit]:
+        return [
+            SearchHit(
+                i, 0.5, f"p{i}", "acme/report.md", "acme", (n.node_id,), ((n.span_start, n.span_end),), (), n.text
+            )
+            for i, n in enumerate(rows)
+        ]
+
+    scorer = EmbedderScorer(Embedder(progress=False))
+    # a floor no evidence reaches: every quote is refused
+    extras = RetrievalExtras(answer_scorer=scorer, relevance_floor=1.01, relevance_scorer=scorer)
+    spec = StrategySpec("rag-hybrid-extractive", "rag", top_k=2, answer_form="extractive")
+    asked = [
+        "What is ACME's FY2022 working capital ratio? It is defined as: total current assets / total current "
+        "liabilities. Round your answer to two decimal places.",
+        "What did ACME report about its current assets?",
+    ]
+    [figure, quote] = run_strategy(asked, spec, retrieve=retrieve, trees=trees, engine=counting_engine, extras=extras)
+    assert (
+        figure.attribution == FIGURE
+        and figure.answer.startswith("1.50 = total current assets")
+        and not figure.not_found
+    )
+    assert quote.not_found and quote.answer == NOT_FOUND_ANSWER

@@ -132,11 +132,15 @@ def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: 
     for i, (question, g) in enumerate(zip(questions, gathered)):
         outcome = gathered_outcome(question, g, "", 0.0, NO_GENERATION, reader_calls=0)
         outcome.answer_form = "extractive"
-        if unknown[i] is not None or not _answered(relevance, extras.relevance_floor, i):
+        # a figure asked for: computed from the cells of the evidence, else of the routed documents' tables.
+        # Every cell it rests on is cited and named by the question, so the floor (which judges whether
+        # the evidence's best passage answers) does not refuse it; the term rule still does.
+        figure = None
+        if unknown[i] is None:
+            figure = figure_answer(question, g.citations, inputs.trees, g.retrieved_doc_ids[:ROUTED_FOR_FIGURES])
+        if figure is None and (unknown[i] is not None or not _answered(relevance, extras.relevance_floor, i)):
             outcomes.append(_refused(outcome, relevance, unknown[i], i))
             continue
-        # a figure asked for: computed from the cells of the evidence, else of the routed documents' tables
-        figure = figure_answer(question, g.citations, inputs.trees, g.retrieved_doc_ids[:ROUTED_FOR_FIGURES])
         answer = figure or extract_answer(question, g.citations, scorer, short=spec.answer_style == "short")
         outcome.answer, outcome.citations = answer.answer, answer.citations
         outcome.supporting, outcome.attribution = answer.supporting, FIGURE if figure else answer.method
