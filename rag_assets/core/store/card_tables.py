@@ -24,12 +24,18 @@ def cards_table(collection: str, cards: Sequence[DocumentCard]) -> pa.Table:
     return pa.table(columns, schema=schema)
 
 
-def load_cards(con: duckdb.DuckDBPyConnection, collections: Sequence[str]) -> list[DocumentCard]:
-    """The cards of `collections`' documents, by doc id ([] where none was made)."""
+def load_cards(
+    con: duckdb.DuckDBPyConnection, collections: Sequence[str], *, naming_only: bool = False
+) -> list[DocumentCard]:
+    """The cards of `collections`' documents, by doc id ([] where none was made); with
+    `naming_only`, only those a question can name (an organisation or a product on them): every ask
+    reads them, and a wiki of 100,000 pages has none to read."""
     if not collections or not table_exists(con, "document_cards"):
         return []
+    naming = " AND (organisation <> '' OR product <> '')" if naming_only else ""
     rows = con.execute(
-        f"SELECT {', '.join(_CARD_COLUMNS)} FROM document_cards WHERE collection IN (SELECT unnest(?)) ORDER BY doc_id",
+        f"SELECT {', '.join(_CARD_COLUMNS)} FROM document_cards WHERE collection IN (SELECT unnest(?)){naming} "
+        "ORDER BY doc_id",
         [list(collections)],
     ).fetchall()
     return [DocumentCard(*row[:-1], from_sidecar=tuple(row[-1])) for row in rows]

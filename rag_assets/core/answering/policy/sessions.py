@@ -67,4 +67,4 @@ def document_steer(
     if steer == "off":
         return None
     names = document_names(tuple(collection_doc_ids(con, collections))) if steer == "cards+names" else None
-    return DocumentSteer(load_cards(con, collections), names)
+    return DocumentSteer(load_cards(con, collections, naming_only=True), names)
