@@ -141,3 +141,16 @@ def test_pdf_rows_file_each_cell_under_its_column() -> None:
     assert [(c.label, c.column, c.written, c.value, c.year) for c in cells] == [
         ("Purchases of property and equipment", "November 27, 2015", "(184,936)", 184936.0, 2015)
     ]
+
+
+def test_a_row_reads_the_unit_of_its_own_table() -> None:
+    from rag_assets.core.answering.figure_answers import table_scale
+
+    two = (
+        "# X\n\n## Selected data\n\n(In millions)\n\n| | 2022 |\n|---|---|\n| Net sales | 9,400 |\n\n"
+        "(In thousands)\n\n| | 2022 |\n|---|---|\n| Employees' pay | 12,000 |\n"
+    )
+    nodes = build_tree("X", parse_markdown(two)).nodes
+    by_label = {n.text.split(" | ")[0]: n.node_id for n in nodes if n.block == "table_row"}
+    assert table_scale(nodes, by_label["Net sales"]) == 1e6
+    assert table_scale(nodes, by_label["Employees' pay"]) == 1e3

@@ -176,14 +176,14 @@ def _cell(cells: Sequence[Cell], names: list[str], year: int, question: str) -> 
 
 
 def table_scale(nodes: Sequence[TreeNode], node_id: int) -> float | None:
-    """The unit a table row's figures are printed in: "(In thousands, except par value)" above it
-    within its section, or in its heading; None where the table does not say."""
+    """The unit a table row's figures are printed in: the nearest "(In thousands, except par
+    value)" above it within its section, else its heading's; None where the table does not say."""
     parent = nodes[node_id].parent_id
     while parent is not None and nodes[parent].kind != STRUCTURE:
         parent = nodes[parent].parent_id
     if parent is None:
         return None
-    for node in (nodes[parent], *nodes[parent + 1 : node_id]):
+    for node in (*reversed(nodes[parent + 1 : node_id]), nodes[parent]):  # a section may hold tables of two units
         found = _TABLE_SCALE.search(node.text[:200])
         if found:
             return _SCALES[found.group(1).lower()]
