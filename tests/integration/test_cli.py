@@ -117,7 +117,7 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     steered = ask_pass()
     assert steered.returncode == 0, steered.stderr[-3000:]
     assert len(json.loads(steered.stdout)["retrieved_doc_ids"]) > 1
-    assert "searched every document (no card matched: the question names no organisation or product on them)" in (
+    assert "searched every document (no card matched: no document card names an organisation or product)" in (
         " ".join(steered.stderr.split())
     )
     # --all-documents: no steer at all, so no note about where it searched
@@ -129,8 +129,8 @@ def test_run_then_search_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     assert named.returncode == 0, named.stderr[-3000:]
     assert json.loads(named.stdout)["retrieved_doc_ids"] == ["tiny/pass.txt"]
     assert (
-        "searched the documents the question names by file name (no card matched: the question names no "
-        "organisation or product on them): tiny/pass.txt"
+        "searched the documents the question names by file name (no card matched: no document card names an "
+        "organisation or product): tiny/pass.txt"
     ) in " ".join(named.stderr.split())
 
 

@@ -106,13 +106,13 @@ def test_the_steer_asks_the_cards_first_then_with_by_name_the_file_names(tmp_pat
         # no cards: by default nothing is restricted; with by-name, the file names as before
         assert document_steer(con, ["f"]).documents_for("Adobe's FY2022 revenue?") is None
         assert document_steer(con, ["f"]).note("Adobe's FY2022 revenue?") == (
-            "searched every document (no card matched: the collection has no document cards)"
+            "searched every document (no card matched: no document card names an organisation or product)"
         )
         by_name = document_steer(con, ["f"], "cards+names")
         assert by_name.documents_for("Adobe's FY2022 revenue?") == ["f/ADOBE_2022_10K.pdf"]
         assert by_name.note("Adobe's FY2022 revenue?") == (
-            "searched the documents the question names by file name (no card matched: the collection has no "
-            "document cards): f/ADOBE_2022_10K.pdf"
+            "searched the documents the question names by file name (no card matched: no document card names "
+            "an organisation or product): f/ADOBE_2022_10K.pdf"
         )
         assert document_steer(con, ["f"], "off") is None
         with pytest.raises(ValueError, match="unknown document steer 'names'"):

@@ -55,7 +55,10 @@ class DocumentSteer:
         match = match_cards(self.cards, question) if self.cards else None
         if match is not None and match.doc_ids:
             return SteerChoice(list(match.doc_ids), match.reason, "cards")
-        why = f"the question {match.reason}" if match is not None else "the collection has no document cards"
+        # no card to match: none made, or none with an organisation or product (a wiki, a manual)
+        why = (
+            f"the question {match.reason}" if match is not None else "no document card names an organisation or product"
+        )
         named = self.file_names.named_in(question) if self.file_names is not None else []
         return SteerChoice(named or None, f"no card matched: {why}", "file names" if named else "")
 
