@@ -154,3 +154,13 @@ def test_a_row_reads_the_unit_of_its_own_table() -> None:
     by_label = {n.text.split(" | ")[0]: n.node_id for n in nodes if n.block == "table_row"}
     assert table_scale(nodes, by_label["Net sales"]) == 1e6
     assert table_scale(nodes, by_label["Employees' pay"]) == 1e3
+
+
+def test_a_figure_answer_says_it_is_computed_not_quoted() -> None:
+    from rag_assets.core.answering.figure_answers import FIGURE, FIGURE_NOTE
+    from rag_assets.core.answering.types import AnswerOutcome
+    from rag_assets.serving.asking import form_note
+
+    outcome = AnswerOutcome("q?", "1.50 = a / b; ...", "", 0, [], [], [], 0, 0, 0, 0, 1, 0.1, 0, 0)
+    outcome.answer_form, outcome.attribution = "extractive", FIGURE
+    assert form_note(outcome) == FIGURE_NOTE == "extractive: a figure computed from the cited cells, with its working"

@@ -28,6 +28,7 @@ from rag_assets.core.corpus.blocks import BlockKind
 from rag_assets.core.corpus.tree import STRUCTURE, TreeNode
 
 FIGURE = "figure"  # the attribution method of a figure answer
+FIGURE_NOTE = "extractive: a figure computed from the cited cells, with its working"
 TABLE_ROW = BlockKind.TABLE_ROW.value
 MAX_PERCENT_RATIO = 10.0  # a percentage is a ratio: 1,000% at most
 ROUTED_FOR_FIGURES = 2  # the first retrieved documents whose tables a figure is also read from

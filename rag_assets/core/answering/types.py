@@ -232,7 +232,7 @@ class AnswerOutcome:
     # the first `supporting` citations are the ones the answer rests on (core/answering/attribution.py),
     # the rest is evidence also given; -1 = not attributed
     supporting: int = -1
-    attribution: str = ""  # markers | overlap | extractive | unsupported (cross-encoder: older rows)
+    attribution: str = ""  # markers | overlap | extractive | figure | unsupported (cross-encoder: older rows)
     # generated was asked, the reader wrote nothing: the answer is the extractive one of the same
     # evidence (core/answering/extractive.py `answered_when_empty`)
     reader_empty: bool = False
