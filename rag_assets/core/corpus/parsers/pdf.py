@@ -142,8 +142,10 @@ def _continues(draft: Draft, line: Line, right_edge: float) -> bool:
             )
         # an item without a marker glyph wraps at its own indent, after a full line
         return abs(line.x0 - first.x0) < 1.0 and last.x1 > right_edge - 3 * last.size
-    if SENTENCE_END.search(last.text) and last.x1 < right_edge - 0.1 * (right_edge - last.x0):
-        return False  # a short line ending a sentence ends its paragraph, even without a gap
+    if SENTENCE_END.search(last.text) and (last.x1 < right_edge - 0.1 * (right_edge - last.x0) or line.lead_in):
+        # a short line ending a sentence ends its paragraph, even without a gap, as does a
+        # sentence end before a bold lead-in (a paper's run-in "TriviaQA (Joshi et al., 2017) ...")
+        return False
     # A paragraph set with a first-line indent comes back to the margin on its second line (its
     # first line ran full: `broken_early` said so above); up to six ems covers the indents in use.
     first_line_indent = draft.kind is BlockKind.PARAGRAPH and len(draft.lines) == 1
