@@ -23,6 +23,7 @@ import re
 
 from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block
 from rag_assets.core.corpus.parsers.errors import ParseError
+from rag_assets.core.corpus.parsers.pdf_columns import reading_order
 from rag_assets.core.corpus.parsers.pdf_draft import BULLET, GLYPH_BULLETS, Draft, emit
 from rag_assets.core.corpus.parsers.pdf_extract import PDF_LAYOUT_VERSION
 from rag_assets.core.corpus.parsers.pdf_filing import (
@@ -51,7 +52,6 @@ from rag_assets.core.corpus.parsers.pdf_lines import (
     merge_fragments,
     opens_next_column,
     page_lines,
-    reading_order,
 )
 from rag_assets.core.corpus.parsers.pdf_margins import page_margins
 from rag_assets.core.corpus.parsers.pdf_outline import place_outline, trusted_outline

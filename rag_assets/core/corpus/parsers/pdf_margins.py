@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rag_assets.core.corpus.parsers.pdf_lines import HEADING_SCALE, Line, crosses, gutters, text_columns
+from rag_assets.core.corpus.parsers.pdf_columns import crosses, gutters, text_columns
+from rag_assets.core.corpus.parsers.pdf_lines import HEADING_SCALE, Line
 
 
 def _columns(lines: list[Line], width: float) -> list[float]:
