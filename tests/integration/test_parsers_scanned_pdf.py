@@ -159,3 +159,20 @@ def test_a_title_over_a_page_sized_picture_keeps_its_text_layer() -> None:
     extracted = extract_pdf(scan_with_text_layer(picture, "Boiler Guide"))
     assert "ocr" not in json.loads(extracted.layout)
     assert extracted.plain_text == "Boiler Guide"
+
+
+def test_a_scan_ocr_reads_with_little_confidence_is_reported_not_indexed() -> None:
+    """docling's OCR test page, upright and turned on its side (tests/fixtures/pdfs/public/SOURCES.md):
+    upright, Tesseract reads its sentence; on its side it reads a few junk letters, which once
+    became the document's text. Tesseract's own confidence in them says so."""
+    public = Path(__file__).resolve().parents[1] / "fixtures" / "pdfs" / "public"
+    upright = extract_pdf((public / "docling-ocr-test.pdf").read_bytes())
+    assert json.loads(upright.layout)["ocr"] == [1]
+    assert " ".join(upright.plain_text.split()) == (
+        "Docling bundles PDF document conversion to JSON and Markdown in an easy self contained package"
+    )
+    result = ingest(CollectionSpec("docs", str(public / "docling-ocr-test-rotated-90.pdf"), "auto"))
+    assert result.documents == []
+    (rejection,) = result.rejections
+    assert "page 1: no text layer and OCR failed (its words have a mean confidence of" in rejection.reason
+    assert "a script the 'eng' language data does not read, or a page turned on its side" in rejection.reason

@@ -37,6 +37,11 @@ _BLANK_LEVEL = 160
 _MIN_INK_SHARE = 0.0005
 _BLANK_SCALE = 0.5
 _MIN_CONFIDENCE = 30.0  # Tesseract's words below this (0-100) are specks and rules read as letters
+# A page whose kept words average less confidence than this (weighted by their characters) was
+# not read: English scans read at 83 to 96 (FinanceBench's scanned exhibit, typewritten and
+# browser-printed pages), a page in a script `eng` has no data for (Japanese slides) at 52 to 70,
+# a page turned on its side at 41; its words would be indexed as junk
+_MIN_PAGE_CONFIDENCE = 75.0
 _CELL_GAP_EMS = 1.2  # the text layer's rule (pdf_extract): a wider gap between words separates cells
 _TIMEOUT_S = 120
 _SCAN_SHARE = 0.5  # a picture over half the page is a scan of it
@@ -67,6 +72,7 @@ class Word:
     bottom: float
     text: str
     line: tuple[int, int, int]  # Tesseract's (block, paragraph, line)
+    confidence: float = 100.0  # Tesseract's, 0-100
 
 
 def is_blank(page: pdfium.PdfPage) -> bool:
@@ -109,7 +115,7 @@ def tesseract_words(png: bytes, scale: float) -> list[Word]:
         left, top = int(row["left"]) / scale, int(row["top"]) / scale
         right, bottom = left + int(row["width"]) / scale, top + int(row["height"]) / scale
         line = (int(row["block_num"]), int(row["par_num"]), int(row["line_num"]))
-        words.append(Word(left, top, right, bottom, text, line))
+        words.append(Word(left, top, right, bottom, text, line, float(row["conf"])))
     return words
 
 
@@ -181,7 +187,21 @@ def page_image(page: pdfium.PdfPage, scale: float = OCR_SCALE) -> Image.Image:
 
 
 def ocr_page(page: pdfium.PdfPage, scale: float = OCR_SCALE) -> list[list[object]]:
-    """The page's text runs read by OCR, in Tesseract's reading order (empty: no words found)."""
+    """The page's text runs read by OCR, in Tesseract's reading order (empty: no words found);
+    OcrError when Tesseract trusts its words too little for them to be the page's text."""
     buffer = io.BytesIO()
     page_image(page, scale).save(buffer, format="PNG")
-    return words_to_runs(tesseract_words(buffer.getvalue(), scale))
+    words = tesseract_words(buffer.getvalue(), scale)
+    confidence = page_confidence(words)
+    if words and confidence < _MIN_PAGE_CONFIDENCE:
+        raise OcrError(
+            f"its words have a mean confidence of {confidence:.0f} of 100, under {_MIN_PAGE_CONFIDENCE:.0f}: "
+            f"a script the '{OCR_LANGUAGE}' language data does not read, or a page turned on its side"
+        )
+    return words_to_runs(words)
+
+
+def page_confidence(words: list[Word]) -> float:
+    """Tesseract's mean confidence in a page's words, each weighted by its characters."""
+    chars = sum(len(word.text) for word in words)
+    return sum(word.confidence * len(word.text) for word in words) / chars if chars else 0.0
