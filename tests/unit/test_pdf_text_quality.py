@@ -1,5 +1,6 @@
 """A page's text layer is judged garbage (to be read again by OCR) by simple statistics, on
-examples written by hand: real prose, a financial table, code, French and a formula pass;
+examples written by hand: real prose, a financial table, code, French, Greek, Japanese, a slide
+of bullet points and a formula pass;
 symbol soup from a poor OCR engine and unmapped glyphs do not."""
 
 from __future__ import annotations
@@ -18,6 +19,13 @@ GOOD = {
     "contents": "PART I Page ITEM 1. Business .............................. 3 ITEM 1A. Risk Factors "
     ". . . . . . . . . . . . . . . 15 Name ____________________ Date ______________",
     "formula": "Let f : X → Y be continuous and a, b ∈ R with a < b; then f(a) + f(b) is defined on [a, b].",
+    # a Japanese slide's text layer (pdfminer's nlp2004slides.pdf, p. 2): no spaces, no Latin vowels
+    "japanese": "2 研究の背景 • 固有表現抽出： - 文脈、あるいは字句的な知識をもちい て、文章中に現れる固有表現をタグ付け "
+    "する。 - コーパスや辞書からあらかじめ学習（発 見）しておく方法が主流。",
+    "greek": "Η εταιρεία αύξησε τα έσοδά της κατά 12% το 2018 χάρη στη ζήτηση στην Ασία.",
+    # a slide of bullet points (docling's odf_presentation_01.odp.pdf, p. 1): a marker every few words
+    "bullets": "Test Table Slide ● Class1 ● Class2 ● A merged with B ● C ● A ● B ● C ● R1 ● True ● False "
+    "● False ● True ● True ● R2 ● True ● False ● R3 ● False ● False ● True ● True ● R4 ● False",
 }
 GARBAGE = {
     "symbol soup of a poor scan's OCR": "~;,i ' ll'l .1:.. ,i ~~ '' ;: .:. l1' ,,. ~:; i'l .;, |!| ^^ ,.'",

@@ -55,6 +55,7 @@ from rag_assets.core.corpus.parsers.pdf_lines import (
 )
 from rag_assets.core.corpus.parsers.pdf_margins import page_margins
 from rag_assets.core.corpus.parsers.pdf_outline import place_outline, trusted_outline
+from rag_assets.core.corpus.parsers.pdf_slides import is_slide_deck, slide_headings
 from rag_assets.core.corpus.parsers.pdf_tables import continued_title, continues_table, with_tables
 
 
@@ -68,7 +69,8 @@ def _load(layout: str) -> dict[str, object]:
     return data
 
 
-def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
+def _clean_pages(data: dict[str, object]) -> tuple[list[list[Line]], bool]:
+    """The cleaned lines of each page, and whether the PDF is a slide deck (`pdf_slides`)."""
     pages = data["pages"]
     assert isinstance(pages, list)
     # columns first: pieces of one printed line are joined within a column, never across a
@@ -77,7 +79,11 @@ def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
         merge_fragments(reading_order(page_lines(page["lines"], number), float(page["w"])))
         for number, page in enumerate(pages, start=1)
     ]
-    lines = drop_page_furniture(lines, [float(page["h"]) for page in pages])
+    sizes = [(float(page["w"]), float(page["h"])) for page in pages]
+    deck = is_slide_deck(lines, sizes, body_size(lines))
+    # a slide's title, set where every slide sets it and repeated on the slides that continue
+    # it, is no running header
+    lines = drop_page_furniture(lines, [height for _, height in sizes], titled_pages=deck)
     cleaned = [
         with_tables(join_cells(runs), page.get("tables") or [], number, page.get("plots") or [])
         for number, (runs, page) in enumerate(zip(lines, pages, strict=True), start=1)
@@ -85,7 +91,7 @@ def _clean_pages(data: dict[str, object]) -> list[list[Line]]:
     for line in (line for runs in cleaned for line in runs if "\t" in line.text):
         line.text = join_label(_marked_item(line.text))  # "ITEM 1.<TAB>Business": a heading set at a tab stop
         line.cells = line.cells if "\t" in line.text else []
-    return cleaned
+    return cleaned, deck
 
 
 def _marked_item(text: str) -> str:
@@ -197,13 +203,15 @@ def _code_continues(draft: Draft, line: Line) -> bool:
 
 
 def _drafts(
-    pages: list[list[Line]], margins: dict[int, tuple[float, float]], body: float, headings: bool
+    pages: list[list[Line]], margins: dict[int, tuple[float, float]], body: float, headings: bool, slides: bool = False
 ) -> list[Draft]:
+    """The page's lines gathered into blocks; with `slides`, no block runs on to the next page."""
     drafts: list[Draft] = []
     for lines in pages:
         for index, line in enumerate(lines):
             margin, right_edge = margins[id(line)]
-            current = drafts[-1] if drafts else None
+            # a slide's blocks end with it
+            current = drafts[-1] if drafts and not (slides and drafts[-1].lines[-1].page != line.page) else None
             if line.table is not None:
                 if (
                     len(drafts) >= 2
@@ -358,34 +366,41 @@ def _join_page_breaks(blocks: list[Block]) -> list[Block]:
 
 def layout_pages(layout: str) -> list[list[Line]]:
     """The cleaned lines of each page, tables standing as one Line each, as `parse_pdf` reads them."""
-    return _clean_pages(_load(layout))
+    return _clean_pages(_load(layout))[0]
 
 
 def parse_pdf(layout: str) -> list[Block]:
     """The blocks of a PDF from its stored layout, in reading order, each with its pages."""
     data = _load(layout)
-    pages = _clean_pages(data)
+    pages, deck = _clean_pages(data)
     body = body_size(pages)
     stated = data.get("outline") or []
     assert isinstance(stated, list)
     outline = trusted_outline(pages, stated)
     widths = [float(page["w"]) for page in data["pages"]]  # type: ignore[union-attr]
+    heights = [float(page["h"]) for page in data["pages"]]  # type: ignore[union-attr]
     compounds = compound_words(pages)
     if outline:
         return _outline_blocks(pages, widths, outline, body, compounds)
     if italics_are_emphasis(pages, body):
         for line in (line for lines in pages for line in lines):
             line.italic = False
-    drafts = plain_item_headings(_drafts(pages, page_margins(pages, widths), body, headings=True))
+    # a slide deck's headings are its slides' titles alone (`pdf_slides`), not its large lines
+    drafts = plain_item_headings(_drafts(pages, page_margins(pages, widths), body, headings=not deck, slides=deck))
     contents = contents_pages(pages)
     for draft in drafts:  # a contents page's entries are not the document's headings
         if draft.kind is BlockKind.HEADING and draft.lines[0].page in contents and filing_rank(draft.lines[0].text):
             draft.kind = BlockKind.PARAGRAPH
-    drafts = float_past_breaks(drafts, body)
-    flatten_cover(drafts)
-    heading_levels(drafts)
+    if not deck:  # a slide's text does not run on to the next slide past a chart's labels
+        drafts = float_past_breaks(drafts, body)
+    if deck:
+        slide_headings(drafts, pages, heights, body)
+    else:
+        flatten_cover(drafts)
+        heading_levels(drafts)
     _unmarked_lists(drafts)
-    promote_lead_lines(drafts, body)
+    if not deck:
+        promote_lead_lines(drafts, body)
     _list_levels(drafts)
     return emit(drafts, compounds)
 
@@ -404,7 +419,7 @@ def pdf_title(layout: str, file_name: str | None = None) -> str | None:
     stated = data.get("title")
     if stated:
         return str(stated)
-    printed = _printed_title(_clean_pages(data))
+    printed = _printed_title(_clean_pages(data)[0])
     if printed is None or not file_name:
         return printed
     name = " ".join(file_name.replace("_", " ").split())

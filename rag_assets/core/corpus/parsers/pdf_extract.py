@@ -26,6 +26,8 @@ import json
 import logging
 import math
 import re
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
@@ -165,6 +167,56 @@ class _Segment:
         return [*(round(v, 1) for v in self.box), size, bold, text, self.mono, italic]
 
 
+def _text_turn(textpage: pdfium_c.FPDF_TEXTPAGE) -> int:
+    """The angle (degrees, clockwise) most of the page's first 500 characters are drawn at."""
+    turns: Counter[int] = Counter(
+        round(math.degrees(pdfium_c.FPDFText_GetCharAngle(textpage, index))) % 360
+        for index in range(min(pdfium_c.FPDFText_CountChars(textpage), 500))
+    )
+    return turns.most_common(1)[0][0] if turns else 0
+
+
+def _display_box(
+    page: pdfium.PdfPage, textpage: pdfium_c.FPDF_TEXTPAGE
+) -> Callable[[pdfium_c.FS_RECTF], tuple[float, float, float, float]] | None:
+    """For a page whose /Rotate turns its text upright (a landscape slide or table drawn turned on
+    a portrait page), the map from a character's box in the page's own space to (left, top,
+    right, bottom) on the page as displayed, top-left origin, as PDFium renders it. None where
+    the text stands upright in the page's own space (y is flipped): an upright page, or one a
+    /Rotate shows turned (read as it was drawn, as before the turn)."""
+    rotation = page.get_rotation()
+    if not rotation or abs((_text_turn(textpage) + rotation) % 360 - 180) < 170:
+        return None
+    width, height = page.get_size()  # as displayed
+    scale = 100  # PDFium maps to whole device pixels: a hundredth of a point
+    device_x, device_y = ctypes.c_int(), ctypes.c_int()
+
+    def device(x: float, y: float) -> tuple[float, float]:
+        pdfium_c.FPDF_PageToDevice(
+            page.raw,
+            0,
+            0,
+            round(width * scale),
+            round(height * scale),
+            0,
+            x,
+            y,
+            ctypes.byref(device_x),
+            ctypes.byref(device_y),
+        )
+        return device_x.value / scale, device_y.value / scale
+
+    (x0, y0), (xx, yx), (xy, yy) = device(0, 0), device(1000, 0), device(0, 1000)
+    a, b, c, d = (xx - x0) / 1000, (xy - x0) / 1000, (yx - y0) / 1000, (yy - y0) / 1000
+
+    def box(rect: pdfium_c.FS_RECTF) -> tuple[float, float, float, float]:
+        xs = (x0 + a * rect.left + b * rect.bottom, x0 + a * rect.right + b * rect.top)
+        ys = (y0 + c * rect.left + d * rect.bottom, y0 + c * rect.right + d * rect.top)
+        return min(xs), min(ys), max(xs), max(ys)
+
+    return box
+
+
 def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — one pass over the characters, one branch per kind of character
     """The page's text runs in PDFium's text order, each `[x0, top, x1, bottom, size, bold, text, mono]`.
 
@@ -175,6 +227,7 @@ def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — o
     height = page.get_height()
     textpage = page.get_textpage()
     raw = textpage.raw
+    displayed = _display_box(page, raw)
     fonts = _Fonts(raw)
     rect = pdfium_c.FS_RECTF()
     matrix = pdfium_c.FS_MATRIX()
@@ -215,17 +268,21 @@ def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — o
             # of one word touch; the size a reader sees is the font size times the text matrix's
             # vertical scale (many PDFs draw with size 1 and scale the matrix).
             pdfium_c.FPDFText_GetLooseCharBox(raw, index, rect)
+            if displayed is None:
+                left, top, right, bottom = rect.left, height - rect.top, rect.right, height - rect.bottom
+            else:
+                left, top, right, bottom = displayed(rect)
             pdfium_c.FPDFText_GetMatrix(raw, index, matrix)
             size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * (math.hypot(matrix.c, matrix.d) or 1.0), 1)
             bold, mono, italic = fonts.style(index)
             if segment.right is not None:
-                gap = rect.left - segment.right
+                gap = left - segment.right
                 em = max(min(size, segment.size), 1.0)  # a large glyph (a bullet) does not widen the gap allowed
                 if (gap > _CELL_GAP_EMS * em and not (mono and segment.mono)) or gap < -2 * em:
                     segment = close()
                 elif (bold != segment.bold or italic != segment.italic) and segment.chars[-1:] == [" "]:
                     segment = close()  # a bold or italic lead-in ("Exceptions.") is a run of its own
-            segment.add(char, rect.left, height - rect.top, rect.right, height - rect.bottom, size, bold, mono, italic)
+            segment.add(char, left, top, right, bottom, size, bold, mono, italic)
         close()
     finally:
         textpage.close()
@@ -278,7 +335,8 @@ def _read_page(page: pdfium.PdfPage, ocr: str) -> tuple[list[list[object]], bool
     """(runs, read by OCR, why the page gave no text or None) of one page: its text layer, else
     OCR's words when `ocr` is auto and the layer is missing, garbage, or a few words stamped on a
     scan (fewer than `MIN_CHARS` characters over a page-sized picture, where OCR reads more than
-    twice as many). A blank page gives nothing and no reason."""
+    twice as many), unless OCR gives no words it trusts (then the layer stays). A blank page
+    gives nothing and no reason."""
     lines = _page_lines(page)
     text = "\n".join(str(line[6]) for line in lines)
     garbage = bool(lines) and text_is_garbage(text)
@@ -295,7 +353,12 @@ def _read_page(page: pdfium.PdfPage, ocr: str) -> tuple[list[list[object]], bool
     try:
         words = ocr_page(page)
     except OcrError as err:
-        return (lines if stamped else []), False, f"{layer} and OCR failed ({err})"
+        if lines:
+            # no trusted reading of the picture (Tesseract missing, or its words untrusted: a page
+            # of formulas in Japanese looks like garbage to the word statistics): the page's own
+            # text layer is what there is
+            return lines, False, None
+        return [], False, f"{layer} and OCR failed ({err})"
     if stamped and _chars(words) <= 2 * _chars(lines) + MIN_CHARS:
         # the picture holds no more words than the layer (a born-digital cover's photo and
         # title): the layer is the page, with its fonts
@@ -323,9 +386,12 @@ def _read_pages(
         try:
             width, height = page.get_size()
             lines, by_ocr, problem = _read_page(page, ocr)
-            if lines and not by_ocr and vertical_rules(page) >= MIN_RULES:
+            # pdfplumber's cells and the plotted paths are in the page's own space: a page with a
+            # /Rotate keeps its text's columns and rows (`pdf_tables`), not its rules
+            upright = not page.get_rotation()
+            if lines and not by_ocr and upright and vertical_rules(page) >= MIN_RULES:
                 ruled.append(index)
-            plots = plot_boxes(page) if lines and not by_ocr else []
+            plots = plot_boxes(page) if lines and not by_ocr and upright else []
         finally:
             page.close()
         if by_ocr:

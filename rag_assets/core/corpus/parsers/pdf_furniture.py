@@ -110,12 +110,13 @@ def _page_top_headers(pages: list[list[Line]]) -> set[int]:
     return {id(line) for lines in pages for line in tops(lines) if counts[key(line)] >= _TOP_REPEATS}
 
 
-def drop_page_furniture(pages: list[list[Line]], heights: list[float]) -> list[list[Line]]:
+def drop_page_furniture(pages: list[list[Line]], heights: list[float], titled_pages: bool = False) -> list[list[Line]]:
     """Without running headers/footers (margin lines repeated across pages, numbers and date
     words ignored, or the first or last rows of pages repeated so, see `_edge_furniture`; or
     set where most pages set one, at that size, and repeated on another page: a header that
     names the current section), bare page numbers in the margins, and vertical text (an arXiv
-    stamp along the edge)."""
+    stamp along the edge). With `titled_pages` (a slide deck), the top half of a page holds no
+    header: a slide's title repeated on the slides that continue it is each one's title."""
     counts: Counter[tuple[str, int, int]] = Counter()
     slots: Counter[tuple[int, int]] = Counter()  # pages with a margin line of this size at this place
     for lines, height in zip(pages, heights, strict=True):
@@ -128,6 +129,9 @@ def drop_page_furniture(pages: list[list[Line]], heights: list[float]) -> list[l
     for lines, height in zip(pages, heights, strict=True):
         kept: list[Line] = []
         for line in lines:
+            if titled_pages and line.bottom < height / 2:
+                kept.append(line)
+                continue
             key = _margin_key(line, height)
             if id(line) in headers:
                 continue

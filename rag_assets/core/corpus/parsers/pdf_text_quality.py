@@ -3,7 +3,8 @@
 Two kinds come out of real PDFs: the invisible text layer of a scan read by a poor OCR engine
 ("~;,i ' ll'l .1:.. Tlie"), and glyphs of a font without a Unicode map ("!"#$%&'" or "ÄÅÇÉÑ"
 for every letter). Both fail simple statistics that hold for text in any Latin-script language,
-so no dictionary (of one language) is needed:
+so no dictionary (of one language) is needed (words in other scripts, a Japanese slide's
+"研究の背景", pass the word test: its vowel rules are the Latin alphabet's):
 
 - letters and digits make up most of the characters of real text (over 70% of the non-space
   characters of prose, and of a financial table: figures are digits); symbol soup falls below
@@ -13,8 +14,10 @@ so no dictionary (of one language) is needed:
   them, with no run of more than `MAX_CONSONANT_RUN` consonants and capitals only at the start;
   garbage OCR and unmapped glyphs give fragments that are not ("lI1l", "rnmw", "ÄÅÇÉÑÖÜáàâ", "tHe").
 
-Leaders (a contents page's "Business ........ 3", a form's "Name ________") are left out of
-both statistics: they are symbols a real page repeats on purpose. A page with fewer than
+Leaders (a contents page's "Business ........ 3", a form's "Name ________") and list markers
+standing alone ("●", "–", a symbol font's private-use bullet: a slide of bullet points has one
+before every few words) are left out of both statistics: they are symbols a real page repeats on
+purpose. A page with fewer than
 `MIN_CHARS` other characters (a figure's caption, a page number) is not judged.
 """
 
@@ -33,6 +36,7 @@ _VOWELS = set("aeiouy")
 _NUMBER = re.compile(r"^[(\[$€£-]*[\d][\d,.:/%-]*[)\]%]*$")
 _LEADERS = re.compile(r"([.·_\-–—=*])\1{2,}|(?:\. ){3,}")
 _EDGE_PUNCTUATION = "\"'“”‘’()[]{}.,;:!?«»"
+_BULLETS = "•◦▪●○■□‣⁃∙·*"
 
 
 def _base(letter: str) -> str:
@@ -47,6 +51,10 @@ def is_wordlike(token: str) -> bool:
         return False
     if _NUMBER.match(core):
         return True
+    if any(ch.isalpha() and "LATIN" not in unicodedata.name(ch, "") for ch in core):
+        # another script (Japanese, Greek, Cyrillic): the vowel rules are the Latin alphabet's, and
+        # Japanese runs words and punctuation together ("文脈、あるいは"): mostly letters is a word
+        return sum(ch.isalnum() for ch in core) * 2 >= len(core)
     parts = [p for p in re.split(r"[-'’/]", core) if p]  # "non-text", "l'eau", "and/or": each part
     return bool(parts) and all(_is_word(part) for part in parts)
 
@@ -71,9 +79,14 @@ def _is_word(part: str) -> bool:
     return longest <= MAX_CONSONANT_RUN
 
 
+def _list_marker(token: str) -> bool:
+    """A bullet or dash standing alone: one symbol, dash or private-use glyph."""
+    return len(token) == 1 and (token in _BULLETS or unicodedata.category(token) in ("So", "Pd", "Co"))
+
+
 def text_is_garbage(text: str) -> bool:
     """Whether a page's text is garbage by the module's statistics (False for too little text)."""
-    text = _LEADERS.sub(" ", text)
+    text = " ".join(token for token in _LEADERS.sub(" ", text).split() if not _list_marker(token))
     visible = [ch for ch in text if not ch.isspace()]
     if len(visible) < MIN_CHARS:
         return False
