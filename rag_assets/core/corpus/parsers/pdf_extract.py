@@ -26,14 +26,13 @@ import json
 import logging
 import math
 import re
-from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from rag_assets.core.corpus.parsers.errors import ParseError
+from rag_assets.core.corpus.parsers.pdf_frame import display_box
 from rag_assets.core.corpus.parsers.pdf_glyphs import page_glyphs
 from rag_assets.core.corpus.parsers.pdf_ocr import OcrError, covered_by_image, is_blank, ocr_page
 from rag_assets.core.corpus.parsers.pdf_plots import plot_boxes
@@ -167,56 +166,6 @@ class _Segment:
         return [*(round(v, 1) for v in self.box), size, bold, text, self.mono, italic]
 
 
-def _text_turn(textpage: pdfium_c.FPDF_TEXTPAGE) -> int:
-    """The angle (degrees, clockwise) most of the page's first 500 characters are drawn at."""
-    turns: Counter[int] = Counter(
-        round(math.degrees(pdfium_c.FPDFText_GetCharAngle(textpage, index))) % 360
-        for index in range(min(pdfium_c.FPDFText_CountChars(textpage), 500))
-    )
-    return turns.most_common(1)[0][0] if turns else 0
-
-
-def _display_box(
-    page: pdfium.PdfPage, textpage: pdfium_c.FPDF_TEXTPAGE
-) -> Callable[[pdfium_c.FS_RECTF], tuple[float, float, float, float]] | None:
-    """For a page whose /Rotate turns its text upright (a landscape slide or table drawn turned on
-    a portrait page), the map from a character's box in the page's own space to (left, top,
-    right, bottom) on the page as displayed, top-left origin, as PDFium renders it. None where
-    the text stands upright in the page's own space (y is flipped): an upright page, or one a
-    /Rotate shows turned (read as it was drawn, as before the turn)."""
-    rotation = page.get_rotation()
-    if not rotation or abs((_text_turn(textpage) + rotation) % 360 - 180) < 170:
-        return None
-    width, height = page.get_size()  # as displayed
-    scale = 100  # PDFium maps to whole device pixels: a hundredth of a point
-    device_x, device_y = ctypes.c_int(), ctypes.c_int()
-
-    def device(x: float, y: float) -> tuple[float, float]:
-        pdfium_c.FPDF_PageToDevice(
-            page.raw,
-            0,
-            0,
-            round(width * scale),
-            round(height * scale),
-            0,
-            x,
-            y,
-            ctypes.byref(device_x),
-            ctypes.byref(device_y),
-        )
-        return device_x.value / scale, device_y.value / scale
-
-    (x0, y0), (xx, yx), (xy, yy) = device(0, 0), device(1000, 0), device(0, 1000)
-    a, b, c, d = (xx - x0) / 1000, (xy - x0) / 1000, (yx - y0) / 1000, (yy - y0) / 1000
-
-    def box(rect: pdfium_c.FS_RECTF) -> tuple[float, float, float, float]:
-        xs = (x0 + a * rect.left + b * rect.bottom, x0 + a * rect.right + b * rect.top)
-        ys = (y0 + c * rect.left + d * rect.bottom, y0 + c * rect.right + d * rect.top)
-        return min(xs), min(ys), max(xs), max(ys)
-
-    return box
-
-
 def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — one pass over the characters, one branch per kind of character
     """The page's text runs in PDFium's text order, each `[x0, top, x1, bottom, size, bold, text, mono]`.
 
@@ -227,7 +176,7 @@ def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — o
     height = page.get_height()
     textpage = page.get_textpage()
     raw = textpage.raw
-    displayed = _display_box(page, raw)
+    displayed = display_box(page, raw)
     fonts = _Fonts(raw)
     rect = pdfium_c.FS_RECTF()
     matrix = pdfium_c.FS_MATRIX()
