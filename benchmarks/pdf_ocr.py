@@ -51,7 +51,7 @@ import numpy as np
 import pypdfium2 as pdfium
 from rapidfuzz.distance import Levenshtein
 
-from rag_assets.core.corpus.parsers.pdf_extract import text_layer_runs
+from rag_assets.core.corpus.parsers.pdf_extract import MOSTLY_UNMAPPED, text_layer, text_layer_runs
 from rag_assets.core.corpus.parsers.pdf_ocr import OCR_SCALE, covered_by_image, is_blank, tesseract_words, without_rules
 from rag_assets.core.corpus.parsers.pdf_text_quality import MIN_CHARS, text_is_garbage
 
@@ -158,11 +158,11 @@ def pages(datasets: Path) -> list[tuple[str, Path, int]]:
 
 def page_route(page: pdfium.PdfPage) -> str:
     """How `pdf_extract` reads the page with OCR on auto (its rules, without running OCR)."""
-    runs = text_layer_runs(page)
+    runs, unmapped = text_layer(page)
     text = "\n".join(str(run[6]) for run in runs)
     if not runs:
         return "blank" if is_blank(page) else "no text layer: OCR"
-    if text_is_garbage(text):
+    if text_is_garbage(text) or unmapped > MOSTLY_UNMAPPED:
         return "garbage text layer: OCR"
     if len("".join(text.split())) < MIN_CHARS and covered_by_image(page):
         return "stamped words over a picture: OCR"

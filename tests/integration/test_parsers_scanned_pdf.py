@@ -176,3 +176,42 @@ def test_a_scan_ocr_reads_with_little_confidence_is_reported_not_indexed() -> No
     (rejection,) = result.rejections
     assert "page 1: no text layer and OCR failed (its words have a mean confidence of" in rejection.reason
     assert "a script the 'eng' language data does not read, or a page turned on its side" in rejection.reason
+
+
+def _unmapped_font_page() -> bytes:
+    """A page whose caption is in Helvetica and whose eight body lines are in a font whose
+    encoding names glyphs no Unicode map knows (/zz97 ...): PDFium has no text for them, as for a
+    document set in an embedded font without a map, whose few mapped words are all its layer says."""
+    names = " ".join(f"/zz{code}" for code in range(97, 123))
+    unmapped = f"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding << /Differences [97 {names}] >> >>"
+    body = "\n".join(
+        f"BT /F2 11 Tf 72 {700 - 14 * i} Td (the quick brown fox jumps over the lazy dog) Tj ET" for i in range(8)
+    )
+    stream = f"BT /F1 11 Tf 72 720 Td (Table 4) Tj ET\n{body}"
+    objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        "/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> /Contents 3 0 R >>",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        unmapped,
+    ]
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body_text in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body_text}\nendobj\n".encode("latin-1")
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += "".join(f"{offset:010d} 00000 n \n" for offset in offsets).encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+def test_a_text_layer_mostly_without_unicode_is_read_by_ocr() -> None:
+    # its mapped words ("Table 4") pass the garbage statistics, but 85% of its glyphs have no text
+    extracted = extract_pdf(_unmapped_font_page())
+    assert json.loads(extracted.layout)["ocr"] == [1]
+    assert extracted.plain_text.strip() == "Table 4"
+    assert "ocr" not in json.loads(extract_pdf(_unmapped_font_page(), ocr="off").layout)

@@ -40,6 +40,7 @@ from rag_assets.core.corpus.parsers.pdf_ruled_tables import MIN_RULES, ruled_tab
 from rag_assets.core.corpus.parsers.pdf_text_quality import MIN_CHARS, text_is_garbage
 
 PDF_LAYOUT_VERSION = 5
+MOSTLY_UNMAPPED = 0.5  # share of a page's glyphs without Unicode beyond which its layer is garbage
 PDF_MAGIC = b"%PDF-"
 _EOF_MARKER = b"%%EOF"
 _EOF_WINDOW = 4096  # the marker must be near the end; a cut-off download lacks it
@@ -166,8 +167,10 @@ class _Segment:
         return [*(round(v, 1) for v in self.box), size, bold, text, self.mono, italic]
 
 
-def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — one pass over the characters, one branch per kind of character
-    """The page's text runs in PDFium's text order, each `[x0, top, x1, bottom, size, bold, text, mono]`.
+def text_layer(page: pdfium.PdfPage) -> tuple[list[list[object]], float]:  # noqa: C901 — one pass over the characters, one branch per kind of character
+    """The page's text runs in PDFium's text order, each `[x0, top, x1, bottom, size, bold, text, mono]`,
+    and the share of its printable glyphs that have no Unicode (a font without a map: a page
+    whose text is mostly such glyphs has no usable text layer).
 
     A line is cut into separate runs where the next character is far to the right (a table
     cell, the other column of a two-column page) or back to the left: `parsers.pdf` decides
@@ -182,6 +185,7 @@ def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — o
     matrix = pdfium_c.FS_MATRIX()
     lines: list[list[object]] = []
     segment = _Segment()
+    printable = unmapped = 0
 
     def close() -> _Segment:
         row = segment.row()
@@ -211,7 +215,11 @@ def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — o
                 if segment.chars and segment.chars[-1] != " " and not segment.mono:
                     segment.chars.append(" ")
                 continue
-            if not char.isprintable() or pdfium_c.FPDFText_HasUnicodeMapError(raw, index) == 1:
+            if not char.isprintable():
+                continue
+            printable += 1
+            if pdfium_c.FPDFText_HasUnicodeMapError(raw, index) == 1:
+                unmapped += 1
                 continue  # no Unicode for this glyph (a figure's subset font): its code is noise
             # The loose box spans the glyph's advance and the font's ascent to descent, so letters
             # of one word touch; the size a reader sees is the font size times the text matrix's
@@ -235,7 +243,7 @@ def _page_lines(page: pdfium.PdfPage) -> list[list[object]]:  # noqa: C901 — o
         close()
     finally:
         textpage.close()
-    return lines
+    return lines, unmapped / printable if printable else 0.0
 
 
 def _outline(document: pdfium.PdfDocument) -> list[list[object]]:
@@ -277,7 +285,7 @@ def _metadata_title(document: pdfium.PdfDocument) -> str | None:
 
 def text_layer_runs(page: pdfium.PdfPage) -> list[list[object]]:
     """The page's text runs from its text layer alone (no OCR), as stored."""
-    return _page_lines(page)
+    return text_layer(page)[0]
 
 
 def _read_page(page: pdfium.PdfPage, ocr: str) -> tuple[list[list[object]], bool, str | None]:
@@ -286,9 +294,11 @@ def _read_page(page: pdfium.PdfPage, ocr: str) -> tuple[list[list[object]], bool
     scan (fewer than `MIN_CHARS` characters over a page-sized picture, where OCR reads more than
     twice as many), unless OCR gives no words it trusts (then the layer stays). A blank page
     gives nothing and no reason."""
-    lines = _page_lines(page)
+    lines, unmapped = text_layer(page)
     text = "\n".join(str(line[6]) for line in lines)
-    garbage = bool(lines) and text_is_garbage(text)
+    # most glyphs without Unicode (a page set in a font with no map, its few mapped words a
+    # caption): the layer is not the page's text
+    garbage = (bool(lines) and text_is_garbage(text)) or unmapped > MOSTLY_UNMAPPED
     stamped = bool(lines) and len("".join(text.split())) < MIN_CHARS and covered_by_image(page)
     if lines and not garbage and not stamped:
         return lines, False, None
