@@ -3,12 +3,13 @@ unstructured's examples), how many content nodes join a line of prose with what 
 ("4 Experimental Setup | amples in the dataset and the actual questions used for"): a node of
 " | "-joined cells of which one is prose (seven words or more, mostly letters) and another holds
 three words or more. A table's description column is counted too, so the count is an upper
-bound on the faults; compare two runs of it (`--write` one, `--against` it from the other) to see
-what a reader change fixed and broke, file by file, with the words each changed file gained and
-lost (a row's repeated header text is a lost word when the row becomes a paragraph).
+bound on the faults. With `--baseline`, the same folder is read in the same run by the reader of
+BASELINE_COMMIT (page-wide gutters, before side-by-side blocks were read apart; from git), and
+the files whose trees changed are listed with the words each gained and lost (a row's repeated
+header text is a lost word when the row becomes a paragraph) and the files one reader rejects
+and the other reads.
 
-    .venv/bin/python -m benchmarks.side_by_side_rows --folder DIR [--write before.json]
-    .venv/bin/python -m benchmarks.side_by_side_rows --folder DIR --against before.json
+    .venv/bin/python -m benchmarks.side_by_side_rows --folder DIR [--baseline]
 
 Each PDF is read as `rag tree` reads it, in a worker process with a time limit (a file that
 does not finish, or is rejected, is listed and left out of the counts).
@@ -17,13 +18,44 @@ does not finish, or is rejected, is listed and left out of the counts).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import multiprocessing
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
 from collections import Counter
 from pathlib import Path
 
 from rag_assets.core.corpus.sources import CollectionSpec, ingest
 from rag_assets.core.corpus.tree_building import document_tree
+
+BASELINE_COMMIT = "1e3e079"  # the reader before side-by-side blocks were read apart
+# the baseline reader's run, in a process whose path starts at its sources: (block, pages, text)
+# of every node of each PDF's tree, or nothing for a rejected file or one over the time limit
+_BASELINE_SCRIPT = """
+import json, signal, sys
+from pathlib import Path
+from rag_assets.core.corpus.sources import CollectionSpec, ingest
+from rag_assets.core.corpus.tree_building import document_tree
+folder, seconds, out = Path(sys.argv[1]), int(float(sys.argv[2])), Path(sys.argv[3])
+def stop(*_): raise TimeoutError
+signal.signal(signal.SIGALRM, stop)
+trees = {}
+for path in sorted(folder.rglob("*.pdf")):
+    signal.alarm(seconds)
+    try:
+        result = ingest(CollectionSpec("side-by-side", str(path), "pdf"))
+        if result.documents:
+            trees[path.name] = [[n.block, n.pages, n.text] for n in document_tree(result.documents[0]).nodes]
+    except Exception:
+        pass
+    finally:
+        signal.alarm(0)
+out.write_text(json.dumps(trees))
+"""
 
 
 def _prose(cell: str) -> bool:
@@ -73,21 +105,59 @@ def read_folder(folder: Path, seconds: float) -> tuple[dict[str, list[tuple[str,
     return trees, skipped
 
 
+def baseline_trees(folder: Path, seconds: float) -> dict[str, list[tuple[str, str, str]]]:
+    """The folder read by the reader of BASELINE_COMMIT, its sources taken from git."""
+    root = Path(__file__).resolve().parents[1]
+    archive = subprocess.run(
+        ["git", "archive", BASELINE_COMMIT, "rag_assets"], cwd=root, capture_output=True, check=True
+    ).stdout
+    with tempfile.TemporaryDirectory() as tmp:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as sources:
+            sources.extractall(tmp, filter="data")
+        out = Path(tmp) / "trees.json"
+        subprocess.run(
+            [sys.executable, "-c", _BASELINE_SCRIPT, str(folder), str(seconds), str(out)],
+            cwd=tmp,
+            env={**os.environ, "PYTHONPATH": tmp},
+            check=True,
+        )
+        return {name: [tuple(node) for node in nodes] for name, nodes in json.loads(out.read_text()).items()}
+
+
 def _words(nodes: list[tuple[str, str, str]]) -> Counter[str]:
     return Counter(word for _, _, text in nodes for word in text.replace(" | ", " ").split())
+
+
+def compare(before: dict[str, list[tuple[str, str, str]]], trees: dict[str, list[tuple[str, str, str]]]) -> None:
+    """The baseline's count, and the files whose trees changed, read by only one of the two."""
+    changed = [name for name in trees if name in before and before[name] != trees[name]]
+    previous = sum(1 for nodes in before.values() for _, _, text in nodes if side_by_side(text))
+    print(
+        f"\nbaseline ({BASELINE_COMMIT}): {len(before)} files read, {previous} side-by-side rows; {len(changed)} files changed"
+    )
+    print("| file | nodes before | nodes now | rows before | rows now | words lost | words gained |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name in changed:
+        old, new = _words(before[name]), _words(trees[name])
+        rows = [sum(1 for _, _, text in nodes if side_by_side(text)) for nodes in (before[name], trees[name])]
+        print(
+            f"| {name} | {len(before[name])} | {len(trees[name])} | {rows[0]} | {rows[1]} "
+            f"| {sum((old - new).values())} | {sum((new - old).values())} |"
+        )
+    print("read by the baseline only: " + (", ".join(sorted(set(before) - set(trees))) or "none"))
+    print("read now only: " + (", ".join(sorted(set(trees) - set(before))) or "none"))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folder", type=Path, required=True, help="PDFs to read (searched recursively)")
     parser.add_argument("--seconds", type=float, default=60.0, help="time limit per file")
-    parser.add_argument("--write", type=Path, help="save this run's trees as JSON (for --against)")
-    parser.add_argument("--against", type=Path, help="a run saved with --write, to compare with")
+    parser.add_argument(
+        "--baseline", action="store_true", help=f"also read the folder with the reader of {BASELINE_COMMIT}"
+    )
     parser.add_argument("--show", type=int, default=2, help="example nodes printed per file")
     args = parser.parse_args()
     trees, skipped = read_folder(args.folder, args.seconds)
-    if args.write:
-        args.write.write_text(json.dumps(trees))
     counts = {name: [text for _, _, text in nodes if side_by_side(text)] for name, nodes in trees.items()}
     print("| file | nodes | side-by-side rows | example |\n|---|---:|---:|---|")
     for name, found in sorted(counts.items()):
@@ -101,22 +171,8 @@ def main() -> None:
     print(f"rejected by the reader (no text, damaged, encrypted): {len(rejected)}")
     if failed:
         print("not read: " + ", ".join(failed))
-    if args.against:
-        before = {name: [tuple(node) for node in nodes] for name, nodes in json.loads(args.against.read_text()).items()}
-        changed = [name for name in trees if name in before and before[name] != trees[name]]
-        previous = sum(1 for nodes in before.values() for _, _, text in nodes if side_by_side(text))
-        print(
-            f"\nagainst {args.against}: {previous} side-by-side rows before, {total} now; {len(changed)} files changed"
-        )
-        print("| file | nodes before | nodes now | rows before | rows now | words lost | words gained |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
-        for name in changed:
-            old, new = _words(before[name]), _words(trees[name])
-            rows_before = sum(1 for _, _, text in before[name] if side_by_side(text))
-            print(
-                f"| {name} | {len(before[name])} | {len(trees[name])} | {rows_before} | {len(counts[name])} "
-                f"| {sum((old - new).values())} | {sum((new - old).values())} |"
-            )
+    if args.baseline:
+        compare(baseline_trees(args.folder, args.seconds), trees)
 
 
 if __name__ == "__main__":
