@@ -17,7 +17,7 @@ export RAG_DATA_DIR ?= $(DAGSTER_HOME)/data-datasets
 export RAG_RUN_CONFIG ?= $(CURDIR)/run.datasets.yaml
 endif
 
-.PHONY: install run test test-unit lint format dev bench clean cluster cluster-down ui-shots
+.PHONY: install install-bench run test test-unit lint format dev bench clean cluster cluster-down ui-shots
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -88,6 +88,12 @@ cluster-down:
 
 bench: install
 	$(PY) -m benchmarks.dst_build
+
+# what the PDF benchmarks run beside the reader: the `bench` extra (opendataloader-pdf, pymupdf4llm,
+# camelot) and a Java runtime for opendataloader-pdf's CLI
+install-bench: install
+	$(PY) -m pip install --quiet --no-compile -e ".[bench]"
+	sh install-system-packages.sh --bench
 
 # Screenshots of the UI (lineage graph, evaluation page) into docs/ for the README, from a real
 # webserver over this DAGSTER_HOME (run `make run` first); installs Chromium when it is missing.

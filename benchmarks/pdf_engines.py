@@ -19,8 +19,8 @@ heading) and (page, text block) lists (benchmarks/pdf_engine_outputs.py) and sco
 - reading order and paragraph integrity: the hand-labelled paragraphs of
   benchmarks/data/reading_order/ (benchmarks/reading_order.py).
 
-Needs `qpdf` and `java` (Debian: qpdf, openjdk-17-jre-headless), the `bench` extra and
-../shared/datasets/financebench.
+Needs `qpdf` and `java` (Debian: qpdf, openjdk-17-jre-headless) and the `bench` extra, which
+`make install-bench` brings, and ../shared/datasets/financebench.
 
     .venv/bin/python -m benchmarks.pdf_engines --datasets ../shared/datasets [--engines reader,opendataloader]
 """
@@ -101,9 +101,9 @@ def _opendataloader_jar() -> Path:
 
         jar = Path(str(files("opendataloader_pdf").joinpath("jar", "opendataloader-pdf-cli.jar")))
     except ModuleNotFoundError:
-        sys.exit("opendataloader-pdf is not installed: pip install -e '.[bench]'")
+        sys.exit("opendataloader-pdf is not installed: make install-bench")
     if shutil.which("java") is None:
-        sys.exit("java is not installed: apt-get install openjdk-17-jre-headless")
+        sys.exit("java is not installed: make install-bench (apt-get install openjdk-17-jre-headless)")
     return jar
 
 
