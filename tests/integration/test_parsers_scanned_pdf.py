@@ -21,7 +21,7 @@ from rag_assets.core.corpus.parsers.pdf_extract import extract_pdf
 from rag_assets.core.corpus.sources import CollectionSpec, ingest
 from rag_assets.core.corpus.tree import tree_problems
 from rag_assets.core.corpus.tree_building import document_tree
-from tests.unit.test_parsers_pdf import DOCUMENTS, make_pdf
+from tests.unit.test_parsers_pdf import DOCUMENTS, make_pdf, write_pdf
 
 pytestmark = pytest.mark.integration
 
@@ -197,16 +197,7 @@ def _unmapped_font_page() -> bytes:
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
         unmapped,
     ]
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body_text in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n{body_text}\nendobj\n".encode("latin-1")
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += "".join(f"{offset:010d} 00000 n \n" for offset in offsets).encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return write_pdf(objects)
 
 
 def test_a_text_layer_mostly_without_unicode_is_read_by_ocr() -> None:

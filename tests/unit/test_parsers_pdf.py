@@ -51,6 +51,11 @@ def make_pdf(pages: list[list[Run]], width: float = 612, height: float = 792) ->
         )
         kids.append(f"{len(objects)} 0 R")
     objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
+    return write_pdf(objects)
+
+
+def write_pdf(objects: list[str]) -> bytes:
+    """A PDF of these objects, numbered from 1 (the first is the catalog), with its xref table."""
     out = bytearray(b"%PDF-1.7\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
