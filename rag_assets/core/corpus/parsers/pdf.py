@@ -391,11 +391,10 @@ def parse_pdf(layout: str) -> list[Block]:
     for draft in drafts:  # a contents page's entries are not the document's headings
         if draft.kind is BlockKind.HEADING and draft.lines[0].page in contents and filing_rank(draft.lines[0].text):
             draft.kind = BlockKind.PARAGRAPH
-    if not deck:  # a slide's text does not run on to the next slide past a chart's labels
-        drafts = float_past_breaks(drafts, body)
-    if deck:
+    if deck:  # one heading a slide, its title; no slide's text runs on past a chart's labels
         slide_headings(drafts, pages, heights, body)
     else:
+        drafts = float_past_breaks(drafts, body)
         flatten_cover(drafts)
         heading_levels(drafts)
     _unmarked_lists(drafts)
