@@ -51,9 +51,9 @@ import numpy as np
 import pypdfium2 as pdfium
 from rapidfuzz.distance import Levenshtein
 
-from rag_assets.core.corpus.parsers.pdf_extract import MOSTLY_UNMAPPED, text_layer, text_layer_runs
-from rag_assets.core.corpus.parsers.pdf_ocr import OCR_SCALE, covered_by_image, is_blank, tesseract_words, without_rules
-from rag_assets.core.corpus.parsers.pdf_text_quality import MIN_CHARS, text_is_garbage
+from rag_assets.core.corpus.parsers.pdf_extract import STAMPED, layer_fault, text_layer, text_layer_runs
+from rag_assets.core.corpus.parsers.pdf_ocr import OCR_SCALE, is_blank, tesseract_words, without_rules
+from rag_assets.core.corpus.parsers.pdf_text_quality import text_is_garbage
 
 FILINGS = ("3M_2018_10K", "ADOBE_2017_10K", "AMCOR_2023_10K", "BESTBUY_2019_10K", "PEPSICO_2022_10K")
 REPO_PDFS = (
@@ -156,17 +156,22 @@ def pages(datasets: Path) -> list[tuple[str, Path, int]]:
     return chosen + [(f"{name} p. 1", DOCUMENTS / name, 0) for name in REPO_PDFS]
 
 
+_ROUTES = {
+    "no text layer": "no text layer: OCR",
+    "its text layer is garbage": "garbage text layer: OCR",
+    STAMPED: "stamped words over a picture: OCR",
+}
+
+
 def page_route(page: pdfium.PdfPage) -> str:
     """How `pdf_extract` reads the page with OCR on auto (its rules, without running OCR)."""
     runs, unmapped = text_layer(page)
-    text = "\n".join(str(run[6]) for run in runs)
-    if not runs:
-        return "blank" if is_blank(page) else "no text layer: OCR"
-    if text_is_garbage(text) or unmapped > MOSTLY_UNMAPPED:
-        return "garbage text layer: OCR"
-    if len("".join(text.split())) < MIN_CHARS and covered_by_image(page):
-        return "stamped words over a picture: OCR"
-    return "text layer"
+    fault = layer_fault(page, runs, unmapped)
+    if fault is None:
+        return "text layer"
+    if not runs and is_blank(page):
+        return "blank"
+    return _ROUTES[fault]
 
 
 def routes(datasets: Path) -> None:

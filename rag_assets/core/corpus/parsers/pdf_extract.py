@@ -288,6 +288,25 @@ def text_layer_runs(page: pdfium.PdfPage) -> list[list[object]]:
     return text_layer(page)[0]
 
 
+STAMPED = "a scan under a few stamped words"
+
+
+def layer_fault(page: pdfium.PdfPage, lines: list[list[object]], unmapped: float) -> str | None:
+    """Why a page's text layer (`text_layer`'s runs and unmapped share) is not its text, so OCR
+    should read it: "its text layer is garbage" (by the statistics of `pdf_text_quality`, or most
+    glyphs without Unicode: a page set in a font with no map, its few mapped words a caption),
+    "no text layer", or `STAMPED` (fewer than `MIN_CHARS` characters over a page-sized picture);
+    None where the layer is the page's text."""
+    text = "\n".join(str(line[6]) for line in lines)
+    if unmapped > MOSTLY_UNMAPPED or (lines and text_is_garbage(text)):
+        return "its text layer is garbage"
+    if not lines:
+        return "no text layer"
+    if len("".join(text.split())) < MIN_CHARS and covered_by_image(page):
+        return STAMPED
+    return None
+
+
 def _read_page(page: pdfium.PdfPage, ocr: str) -> tuple[list[list[object]], bool, str | None]:
     """(runs, read by OCR, why the page gave no text or None) of one page: its text layer, else
     OCR's words when `ocr` is auto and the layer is missing, garbage, or a few words stamped on a
@@ -295,20 +314,14 @@ def _read_page(page: pdfium.PdfPage, ocr: str) -> tuple[list[list[object]], bool
     twice as many), unless OCR gives no words it trusts (then the layer stays). A blank page
     gives nothing and no reason."""
     lines, unmapped = text_layer(page)
-    text = "\n".join(str(line[6]) for line in lines)
-    # most glyphs without Unicode (a page set in a font with no map, its few mapped words a
-    # caption): the layer is not the page's text
-    garbage = (bool(lines) and text_is_garbage(text)) or unmapped > MOSTLY_UNMAPPED
-    stamped = bool(lines) and len("".join(text.split())) < MIN_CHARS and covered_by_image(page)
-    if lines and not garbage and not stamped:
+    layer = layer_fault(page, lines, unmapped)
+    if layer is None:
         return lines, False, None
     if ocr == "off":
         return lines, False, None if lines or is_blank(page) else "no text layer (a scanned page) and OCR is off"
     if not lines and is_blank(page):
         return [], False, None
-    layer = (
-        "its text layer is garbage" if garbage else "no text layer" if not lines else "a scan under a few stamped words"
-    )
+    stamped = layer == STAMPED
     try:
         words = ocr_page(page)
     except OcrError as err:
