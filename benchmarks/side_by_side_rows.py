@@ -33,29 +33,6 @@ from rag_assets.core.corpus.sources import CollectionSpec, ingest
 from rag_assets.core.corpus.tree_building import document_tree
 
 BASELINE_COMMIT = "1e3e079"  # the reader before side-by-side blocks were read apart
-# the baseline reader's run, in a process whose path starts at its sources: (block, pages, text)
-# of every node of each PDF's tree, or nothing for a rejected file or one over the time limit
-_BASELINE_SCRIPT = """
-import json, signal, sys
-from pathlib import Path
-from rag_assets.core.corpus.sources import CollectionSpec, ingest
-from rag_assets.core.corpus.tree_building import document_tree
-folder, seconds, out = Path(sys.argv[1]), int(float(sys.argv[2])), Path(sys.argv[3])
-def stop(*_): raise TimeoutError
-signal.signal(signal.SIGALRM, stop)
-trees = {}
-for path in sorted(folder.rglob("*.pdf")):
-    signal.alarm(seconds)
-    try:
-        result = ingest(CollectionSpec("side-by-side", str(path), "pdf"))
-        if result.documents:
-            trees[path.name] = [[n.block, n.pages, n.text] for n in document_tree(result.documents[0]).nodes]
-    except Exception:
-        pass
-    finally:
-        signal.alarm(0)
-out.write_text(json.dumps(trees))
-"""
 
 
 def _prose(cell: str) -> bool:
@@ -115,12 +92,19 @@ def baseline_trees(folder: Path, seconds: float) -> dict[str, list[tuple[str, st
         with tarfile.open(fileobj=io.BytesIO(archive)) as sources:
             sources.extractall(tmp, filter="data")
         out = Path(tmp) / "trees.json"
-        subprocess.run(
-            [sys.executable, "-c", _BASELINE_SCRIPT, str(folder), str(seconds), str(out)],
-            cwd=tmp,
-            env={**os.environ, "PYTHONPATH": tmp},
-            check=True,
-        )
+        # this file run as a script, its path starting at the baseline's sources (it imports no
+        # sibling benchmark, so nothing else comes from this checkout)
+        command = [
+            sys.executable,
+            __file__,
+            "--folder",
+            str(folder),
+            "--seconds",
+            str(seconds),
+            "--trees-out",
+            str(out),
+        ]
+        subprocess.run(command, cwd=tmp, env={**os.environ, "PYTHONPATH": tmp}, check=True)
         return {name: [tuple(node) for node in nodes] for name, nodes in json.loads(out.read_text()).items()}
 
 
@@ -156,8 +140,12 @@ def main() -> None:
         "--baseline", action="store_true", help=f"also read the folder with the reader of {BASELINE_COMMIT}"
     )
     parser.add_argument("--show", type=int, default=2, help="example nodes printed per file")
+    parser.add_argument("--trees-out", type=Path, help="only write the trees as JSON here (the baseline's run)")
     args = parser.parse_args()
     trees, skipped = read_folder(args.folder, args.seconds)
+    if args.trees_out:
+        args.trees_out.write_text(json.dumps(trees))
+        return
     counts = {name: [text for _, _, text in nodes if side_by_side(text)] for name, nodes in trees.items()}
     print("| file | nodes | side-by-side rows | example |\n|---|---:|---:|---|")
     for name, found in sorted(counts.items()):
