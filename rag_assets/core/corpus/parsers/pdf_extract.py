@@ -179,7 +179,6 @@ def text_layer(page: pdfium.PdfPage) -> tuple[list[list[object]], float]:  # noq
     height = page.get_height()
     textpage = page.get_textpage()
     raw = textpage.raw
-    displayed = display_box(page, raw)
     fonts = _Fonts(raw)
     rect = pdfium_c.FS_RECTF()
     matrix = pdfium_c.FS_MATRIX()
@@ -196,6 +195,7 @@ def text_layer(page: pdfium.PdfPage) -> tuple[list[list[object]], float]:  # noq
     try:
         count = textpage.count_chars()
         glyphs = page_glyphs(page, raw, count)  # hidden: invisible, white on white, off the page, turned
+        displayed = display_box(page, glyphs.turn)
         for index in range(count):
             if index in glyphs.hidden:
                 continue

@@ -4,25 +4,14 @@
 from __future__ import annotations
 
 import ctypes
-import math
-from collections import Counter
 from collections.abc import Callable
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 
-def _text_turn(textpage: pdfium_c.FPDF_TEXTPAGE) -> int:
-    """The angle (degrees, clockwise) most of the page's first 500 characters are drawn at."""
-    turns: Counter[int] = Counter(
-        round(math.degrees(pdfium_c.FPDFText_GetCharAngle(textpage, index))) % 360
-        for index in range(min(pdfium_c.FPDFText_CountChars(textpage), 500))
-    )
-    return turns.most_common(1)[0][0] if turns else 0
-
-
 def display_box(
-    page: pdfium.PdfPage, textpage: pdfium_c.FPDF_TEXTPAGE
+    page: pdfium.PdfPage, text_turn: int
 ) -> Callable[[pdfium_c.FS_RECTF], tuple[float, float, float, float]] | None:
     """For a page whose /Rotate turns its text upright (a landscape slide or table drawn turned on
     a portrait page), the map from a character's box in the page's own space to (left, top,
@@ -30,7 +19,7 @@ def display_box(
     the text stands upright in the page's own space (y is flipped): an upright page, or one a
     /Rotate shows turned (read as it was drawn, as before the turn)."""
     rotation = page.get_rotation()
-    if not rotation or abs((_text_turn(textpage) + rotation) % 360 - 180) < 170:
+    if not rotation or abs((text_turn + rotation) % 360 - 180) < 170:
         return None
     width, height = page.get_size()  # as displayed
     scale = 100  # PDFium maps to whole device pixels: a hundredth of a point

@@ -42,10 +42,11 @@ _FONT_NAME_BUFFER = 256
 @dataclass(frozen=True, slots=True)
 class PageGlyphs:
     """What a page's characters look like to a reader: indices of those not seen, and of those
-    set in small capitals."""
+    set in small capitals; the angle (degrees, clockwise) most of them are drawn at."""
 
     hidden: set[int]
     small_caps: set[int]
+    turn: int = 0
 
 
 def _angle_apart(a: float, b: float) -> float:
@@ -168,14 +169,17 @@ class _TextObject:
         return None
 
 
-def _turned(objects: dict[int, _TextObject], chars: dict[int, list[int]]) -> set[int]:
-    """The characters turned away from the page's lines: from the angle most characters share."""
+def _page_turn(objects: dict[int, _TextObject], chars: dict[int, list[int]]) -> int:
+    """The angle (degrees, clockwise) most of the page's characters are drawn at; 0 for none."""
     turns: Counter[int] = Counter()
     for key, state in objects.items():
         turns[round(math.degrees(state.angle)) % 360] += len(chars[key])
-    if not turns:
-        return set()
-    page_turn = math.radians(turns.most_common(1)[0][0])
+    return turns.most_common(1)[0][0] if turns else 0
+
+
+def _turned(objects: dict[int, _TextObject], chars: dict[int, list[int]], turn: int) -> set[int]:
+    """The characters turned away from the page's lines: from the angle most characters share."""
+    page_turn = math.radians(turn)
     return {
         index
         for key, state in objects.items()
@@ -207,11 +211,16 @@ def page_glyphs(page: pdfium.PdfPage, textpage: ctypes.c_void_p, count: int) -> 
     """The text page's characters a reader does not see, and those in small capitals (see the module's rules)."""
     objects, chars = _object_chars(textpage, count)
     small_caps = {index for key, state in objects.items() if state.small_caps for index in chars[key]}
-    return PageGlyphs(_hidden(page, textpage, objects, chars), small_caps)
+    turn = _page_turn(objects, chars)
+    return PageGlyphs(_hidden(page, textpage, objects, chars, turn), small_caps, turn)
 
 
 def _hidden(
-    page: pdfium.PdfPage, textpage: ctypes.c_void_p, objects: dict[int, _TextObject], chars: dict[int, list[int]]
+    page: pdfium.PdfPage,
+    textpage: ctypes.c_void_p,
+    objects: dict[int, _TextObject],
+    chars: dict[int, list[int]],
+    turn: int,
 ) -> set[int]:
     crop = page.get_cropbox()
     backgrounds = _Backgrounds(page)
@@ -232,7 +241,7 @@ def _hidden(
                 if not (crop[0] <= x <= crop[2] and crop[1] <= y <= crop[3]):
                     outside.add(index)
     shown = max(sum(map(len, chars.values())), 1)
-    for odd in (outside, _turned(objects, chars)):
+    for odd in (outside, _turned(objects, chars, turn)):
         if len(odd) * 2 < shown:  # most characters odd: the box or the page's turn is, not they
             unseen |= odd
     return unseen
