@@ -70,7 +70,7 @@ def text_columns(lines: list[Line], gutters: list[float], width: float, left: fl
     """Whether the stretches between gutters are columns of running text, not the label and
     number columns of a table, whose cells are a number or a few words."""
     bounds = [left, *gutters, left + width]
-    stretches = [[ln for ln in lines if ln.x0 >= left - 1 and ln.x1 <= right + 1] for left, right in pairwise(bounds)]
+    stretches = [[ln for ln in lines if ln.x0 >= start - 1 and ln.x1 <= end + 1] for start, end in pairwise(bounds)]
     verdicts = [_running_text(inside, width) for inside in stretches]
     if all(verdict == "text" for verdict in verdicts):
         return True
@@ -85,7 +85,7 @@ def text_columns(lines: list[Line], gutters: list[float], width: float, left: fl
     # for a figure beside the column of their definitions, nor a page of full-width paragraphs
     # with a narrow table for a column page
     crossing = sum(crosses(ln, gutters) for ln in lines)
-    if crossing > len(lines) / 4 or any(_table_rows_across(left, right) for left, right in pairwise(stretches)):
+    if crossing > len(lines) / 4 or any(_table_rows_across(labels, figures) for labels, figures in pairwise(stretches)):
         return False
     starts = [
         ln for inside, verdict in zip(stretches, verdicts, strict=True) if verdict for ln in _paragraph_starts(inside)
