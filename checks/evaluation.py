@@ -11,7 +11,8 @@ from checks.partition import checked_partition
 from rag_assets.core.answering.echo import find_echoes
 from rag_assets.core.answering.policy.catalogue import BUDGET_SOURCE
 from rag_assets.core.answering.policy.default_form import policy_problems
-from rag_assets.core.answering.published import published_form_choice
+from rag_assets.core.answering.policy.routing_choice import routing_problems
+from rag_assets.core.answering.published import published_form_choice, published_routing_choice
 from rag_assets.core.evaluation.evidence import evidence_problems
 from rag_assets.core.evaluation.report import non_finite_numbers
 from rag_assets.core.lineage import load_answers
@@ -121,18 +122,23 @@ def answers_echo_no_prompt(context: dg.AssetCheckExecutionContext, catalogue: Du
     asset="answer_policy",
     blocking=True,
     description="Fails (ERROR) when the collection has no published answer policy, its right-answer counts lie "
-    "outside the questions measured, or the reader's answer is the default without being right more often beyond "
-    "noise (the rule of core/answering/policy/default_form.py): `answers` and every ask would use it.",
+    "outside the questions measured, the reader's answer is the default without being right more often beyond "
+    "noise (the rule of core/answering/policy/default_form.py), or rdr2's published routing settings are not a "
+    "measured candidate or replace the defaults without the rule's evidence (routing_choice.py): `answers` and "
+    "every ask would use them.",
 )
 def answer_policy_follows_its_rule(
     context: dg.AssetCheckExecutionContext, catalogue: DuckDBResource
 ) -> dg.AssetCheckResult:
     collection = checked_partition(context)
-    choice = None
+    choice = routing = None
     if collection:
         with catalogue.get_connection() as con:
             choice = published_form_choice(con, collection)
-    problems = policy_problems(choice) if collection else ["answer_policy was never materialized"]
+            routing = published_routing_choice(con, collection)
+    problems = (
+        policy_problems(choice) + routing_problems(routing) if collection else ["answer_policy was never materialized"]
+    )
     return dg.AssetCheckResult(
         passed=not problems,
         severity=dg.AssetCheckSeverity.ERROR,
@@ -140,6 +146,7 @@ def answer_policy_follows_its_rule(
             "collection": collection or "-",
             "default_form": choice.form if choice else "-",
             "why": choice.reason if choice else "-",
+            "routing": f"{routing.setting.label} ({routing.reason})" if routing else "-",
             "problems": len(problems),
             "details": _problems_table(problems),
         },

@@ -16,6 +16,7 @@ import pytest
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.answering.policy.default_form import FormChoice
+from rag_assets.core.answering.policy.routing_choice import RoutingChoice, RoutingSetting
 from rag_assets.core.lineage import trace_answer
 from rag_assets.definitions import ALL_ASSETS, ALL_CHECKS
 from rag_assets.defs.evaluation.strategy_config import DEFAULT_STRATEGIES
@@ -458,5 +459,15 @@ def test_extractive_rows_cite_their_sentence_every_answer_its_support_and_none_e
     assert choice.reason.startswith("a quote of the evidence: on 1 validation questions the reader's answer was right")
     assert choice.reason.endswith("the quote 1; too few to make the reader the default")
     assert _metadata(pipeline["result"])["answers"]["default_form"].value == choice.note
+    # rdr2's routing settings, learned on the train questions (t1-t3, each with a gold answer a
+    # passage can hold): all 18 candidates measured, and 3 questions are under the 10 the rule
+    # needs, so the defaults stand and the `answers` rows keep their configured 4 passages.
+    routing = RoutingChoice.from_details(json.loads(details)["routing"])
+    assert (routing.questions, routing.metric, len(routing.means)) == (3, "passage_hit", 18), details
+    assert routing.setting == routing.default == RoutingSetting(20, 2, None) and not routing.learned
+    assert routing.reason.endswith("too few questions to learn settings")
+    assert _metadata(pipeline["result"])["answers"]["rdr2_routing"].value.startswith(
+        "passages 4, documents 2, expand calibrated, as configured (the defaults: passage_hit on 3 train questions"
+    )
     checks = {e.check_name: e for e in pipeline["result"].get_asset_check_evaluations()}
     assert checks["answer_policy_follows_its_rule"].passed

@@ -148,6 +148,21 @@ def test_similarity_router_scores_nodes_in_context(embedder: Embedder) -> None:
     assert len(no_refuse.documents[0][0].selected_node_ids) == 1  # the best shown node, never a refusal
 
 
+def test_the_knobs_expand_threshold_overrides_the_calibrated_one(embedder: Embedder) -> None:
+    # Only "Boiling water"'s first paragraph is lit; the descaling answer sits under the collapsed
+    # "Cleaning and care", which the calibrated threshold (0.99) never opens. The ask policy's
+    # learned threshold (0.3, on the knobs) opens it; the router's own thresholds are untouched.
+    tree = manual()
+    docs = [RetrievedDocument("kettle", tree.nodes, (2,))]
+    router = ScoringRouter(embedder, SimilarityThresholds(answer=0.3, expand=0.99, max_answers=1), kind="similarity")
+    query = ["How do I descale the kettle with vinegar?"]
+    [[calibrated]] = route_documents(query, [docs], router, RoutingKnobs(expand_iterations=1)).documents
+    assert 5 not in calibrated.selected_node_ids
+    learned = RoutingKnobs(expand_iterations=1, expand_threshold=0.3)
+    [[opened]] = route_documents(query, [docs], router, learned).documents
+    assert 5 in opened.selected_node_ids and router.thresholds.expand == 0.99
+
+
 def test_evidence_budget_keeps_the_best_scored_nodes_within_the_words(embedder: Embedder) -> None:
     tree = manual()
     docs = [RetrievedDocument("kettle", tree.nodes, (2, 5, 8))]

@@ -17,6 +17,7 @@ import duckdb
 
 from rag_assets.core.answering.no_answer import RelevanceFloor
 from rag_assets.core.answering.policy.default_form import DEFAULT_FORM, FormChoice
+from rag_assets.core.answering.policy.routing_choice import RoutingChoice
 from rag_assets.core.routing.folders import router_folder_kind
 from rag_assets.core.routing.teachers import SimilarityThresholds
 from rag_assets.core.store.publication import IndexPin, pin_index
@@ -25,6 +26,7 @@ from rag_assets.core.store.published_models import ALL_COLLECTIONS, PublishedMod
 TRAINED_ROUTER_KINDS = ("encoder", "llm")
 # the published_models kind of the `answer_policy` asset's row (its model id: the default form)
 ANSWER_POLICY_KIND = "answer_policy"
+ROUTING_DETAILS = "routing"  # the key of that row's details holding rdr2's learned routing settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,8 @@ class PublishedCollection:
     # the default answer form and the relevance floor the `answer_policy` asset measured
     # (core/answering/policy/default_form.py); None: never measured for this collection
     form_choice: FormChoice | None = None
+    # rdr2's routing settings learned with it (policy/routing_choice.py); None: never measured
+    routing_choice: RoutingChoice | None = None
 
     @property
     def default_form(self) -> str:
@@ -100,6 +104,7 @@ def load_published(con: duckdb.DuckDBPyConnection, collection: str) -> Published
         router_notes=tuple(notes),
         piece_notes=tuple(pieces),
         form_choice=_form_choice(found.get(ANSWER_POLICY_KIND)),
+        routing_choice=_routing_choice(found.get(ANSWER_POLICY_KIND)),
     )
 
 
@@ -113,6 +118,17 @@ def _form_choice(model: PublishedModel | None) -> FormChoice | None:
     if model is None or model.model_id not in ("generated", "extractive"):
         return None
     return FormChoice.from_details(model.model_id, dict(model.details))
+
+
+def published_routing_choice(con: duckdb.DuckDBPyConnection, collection: str) -> RoutingChoice | None:
+    """rdr2's routing settings `answer_policy` published for `collection` (None: never)."""
+    return _routing_choice(published_models(con, collection).get(ANSWER_POLICY_KIND))
+
+
+def _routing_choice(model: PublishedModel | None) -> RoutingChoice | None:
+    if model is None or not isinstance(model.details.get(ROUTING_DETAILS), dict):
+        return None
+    return RoutingChoice.from_details(model.details[ROUTING_DETAILS])
 
 
 def _usable(

@@ -99,6 +99,9 @@ class StrategySpec:
     fill_budget: bool = True  # rdr2 under a budget: unused words go to the best-scored unselected nodes
     # rdr2: how the fill ranks what it may add (routing.FILL_ORDERS); None = the router's calibrated order
     fill_order: str | None = None
+    # rdr2: the cosine over which a scoring router (encoder, similarity) expands a heading; None = the
+    # router's calibrated threshold. The ask policy learns it per collection (policy/routing_choice.py)
+    expand_threshold: float | None = None
     # contregen: sub-query tree depth (the paper's 2) and sub-queries per node; disco: False = the
     # ablation without discourse trees and rhetorical graph (the blueprint sees plain chunks)
     tree_depth: int = 2
@@ -173,6 +176,8 @@ class StrategySpec:
                     ("reorder", self.reorder if self.reorder != "retrieval" else None),
                     ("aggregate_words", self.aggregate_words),
                     ("fill_order", self.fill_order if self.evidence_budget_from else None),
+                    ("passages_per_query", self.passages_per_query if self.kind == "rdr2" else None),
+                    ("expand_threshold", self.expand_threshold),
                     ("answer_form", self.answer_form if self.answer_form != "generated" else None),
                 )
                 if v
@@ -190,6 +195,7 @@ class StrategySpec:
             structure=self.structure,
             fill_budget=self.fill_budget,
             fill_order=self.fill_order,
+            expand_threshold=self.expand_threshold,
         )
 
 

@@ -74,18 +74,24 @@ class HeldOutEvidence:
             routed = replace(routed, fill_budget=fill_budget)
         if fill_order is not None:
             routed = replace(routed, fill_order=fill_order)
+        figures, words = self.per_question(router, routed)
+        known = [f for f in figures if f is not None]
+        share = words / max(sum(self.budgets), 1)
+        return (sum(known) / len(known) if known else 0.0), share
+
+    def per_question(self, router: Router, routed: StrategySpec | None = None) -> tuple[list[float | None], int]:
+        """Each question's evidence metric (None where its gold labels allow none) when `routed`
+        (None: the spec held) routes with `router`, and the words gathered in all."""
         gathered = gather_evidence(
             [q.query for q in self.questions],
-            routed,
+            routed or self.routed,
             retrieve=self.retrieve,
             trees=self.trees,
-            routers={self.routed.router: router},
+            routers={(routed or self.routed).router: router},
             evidence_budgets=list(self.budgets),
         )
         figures = [evidence_metrics(g, q).get(self.metric) for g, q in zip(gathered, self.questions)]
-        figures = [f for f in figures if f is not None]
-        share = sum(g.words for g in gathered) / max(sum(self.budgets), 1)
-        return (sum(figures) / len(figures) if figures else 0.0), share
+        return figures, sum(g.words for g in gathered)
 
 
 def remembered(retrieve: Retrieve) -> Retrieve:

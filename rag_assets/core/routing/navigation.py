@@ -71,6 +71,9 @@ class RoutingKnobs:
     # how the fill ranks the nodes it may add (FILL_ORDERS); None = the router's own calibrated
     # order (`Router.fill_order`, chosen with the trained encoder), else "router"
     fill_order: str | None = None
+    # the cosine over which a scoring router expands a heading (None: its calibrated threshold);
+    # routers that write their actions (the LLM) have no threshold and ignore it
+    expand_threshold: float | None = None
 
     @property
     def expands(self) -> bool:

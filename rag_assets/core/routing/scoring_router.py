@@ -244,11 +244,14 @@ class ScoringRouter:
         allow_expand: bool,
         allow_refuse: bool,
         answers: list[int] | None = None,
+        expand_threshold: float | None = None,
     ) -> tuple[list[int], list[int]]:
-        """ANSWER (`answers` if given, else the best above the threshold) and EXPAND ids."""
+        """ANSWER (`answers` if given, else the best above the threshold) and EXPAND ids (over
+        `expand_threshold` if given, else the calibrated one)."""
         t = self.thresholds
         answers = pick_best(scores.answer, t.answer, t.max_answers) if answers is None else answers
-        expands = pick_best(scores.expand, t.expand, t.max_expands) if allow_expand else []
+        expand_over = t.expand if expand_threshold is None else expand_threshold
+        expands = pick_best(scores.expand, expand_over, t.max_expands) if allow_expand else []
         if not answers and not expands and not allow_refuse and scores.answer:
             answers = pick_best(scores.answer, float("-inf"), 1)  # "no refuse": the best shown node
         return answers, expands
@@ -269,6 +272,7 @@ class ScoringRouter:
                 allow_expand=knobs.expands and not request.final_round,
                 allow_refuse=knobs.allow_refuse,
                 answers=own[k] if own is not None else None,
+                expand_threshold=knobs.expand_threshold,
             )
             nodes = request.state.nodes
             text = format_actions([(n, nodes[n].text) for n in answers], [(h, nodes[h].text) for h in expands])

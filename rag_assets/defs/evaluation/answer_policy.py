@@ -1,8 +1,12 @@
 """`answer_policy`: the measured parts of each collection's ask policy, published for every ask.
 
 Downstream of the routers and the passage reranker (what an ask routes and quotes with), it
-answers the routers' validation questions (train split, never dev or test) with the spec an ask
-runs by default, in both forms, and publishes (published_models, kind `answer_policy`):
+learns rdr2's routing settings on the collection's train-split questions, then answers the routers'
+validation questions (train split, never dev or test) with the spec an ask runs by default, in
+both forms, and publishes (published_models, kind `answer_policy`):
+- rdr2's routing settings: first-stage passages, documents routed, the scoring router's expand
+  threshold (core/answering/policy/routing_choice.py), which every rdr2 ask and the report's rdr2
+  rows route with;
 - the default answer form: a quote unless the reader is right more often beyond noise
   (core/answering/policy/default_form.py);
 - the relevance floor below which an ask says the documents do not answer
@@ -15,9 +19,15 @@ import time
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from rag_assets.core.answering.policy.measure import measure_ask_policy, validation_questions
+from rag_assets.core.answering.policy.measure import (
+    measure_ask_policy,
+    measure_routing,
+    routing_questions,
+    validation_questions,
+)
+from rag_assets.core.answering.policy.routing_choice import routing_grid
 from rag_assets.core.answering.policy.sessions import open_session
-from rag_assets.core.answering.published import ANSWER_POLICY_KIND
+from rag_assets.core.answering.published import ANSWER_POLICY_KIND, ROUTING_DETAILS
 from rag_assets.core.store.published_models import PublishedModel, publish_models
 from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
 from rag_assets.defs.index.passage_reranker import passage_reranker
@@ -38,9 +48,10 @@ from resources.vectors import VectorStoreResource
     deps=["passage_index", "questions", "document_cards", router_adapter, passage_reranker],
     group_name="evaluation",
     kinds={"python", "duckdb"},
-    description="The collection's default answer form (a quote unless the reader is right more often beyond noise) "
-    "and relevance floor, measured on the routers' validation questions with the spec an ask runs, and "
-    "published for `rag ask`, the service and the `answers` rows.",
+    description="rdr2's routing settings (first-stage passages, documents routed, expand threshold), learned on "
+    "the collection's train-split questions, and the default answer form (a quote unless the reader is right more "
+    "often beyond noise) and relevance floor, measured on the routers' validation questions with the spec an ask "
+    "runs; published for `rag ask`, the service and the `answers` and `evidence_evaluation` rows.",
 )
 def answer_policy(
     context: dg.AssetExecutionContext,
@@ -53,12 +64,17 @@ def answer_policy(
     collection = context.partition_key
     with catalogue.get_connection() as con:
         questions = validation_questions(con, collection)
-        session = open_session(con, collection, ResourceModels(embedder, vectors, llm), trees=None if questions else {})
+        train = routing_questions(con, collection)
+        models = ResourceModels(embedder, vectors, llm)
+        session = open_session(con, collection, models, trees=None if questions or train else {})
     if session.published.index.version is None:
         raise dg.Failure(f"{collection}: no published passage index: materialize `passage_index` first")
-    choice = measure_ask_policy(session, questions)
+    routing = measure_routing(session, train)
+    context.log.info(f"{collection}: routing with {routing.setting.label} ({routing.reason})")
+    choice = measure_ask_policy(session, questions, routing)
     context.log.info(f"{collection}: default answer form {choice.note}")
-    piece = PublishedModel(ANSWER_POLICY_KIND, choice.form, details=choice.details(), run_id=context.run.run_id)
+    details = {**choice.details(), ROUTING_DETAILS: routing.details()}
+    piece = PublishedModel(ANSWER_POLICY_KIND, choice.form, details=details, run_id=context.run.run_id)
     with catalogue.get_connection() as con:
         publish_models(con, collection, [piece], kinds=[ANSWER_POLICY_KIND])
     floor = choice.floor
@@ -79,6 +95,11 @@ def answer_policy(
     ]
     return dg.MaterializeResult(
         metadata={
+            "routing": routing.setting.label,
+            "routing_why": routing.reason,
+            "routing_grid": dg.MetadataValue.md(
+                markdown_table(*routing_grid(routing)) if routing.means else "no train question measured: the defaults"
+            ),
             "default_form": choice.form,
             "questions": choice.questions,
             **({"relevance_floor": round(floor.value, 4)} if floor else {}),

@@ -36,6 +36,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from rag_assets.core.answering.policy.catalogue import BUDGET_SOURCE, answer_style, strategy_specs
+from rag_assets.core.answering.policy.routing_choice import routing_note
 from rag_assets.core.answering.policy.sessions import open_session
 from rag_assets.core.answering.published import PublishedCollection
 from rag_assets.core.answering.session import AnsweringSession
@@ -209,7 +210,10 @@ def answers(
     published = session.published
     notes = _published_notes(published, note)
     style = answer_style(config.answer_style, questions)
-    all_specs = strategy_specs(config.settings(), style, published.llm_adapter)
+    settings = config.settings()
+    all_specs = strategy_specs(
+        settings, style, published.llm_adapter, routing=settings.routing(published.routing_choice)
+    )
     specs = runnable_specs(config, all_specs, session, notes)
     for n in notes:
         context.log.warning(n)
@@ -230,6 +234,7 @@ def answers(
             "split": split,
             "answer_style": style,
             "default_form": published.form_choice.note if published.form_choice else "not measured (`answer_policy`)",
+            "rdr2_routing": routing_note(all_specs["rdr2"], settings.routing(published.routing_choice)),
             "strategies": dg.MetadataValue.md(counter_table("strategy", strategy_counts(records))),
             "router": config.router,
             "adapter_id": published.llm_adapter or "none (base model routes)",

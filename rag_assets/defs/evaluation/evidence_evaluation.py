@@ -18,6 +18,7 @@ from rag_assets.core.answering.policy.catalogue import (
     settings_from,
     strategy_specs,
 )
+from rag_assets.core.answering.policy.routing_choice import routing_note
 from rag_assets.core.answering.policy.sessions import document_steer
 from rag_assets.core.answering.published import load_published
 from rag_assets.core.answering.session import AnsweringSession
@@ -65,6 +66,12 @@ class EvidenceConfig(dg.Config):
     top_k: int = Field(default=DEFAULT_SETTINGS.top_k, ge=1, le=50, description="Documents rdr2 routes.")
     passages_per_query: int = Field(default=DEFAULT_SETTINGS.passages_per_query, ge=1, le=200)
     expand_iterations: int = Field(default=DEFAULT_SETTINGS.expand_iterations, ge=0, le=10)
+    learned_routing: bool = Field(
+        default=DEFAULT_SETTINGS.learned_routing,
+        description="rdr2 routes with the settings `answer_policy` learned for the collection on its train questions "
+        "(first-stage passages, documents routed, expand threshold) where it published some, as every ask does; "
+        "false: with top_k and passages_per_query as configured here.",
+    )
     token_budget: int = Field(default=DEFAULT_SETTINGS.token_budget, ge=64, le=32768)
     router_max_new_tokens: int = Field(default=DEFAULT_SETTINGS.router_max_new_tokens, ge=8, le=512)
     single_store: list[str] = Field(
@@ -118,7 +125,9 @@ def _measured(
     scope: StoreScope | None = None,
 ) -> list:
     """The evidence rows of rag-hybrid and rdr2 with each router kind (within `scope` when given)."""
-    specs = strategy_specs(config.settings(), "short", session.published.llm_adapter)
+    settings = config.settings()
+    routing = settings.routing(session.published.routing_choice)
+    specs = strategy_specs(settings, "short", session.published.llm_adapter, routing=routing)
     return measure_evidence(
         questions,
         baseline=specs[BUDGET_SOURCE],
@@ -185,6 +194,7 @@ def evidence_evaluation(
             store_evidence(con, collection, [], run_id=context.run.run_id, created_at=utc_now())
         return dg.MaterializeResult(metadata={"dagster/row_count": 0, "questions": 0, "split": config.split})
     session = AnsweringSession(published, ResourceModels(embedder, vectors, llm), trees, gold=questions, steer=steer)
+    settings = config.settings()
     notes = list(published.router_notes)
     kinds = measured_kinds(config, session, llm.backend, notes)
     for note in notes:
@@ -203,6 +213,10 @@ def evidence_evaluation(
             "questions": len(questions),
             "split": split,
             "kinds": ", ".join(kinds),
+            "rdr2_routing": routing_note(
+                strategy_specs(settings, "short", None, routing=settings.routing(published.routing_choice))["rdr2"],
+                settings.routing(published.routing_choice),
+            ),
             "evidence": dg.MetadataValue.md(
                 f"**{evidence_title(summary, split)}**\n\n{markdown_table(header, body)}\n\n{evidence_footnote(summary)}"
             ),

@@ -54,6 +54,12 @@ class AnswersConfig(GenerationConfig):
     expand_iterations: int = Field(
         default=DEFAULT_SETTINGS.expand_iterations, ge=0, le=10, description="rdr2: routing rounds after the first."
     )
+    learned_routing: bool = Field(
+        default=DEFAULT_SETTINGS.learned_routing,
+        description="rdr2 routes with the settings `answer_policy` learned for the collection on its train questions "
+        "(first-stage passages, documents routed, expand threshold) where it published some, as every ask does; "
+        "false: with top_k and passages_per_query as configured here.",
+    )
     expand_grid: list[int] = Field(
         default=[], description="Test-time scaling over expand iterations, e.g. [0, 1, 2] ([] = none)."
     )

@@ -30,7 +30,10 @@ def plan_ask(
     collection's question set, whose gold answers say which reader style fits)."""
     name = canonical_strategy(strategy)
     style = options.style or answer_style("auto", questions)
-    spec = named_spec(name, style, published.llm_adapter)
+    routing = published.routing_choice
+    spec = named_spec(name, style, published.llm_adapter, routing=routing)
+    if spec.kind == "rdr2" and routing is not None:
+        note(f"routing with {routing.setting.label} ({routing.reason})")
     if options.form is None and spec.kind in EXTRACTIVE_KINDS:  # the collection's default form
         choice = published.form_choice
         note(

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag_assets.core.answer_metrics import word_count
+from rag_assets.core.answering.policy.routing_choice import RoutingChoice
 from rag_assets.core.answering.types import DEFAULT_ROUTER_KIND, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.errors import ConfigError
@@ -116,6 +117,13 @@ class StrategySettings:
     contregen_top_k: int = 2
     disco_top_k: int = 3
     stage_max_new_tokens: int = 32
+    # rdr2 routes with the settings `answer_policy` learned for the collection (passages, documents,
+    # expand threshold) where it published some; False: with top_k and passages_per_query above
+    learned_routing: bool = True
+
+    def routing(self, learned: RoutingChoice | None) -> RoutingChoice | None:
+        """The learned routing rdr2 runs with under these settings (None: the settings' own)."""
+        return learned if self.learned_routing else None
 
 
 DEFAULT_SETTINGS = StrategySettings()
@@ -129,9 +137,14 @@ def settings_from(config: object) -> StrategySettings:
 
 
 def strategy_specs(
-    settings: StrategySettings, style: str, llm_adapter: str | None, budget: bool = True
+    settings: StrategySettings,
+    style: str,
+    llm_adapter: str | None,
+    budget: bool = True,
+    routing: RoutingChoice | None = None,
 ) -> dict[str, StrategySpec]:
-    """Every strategy by name (`STRATEGIES`), as `settings` shape them."""
+    """Every strategy by name (`STRATEGIES`), as `settings` shape them; every rdr2 row routing
+    with `routing`'s learned settings where given (the collection's ask policy)."""
     budget_from = BUDGET_SOURCE if budget and settings.evidence_budget else None
     rdr2 = _rdr2_spec(settings, style, llm_adapter, budget_from)
     specs = {
@@ -150,6 +163,8 @@ def strategy_specs(
         specs[f"{name}-extractive"] = dataclasses.replace(
             specs[name], name=f"{name}-extractive", answer_form="extractive"
         )
+    if routing is not None:
+        specs = {name: routing.apply(spec) for name, spec in specs.items()}
     return specs
 
 
@@ -255,7 +270,12 @@ def canonical_strategy(name: str) -> str:
 
 
 def named_spec(
-    name: str, style: str, llm_adapter: str | None, settings: StrategySettings = DEFAULT_SETTINGS
+    name: str,
+    style: str,
+    llm_adapter: str | None,
+    settings: StrategySettings = DEFAULT_SETTINGS,
+    routing: RoutingChoice | None = None,
 ) -> StrategySpec:
-    """The spec of the askable strategy `name` under `settings` (by default the evaluated ones)."""
-    return strategy_specs(settings, style, llm_adapter)[canonical_strategy(name)]
+    """The spec of the askable strategy `name` under `settings` (by default the evaluated ones),
+    routing with `routing`'s learned settings where given."""
+    return strategy_specs(settings, style, llm_adapter, routing=routing)[canonical_strategy(name)]

@@ -33,7 +33,8 @@ def runnable_spec(spec: StrategySpec, published: PublishedCollection) -> Runnabl
         base, form = spec.name.removesuffix("-extractive"), spec.name[len(spec.name.removesuffix("-extractive")) :]
         label = f"rdr2-similarity{form}" if base in ("rdr2", "rdr2-encoder") else spec.name
         note = f"no trained encoder router for {collection!r}: routing with the untrained encoder (similarity)"
-        return Runnable(dataclasses.replace(spec, router="similarity", name=label), note)
+        # an expand threshold learned on the trained encoder's scores means nothing on the untrained one's
+        return Runnable(dataclasses.replace(spec, router="similarity", name=label, expand_threshold=None), note)
     if spec.kind == "rdr2" and spec.router == "llm" and spec.adapter and published.llm_adapter is None:
         note = f"no trained LLM router for {collection!r}: routing with the base model"
         return Runnable(dataclasses.replace(spec, adapter=None), note)
