@@ -3,11 +3,12 @@ the quote form of rag-hybrid and rdr2 as asked (the default steer, the published
 question judged by `core/evaluation/answer_correctness.py` (every gold figure within 1%, or the
 gold's leading yes/no), per question type; how many answers were figure answers and how many of
 those were right; and, with `--without-figures`, the same rows with figure answers turned off
-(the quote alone), paired on the same questions.
+(the quote alone), paired on the same questions. `--single-store`: each question searched and
+routed within its own filing only (its gold document), as a per-filing store would answer it.
 
     RAG_DATA=$PWD/../shared/datasets RAG_COLLECTIONS=collections.datasets.yaml \\
     RAG_DATA_DIR=dagster_home/data-datasets .venv/bin/python -m benchmarks.figure_answers \\
-        -c financebench --split dev,test [--without-figures] [--show]
+        -c financebench --split dev,test [--without-figures] [--single-store] [--show]
 
 Nothing is written to the catalogue. The relevance floor is not applied (every question is answered).
 """
@@ -23,6 +24,7 @@ from benchmarks.common import open_collection
 from rag_assets.core.answering.figure_answers import FIGURE
 from rag_assets.core.answering.policy.catalogue import DEFAULT_SETTINGS, strategy_specs
 from rag_assets.core.evaluation.answer_correctness import correctness_metrics
+from rag_assets.core.evaluation.evidence import own_documents
 from rag_assets.core.routing.metrics import mean_interval
 from rag_assets.core.tables import markdown_table
 
@@ -35,31 +37,53 @@ def main() -> None:
     parser.add_argument("--split", default="dev,test")
     parser.add_argument("--without-figures", action="store_true", help="also measure the quote alone")
     parser.add_argument("--show", action="store_true", help="print each figure answer with its gold")
+    parser.add_argument("--single-store", action="store_true", help="search each question within its own document only")
     args = parser.parse_args()
     session, questions = open_collection(args.collection, args.split)
     if not questions:
         raise SystemExit(f"no {args.split} questions in collection {args.collection!r}")
+    own = own_documents(questions, sorted(session.trees)) if args.single_store else None
+    if own is not None:
+        print(f"single store: {len(own)} of {len(questions)} questions name a document of the collection")
+        questions = [q for q in questions if q.qid in own]
     specs = strategy_specs(DEFAULT_SETTINGS, "short", session.published.llm_adapter)
     variants = [("figures", False)] + ([("quote alone", True)] if args.without_figures else [])
     rows = []
     for name in STRATEGIES:
         for variant, off in variants:
             started = time.perf_counter()
-            rows += measured_rows(session, questions, specs[name], variant, without_figures=off, show=args.show)
+            rows += measured_rows(
+                session, questions, specs[name], variant, without_figures=off, show=args.show, own=own
+            )
             print(f"{name} ({variant}): {time.perf_counter() - started:.0f} s", flush=True)
     print()
     print(markdown_table(["strategy", "answers", "question type", "correct (95% CI)", "n"], rows))
 
 
+def answered(session, questions: list, spec, own: dict[str, list[str]] | None) -> list:
+    """The outcomes of `spec` on `questions`, in the shared store or (`own`) each within its own
+    document: the session searched and routed only there, one question at a time."""
+    if own is None:
+        return session.run([q.query for q in questions], spec, use_floor=False)
+    outcomes = []
+    try:
+        for question in questions:
+            session.documents = own[question.qid]
+            outcomes += session.run([question.query], spec, use_floor=False)
+    finally:
+        session.documents = None
+    return outcomes
+
+
 def measured_rows(
-    session, questions: list, spec, variant: str, *, without_figures: bool, show: bool
+    session, questions: list, spec, variant: str, *, without_figures: bool, show: bool, own=None
 ) -> list[list[str]]:
     """One strategy's rows: correct per question type, and the figure answers made and right."""
     if without_figures:  # the quote form as it was before figure answers: none is ever made
         with mock.patch("rag_assets.core.answering.strategy_runner.figure_answer", return_value=None):
-            outcomes = session.run([q.query for q in questions], spec, use_floor=False)
+            outcomes = answered(session, questions, spec, own)
     else:
-        outcomes = session.run([q.query for q in questions], spec, use_floor=False)
+        outcomes = answered(session, questions, spec, own)
     judged: dict[str, list[float]] = defaultdict(list)
     figures = right_figures = 0
     for question, outcome in zip(questions, outcomes):
