@@ -17,6 +17,7 @@ from rag_assets.core.answering.policy.routing_choice import (
     routing_problems,
 )
 from rag_assets.core.answering.published import PublishedCollection
+from rag_assets.core.evaluation.scoring import routing_metric
 from rag_assets.core.routing.teachers import SimilarityThresholds
 from rag_assets.core.store.publication import IndexPin
 
@@ -141,3 +142,11 @@ def test_the_reports_rdr2_rows_route_with_the_learned_settings_unless_configured
     configured = StrategySettings(learned_routing=False, top_k=4)
     own = strategy_specs(configured, "short", None, routing=configured.routing(LEARNED))
     assert own["rdr2"].top_k == 4 and own["rdr2"].expand_threshold is None
+
+
+def test_paged_sets_choose_their_routing_by_page_hit() -> None:
+    # FinanceBench's questions carry gold pages and gold evidence text: the page decides
+    assert routing_metric({"passage_hit", "evidence_recall", "page_hit"}) == "page_hit"
+    assert routing_metric({"passage_hit", "evidence_recall"}) == "evidence_recall"  # conditionalqa
+    assert routing_metric({"passage_hit", "section_hit"}) == "section_hit"  # emanual
+    assert routing_metric({"passage_hit"}) == "passage_hit" and routing_metric(set()) is None

@@ -12,7 +12,7 @@ ones the thresholds are calibrated on, never the dev/test questions the report e
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from rag_assets.core.answering.strategies import GatheredEvidence, gather_evidence
@@ -114,16 +114,18 @@ def held_out_evidence(
     routed: StrategySpec,
     retrieve: Retrieve,
     trees: Mapping[str, Sequence[TreeNode]],
+    choose_metric: Callable[[Iterable[str]], str | None] = primary_evidence_metric,
 ) -> HeldOutEvidence | None:
     """Gather `baseline`'s (retrieve-and-read's) evidence for `questions` once: its words are the
-    budgets, and the evidence metric is the set's primary one among those the questions' gold
-    labels allow. None when no question has a gold label any evidence metric can score."""
+    budgets, and the evidence metric is the one `choose_metric` picks (the set's primary one by
+    default) among those the questions' gold labels allow. None when no question has a gold label
+    any evidence metric can score."""
     if not questions:
         return None
     retrieve = remembered(retrieve)  # every weight judged routes the same questions: search once
     gathered = gather_evidence([q.query for q in questions], baseline, retrieve=retrieve, trees=trees)
     figures = [evidence_metrics(g, q) for g, q in zip(gathered, questions)]
-    metric = primary_evidence_metric({name for f in figures for name in f if name != "words"})
+    metric = choose_metric({name for f in figures for name in f if name != "words"})
     if metric is None:
         return None
     values = [f[metric] for f in figures if metric in f]

@@ -26,6 +26,7 @@ from rag_assets.core.answering.session import AnsweringSession
 from rag_assets.core.answering.types import AnswerOutcome, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.evaluation.held_out_evidence import held_out_evidence
+from rag_assets.core.evaluation.scoring import routing_metric
 from rag_assets.core.routing.held_out_routing import load_routing_examples
 from rag_assets.core.routing.samples import SYNTHETIC_QID_PREFIX
 from rag_assets.core.store.question_table import load_question_rows
@@ -61,14 +62,22 @@ def asked_spec(
 def measure_routing(session: AnsweringSession, questions: Sequence[Question]) -> RoutingChoice:
     """rdr2's routing settings for the collection: every candidate of the grid routes `questions`
     as an ask routes (the asked router, retrieve-and-read's words as the budget), scored by the
-    set's evidence metric, and `choose_routing` picks by its rule."""
+    set's routing metric (`scoring.routing_metric`: page hit on a paged set), and `choose_routing`
+    picks by its rule."""
     spec = asked_spec(session, questions)
     default = RoutingSetting.of(spec)
     router = session.router(spec.router)
     thresholds = getattr(router, "thresholds", None)
     grid = candidate_settings(default, getattr(thresholds, "expand", None))
     baseline = named_spec(BUDGET_SOURCE, spec.answer_style, session.published.llm_adapter)
-    held = held_out_evidence(questions, baseline=baseline, routed=spec, retrieve=session.retrieve, trees=session.trees)
+    held = held_out_evidence(
+        questions,
+        baseline=baseline,
+        routed=spec,
+        retrieve=session.retrieve,
+        trees=session.trees,
+        choose_metric=routing_metric,
+    )
     if held is None:
         return choose_routing({default: []}, [], router=spec.router, metric="")
     scores = {setting: held.per_question(router, setting.applied(spec, spec.router))[0] for setting in grid}
