@@ -23,7 +23,7 @@ from rag_assets.core.corpus.document_cards import DocumentCard
 from rag_assets.core.corpus.first_pages import pdf_card
 from rag_assets.core.corpus.question_sets import Question, load_questions
 from rag_assets.core.evaluation.scoring import same_document
-from rag_assets.core.index.card_matching import fiscal_year_ends, match_cards, organisations, with_fiscal_period
+from rag_assets.core.index.card_matching import CardIndex, fiscal_year_ends, organisations, with_fiscal_period
 from rag_assets.core.index.document_names import DocumentNames
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,6 +100,7 @@ def main() -> None:
     parser.add_argument("--cards", action="store_true", help="print every card")
     args = parser.parse_args()
     cards = read_cards(args.data / "pdfs")
+    index = CardIndex(cards)
     doc_ids = [c.doc_id for c in cards]
     if args.cards:
         for c in cards:
@@ -113,9 +114,9 @@ def main() -> None:
         print("skipped:", problem)
     names = DocumentNames(doc_ids)
     ways = {
-        "cards": lambda q: match_cards(cards, q).doc_ids,
+        "cards": lambda q: index.match(q).doc_ids,
         "file names": names.named_in,
-        "cards, else file names (--by-name)": lambda q: match_cards(cards, q).doc_ids or names.named_in(q),
+        "cards, else file names (--by-name)": lambda q: index.match(q).doc_ids or names.named_in(q),
     }
     sets = {"all": questions, "dev+test": [q for q in questions if q.split in ("dev", "test")]}
     print(
@@ -139,7 +140,7 @@ def main() -> None:
         for q in results["all", way]["unnamed"]:
             print(f"{way} name nothing for {q.gold_doc}: {q.query[-120:]!r}")
     for q in results["all", "cards"]["missed"]:
-        match = match_cards(cards, q.query)
+        match = index.match(q.query)
         print(f"cards miss {q.gold_doc}: kept {match.doc_ids[:4]} ({match.reason}); {q.query[-160:]!r}")
 
 

@@ -180,11 +180,27 @@ def card_years(card: DocumentCard) -> set[int]:
     return {int(card.date[:4])} if card.date else set()
 
 
+class CardIndex:
+    """Cards prepared once for many questions: the organisations' keys, and each interim card's
+    fiscal period from its organisation's year end (a collection's cards change per run, its
+    questions per ask)."""
+
+    def __init__(self, cards: Sequence[DocumentCard]) -> None:
+        self.keys = organisations(cards)
+        ends = fiscal_year_ends(cards, self.keys)
+        self.cards = [with_fiscal_period(c, ends.get(self.keys.get(c.organisation, ""), 12)) for c in cards]
+
+    def match(self, question: str) -> CardMatch:
+        """The documents `question` names by these cards, best named first."""
+        return _matched(self.cards, self.keys, question)
+
+
 def match_cards(cards: Sequence[DocumentCard], question: str) -> CardMatch:
-    """The documents `question` names by these cards, best named first."""
-    keys = organisations(cards)
-    ends = fiscal_year_ends(cards, keys)
-    cards = [with_fiscal_period(c, ends.get(keys.get(c.organisation, ""), 12)) for c in cards]
+    """The documents `question` names by these cards (one question: `CardIndex` for many)."""
+    return CardIndex(cards).match(question)
+
+
+def _matched(cards: Sequence[DocumentCard], keys: dict[str, str], question: str) -> CardMatch:
     held: dict[str, int] = {}
     for name, key in keys.items():
         held[key] = max(held.get(key, 0), name_held(name, question))

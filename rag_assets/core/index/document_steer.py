@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rag_assets.core.corpus.document_cards import DocumentCard
-from rag_assets.core.index.card_matching import match_cards
+from rag_assets.core.index.card_matching import CardIndex
 from rag_assets.core.index.document_names import DocumentNames
 
 
@@ -39,6 +39,7 @@ class DocumentSteer:
     cards: Sequence[DocumentCard]
     file_names: DocumentNames | None = None
     _choices: dict[str, SteerChoice] = field(default_factory=dict, repr=False)
+    _index: CardIndex | None = field(default=None, repr=False)  # the cards prepared once, on first use
 
     def choose(self, question: str) -> SteerChoice:
         """Where `question` is searched: the documents its cards name, else (with `file_names`)
@@ -52,7 +53,9 @@ class DocumentSteer:
         return self.choose(question).documents
 
     def _choose(self, question: str) -> SteerChoice:
-        match = match_cards(self.cards, question) if self.cards else None
+        if self.cards and self._index is None:
+            self._index = CardIndex(self.cards)
+        match = self._index.match(question) if self._index is not None else None
         if match is not None and match.doc_ids:
             return SteerChoice(list(match.doc_ids), match.reason, "cards")
         # no card to match: none made, or none with an organisation or product (a wiki, a manual)
