@@ -12,7 +12,10 @@ is its parent node, so a tree's headings score the same through its depths).
   prefix of the other: "Item 1. Business." for "Item 1. Business");
 - recall: counted entries matched by a recovered heading;
 - parent accuracy: matched entries whose heading's nearest matched ancestor is the heading matched
-  to the entry's parent (none for a top-level entry); not measured on a flat outline.
+  to the entry's parent (none for a top-level entry); not measured on a flat outline;
+- precision at the outline's levels: as precision, counting only the recovered headings at the
+  levels where some entry was matched (bookmarks that list a 10-K's Parts and Items leave out the
+  sub-headings inside them: a heading below every level they reach cannot be judged by them).
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ class HeadingScore:
     headings: int
     matched: int
     parents: int  # matched entries with the right parent
+    at_levels: int = 0  # recovered headings at the levels where some entry was matched
 
 
 def key(text: str) -> str:
@@ -162,6 +166,13 @@ def parent_correct(entry: Entry, matched: dict[int, int], parents: list[int | No
     return found == expected
 
 
+def at_matched_levels(headings: list[Heading], matched: dict[int, int]) -> int:
+    """The recovered headings at the levels where some entry was matched (`matched`: entry index
+    -> heading index)."""
+    levels = {headings[h].level for h in matched.values()}
+    return sum(h.level in levels for h in headings)
+
+
 def score_headings(headings: list[Heading], path: Path) -> HeadingScore:
     """`headings` recovered from `path` (read without its outline) against its bookmarks."""
     entries = bookmarks(path)
@@ -177,6 +188,7 @@ def score_headings(headings: list[Heading], path: Path) -> HeadingScore:
         headings=len(headings),
         matched=len(matched),
         parents=right,
+        at_levels=at_matched_levels(headings, matched),
     )
 
 
@@ -190,12 +202,14 @@ class HeadingTotals:
     matched: int = 0
     parents: int = 0
     parented: int = 0
+    at_levels: int = 0
 
     def add(self, score: HeadingScore) -> None:
         self.filings += 1
         self.counted += score.counted
         self.headings += score.headings
         self.matched += score.matched
+        self.at_levels += score.at_levels
         if not score.flat:
             self.parents += score.parents
             self.parented += score.matched
@@ -203,6 +217,10 @@ class HeadingTotals:
     @property
     def precision(self) -> float:
         return self.matched / max(self.headings, 1)
+
+    @property
+    def precision_at_levels(self) -> float:
+        return self.matched / max(self.at_levels, 1)
 
     @property
     def recall(self) -> float:

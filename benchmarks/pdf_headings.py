@@ -32,8 +32,11 @@ def main() -> None:
     if not folder.is_dir():
         sys.exit(f"no FinanceBench filings at {folder}")
     files = [p for p in outlined_filings(folder) if args.only is None or args.only in p.name]
-    print("| filing | bookmarks | counted | headings | matched | precision | recall | parent accuracy | read s |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| filing | bookmarks | counted | headings | matched | precision | at the outline's levels | recall "
+        "| parent accuracy | read s |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     total = HeadingTotals()
     with tempfile.TemporaryDirectory() as temp:
         for path in files:
@@ -45,13 +48,15 @@ def main() -> None:
             parents = "flat" if row.flat else f"{row.parents / max(row.matched, 1):.3f}"
             print(
                 f"| {path.stem} | {row.entries} | {row.counted} | {row.headings} | {row.matched} | "
-                f"{row.matched / max(row.headings, 1):.3f} | {row.matched / max(row.counted, 1):.3f} | "
+                f"{row.matched / max(row.headings, 1):.3f} | {row.matched / max(row.at_levels, 1):.3f} | "
+                f"{row.matched / max(row.counted, 1):.3f} | "
                 f"{parents} | {seconds:.1f} |",
                 flush=True,
             )
     print(
         f"| all {total.filings} | | {total.counted} | {total.headings} | {total.matched} | "
-        f"{total.precision:.3f} | {total.recall:.3f} | {total.parent_accuracy:.3f} | |"
+        f"{total.precision:.3f} | {total.precision_at_levels:.3f} | {total.recall:.3f} | "
+        f"{total.parent_accuracy:.3f} | |"
     )
 
 

@@ -9,7 +9,7 @@ import sys
 import pypdfium2 as pdfium
 import pytest
 
-from benchmarks.heading_truth import Entry, Heading, heading_parents, key, match, parent_correct
+from benchmarks.heading_truth import Entry, Heading, at_matched_levels, heading_parents, key, match, parent_correct
 from benchmarks.pdf_engine_outputs import (
     TextBlock,
     markdown_blocks,
@@ -186,3 +186,22 @@ def test_a_child_is_measured_and_its_failure_named(tmp_path) -> None:
         measured_child(
             [sys.executable, "-c", "import sys; sys.stderr.write('no such page'); sys.exit(3)"], tmp_path / "bad.txt"
         )
+
+
+def test_precision_at_the_outlines_levels_leaves_out_deeper_headings() -> None:
+    # bookmarks list "Item 7" and "Item 8" (found at level 2); the reader also found "Overview"
+    # and "Results" below them (level 3) and a cover title (level 1) the bookmarks leave out
+    headings = [
+        Heading(1, 1, "Annual Report"),
+        Heading(2, 2, "Item 7. Management's Discussion"),
+        Heading(2, 3, "Overview"),
+        Heading(3, 3, "Results"),
+        Heading(4, 2, "Item 8. Financial Statements"),
+    ]
+    entries = [
+        Entry(0, 1, "Item 7. Management's Discussion", 2, None),
+        Entry(1, 1, "Item 8. Financial Statements", 4, None),
+    ]
+    matched = match(headings, entries)
+    assert matched == {0: 1, 1: 4}
+    assert at_matched_levels(headings, matched) == 2  # the level-2 headings only: precision 2 / 2
