@@ -166,6 +166,45 @@ def parent_correct(entry: Entry, matched: dict[int, int], parents: list[int | No
     return found == expected
 
 
+def _nearest_matched(parent: int | None, parents: list[int | None], by_heading: dict[int, int]) -> int | None:
+    while parent is not None and parent not in by_heading:
+        parent = parents[parent]
+    return parent
+
+
+def parent_faults(headings: list[Heading], entries: list[Entry], counted: list[Entry]) -> dict[str, int]:
+    """Why matched entries (of `counted`, the printed ones of `entries`) have the wrong parent,
+    counted: nested under a heading whose entry is the entry's sibling in the bookmarks ("under a
+    sibling"), placed under an entry above its parent or at the top ("too shallow": the parent is
+    set in the type of its own parent), or elsewhere."""
+    by_index = {entry.index: entry for entry in entries}
+    matched = match(headings, counted)
+    by_heading = {heading: index for index, heading in matched.items()}
+    parents = heading_parents(headings)
+    faults = {"under a sibling": 0, "too shallow": 0, "elsewhere": 0}
+    for index, heading in matched.items():
+        entry = by_index[index]
+        if parent_correct(entry, matched, parents, by_index):
+            continue
+        found = _nearest_matched(parents[heading], parents, by_heading)
+        found_entry = by_heading.get(found) if found is not None else None
+        expected = entry.parent
+        while expected is not None and expected not in matched:
+            expected = by_index[expected].parent
+        above = set()
+        walk = by_index[expected].parent if expected is not None else None
+        while walk is not None:
+            above.add(walk)
+            walk = by_index[walk].parent
+        if found_entry is not None and expected is not None and by_index[found_entry].parent == expected:
+            faults["under a sibling"] += 1
+        elif expected is not None and (found_entry in above or found_entry is None):
+            faults["too shallow"] += 1
+        else:
+            faults["elsewhere"] += 1
+    return faults
+
+
 def at_matched_levels(headings: list[Heading], matched: dict[int, int]) -> int:
     """The recovered headings at the levels where some entry was matched (`matched`: entry index
     -> heading index)."""

@@ -19,7 +19,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.heading_truth import HeadingTotals, outlined_filings, score_headings, without_outline
+from benchmarks.heading_truth import (
+    HeadingTotals,
+    bookmarks,
+    outlined_filings,
+    parent_faults,
+    printed,
+    score_headings,
+    without_outline,
+)
 from benchmarks.pdf_engine_outputs import read_tree, tree_headings
 
 
@@ -27,6 +35,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
     parser.add_argument("--only", help="score only the filings whose file name contains this")
+    parser.add_argument("--parent-faults", action="store_true", help="also count why parents are wrong, per filing")
     args = parser.parse_args()
     folder = args.datasets / "financebench" / "pdfs"
     if not folder.is_dir():
@@ -38,6 +47,7 @@ def main() -> None:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     total = HeadingTotals()
+    faults: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory() as temp:
         for path in files:
             started = time.perf_counter()
@@ -45,6 +55,9 @@ def main() -> None:
             seconds = time.perf_counter() - started
             row = score_headings(tree_headings(tree), path)
             total.add(row)
+            if args.parent_faults:
+                entries = bookmarks(path)
+                faults[path.stem] = parent_faults(tree_headings(tree), entries, printed(entries, path))
             parents = "flat" if row.flat else f"{row.parents / max(row.matched, 1):.3f}"
             print(
                 f"| {path.stem} | {row.entries} | {row.counted} | {row.headings} | {row.matched} | "
@@ -58,6 +71,10 @@ def main() -> None:
         f"{total.precision:.3f} | {total.precision_at_levels:.3f} | {total.recall:.3f} | "
         f"{total.parent_accuracy:.3f} | |"
     )
+    if faults:
+        print("\n| filing | wrong parents: under a sibling | too shallow | elsewhere |\n|---|---:|---:|---:|")
+        for stem, counts in faults.items():
+            print(f"| {stem} | {counts['under a sibling']} | {counts['too shallow']} | {counts['elsewhere']} |")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,16 @@ import sys
 import pypdfium2 as pdfium
 import pytest
 
-from benchmarks.heading_truth import Entry, Heading, at_matched_levels, heading_parents, key, match, parent_correct
+from benchmarks.heading_truth import (
+    Entry,
+    Heading,
+    at_matched_levels,
+    heading_parents,
+    key,
+    match,
+    parent_correct,
+    parent_faults,
+)
 from benchmarks.pdf_engine_outputs import (
     TextBlock,
     markdown_blocks,
@@ -205,3 +214,25 @@ def test_precision_at_the_outlines_levels_leaves_out_deeper_headings() -> None:
     matched = match(headings, entries)
     assert matched == {0: 1, 1: 4}
     assert at_matched_levels(headings, matched) == 2  # the level-2 headings only: precision 2 / 2
+
+
+def test_wrong_parents_are_told_apart_by_where_the_heading_went() -> None:
+    # Bookmarks: Item 8 > {Report, Statements, Notes to the statements, Note 1}; Note 1 is a
+    # sibling of "Notes to the statements" there. The reader sets "Statements" at Item 8's level
+    # (too shallow: under nothing), so "Notes to the statements" falls under "Statements" (a
+    # sibling), and nests Note 1 under "Notes to the statements" (a sibling); the Report is right.
+    entries = [
+        Entry(0, 1, "Item 8. Financial Statements", 50, None),
+        Entry(1, 2, "Report of the Auditors", 51, 0),
+        Entry(2, 2, "Consolidated Statements", 53, 0),
+        Entry(3, 2, "Notes to the statements", 55, 0),
+        Entry(4, 2, "Note 1. Basis of presentation", 55, 0),
+    ]
+    headings = [
+        Heading(50, 1, "Item 8. Financial Statements"),
+        Heading(51, 2, "Report of the Auditors"),
+        Heading(53, 1, "Consolidated Statements"),
+        Heading(55, 2, "Notes to the statements"),
+        Heading(55, 3, "Note 1. Basis of presentation"),
+    ]
+    assert parent_faults(headings, entries, entries) == {"under a sibling": 2, "too shallow": 1, "elsewhere": 0}
