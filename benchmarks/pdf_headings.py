@@ -55,7 +55,7 @@ def main() -> None:
             seconds = time.perf_counter() - started
             row = score_headings(tree_headings(tree), path)
             total.add(row)
-            if args.parent_faults:
+            if args.parent_faults and not row.flat:  # a flat outline's parents are not scored
                 entries = bookmarks(path)
                 faults[path.stem] = parent_faults(tree_headings(tree), entries, printed(entries, path))
             parents = "flat" if row.flat else f"{row.parents / max(row.matched, 1):.3f}"
