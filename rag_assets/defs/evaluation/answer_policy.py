@@ -19,13 +19,14 @@ import time
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from rag_assets.core.answering.policy.default_form import FormChoice
 from rag_assets.core.answering.policy.measure import (
     measure_ask_policy,
     measure_routing,
     routing_questions,
     validation_questions,
 )
-from rag_assets.core.answering.policy.routing_choice import routing_grid
+from rag_assets.core.answering.policy.routing_choice import RoutingChoice, routing_grid
 from rag_assets.core.answering.policy.sessions import open_session
 from rag_assets.core.answering.published import ANSWER_POLICY_KIND, ROUTING_DETAILS
 from rag_assets.core.store.published_models import PublishedModel, publish_models
@@ -77,6 +78,14 @@ def answer_policy(
     piece = PublishedModel(ANSWER_POLICY_KIND, choice.form, details=details, run_id=context.run.run_id)
     with catalogue.get_connection() as con:
         publish_models(con, collection, [piece], kinds=[ANSWER_POLICY_KIND])
+    return dg.MaterializeResult(
+        metadata={**_policy_metadata(choice, routing), "seconds": round(time.perf_counter() - started, 1)}
+    )
+
+
+def _policy_metadata(choice: FormChoice, routing: RoutingChoice) -> dict[str, object]:
+    """What the UI shows of the published policy: the routing settings with their grid, the
+    default form with its counts, and the relevance floor."""
     floor = choice.floor
     rows = [
         ("default form", choice.form),
@@ -93,17 +102,14 @@ def answer_policy(
             f"{floor.value:.3f} ({floor.scorer}, {floor.questions} questions)" if floor else "none measured",
         ),
     ]
-    return dg.MaterializeResult(
-        metadata={
-            "routing": routing.setting.label,
-            "routing_why": routing.reason,
-            "routing_grid": dg.MetadataValue.md(
-                markdown_table(*routing_grid(routing)) if routing.means else "no train question measured: the defaults"
-            ),
-            "default_form": choice.form,
-            "questions": choice.questions,
-            **({"relevance_floor": round(floor.value, 4)} if floor else {}),
-            "policy": dg.MetadataValue.md(markdown_table(["", ""], rows)),
-            "seconds": round(time.perf_counter() - started, 1),
-        }
-    )
+    return {
+        "routing": routing.setting.label,
+        "routing_why": routing.reason,
+        "routing_grid": dg.MetadataValue.md(
+            markdown_table(*routing_grid(routing)) if routing.means else "no train question measured: the defaults"
+        ),
+        "default_form": choice.form,
+        "questions": choice.questions,
+        **({"relevance_floor": round(floor.value, 4)} if floor else {}),
+        "policy": dg.MetadataValue.md(markdown_table(["", ""], rows)),
+    }

@@ -201,19 +201,16 @@ def answers(
         questions, split, note = pick_questions(con, collection, config.split)
         if config.max_questions > 0:
             questions = questions[: config.max_questions]
-        # the LanceDB version published with the catalogue's passages (as `rag ask` reads it): a
-        # concurrent collection's sync can never hand this run a half-written table. Grid points
-        # repeat most prompts of the main rdr2 run (greedy: same output): replayed, with their
-        # seconds charged back to each strategy (core/engines/cache.py).
+        # the LanceDB version published with the catalogue's passages (as `rag ask` reads it): no
+        # half-written table. Grid points repeat most prompts of the main rdr2 run (greedy: same
+        # output): replayed, their seconds charged back to each strategy (core/engines/cache.py).
         models = ResourceModels(embedder, vectors, llm, replay=True)
         session = open_session(con, collection, models, gold=questions)
     published = session.published
     notes = _published_notes(published, note)
     style = answer_style(config.answer_style, questions)
-    settings = config.settings()
-    all_specs = strategy_specs(
-        settings, style, published.llm_adapter, routing=settings.routing(published.routing_choice)
-    )
+    routing = config.settings().routing(published.routing_choice)  # rdr2's learned settings, unless off
+    all_specs = strategy_specs(config.settings(), style, published.llm_adapter, routing=routing)
     specs = runnable_specs(config, all_specs, session, notes)
     for n in notes:
         context.log.warning(n)
@@ -234,7 +231,7 @@ def answers(
             "split": split,
             "answer_style": style,
             "default_form": published.form_choice.note if published.form_choice else "not measured (`answer_policy`)",
-            "rdr2_routing": routing_note(all_specs["rdr2"], settings.routing(published.routing_choice)),
+            "rdr2_routing": routing_note(all_specs["rdr2"], routing),
             "strategies": dg.MetadataValue.md(counter_table("strategy", strategy_counts(records))),
             "router": config.router,
             "adapter_id": published.llm_adapter or "none (base model routes)",
