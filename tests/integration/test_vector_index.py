@@ -165,3 +165,40 @@ def test_cleanup_past_the_retention_keeps_the_published_versions(tmp_path: Path,
     published = lancedb.connect(tmp_path / "lance").open_table(index.table.name)
     published.checkout("c-2")
     assert published.count_rows("collection = 'c'") == 1  # the publication answers cite stays readable
+
+
+def test_an_unchanged_passage_at_a_shifted_place_is_rewritten_with_its_vector(
+    tmp_path: Path, embedder: CountingEmbedder
+) -> None:
+    # Lengthening the first section's paragraph shifts the second section's offsets in the
+    # document text: its passage keeps its id and text, and its row must cite the new place (a
+    # citation at the old offsets would lie outside the node, or cut another node's text).
+    care = "Descale the kettle with white vinegar once a month. " * 12  # sections this long are not joined
+
+    def kettle(first: str) -> dict:
+        return {
+            "kettle": [
+                heading("Boiling", 1),
+                paragraph(first * 12),
+                heading("Cleaning", 1),
+                paragraph(care),
+            ]
+        }
+
+    index = PassageIndex(tmp_path / "lance", embedder)
+    index.sync(_passages(kettle("Press the switch. ")), "c")
+    before = index._scan(["passage_id", "vector", "span_starts"]).to_pydict()
+    cleaning = before["passage_id"].index("c/kettle#4")
+    embedder.calls.clear()
+    edited = _passages(kettle("Press the switch and wait. "))
+    report = index.sync(edited, "c")
+    assert (report.updated, report.moved, report.unchanged) == (1, 2, 0)  # the care section is cut in two
+    assert report.embedded_ids == ["c/kettle#2"] and [len(call) for call in embedder.calls] == [1]
+    after = index._scan(["passage_id", "vector", "span_starts", "span_ends"]).to_pydict()
+    row = after["passage_id"].index("c/kettle#4")
+    [moved] = [p for p in edited if p.passage_id == "c/kettle#4"]
+    assert after["span_starts"][row] == [moved.spans[0][0]] != before["span_starts"][cleaning]
+    assert np.array_equal(after["vector"][row], before["vector"][cleaning])  # not embedded again
+    tree = build_tree("Kettle", kettle("Press the switch and wait. ")["kettle"])
+    start, end = after["span_starts"][row][0], after["span_ends"][row][0]
+    assert care.startswith(tree.text[start:end]) and end - start > 500

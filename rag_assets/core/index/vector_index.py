@@ -1,8 +1,10 @@
 """The passage index: LanceDB rows of passage + ids + vector, with a native full-text index.
 
-Re-indexing is incremental: a passage whose content hash is unchanged is neither re-embedded nor
-rewritten; new and changed passages are upserted with `merge_insert`, and passages of a collection
-that disappeared are deleted. Every LanceDB write is a new table version (the previous one stays
+Re-indexing is incremental: a passage whose content hash and place (node ids, spans) are unchanged
+is neither re-embedded nor rewritten; one whose text is unchanged at another place (an edit earlier
+in its document shifted its offsets) is rewritten with its stored vector, so its citations point at
+the new place; new and changed passages are embedded and upserted with `merge_insert`, and passages
+of a collection that disappeared are deleted. Every LanceDB write is a new table version (the previous one stays
 readable until it is cleaned up), and each published version is tagged so answers can cite it.
 """
 
@@ -57,6 +59,20 @@ def sql_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def _place(passage: Passage) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+    return tuple(passage.node_ids), tuple(passage.spans)
+
+
+def _places(rows: pa.Table) -> list[tuple[tuple[int, ...], tuple[tuple[int, int], ...]]]:
+    """(node ids, spans) of each stored row, as `_place` gives them for a passage."""
+    return [
+        (tuple(nodes), tuple(zip(starts, ends, strict=True)))
+        for nodes, starts, ends in zip(
+            rows["node_ids"].to_pylist(), rows["span_starts"].to_pylist(), rows["span_ends"].to_pylist(), strict=True
+        )
+    ]
+
+
 def search_text(passage_heading: Sequence[str], text: str) -> str:
     """What is embedded and full-text indexed: the heading path gives a passage its context
     (the document title and section names), which the bare paragraph often lacks."""
@@ -73,6 +89,7 @@ class SyncReport:
     deleted: int = 0
     unchanged: int = 0
     embedded_ids: list[str] = field(default_factory=list)
+    moved: int = 0  # same text at another place: rows rewritten with their stored vectors
     rows_in_collection: int = 0
     commit_retries: int = 0  # commits retried after a concurrent writer's commit preempted them
 
@@ -162,20 +179,25 @@ class PassageIndex:
             raise ValueError(f"the passage index is pinned at version {self.pinned_version}: it is read-only")
         table = self.db.create_table(self.table_name, schema=self.schema(), exist_ok=True)
         where = f"collection = {sql_string(collection)}"
-        existing = self._scan(["passage_id", "content_hash"], where).to_pydict()
-        old = dict(zip(existing["passage_id"], existing["content_hash"]))
+        existing = self._scan(["passage_id", "content_hash", "node_ids", "span_starts", "span_ends"], where)
+        old = dict(zip(existing["passage_id"].to_pylist(), existing["content_hash"].to_pylist()))
+        places = dict(zip(existing["passage_id"].to_pylist(), _places(existing)))
         wanted = {p.passage_id: p for p in passages}
         if len(wanted) != len(passages):
             raise ValueError(f"duplicate passage ids in collection {collection!r}")
         changed = [p for p in passages if old.get(p.passage_id) != p.content_hash]
+        # the same text at another place (an edit earlier in its document shifted its offsets, or
+        # renumbered its nodes): its row must cite the new place, with the vector it already has
+        moved = [p for p in passages if old.get(p.passage_id) == p.content_hash and places[p.passage_id] != _place(p)]
         report = SyncReport(
             self.table_name,
             table.version,
             None,
             added=sum(p.passage_id not in old for p in changed),
             updated=sum(p.passage_id in old for p in changed),
-            unchanged=len(passages) - len(changed),
+            unchanged=len(passages) - len(changed) - len(moved),
             embedded_ids=[p.passage_id for p in changed],
+            moved=len(moved),
         )
 
         def conflict() -> None:
@@ -183,24 +205,14 @@ class PassageIndex:
             report.commit_retries += 1
             table.checkout_latest()
 
-        if changed:
-            vectors = self.embedder.encode([search_text(p.heading_path, p.text) for p in changed])
-            rows = self._rows(changed, collection, vectors)
-            retry_commit(
-                lambda: (
-                    table.merge_insert("passage_id")
-                    .when_matched_update_all()
-                    .when_not_matched_insert_all()
-                    .execute(rows)
-                ),
-                on_retry=conflict,
-            )
+        if changed or moved:
+            self._upsert(table, collection, changed, moved, where, conflict)
         gone = sorted(set(old) - set(wanted))
         for start in range(0, len(gone), _DELETE_CHUNK):
             ids = ", ".join(sql_string(i) for i in gone[start : start + _DELETE_CHUNK])
             retry_commit(lambda ids=ids: table.delete(f"{where} AND passage_id IN ({ids})"), on_retry=conflict)
         report.deleted = len(gone)
-        if changed or gone or not self.has_fts_index():
+        if changed or moved or gone or not self.has_fts_index():
             # create_index(config=FTS()) is the current native full-text index API (create_fts_index
             # is deprecated since lancedb 0.25).
             from lancedb.index import FTS
@@ -219,6 +231,41 @@ class PassageIndex:
             report.tag = tag
         report.rows_in_collection = table.count_rows(where)
         return report
+
+    def _upsert(
+        self,
+        table: object,
+        collection: str,
+        changed: Sequence[Passage],
+        moved: Sequence[Passage],
+        where: str,
+        on_retry: Callable[[], None],
+    ) -> None:
+        """Embed the changed passages, take the moved ones' stored vectors, and upsert both rows."""
+        dimension = self.embedder.dimension
+        vectors = np.zeros((0, dimension), dtype=np.float32)
+        if changed:
+            encoded = self.embedder.encode([search_text(p.heading_path, p.text) for p in changed])
+            vectors = np.asarray(encoded, dtype=np.float32).reshape(len(changed), dimension)
+        if moved:
+            vectors = np.concatenate([vectors, self._vectors_of(moved, where)])
+        rows = self._rows([*changed, *moved], collection, vectors)
+        retry_commit(
+            lambda: (
+                table.merge_insert("passage_id").when_matched_update_all().when_not_matched_insert_all().execute(rows)
+            ),
+            on_retry=on_retry,
+        )
+
+    def _vectors_of(self, passages: Sequence[Passage], where: str) -> np.ndarray:
+        """The stored vectors of these passages, in their order (read in chunks of ids)."""
+        found: dict[str, np.ndarray] = {}
+        ids = [p.passage_id for p in passages]
+        for start in range(0, len(ids), _DELETE_CHUNK):
+            chunk = ", ".join(sql_string(i) for i in ids[start : start + _DELETE_CHUNK])
+            rows = self._scan(["passage_id", "vector"], f"{where} AND passage_id IN ({chunk})").to_pydict()
+            found.update(zip(rows["passage_id"], (np.asarray(v, dtype=np.float32) for v in rows["vector"])))
+        return np.stack([found[i] for i in ids])
 
     def passage_pairs(self, collection: str) -> list[tuple[str, str]]:
         """(passage id, content hash) of every row of `collection`, sorted (duplicates kept)."""

@@ -156,8 +156,8 @@ def passage_index(
         publish(con, publication)
     cleaned = index.cleanup(collection, keep_tags=vectors.keep_tags_per_collection, older_than=vectors.retention())
     context.log.info(
-        f"{collection}: passages {report.added} added, {report.updated} changed, {report.deleted} deleted, "
-        f"{report.unchanged} unchanged; documents {change_summary(change_counts(changes, len(new)))}; table {report.table_name} v{report.version} tagged {report.tag}, "
+        f"{collection}: passages {report.added} added, {report.updated} changed, {report.moved} moved, "
+        f"{report.deleted} deleted, {report.unchanged} unchanged; documents {change_summary(change_counts(changes, len(new)))}; table {report.table_name} v{report.version} tagged {report.tag}, "
         f"published; cleanup: {len(cleaned.tags_deleted)} old tag(s) dropped, versions "
         f"{cleaned.versions_before} -> {cleaned.versions_after}"
     )
@@ -174,6 +174,7 @@ def passage_index(
             "tags_dropped": dg.MetadataValue.json(cleaned.tags_deleted),
             "added": report.added,
             "changed": report.updated,
+            "moved": report.moved,
             "deleted": report.deleted,
             "unchanged": report.unchanged,
             "embedded": len(report.embedded_ids),
