@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_assets.core.corpus.parsers.pdf_fixed_grid import fixed_pitch_grid
+from rag_assets.core.corpus.parsers.pdf_fixed_grid import fixed_pitch_grid, header_cells
 from tests.unit.test_parsers_pdf import make_pdf, tree_of
 
 pytestmark = pytest.mark.unit
@@ -96,3 +96,10 @@ def test_code_with_aligned_comments_or_ragged_lines_stays_code(tmp_path: Path) -
     assert fixed_pitch_grid(SCORES[:2]) is None
     grid = fixed_pitch_grid(["", *SCORES[:3]])
     assert grid is not None and grid.lines == [1, 2, 3] and grid.rows[1] == ["0.000", "gruffly", "adv", "6"]
+
+
+def test_only_a_row_of_names_heads_a_monospaced_table() -> None:
+    assert header_cells("Score | Word | Kind | Count", 4) == ["Score", "Word", "Kind", "Count"]
+    assert header_cells("Score | Word | Kind", 4) is None  # another shape
+    assert header_cells("Revenue | 2022: 1,234 | 2021: 1,100 | Change: 12%", 4) is None  # a row of another table
+    assert header_cells("North | 120 | East | 85", 4) is None  # figures are no column names

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new_block, normalise_code, table_row
-from rag_assets.core.corpus.parsers.pdf_fixed_grid import FixedGrid, fixed_pitch_grid
+from rag_assets.core.corpus.parsers.pdf_fixed_grid import FixedGrid, fixed_pitch_grid, header_cells
 from rag_assets.core.corpus.parsers.pdf_lines import Line, join_hyphenated
 from rag_assets.core.corpus.parsers.pdf_table import Table
 from rag_assets.core.corpus.parsers.pdf_tables import table_blocks
@@ -70,9 +70,8 @@ def _grid_blocks(grid: FixedGrid, pages: list[int], previous: Block | None) -> l
     a row of its own), else none; rows under their own header nest under it as a PDF table's do."""
     columns = len(grid.rows[0])
     header = grid.header
-    above = previous is not None and previous.kind is BlockKind.TABLE_ROW and header is None
-    if above and len(cells := previous.text.split(" | ")) == columns:
-        header = cells
+    if header is None and previous is not None and previous.kind is BlockKind.TABLE_ROW:
+        header = header_cells(previous.text, columns)
     named = header or [""] * columns
     table = Table(named[1:], named[0], [(row[0], row[1:]) for row in grid.rows], sorted(set(pages)))
     if grid.header is not None:

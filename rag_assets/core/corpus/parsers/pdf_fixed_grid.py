@@ -56,3 +56,12 @@ def fixed_pitch_grid(lines: list[str]) -> FixedGrid | None:
     if len(cells) > MIN_ROWS and figures_column(cells[1:]):
         return FixedGrid(cells[0], cells[1:], kept[1:])
     return None
+
+
+def header_cells(row_text: str, columns: int) -> list[str] | None:
+    """A table row's cells when they can head a grid of `columns` columns: as many cells, none a
+    figure and none already naming its column ("2022: 1,234": a row of another table)."""
+    cells = row_text.split(" | ")
+    if len(cells) != columns or any(_FIGURE.fullmatch(c) or ": " in c for c in cells):
+        return None
+    return cells
