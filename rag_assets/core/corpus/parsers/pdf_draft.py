@@ -32,6 +32,7 @@ class Draft:
             grid = fixed_pitch_grid(rows)
             if grid is not None:
                 return _grid_blocks(grid, [pages[i] for i in grid.lines], previous)
+            return [new_block(BlockKind.CODE, normalise_code("\n".join(rows)), 0, min(pages), max(pages))]
         return [self.block(compounds)]
 
     def _code_rows(self) -> tuple[list[str], list[int]]:
@@ -50,9 +51,6 @@ class Draft:
 
     def block(self, compounds: frozenset[str] = frozenset()) -> Block:
         pages = [line.page for line in self.lines]
-        if self.kind is BlockKind.CODE:
-            rows, _ = self._code_rows()
-            return new_block(BlockKind.CODE, normalise_code("\n".join(rows)), 0, min(pages), max(pages))
         if self.kind is BlockKind.TABLE_ROW:
             row = table_row("\t".join(line.text for line in self.lines).split("\t"))
             return new_block(row.kind, row.text, 0, min(pages), max(pages))
