@@ -165,8 +165,9 @@ _ROUTES = {
 
 def page_route(page: pdfium.PdfPage) -> str:
     """How `pdf_extract` reads the page with OCR on auto (its rules, without running OCR)."""
-    runs, unmapped = text_layer(page)
-    fault = layer_fault(page, runs, unmapped)
+    layer = text_layer(page)
+    runs = layer.runs
+    fault = layer_fault(page, runs, layer.unmapped)
     if fault is None:
         return "text layer"
     if not runs and is_blank(page):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_parsers_pdf import DOCUMENTS, Run, make_pdf, tree_of
+from tests.unit.test_parsers_pdf import DOCUMENTS, Run, make_pdf, tree_of, write_pdf
 
 pytestmark = pytest.mark.unit
 
@@ -199,3 +199,58 @@ def test_a_real_ruled_table_keeps_its_grid_page_and_box() -> None:
     assert first.box == pytest.approx((28.6, 104.8, 762.7, 593.3), abs=1)
     # the letter-spaced dates pdfplumber reads ("0 9 / 1 8 / 2 0 15") are whole again
     assert [c.text for c in second.cells if c.row == 0][:3] == ["07/17/2015", "09/18/2015", "07/21/2015"]
+
+
+def _ruled_table_page(turned: bool) -> bytes:
+    """One landscape page (792 x 612 as displayed) with a ruled table of a header row and three
+    rows of four cells. Upright: drawn as it is shown. Turned: drawn on a portrait page, every
+    glyph and rule turned a quarter to the left, and shown upright by /Rotate 90 (as landscape
+    tables in reports are set: the ICDAR 2013 set's eu-015 is one)."""
+    rows = [
+        ["Country", "Staff", "Budget", "Offices"],
+        ["Austria", "120", "4.5", "3"],
+        ["Belgium", "310", "12.0", "7"],
+        ["Denmark", "95", "3.1", "2"],
+    ]
+    left, top, width, height = 100.0, 150.0, 120.0, 24.0
+    ops = []
+
+    def place(x: float, y_top: float) -> tuple[float, float]:
+        """A point given as displayed (top-left origin) in the drawn page's own space."""
+        return (y_top, x) if turned else (x, 612 - y_top)
+
+    matrix = "0 1 -1 0" if turned else "1 0 0 1"
+    for r, cells in enumerate(rows):
+        for c, text in enumerate(cells):
+            x, y = place(left + c * width + 6, top + r * height + 16)
+            ops.append(f"BT /F1 10 Tf {matrix} {x} {y} Tm ({text}) Tj ET")
+    bottom, right = top + len(rows) * height, left + 4 * width
+    for r in range(len(rows) + 1):
+        (x0, y0), (x1, y1) = place(left, top + r * height), place(right, top + r * height)
+        ops.append(f"0.5 w {x0} {y0} m {x1} {y1} l S")
+    for c in range(5):
+        (x0, y0), (x1, y1) = place(left + c * width, top), place(left + c * width, bottom)
+        ops.append(f"0.5 w {x0} {y0} m {x1} {y1} l S")
+    stream = "\n".join(ops)
+    box = "[0 0 612 792] /Rotate 90" if turned else "[0 0 792 612]"
+    return write_pdf(
+        [
+            "<< /Type /Catalog /Pages 2 0 R >>",
+            "<< /Type /Pages /Kids [5 0 R] /Count 1 >>",
+            "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+            f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream",
+            f"<< /Type /Page /Parent 2 0 R /MediaBox {box} /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>",
+        ]
+    )
+
+
+def test_a_ruled_table_drawn_turned_on_a_page_rotate_sets_upright_keeps_its_grid() -> None:
+    from rag_assets.core.corpus.parsers.pdf_extract import extract_pdf
+    from rag_assets.core.corpus.parsers.pdf_table_grids import pdf_table_grids
+
+    for turned in (False, True):
+        (grid,) = pdf_table_grids(extract_pdf(_ruled_table_page(turned)).layout)
+        # the rules give the grid on the page as displayed, whichever way it was drawn
+        assert grid.shape == (4, 4), turned
+        assert [c.text for c in grid.cells if c.row == 2] == ["Belgium", "310", "12.0", "7"]
+        assert grid.box == pytest.approx((100, 150, 580, 246), abs=1)

@@ -167,10 +167,21 @@ class _Segment:
         return [*(round(v, 1) for v in self.box), size, bold, text, self.mono, italic]
 
 
-def text_layer(page: pdfium.PdfPage) -> tuple[list[list[object]], float]:  # noqa: C901 — one pass over the characters, one branch per kind of character
-    """The page's text runs in PDFium's text order, each `[x0, top, x1, bottom, size, bold, text, mono]`,
-    and the share of its printable glyphs that have no Unicode (a font without a map: a page
-    whose text is mostly such glyphs has no usable text layer).
+@dataclass(frozen=True)
+class TextLayer:
+    """A page's text runs in PDFium's text order, each `[x0, top, x1, bottom, size, bold, text,
+    mono, italic]`; the share of its printable glyphs that have no Unicode (a font without a map:
+    a page whose text is mostly such glyphs has no usable text layer); and whether the runs are
+    placed on the page as displayed (a /Rotate that sets turned text upright) rather than in the
+    page's own space."""
+
+    runs: list[list[object]]
+    unmapped: float
+    displayed: bool
+
+
+def text_layer(page: pdfium.PdfPage) -> TextLayer:  # noqa: C901 — one pass over the characters, one branch per kind of character
+    """The page's text runs (`TextLayer`).
 
     A line is cut into separate runs where the next character is far to the right (a table
     cell, the other column of a two-column page) or back to the left: `parsers.pdf` decides
@@ -243,7 +254,7 @@ def text_layer(page: pdfium.PdfPage) -> tuple[list[list[object]], float]:  # noq
         close()
     finally:
         textpage.close()
-    return lines, unmapped / printable if printable else 0.0
+    return TextLayer(lines, unmapped / printable if printable else 0.0, displayed is not None)
 
 
 def _outline(document: pdfium.PdfDocument) -> list[list[object]]:
@@ -285,14 +296,14 @@ def _metadata_title(document: pdfium.PdfDocument) -> str | None:
 
 def text_layer_runs(page: pdfium.PdfPage) -> list[list[object]]:
     """The page's text runs from its text layer alone (no OCR), as stored."""
-    return text_layer(page)[0]
+    return text_layer(page).runs
 
 
 STAMPED = "a scan under a few stamped words"
 
 
 def layer_fault(page: pdfium.PdfPage, lines: list[list[object]], unmapped: float) -> str | None:
-    """Why a page's text layer (`text_layer`'s runs and unmapped share) is not its text, so OCR
+    """Why a page's text layer (`TextLayer`'s runs and unmapped share) is not its text, so OCR
     should read it: "its text layer is garbage" (by the statistics of `pdf_text_quality`, or most
     glyphs without Unicode: a page set in a font with no map, its few mapped words a caption),
     "no text layer", or `STAMPED` (fewer than `MIN_CHARS` characters over a page-sized picture);
@@ -307,21 +318,37 @@ def layer_fault(page: pdfium.PdfPage, lines: list[list[object]], unmapped: float
     return None
 
 
-def _read_page(page: pdfium.PdfPage, ocr: str) -> tuple[list[list[object]], bool, str | None]:
-    """(runs, read by OCR, why the page gave no text or None) of one page: its text layer, else
-    OCR's words when `ocr` is auto and the layer is missing, garbage, or a few words stamped on a
-    scan (fewer than `MIN_CHARS` characters over a page-sized picture, where OCR reads more than
-    twice as many), unless OCR gives no words it trusts (then the layer stays). A blank page
-    gives nothing and no reason."""
-    lines, unmapped = text_layer(page)
-    layer = layer_fault(page, lines, unmapped)
-    if layer is None:
-        return lines, False, None
+@dataclass(frozen=True)
+class PageReading:
+    """One page as read: its runs, whether OCR read them, why the page gave no text (None when
+    it did, or when it is blank), and whether the runs are placed on the page as displayed."""
+
+    runs: list[list[object]]
+    by_ocr: bool = False
+    problem: str | None = None
+    displayed: bool = False
+
+
+def _read_page(page: pdfium.PdfPage, ocr: str) -> PageReading:
+    """One page: its text layer, else OCR's words when `ocr` is auto and the layer is missing,
+    garbage, or a few words stamped on a scan (fewer than `MIN_CHARS` characters over a
+    page-sized picture, where OCR reads more than twice as many), unless OCR gives no words it
+    trusts (then the layer stays). A blank page gives nothing and no reason."""
+    layer = text_layer(page)
+    lines = layer.runs
+    kept = PageReading(lines, displayed=layer.displayed)
+    fault = layer_fault(page, lines, layer.unmapped)
+    if fault is None:
+        return kept
     if ocr == "off":
-        return lines, False, None if lines or is_blank(page) else "no text layer (a scanned page) and OCR is off"
+        return (
+            kept
+            if lines or is_blank(page)
+            else PageReading([], problem="no text layer (a scanned page) and OCR is off")
+        )
     if not lines and is_blank(page):
-        return [], False, None
-    stamped = layer == STAMPED
+        return PageReading([])
+    stamped = fault == STAMPED
     try:
         words = ocr_page(page)
     except OcrError as err:
@@ -329,15 +356,15 @@ def _read_page(page: pdfium.PdfPage, ocr: str) -> tuple[list[list[object]], bool
             # no trusted reading of the picture (Tesseract missing, or its words untrusted: a page
             # of formulas in Japanese looks like garbage to the word statistics): the page's own
             # text layer is what there is
-            return lines, False, None
-        return [], False, f"{layer} and OCR failed ({err})"
+            return kept
+        return PageReading([], problem=f"{fault} and OCR failed ({err})")
     if stamped and _chars(words) <= 2 * _chars(lines) + MIN_CHARS:
         # the picture holds no more words than the layer (a born-digital cover's photo and
         # title): the layer is the page, with its fonts
-        return lines, False, None
+        return kept
     if words:
-        return words, True, None
-    return [], False, f"{layer} and OCR found no words"
+        return PageReading(words, by_ocr=True)
+    return PageReading([], problem=f"{fault} and OCR found no words")
 
 
 def _chars(runs: list[list[object]]) -> int:
@@ -357,19 +384,27 @@ def _read_pages(
         page = document[index]
         try:
             width, height = page.get_size()
-            lines, by_ocr, problem = _read_page(page, ocr)
-            # pdfplumber's cells and the plotted paths are in the page's own space: a page with a
-            # /Rotate keeps its text's columns and rows (`pdf_tables`), not its rules
-            upright = not page.get_rotation()
-            if lines and not by_ocr and upright and vertical_rules(page) >= MIN_RULES:
+            reading = _read_page(page, ocr)
+            lines = reading.runs
+            rotation = page.get_rotation()
+            # pdfplumber places its cells on the page as displayed (it applies /Rotate): they meet
+            # the text where the text is read in that frame too, or where nothing turns the page.
+            # The plotted paths are in the page's own space.
+            text_layer_read = bool(lines) and not reading.by_ocr
+            turned = reading.displayed and rotation in (90, 270)
+            if (
+                text_layer_read
+                and (reading.displayed or not rotation)
+                and vertical_rules(page, turned=turned) >= MIN_RULES
+            ):
                 ruled.append(index)
-            plots = plot_boxes(page) if lines and not by_ocr and upright else []
+            plots = plot_boxes(page) if text_layer_read and not rotation else []
         finally:
             page.close()
-        if by_ocr:
+        if reading.by_ocr:
             read_by_ocr.append(index + 1)
-        if problem:
-            unread.append((index + 1, problem))
+        if reading.problem:
+            unread.append((index + 1, reading.problem))
         pages.append({"w": round(width, 1), "h": round(height, 1), "lines": lines})
         if plots:
             pages[-1]["plots"] = plots

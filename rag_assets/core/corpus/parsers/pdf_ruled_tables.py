@@ -52,13 +52,16 @@ def _visible(obj: pdfium.PdfObject) -> bool:
     )
 
 
-def vertical_rules(page: pdfium.PdfPage) -> int:
+def vertical_rules(page: pdfium.PdfPage, *, turned: bool = False) -> int:
     """How many vertical rules two rows tall or more (a table's) the page draws: thin, upright,
     visible path objects, those set end to end at one x joined first (many producers draw a
-    ruled grid cell by cell, each rule in row-high pieces)."""
+    ruled grid cell by cell, each rule in row-high pieces). `turned`: upright as the page is
+    displayed, a /Rotate of 90 or 270 degrees turning the page's own horizontal rules upright."""
     pieces: dict[int, list[tuple[float, float]]] = {}
     for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=2):
         left, bottom, right, top = obj.get_bounds()
+        if turned:
+            left, bottom, right, top = bottom, left, top, right
         if right - left < 2.5 and top > bottom and _visible(obj):
             pieces.setdefault(round((left + right) / 2), []).append((bottom, top))
     count = 0
