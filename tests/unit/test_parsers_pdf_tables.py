@@ -14,6 +14,8 @@ import pytest
 
 from tests.unit.test_parsers_pdf import DOCUMENTS, Run, make_pdf, tree_of, write_pdf
 
+PUBLIC = Path(__file__).resolve().parents[1] / "fixtures" / "pdfs" / "public"
+
 pytestmark = pytest.mark.unit
 
 
@@ -254,3 +256,32 @@ def test_a_ruled_table_drawn_turned_on_a_page_rotate_sets_upright_keeps_its_grid
         assert grid.shape == (4, 4), turned
         assert [c.text for c in grid.cells if c.row == 2] == ["Belgium", "310", "12.0", "7"]
         assert grid.box == pytest.approx((100, 150, 580, 246), abs=1)
+
+
+def test_a_real_ruled_header_over_a_body_ruled_as_one_box_files_every_value_under_its_column() -> None:
+    """The Senate's expenditure report (pdfplumber's test file, tests/fixtures/pdfs/public): its
+    header is ruled into columns, "Obligation/Service Dates" over Start and End; the body is two
+    boxes with no rules inside, each record on one line and its description wrapped onto the
+    next. Expected rows read off the printed page."""
+    tree = tree_of(PUBLIC / "pdfplumber-senate-expenditures.pdf")
+    (table,) = [n for n in tree.nodes if n.text.startswith("DOCUMENT NO. |")]
+    assert table.text == (
+        "DOCUMENT NO. | DATE POSTED | PAYEE NAME | OBLIGATION/SERVICE DATES / START | "
+        "OBLIGATION/SERVICE DATES / END | DESCRIPTION | AMOUNT ($)"
+    )
+    rows = [n.text for n in tree.nodes if n.parent_id == table.node_id]
+    assert len(rows) == 10 + 22  # ten salaries, 22 travel records (DHAW20190001 to DHAW20190070)
+    assert (
+        rows[9]
+        == "PAYEE NAME: GRUENDER, BENJAMIN L | DESCRIPTION: FIELD REPRESENTATIVE FROM SEP. 16 | AMOUNT ($): 1,458.33"
+    )
+    assert rows[10] == (
+        "DOCUMENT NO.: DHAW20190001 | DATE POSTED: 05/03/2019 | PAYEE NAME: CITIBANK - TRAVEL CBA CARD | "
+        "OBLIGATION/SERVICE DATES / START: 03/04/2019 | OBLIGATION/SERVICE DATES / END: 03/06/2019 | "
+        "DESCRIPTION: STAFF TRANSPORTATION AIRFARE FOR E JOHNSON KANSAS CITY TO WASHINGTON DC AND RETURN | "
+        "AMOUNT ($): 920.68"
+    )
+    # a description wrapped over two lines below its record stays in that record's row
+    assert rows[14].startswith("DOCUMENT NO.: DHAW20190005 |")
+    assert "SAINT LOUIS TO KANSAS CITY; 3/24 SAINT LOUIS TO WASHINGTON DC | AMOUNT ($): 798.90" in rows[14]
+    assert tree.nodes[0].text == "pdfplumber-senate-expenditures"  # no title printed: not a row's text
