@@ -285,3 +285,54 @@ def test_a_real_ruled_header_over_a_body_ruled_as_one_box_files_every_value_unde
     assert rows[14].startswith("DOCUMENT NO.: DHAW20190005 |")
     assert "SAINT LOUIS TO KANSAS CITY; 3/24 SAINT LOUIS TO WASHINGTON DC | AMOUNT ($): 798.90" in rows[14]
     assert tree.nodes[0].text == "pdfplumber-senate-expenditures"  # no title printed: not a row's text
+
+
+def _two_blocks_page(left: list[tuple[str, ...]], right: list[tuple[str, ...]], header: list[tuple[float, str]]) -> list[Run]:
+    """A page with a header line and rows of a label and figures on the left half and the
+    same on the right half (label at x 320), figures right-aligned in columns of 50 pt."""
+    runs: list[Run] = [(72, 60, 14, "Balance sheet summary", True)]
+    runs += [(x, 100, 9, text, True) for x, text in header]
+    for i, (l_row, r_row) in enumerate(zip(left, right, strict=True)):
+        top = 116 + 13 * i
+        for x_label, row in ((72, l_row), (320, r_row)):
+            runs.append((x_label, top, 9, row[0], False))
+            for k, figure in enumerate(row[1:]):
+                if figure:
+                    right_edge = x_label + 128 + 50 * k
+                    runs.append((right_edge - 4.5 * len(figure), top, 9, figure, False))
+    return runs
+
+
+def test_two_statements_set_side_by_side_are_two_tables_each_row_under_its_own_headers(tmp_path: Path) -> None:
+    left = [("Assets", "", ""), ("Cash", "1,200", "1,100"), ("Receivables", "840", "790"), ("Total assets", "2,040", "1,890")]
+    right = [("Liabilities", "", ""), ("Payables", "610", "580"), ("Debt", "1,900", "2,000"), ("Total liabilities", "2,510", "2,580")]
+    years = [(182, "2023"), (232, "2022"), (430, "2023"), (480, "2022")]
+    (tmp_path / "side.pdf").write_bytes(make_pdf([_two_blocks_page(left, right, years)]))
+    tree = tree_of(tmp_path / "side.pdf")
+    assets, debts = (n for n in tree.nodes if n.text in {"Assets | 2023 | 2022", "Liabilities | 2023 | 2022"})
+    assert _rows_under(tree, assets.node_id) == [
+        "Cash | 2023: 1,200 | 2022: 1,100",
+        "Receivables | 2023: 840 | 2022: 790",
+        "Total assets | 2023: 2,040 | 2022: 1,890",
+    ]
+    assert _rows_under(tree, debts.node_id) == [
+        "Payables | 2023: 610 | 2022: 580",
+        "Debt | 2023: 1,900 | 2022: 2,000",
+        "Total liabilities | 2023: 2,510 | 2022: 2,580",
+    ]
+
+
+def test_a_text_column_with_a_header_of_its_own_inside_one_table_does_not_split_it(tmp_path: Path) -> None:
+    """An officers table: a name and an age, then a position in words and years of service.
+    The position column looks like a second table's labels, but its header is its own."""
+    left = [("Ann Lee", "47", ""), ("Bo Park", "50", ""), ("Cy Diaz", "46", "")]
+    right = [("Chief Executive Officer", "23", ""), ("Chief Financial Officer", "7", ""), ("General Counsel", "12", "")]
+    header = [(72, "Name"), (182, "Age"), (320, "Position"), (430, "Years")]
+    (tmp_path / "officers.pdf").write_bytes(make_pdf([_two_blocks_page(left, right, header)]))
+    tree = tree_of(tmp_path / "officers.pdf")
+    (table,) = [n for n in tree.nodes if n.text.startswith("Name |")]
+    assert _rows_under(tree, table.node_id) == [
+        "Ann Lee | Age: 47 | Position: Chief Executive Officer | Years: 23",
+        "Bo Park | Age: 50 | Position: Chief Financial Officer | Years: 7",
+        "Cy Diaz | Age: 46 | Position: General Counsel | Years: 12",
+    ]

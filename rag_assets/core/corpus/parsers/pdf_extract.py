@@ -25,13 +25,13 @@ import ctypes
 import json
 import logging
 import math
-import re
 from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from rag_assets.core.corpus.parsers.errors import ParseError
+from rag_assets.core.corpus.parsers.pdf_document_info import metadata_title, outline_entries
 from rag_assets.core.corpus.parsers.pdf_frame import display_box
 from rag_assets.core.corpus.parsers.pdf_glyphs import page_glyphs
 from rag_assets.core.corpus.parsers.pdf_ocr import OcrError, covered_by_image, is_blank, ocr_page
@@ -55,7 +55,6 @@ _ITALIC = 64  # PDF font descriptor flag: italic glyphs
 _ITALIC_NAMES = ("italic", "oblique")
 OCR_MODES = ("auto", "off")  # `sources.ocr`: read scanned pages by OCR, or report them unreadable
 _log = logging.getLogger(__name__)
-_FILE_NAME = re.compile(r"\.(?:docx?|pdf|tex|dvi|indd|pptx?|xlsx?|odt|rtf|txt)$|^Microsoft \w+ - ", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,43 +256,6 @@ def text_layer(page: pdfium.PdfPage) -> TextLayer:  # noqa: C901 — one pass ov
     return TextLayer(lines, unmapped / printable if printable else 0.0, displayed is not None)
 
 
-def _outline(document: pdfium.PdfDocument) -> list[list[object]]:
-    """Bookmarks as `[level, title, page index or -1, top or -1]`, level 1 = top."""
-    entries: list[list[object]] = []
-    try:
-        bookmarks = list(document.get_toc(max_depth=16))
-    except pdfium.PdfiumError:
-        return []
-    for bookmark in bookmarks:
-        title = " ".join(bookmark.get_title().split())
-        if not title:
-            continue
-        page_index, top = -1, -1.0
-        dest = bookmark.get_dest()
-        if dest is not None:
-            page_index = dest.get_index()
-            mode, view = dest.get_view()
-            known = page_index is not None and 0 <= page_index < len(document) and len(view) >= 2
-            if known and mode == pdfium_c.PDFDEST_VIEW_XYZ and view[1]:
-                top = round(document[page_index].get_height() - view[1], 1)
-            if page_index is None:
-                page_index = -1
-        entries.append([bookmark.level + 1, title, page_index, top])
-    return entries
-
-
-def _metadata_title(document: pdfium.PdfDocument) -> str | None:
-    """The Title the PDF's metadata states, unless it is a file name ("report_v2", "Microsoft
-    Word - notes.docx"), as producers often write there."""
-    try:
-        title = " ".join(document.get_metadata_value("Title").split())
-    except pdfium.PdfiumError:
-        return None
-    if not title or " " not in title or _FILE_NAME.search(title):
-        return None
-    return title
-
-
 def text_layer_runs(page: pdfium.PdfPage) -> list[list[object]]:
     """The page's text runs from its text layer alone (no OCR), as stored."""
     return text_layer(page).runs
@@ -433,8 +395,8 @@ def extract_pdf(data: bytes, max_pages: int | None = None, *, ocr: str = "auto",
             _log.warning("%s page %d: no text read: %s", name or "PDF", number, problem)
         for index, tables in ruled_tables(data, ruled).items():
             pages[index]["tables"] = tables
-        outline = _outline(document)
-        title = _metadata_title(document)
+        outline = outline_entries(document)
+        title = metadata_title(document)
     finally:
         document.close()
     layout = json.dumps(

@@ -17,71 +17,28 @@ from rag_assets.core.corpus.blocks import Block, BlockKind, collapse_spaces, new
 from rag_assets.core.corpus.parsers.pdf_lines import SENTENCE_END, Line
 from rag_assets.core.corpus.parsers.pdf_ruled_cells import split_ruled_cells
 from rag_assets.core.corpus.parsers.pdf_table import Table
+from rag_assets.core.corpus.parsers.pdf_table_beside import repeated_header, second_table_left, side_part
+from rag_assets.core.corpus.parsers.pdf_table_cells import (
+    MIN_FIGURE_ROWS,
+    figure_row,
+    is_figure,
+    row_cells,
+    value_columns,
+)
 from rag_assets.core.corpus.parsers.pdf_table_grid import box_grid, grid_rows, ruled_grid, unruled_grid
 
-# a figure as statements print it: $1,234.5 (1,577) 12% — 3.2x, or a dash for nil
-_NUMBER = re.compile(r"^[$€£(]*\s*[-–—]?\s*[$€£]?\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*[)%x]*\)?%?$|^[-–—]+$")
-_YEAR = re.compile(r"^(?:19|20)\d\d$")
-_CURRENCY = {"$", "€", "£", "$(", "("}
-_CLOSERS = {")", "%", ")%", "%)"}
 _LETTER_SPACED = re.compile(r"^[\d/.:-]+(?: [\d/.:-]+)+$")  # "0 3 / 2 5 / 2 0 16": a date set letter-spaced
 _MAX_HEADER_LINES = 4
-_MIN_NUMBER_ROWS = 2
 _MAX_PLOT_SHARE = 0.3
-
-
-def _cells(line: Line) -> list[tuple[float, float, str]]:
-    """A line's cells with currency signs joined to the figure after them and closing marks to
-    the one before ("$ | 5,363" is one cell)."""
-    raw = line.cells or [(line.x0, line.x1, line.text)]
-    merged: list[tuple[float, float, str]] = []
-    pending: tuple[float, str] | None = None
-    for x0, x1, text in raw:
-        text = text.strip()
-        if pending is not None:
-            x0, text = pending[0], f"{pending[1]}{text}"
-            pending = None
-        if text in _CURRENCY:
-            pending = (x0, text)
-            continue
-        if text in _CLOSERS and merged:
-            px0, _, ptext = merged[-1]
-            merged[-1] = (px0, x1, f"{ptext}{text}")
-            continue
-        merged.append((x0, x1, text))
-    if pending is not None:
-        merged.append((pending[0], pending[0] + 1, pending[1]))
-    return merged
-
-
-def _is_number(text: str) -> bool:
-    return bool(_NUMBER.match(text.replace(" ", ""))) and not _YEAR.match(text)
-
-
-def _number_row(cells: list[tuple[float, float, str]]) -> bool:
-    """A row of figures: at least one cell after the first is a number (not a year)."""
-    return len(cells) >= 2 and any(_is_number(text) for _, _, text in cells[1:])
 
 
 def _label_and_values(
     cells: list[tuple[float, float, str]], value_left: float
 ) -> tuple[str, list[tuple[float, float, str]]]:
     """The row label (cells left of the value columns) and the value cells."""
-    label = " ".join(text for x0, x1, text in cells if x1 < value_left and not _is_number(text))
-    values = [c for c in cells if not (c[1] < value_left and not _is_number(c[2]))]
+    label = " ".join(text for x0, x1, text in cells if x1 < value_left and not is_figure(text))
+    values = [c for c in cells if not (c[1] < value_left and not is_figure(c[2]))]
     return label, values
-
-
-def _columns(rows: list[list[tuple[float, float, str]]], value_left: float) -> list[tuple[float, float]]:
-    """Value columns: the union of overlapping value cells' spans over the rows, left to right."""
-    spans = sorted((x0, x1) for cells in rows for x0, x1, text in cells if x0 >= value_left or _is_number(text))
-    columns: list[list[float]] = []
-    for x0, x1 in spans:
-        if columns and x0 <= columns[-1][1] + 1:
-            columns[-1][1] = max(columns[-1][1], x1)
-        else:
-            columns.append([x0, x1])
-    return [(a, b) for a, b in columns]
 
 
 def _column_of(x0: float, x1: float, columns: list[tuple[float, float]]) -> int:
@@ -99,7 +56,7 @@ def _column_of(x0: float, x1: float, columns: list[tuple[float, float]]) -> int:
 
 def _value_left(number_rows: list[list[tuple[float, float, str]]]) -> float:
     """Where the value columns begin: the leftmost start of a number cell in the rows of figures."""
-    return min(x0 for cells in number_rows for x0, _, text in cells[1:] if _is_number(text))
+    return min(x0 for cells in number_rows for x0, _, text in cells[1:] if is_figure(text))
 
 
 def _level_text(level: list[tuple[int, int, float, float, str]], column: tuple[float, float], index: int) -> str:
@@ -126,7 +83,7 @@ def _header(
     label_parts: list[str] = []
     for line in lines:
         placed: list[tuple[int, int, float, float, str]] = []
-        for x0, x1, text in _cells(line):
+        for x0, x1, text in row_cells(line):
             if x1 < value_left:
                 label_parts.append(text)
                 continue
@@ -160,8 +117,8 @@ def _header_lines(lines: list[Line], first: int, value_left: float) -> tuple[int
         line, below = lines[index - 1], lines[index]
         if below.top - line.bottom > 1.5 * line.size or line.page != below.page or line.table is not None:
             break
-        cells = _cells(line)
-        if line.x0 >= value_left - line.size or (len(cells) >= 2 and not _number_row(cells)):
+        cells = row_cells(line)
+        if line.x0 >= value_left - line.size or (len(cells) >= 2 and not figure_row(cells)):
             start = index - 1
             body = index if body < 0 else body
         elif not (len(cells) == 1 and line.x1 < value_left and start == first):
@@ -180,8 +137,8 @@ def _table_end(lines: list[Line], first: int, value_left: float) -> tuple[int, l
         line, above = lines[index], lines[index - 1]
         if line.table is not None or line.page != above.page or line.top - above.bottom > 2.5 * line.size:
             break
-        cells = _cells(line)
-        if _number_row(cells):
+        cells = row_cells(line)
+        if figure_row(cells):
             numbered.append(index)
             end, labels = index + 1, 0
         elif line.x1 < value_left and labels < 3 and len(cells) == 1:
@@ -198,7 +155,7 @@ def _rows(lines: list[Line], columns: list[tuple[float, float]], value_left: flo
     rows: list[tuple[str, list[str]]] = []
     pending = ""
     for line in lines:
-        label, values = _label_and_values(_cells(line), value_left)
+        label, values = _label_and_values(row_cells(line), value_left)
         if pending and label[:1].islower():
             label, pending = f"{pending} {label}", ""
         elif pending:
@@ -217,30 +174,59 @@ def _rows(lines: list[Line], columns: list[tuple[float, float]], value_left: flo
     return rows
 
 
+def _table(header: list[Line], body: list[Line], number_cells: list[list[tuple[float, float, str]]]) -> Table:
+    """The table of these header and body lines, its value columns where its rows of figures
+    (`number_cells`) print them."""
+    value_left = _value_left(number_cells)
+    columns = value_columns([_label_and_values(c, value_left)[1] for c in number_cells], value_left)
+    names, label_header, header_rows = _header(header, columns, value_left)
+    rows = _rows(body, columns, value_left)
+    table = Table(names, label_header, rows, [body[0].page])
+    table.grid = unruled_grid(header_rows, label_header, rows, len(columns))
+    return table
+
+
+def _beside(lines: list[Line], cut: float) -> list[Table]:
+    """The two tables set side by side in these lines, left then right, every line of each
+    side in its table (those above its first row of figures are its header: a title over its
+    labels joins the label header); none where a side holds fewer than two rows of figures."""
+    tables = []
+    for left in (True, False):
+        side = [part for line in lines if (part := side_part(line, left, cut)) is not None]
+        numbered = [i for i, line in enumerate(side) if figure_row(row_cells(line))]
+        if len(numbered) < MIN_FIGURE_ROWS:
+            return []
+        tables.append(_table(side[: numbered[0]], side[numbered[0] :], [row_cells(side[i]) for i in numbered]))
+    return tables
+
+
 def unruled_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
     """(start, end, table) for each unruled table among one page's lines in reading order
-    (`lines[start:end]` are the table's lines, header lines included)."""
+    (`lines[start:end]` are the table's lines, header lines included; two tables set side by
+    side are two entries over the same lines, the left one first)."""
     found: list[tuple[int, int, Table]] = []
     index = 0
     while index < len(lines):
-        if lines[index].table is not None or not _number_row(_cells(lines[index])):
+        if lines[index].table is not None or not figure_row(row_cells(lines[index])):
             index += 1
             continue
         first = index
-        value_left = _value_left([_cells(lines[first])])
+        value_left = _value_left([row_cells(lines[first])])
         end, numbered = _table_end(lines, first, value_left)
-        if len(numbered) < _MIN_NUMBER_ROWS:
+        if len(numbered) < MIN_FIGURE_ROWS:
             index += 1
             continue
-        number_cells = [_cells(lines[i]) for i in numbered]
+        number_cells = [row_cells(lines[i]) for i in numbered]
         value_left = _value_left(number_cells)
-        columns = _columns([_label_and_values(c, value_left)[1] for c in number_cells], value_left)
         start, body = _header_lines(lines, first, value_left)
-        header, label_header, header_rows = _header(lines[start:body], columns, value_left)
-        rows = _rows(lines[body:end], columns, value_left)
-        table = Table(header, label_header, rows, [lines[first].page])
-        table.grid = unruled_grid(header_rows, label_header, rows, len(columns))
-        found.append((start, end, table))
+        cut = second_table_left(number_cells, value_left, lines[first].size)
+        beside = (
+            _beside(lines[start:end], cut)
+            if cut is not None and repeated_header(lines[start:body], value_left, cut)
+            else []
+        )
+        tables = beside or [_table(lines[start:body], lines[body:end], number_cells)]
+        found += [(start, end, table) for table in tables]
         index = end
     return found
 
@@ -315,9 +301,12 @@ def with_tables(
         kept = [ln for i, ln in enumerate(lines) if i not in set(inside)]
         kept.insert(min(at, len(kept)), _table_line(table, members, box))
         lines = kept
-    found = [(s, e, t) for s, e, t in unruled_tables(lines) if not (plots and _over_plots(lines[s:e], plots))]
-    for start, end, table in reversed(found):
-        lines[start:end] = [_table_line(table, lines[start:end])]
+    found: dict[tuple[int, int], list[Table]] = {}
+    for start, end, table in unruled_tables(lines):
+        if not (plots and _over_plots(lines[start:end], plots)):
+            found.setdefault((start, end), []).append(table)
+    for (start, end), tables in sorted(found.items(), reverse=True):
+        lines[start:end] = [_table_line(table, lines[start:end]) for table in tables]
     return lines
 
 
