@@ -287,7 +287,9 @@ def test_a_real_ruled_header_over_a_body_ruled_as_one_box_files_every_value_unde
     assert tree.nodes[0].text == "pdfplumber-senate-expenditures"  # no title printed: not a row's text
 
 
-def _two_blocks_page(left: list[tuple[str, ...]], right: list[tuple[str, ...]], header: list[tuple[float, str]]) -> list[Run]:
+def _two_blocks_page(
+    left: list[tuple[str, ...]], right: list[tuple[str, ...]], header: list[tuple[float, str]]
+) -> list[Run]:
     """A page with a header line and rows of a label and figures on the left half and the
     same on the right half (label at x 320), figures right-aligned in columns of 50 pt."""
     runs: list[Run] = [(72, 60, 14, "Balance sheet summary", True)]
@@ -304,8 +306,18 @@ def _two_blocks_page(left: list[tuple[str, ...]], right: list[tuple[str, ...]], 
 
 
 def test_two_statements_set_side_by_side_are_two_tables_each_row_under_its_own_headers(tmp_path: Path) -> None:
-    left = [("Assets", "", ""), ("Cash", "1,200", "1,100"), ("Receivables", "840", "790"), ("Total assets", "2,040", "1,890")]
-    right = [("Liabilities", "", ""), ("Payables", "610", "580"), ("Debt", "1,900", "2,000"), ("Total liabilities", "2,510", "2,580")]
+    left = [
+        ("Assets", "", ""),
+        ("Cash", "1,200", "1,100"),
+        ("Receivables", "840", "790"),
+        ("Total assets", "2,040", "1,890"),
+    ]
+    right = [
+        ("Liabilities", "", ""),
+        ("Payables", "610", "580"),
+        ("Debt", "1,900", "2,000"),
+        ("Total liabilities", "2,510", "2,580"),
+    ]
     years = [(182, "2023"), (232, "2022"), (430, "2023"), (480, "2022")]
     (tmp_path / "side.pdf").write_bytes(make_pdf([_two_blocks_page(left, right, years)]))
     tree = tree_of(tmp_path / "side.pdf")
@@ -336,3 +348,73 @@ def test_a_text_column_with_a_header_of_its_own_inside_one_table_does_not_split_
         "Bo Park | Age: 50 | Position: Chief Financial Officer | Years: 7",
         "Cy Diaz | Age: 46 | Position: General Counsel | Years: 12",
     ]
+
+
+def _plan_matrix(icons: bool) -> bytes:
+    """A plan comparison without rules: a bold header of plan names over rows of a feature and
+    the plans that have it, marked "Yes" (with `icons`, the Pro plan's marks are drawn check
+    boxes that print no text), the cells of the plans that lack it left blank."""
+    columns = [72, 250, 330, 410]
+    matrix = [
+        ("Shared folders", True, True, True),
+        ("Audit log", False, True, True),
+        ("Single sign-on", False, False, True),
+        ("Phone support", False, True, False),
+    ]
+    ops = ["BT /F2 14 Tf 72 718 Td (Plan comparison) Tj ET"]
+    ops += [
+        f"BT /F2 10 Tf {x} 662 Td ({name}) Tj ET" for x, name in zip(columns, ["Feature", "Basic", "Pro", "Enterprise"])
+    ]
+    for i, (feature, *has) in enumerate(matrix):
+        baseline = 646 - 14 * i
+        ops.append(f"BT /F1 10 Tf 72 {baseline} Td ({feature}) Tj ET")
+        for x, mark in zip(columns[1:], has):
+            if mark and icons and x == columns[2]:
+                ops.append(f"0 0.5 0 rg {x} {baseline} 8 8 re f 0 0 0 rg")
+            elif mark:
+                ops.append(f"BT /F1 10 Tf {x} {baseline} Td (Yes) Tj ET")
+    stream = "\n".join(ops)
+    fonts = "<< /F1 3 0 R /F2 4 0 R >>"
+    return write_pdf(
+        [
+            "<< /Type /Catalog /Pages 2 0 R >>",
+            "<< /Type /Pages /Kids [6 0 R] /Count 1 >>",
+            "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+            "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
+            f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream",
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font {fonts} >> /Contents 5 0 R >>",
+        ]
+    )
+
+
+def test_a_table_of_words_keeps_each_mark_under_its_plan_and_blank_cells_empty(tmp_path: Path) -> None:
+    from rag_assets.core.corpus.parsers.pdf_extract import extract_pdf
+    from rag_assets.core.corpus.parsers.pdf_table_grids import pdf_table_grids
+
+    (tmp_path / "plans.pdf").write_bytes(_plan_matrix(icons=False))
+    tree = tree_of(tmp_path / "plans.pdf")
+    (table,) = [n for n in tree.nodes if n.text == "Feature | Basic | Pro | Enterprise"]
+    # a blank cell does not shift the marks after it into the plans before
+    assert _rows_under(tree, table.node_id) == [
+        "Shared folders | Basic: Yes | Pro: Yes | Enterprise: Yes",
+        "Audit log | Pro: Yes | Enterprise: Yes",
+        "Single sign-on | Enterprise: Yes",
+        "Phone support | Pro: Yes",
+    ]
+    (grid,) = pdf_table_grids(extract_pdf(_plan_matrix(icons=False)).layout)
+    assert grid.shape == (5, 4)
+    assert [c.text for c in grid.cells if c.row == 4] == ["Phone support", "", "Yes", ""]
+
+
+def test_marks_drawn_as_icons_leave_their_cells_empty_not_their_rows_shifted(tmp_path: Path) -> None:
+    (tmp_path / "icons.pdf").write_bytes(_plan_matrix(icons=True))
+    tree = tree_of(tmp_path / "icons.pdf")
+    (table,) = [n for n in tree.nodes if n.text == "Feature | Basic | Pro | Enterprise"]
+    # the Pro column's icons print no text: its cells are empty, and Enterprise's marks stay
+    # under Enterprise (joined as they come, "Audit log | Yes" would give Pro's place to them)
+    assert _rows_under(tree, table.node_id) == [
+        "Shared folders | Basic: Yes | Enterprise: Yes",
+        "Audit log | Enterprise: Yes",
+        "Single sign-on | Enterprise: Yes",
+    ]
+    assert [n.text for n in tree.nodes][-1] == "Phone support"  # its only mark is an icon

@@ -26,6 +26,7 @@ from rag_assets.core.corpus.parsers.pdf_table_cells import (
     value_columns,
 )
 from rag_assets.core.corpus.parsers.pdf_table_grid import box_grid, grid_rows, ruled_grid, unruled_grid
+from rag_assets.core.corpus.parsers.pdf_word_tables import word_tables
 
 _LETTER_SPACED = re.compile(r"^[\d/.:-]+(?: [\d/.:-]+)+$")  # "0 3 / 2 5 / 2 0 16": a date set letter-spaced
 _MAX_HEADER_LINES = 4
@@ -283,7 +284,7 @@ def with_tables(
 ) -> list[Line]:
     """The page's lines with each table's lines replaced by one table Line: ruled tables (cells
     read by pdfplumber at extraction) where they lie, then unruled tables among the rest, except
-    over a chart's plots."""
+    over a chart's plots, then tables of words (`pdf_word_tables`)."""
     for x0, top, x1, bottom, cells, *boxes in ruled:  # type: ignore[misc]
         box = (float(x0), float(top), float(x1), float(bottom))  # type: ignore[arg-type]
         inside = [
@@ -307,6 +308,8 @@ def with_tables(
             found.setdefault((start, end), []).append(table)
     for (start, end), tables in sorted(found.items(), reverse=True):
         lines[start:end] = [_table_line(table, lines[start:end]) for table in tables]
+    for start, end, table in reversed(word_tables(lines)):
+        lines[start:end] = [_table_line(table, lines[start:end])]
     return lines
 
 

@@ -1,0 +1,104 @@
+"""Tables of words on a PDF page, without rules or figures (a plan comparison, a feature matrix):
+a header line of names over rows of cells that line up under them.
+
+Such rows are already cells (`Line.cells`, runs split at wide gaps), but joined as they come, a
+row with an empty cell (a mark that is an icon, a blank where a plan lacks a feature) would shift
+the rest left: "Audit log | Yes | Yes" says nothing of which plans. Here each cell goes to the
+header column it stands under, so the row names its columns ("Audit log | Pro: Yes |
+Enterprise: Yes") and an empty cell stays empty in the grid.
+
+A header is a bold line of at least `MIN_COLUMNS` cells, each a short name (no figure, no
+sentence) that no row under it repeats in its column;
+the rows under it are lines of cells on the same page, set as close as table rows are, whose
+first cell stands under the first name and whose other cells each fall under a different name.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import pairwise
+
+from rag_assets.core.corpus.parsers.pdf_lines import SENTENCE_END, Line
+from rag_assets.core.corpus.parsers.pdf_table import Table
+from rag_assets.core.corpus.parsers.pdf_table_cells import is_figure, row_cells
+from rag_assets.core.corpus.parsers.pdf_table_grid import unruled_grid
+
+MIN_COLUMNS = 3
+MIN_ROWS = 2
+_MAX_NAME_WORDS = 6
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+_ROW_GAP_LINES = 2.5  # a wider gap than this many line heights ends the table
+
+Cell = tuple[float, float, str]
+
+
+def _names(line: Line) -> list[Cell] | None:
+    """The header's cells when the line is a header of names, else None."""
+    if line.table is not None or len(line.cells) < MIN_COLUMNS or not line.bold:
+        return None
+    cells = row_cells(line)
+    if len(cells) < MIN_COLUMNS:
+        return None
+    for _, _, text in cells:
+        if is_figure(text) or len(text.split()) > _MAX_NAME_WORDS or SENTENCE_END.search(text):
+            return None
+        if not any(ch.isalpha() for ch in text) and not _YEAR.match(text):
+            return None  # "1-1183": a form's number, not a column's name
+    return cells
+
+
+def _bounds(names: list[Cell]) -> list[tuple[float, float]]:
+    """Each header column's span on the page: from halfway to the name before it to halfway to
+    the name after it (columns of words are set left, centred or right under their names)."""
+    edges = [(a[1] + b[0]) / 2 for a, b in pairwise(names)]
+    return [(lo, hi) for lo, hi in zip([float("-inf"), *edges], [*edges, float("inf")], strict=True)]
+
+
+def _placed(line: Line, bounds: list[tuple[float, float]]) -> list[str] | None:
+    """The line's cells by header column ("" where it prints none), or None when it is no row
+    of the table: fewer than two cells, its first cell not under the first name, or two cells
+    under one name."""
+    if line.table is not None or len(line.cells) < 2:
+        return None
+    values = [""] * len(bounds)
+    for number, (x0, x1, text) in enumerate(row_cells(line)):
+        overlaps = [min(x1, hi) - max(x0, lo) for lo, hi in bounds]
+        column = max(range(len(bounds)), key=lambda i: overlaps[i])
+        if values[column] or (number == 0) != (column == 0):
+            return None
+        values[column] = text
+    return values
+
+
+def word_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
+    """(start, end, table) for each table of words among one page's lines in reading order
+    (`lines[start:end]` are its header line and rows)."""
+    found: list[tuple[int, int, Table]] = []
+    index = 0
+    while index < len(lines):
+        names = _names(lines[index])
+        if names is None:
+            index += 1
+            continue
+        bounds = _bounds(names)
+        rows: list[list[str]] = []
+        end = index + 1
+        while end < len(lines):
+            line, above = lines[end], lines[end - 1]
+            placed = _placed(line, bounds)
+            if placed is None or line.page != above.page or line.top - above.bottom > _ROW_GAP_LINES * line.height:
+                break
+            rows.append(placed)
+            end += 1
+        if len(rows) < MIN_ROWS or any(row[i] == name for row in rows for i, (_, _, name) in enumerate(names)):
+            index += 1  # too few rows, or the "names" are a row's values (their column repeats them)
+            continue
+        header = [text for _, _, text in names]
+        body = [(row[0], row[1:]) for row in rows]
+        table = Table(header[1:], header[0], body, [lines[index].page])
+        table.grid = unruled_grid(
+            [[(i, i, text) for i, text in enumerate(header[1:])]], header[0], body, len(header) - 1
+        )
+        found.append((index, end, table))
+        index = end
+    return found
