@@ -161,21 +161,22 @@ def test_a_title_over_a_page_sized_picture_keeps_its_text_layer() -> None:
     assert extracted.plain_text == "Boiler Guide"
 
 
-def test_a_scan_ocr_reads_with_little_confidence_is_reported_not_indexed() -> None:
+def test_a_scan_set_on_its_side_is_turned_upright_and_read() -> None:
     """docling's OCR test page, upright and turned on its side (tests/fixtures/pdfs/public/SOURCES.md):
-    upright, Tesseract reads its sentence; on its side it reads a few junk letters, which once
-    became the document's text. Tesseract's own confidence in them says so."""
+    on its side Tesseract first reads a few junk letters it does not trust ("UOISJBAUOD 4Gqd"),
+    which once became the document's text; its orientation detection turns the picture upright
+    and the sentence is read as from the upright page."""
     public = Path(__file__).resolve().parents[1] / "fixtures" / "pdfs" / "public"
+    sentence = "Docling bundles PDF document conversion to JSON and Markdown in an easy self contained package"
     upright = extract_pdf((public / "docling-ocr-test.pdf").read_bytes())
     assert json.loads(upright.layout)["ocr"] == [1]
-    assert " ".join(upright.plain_text.split()) == (
-        "Docling bundles PDF document conversion to JSON and Markdown in an easy self contained package"
-    )
-    result = ingest(CollectionSpec("docs", str(public / "docling-ocr-test-rotated-90.pdf"), "auto"))
-    assert result.documents == []
-    (rejection,) = result.rejections
-    assert "page 1: no text layer and OCR failed (its words have a mean confidence of" in rejection.reason
-    assert "a script the 'eng' language data does not read, or a page turned on its side" in rejection.reason
+    assert " ".join(upright.plain_text.split()) == sentence
+    turned = extract_pdf((public / "docling-ocr-test-rotated-90.pdf").read_bytes())
+    layout = json.loads(turned.layout)
+    assert layout["ocr"] == [1] and turned.unread_pages == ()
+    assert " ".join(turned.plain_text.split()) == sentence
+    # the page is displayed landscape (842 x 595); its text reads upright on the turned picture
+    assert (layout["pages"][0]["w"], layout["pages"][0]["h"]) == (595.2, 841.9)
 
 
 def _unmapped_font_page() -> bytes:

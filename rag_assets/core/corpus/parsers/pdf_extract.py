@@ -283,12 +283,14 @@ def layer_fault(page: pdfium.PdfPage, lines: list[list[object]], unmapped: float
 @dataclass(frozen=True)
 class PageReading:
     """One page as read: its runs, whether OCR read them, why the page gave no text (None when
-    it did, or when it is blank), and whether the runs are placed on the page as displayed."""
+    it did, or when it is blank), whether the runs are placed on the page as displayed, and how
+    far OCR turned the page's picture to read it upright (degrees clockwise)."""
 
     runs: list[list[object]]
     by_ocr: bool = False
     problem: str | None = None
     displayed: bool = False
+    turn: int = 0
 
 
 def _read_page(page: pdfium.PdfPage, ocr: str) -> PageReading:
@@ -320,12 +322,12 @@ def _read_page(page: pdfium.PdfPage, ocr: str) -> PageReading:
             # text layer is what there is
             return kept
         return PageReading([], problem=f"{fault} and OCR failed ({err})")
-    if stamped and _chars(words) <= 2 * _chars(lines) + MIN_CHARS:
+    if stamped and _chars(words.runs) <= 2 * _chars(lines) + MIN_CHARS:
         # the picture holds no more words than the layer (a born-digital cover's photo and
         # title): the layer is the page, with its fonts
         return kept
-    if words:
-        return PageReading(words, by_ocr=True)
+    if words.runs:
+        return PageReading(words.runs, by_ocr=True, turn=words.turn)
     return PageReading([], problem=f"{fault} and OCR found no words")
 
 
@@ -363,6 +365,8 @@ def _read_pages(
             plots = plot_boxes(page) if text_layer_read and not rotation else []
         finally:
             page.close()
+        if reading.turn in (90, 270):  # read upright on the picture turned a quarter
+            width, height = height, width
         if reading.by_ocr:
             read_by_ocr.append(index + 1)
         if reading.problem:

@@ -1,8 +1,11 @@
 """A PDF page's words read from its picture (OCR), as the same text runs the text layer gives.
 
 A scanned page has no text layer (or a garbage one, see `pdf_text_quality`): it is rendered with
-PDFium, its rules whitened (`without_rules`), and read by Tesseract (the Debian packages `tesseract-ocr` and `tesseract-ocr-eng`, installed
-by `make install`), which was measured against RapidOCR's PP-OCRv4 on rendered born-digital pages
+PDFium, its rules whitened (`without_rules`), and read by Tesseract (the Debian packages
+`tesseract-ocr`, `tesseract-ocr-eng` and `tesseract-ocr-osd`, installed by `make install`); a
+page scanned on its side is turned upright by Tesseract's orientation detection when its words
+are not trusted as read. Tesseract was measured against RapidOCR's PP-OCRv4 on rendered
+born-digital pages
 (`benchmarks/pdf_ocr.py`, figures in docs/results.md): more characters right, faster per page.
 
 Tesseract's words keep its line grouping; one line becomes one run `[x0, top, x1, bottom, size,
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -45,6 +49,7 @@ _MIN_PAGE_CONFIDENCE = 75.0
 _CELL_GAP_EMS = 1.2  # the text layer's rule (pdf_extract): a wider gap between words separates cells
 _TIMEOUT_S = 120
 _SCAN_SHARE = 0.5  # a picture over half the page is a scan of it
+_ROTATE = re.compile(r"^Rotate: (\d+)$", re.MULTILINE)  # Tesseract's orientation detection
 # a dark run longer than this (points) is a rule: across (axis 1) 20 pt, about two words' width of
 # an underline but longer than any letter's bar; along (axis 0) 30 pt, taller than a 24-point
 # capital's stem
@@ -186,19 +191,54 @@ def page_image(page: pdfium.PdfPage, scale: float = OCR_SCALE) -> Image.Image:
     return without_rules(page.render(scale=scale, grayscale=True).to_pil(), scale)
 
 
-def ocr_page(page: pdfium.PdfPage, scale: float = OCR_SCALE) -> list[list[object]]:
-    """The page's text runs read by OCR, in Tesseract's reading order (empty: no words found);
-    OcrError when Tesseract trusts its words too little for them to be the page's text."""
+@dataclass(frozen=True, slots=True)
+class OcrReading:
+    """A page's runs read by OCR, and how far its picture was turned (degrees clockwise: 0, 90,
+    180 or 270) to read it upright; boxes are on the turned picture, so a quarter turn swaps the
+    page's width and height."""
+
+    runs: list[list[object]]
+    turn: int = 0
+
+
+def orientation_turn(png: bytes) -> int:
+    """The degrees clockwise Tesseract's orientation detection (`osd` data, the Debian package
+    tesseract-ocr-osd) turns the picture by to set its text upright; 0 where it finds none (too
+    few letters, or the data is missing)."""
+    command = ["env", "OMP_THREAD_LIMIT=1", TESSERACT, "stdin", "stdout", "--psm", "0", "-l", "osd"]
+    try:
+        done = subprocess.run(command, input=png, capture_output=True, timeout=_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return 0
+    found = _ROTATE.search(done.stdout.decode("utf-8", "replace")) if done.returncode == 0 else None
+    return int(found.group(1)) % 360 if found else 0
+
+
+def _png(image: Image.Image) -> bytes:
     buffer = io.BytesIO()
-    page_image(page, scale).save(buffer, format="PNG")
-    words = tesseract_words(buffer.getvalue(), scale)
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def ocr_page(page: pdfium.PdfPage, scale: float = OCR_SCALE) -> OcrReading:
+    """The page's text runs read by OCR, in Tesseract's reading order (empty: no words found).
+    Words Tesseract trusts too little (a page set on its side, a script its data cannot read)
+    are read again on the picture turned upright by its orientation detection; OcrError when
+    they are still not trusted enough to be the page's text."""
+    image = page_image(page, scale)
+    png = _png(image)
+    words, turn = tesseract_words(png, scale), 0
+    if words and page_confidence(words) < _MIN_PAGE_CONFIDENCE and (found := orientation_turn(png)):
+        turned = tesseract_words(_png(image.rotate(-found, expand=True)), scale)  # PIL turns counter-clockwise
+        if page_confidence(turned) > page_confidence(words):
+            words, turn = turned, found
     confidence = page_confidence(words)
     if words and confidence < _MIN_PAGE_CONFIDENCE:
         raise OcrError(
             f"its words have a mean confidence of {confidence:.0f} of 100, under {_MIN_PAGE_CONFIDENCE:.0f}: "
-            f"a script the '{OCR_LANGUAGE}' language data does not read, or a page turned on its side"
+            f"a script the '{OCR_LANGUAGE}' language data does not read"
         )
-    return words_to_runs(words)
+    return OcrReading(words_to_runs(words), turn)
 
 
 def page_confidence(words: list[Word]) -> float:
