@@ -6,6 +6,7 @@ from typing import Any, Literal
 import dagster as dg
 from pydantic import Field
 
+from rag_assets.core.corpus.parsers.pdf_ocr import DEFAULT_OCR_LANGUAGES, OCR_LANGUAGES_PATTERN
 from rag_assets.core.corpus.sources import (
     DEFAULT_MAX_DOCUMENT_MB,
     DEFAULT_MAX_DOCUMENT_PAGES,
@@ -49,6 +50,12 @@ class SourcesResource(dg.ConfigurableResource):
         description="PDF pages without a usable text layer (scans): `auto` reads them by OCR (Tesseract), "
         "`off` reports them unreadable (a PDF with no other text is rejected).",
     )
+    ocr_languages: str = Field(
+        default=DEFAULT_OCR_LANGUAGES,
+        pattern=OCR_LANGUAGES_PATTERN,
+        description="The languages OCR reads scanned pages in: Tesseract's codes joined by '+' (`fra+eng`); "
+        "each needs its Debian package (tesseract-ocr-fra), else such pages are reported unread naming it.",
+    )
     read_workers: int = Field(
         default=0,
         ge=0,
@@ -66,6 +73,7 @@ class SourcesResource(dg.ConfigurableResource):
             "duplicates": self.duplicates,
             "read_workers": self.read_workers,
             "ocr": self.ocr,
+            "ocr_languages": self.ocr_languages,
         }
 
     def resolved_file(self) -> Path:

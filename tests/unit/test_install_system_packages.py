@@ -48,5 +48,8 @@ def test_the_reader_packages_present_install_nothing(tmp_path: Path) -> None:
 def test_bench_installs_a_java_runtime_where_java_is_missing(tmp_path: Path) -> None:
     code, calls = _run(tmp_path, "--bench")
     assert "update -qq" in calls
-    assert "install -y -qq tesseract-ocr tesseract-ocr-eng qpdf openjdk-17-jre-headless" in calls
+    assert (
+        "install -y -qq tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-fra qpdf openjdk-17-jre-headless"
+        in calls
+    )
     assert code == 1  # the recording apt-get installed nothing: java is still missing, and it says so

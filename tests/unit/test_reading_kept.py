@@ -36,7 +36,7 @@ def test_unchanged_files_keep_the_stored_document_and_changed_ones_are_read(tmp_
     spec = CollectionSpec("docs", str(_folder(tmp_path)))
     first = _by_id(ingest(spec))
     assert {d.reader_version for d in first.values()} == {
-        reader_version(max_document_words=500_000, max_document_pages=2000, ocr="auto")
+        reader_version(max_document_words=500_000, max_document_pages=2000, ocr="auto", ocr_languages="eng")
     }
     # what the catalogue holds, marked: a kept document comes back with the stored text, unread
     known = {doc_id: dataclasses.replace(d, text=f"stored {doc_id}") for doc_id, d in first.items()}
@@ -62,6 +62,9 @@ def test_unchanged_files_keep_the_stored_document_and_changed_ones_are_read(tmp_
     no_ocr = _by_id(ingest(spec, known=known, ocr="off"))
     assert no_ocr["docs/pump.pdf"].text == first["docs/pump.pdf"].text
     assert no_ocr["docs/pump.pdf"].reader_version != first["docs/pump.pdf"].reader_version
+    # or reading scans in other languages
+    french = _by_id(ingest(spec, known=known, ocr_languages="fra+eng"))
+    assert french["docs/pump.pdf"].reader_version != first["docs/pump.pdf"].reader_version
     # and a file now over the size cap is refused, not kept
     small = ingest(spec, known=known, max_document_mb=0.0005)
     assert "docs/pump.pdf" not in _by_id(small) and any(r.uri.endswith("pump.pdf") for r in small.rejections)

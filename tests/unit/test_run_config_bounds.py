@@ -56,6 +56,7 @@ def test_the_step_refuses_what_the_check_refuses() -> None:
         lambda: RouterTrainingConfig(encoder_epochs=-5),
         lambda: AnswersConfig(strategies=["nosuch-strategy"]),
         lambda: SourcesResource(max_document_mb=-1),
+        lambda: SourcesResource(ocr_languages="fra eng"),  # Tesseract joins languages with '+'
     ):
         with pytest.raises(ValidationError):
             build()
@@ -70,6 +71,8 @@ def test_nested_resource_config_and_valid_configs_pass() -> None:
     assert bound_mistakes(job, defs.resources, datasets) == []
     llm = {"resources": {"llm": {"config": {"backend": "vllm", "gpu_memory_utilization": 0.5}}}}
     assert bound_mistakes(job, defs.resources, llm) == []
+    french = {"resources": {"sources": {"config": {"ocr_languages": "fra+eng"}}}}
+    assert bound_mistakes(job, defs.resources, french) == []
     bad_llm = {"resources": {"llm": {"config": {"gpu_memory_utilization": 3}}}}
     [line] = bound_mistakes(job, defs.resources, bad_llm)
     assert line.startswith("resources.llm.config.gpu_memory_utilization = 3: Input should be less than")

@@ -28,6 +28,7 @@ from rag_assets.core.corpus.parsers import (
 )
 from rag_assets.core.corpus.parsers.pdf import pdf_title
 from rag_assets.core.corpus.parsers.pdf_extract import unread_pages
+from rag_assets.core.corpus.parsers.pdf_ocr import DEFAULT_OCR_LANGUAGES
 from rag_assets.core.corpus.parsers.web_page import assets_folder
 from rag_assets.core.corpus.reader_version import reader_version
 from rag_assets.core.corpus.reading_pool import in_order, worker_count
@@ -219,6 +220,7 @@ def iter_collection(
     known: Mapping[str, SourceDocument] | None = None,
     read_workers: int = 1,
     ocr: str = "auto",
+    ocr_languages: str = DEFAULT_OCR_LANGUAGES,
 ) -> Iterator[SourceDocument | Rejection]:
     """Yield every document of a collection, or a Rejection for each one that cannot be read.
 
@@ -227,12 +229,13 @@ def iter_collection(
     document's is not read again: the stored document is yielded, as it was read.
     `read_workers`: processes that read the other files when `MIN_POOLED_FILES` or more of them
     are PDF or Word files (0: one per core; see `reading_pool`); the order stays the files'.
-    `ocr`: `auto` reads scanned PDF pages by OCR, `off` reports them unreadable."""
+    `ocr`: `auto` reads scanned PDF pages by OCR, `off` reports them unreadable;
+    `ocr_languages`: the Tesseract languages OCR reads ("eng", "fra+eng")."""
     if spec.path == BUILTIN_PYTHON_REFERENCE:
         yield from _builtin_python_reference(spec.name)
         return
     root = collection_root(spec.path)
-    caps = _Caps(max_document_mb, max_document_words, max_document_pages, ocr)
+    caps = _Caps(max_document_mb, max_document_words, max_document_pages, ocr, ocr_languages)
     files, skipped = discover(spec.path)
     for link, problem in skipped:
         yield Rejection(spec.name, str(link), "ingest", problem)
@@ -287,12 +290,16 @@ class _Caps:
     max_document_words: int
     max_document_pages: int
     ocr: str = "auto"
+    ocr_languages: str = DEFAULT_OCR_LANGUAGES
 
     @property
     def version(self) -> str:
         """The reader version of documents read under these caps (the MB cap is checked before reading)."""
         return reader_version(
-            max_document_words=self.max_document_words, max_document_pages=self.max_document_pages, ocr=self.ocr
+            max_document_words=self.max_document_words,
+            max_document_pages=self.max_document_pages,
+            ocr=self.ocr,
+            ocr_languages=self.ocr_languages,
         )
 
 
@@ -308,7 +315,7 @@ def _file_documents(spec: CollectionSpec, file: Path, rel: str, caps: _Caps) -> 
             )
         data = file.read_bytes()
         digest = content_hash(data)
-        fmt, text = _read(spec.format, file, data, caps.max_document_words, caps.max_document_pages, caps.ocr)
+        fmt, text = _read(spec.format, file, data, caps)
     except DocumentRejected as err:
         yield Rejection(spec.name, uri, "ingest", str(err))
         return
@@ -322,14 +329,7 @@ def _file_documents(spec: CollectionSpec, file: Path, rel: str, caps: _Caps) -> 
     yield SourceDocument(doc_id, spec.name, uri, fmt, _title(fmt, text, file), digest, len(data), text, version)
 
 
-def _read(
-    declared: str,
-    file: Path,
-    data: bytes,
-    max_words: int,
-    max_pages: int = DEFAULT_MAX_DOCUMENT_PAGES,
-    ocr: str = "auto",
-) -> tuple[str, str]:
+def _read(declared: str, file: Path, data: bytes, caps: _Caps) -> tuple[str, str]:
     """(format, text) of a file's bytes: PDF and Word read into their layout text, the rest
     decoded; DocumentRejected when it cannot be read or has too many words."""
     binary = (
@@ -337,25 +337,25 @@ def _read(
     )
     if binary or declared in BINARY_FORMATS:
         fmt = binary or declared
-        text, plain = _extract(fmt, data, max_pages, file.name, ocr)
+        text, plain = _extract(fmt, data, caps, file.name)
     else:
         text = plain = decode_document(data)
         fmt = declared if declared != AUTO else _detect(file, text)
-    too_long = None if fmt == "jsonl" else _too_many_words(plain, max_words)
+    too_long = None if fmt == "jsonl" else _too_many_words(plain, caps.max_document_words)
     if too_long:  # page files are capped record by record
         raise DocumentRejected(too_long)
     return fmt, text
 
 
-def _extract(
-    fmt: str, data: bytes, max_pages: int = DEFAULT_MAX_DOCUMENT_PAGES, name: str = "", ocr: str = "auto"
-) -> tuple[str, str]:
+def _extract(fmt: str, data: bytes, caps: _Caps, name: str = "") -> tuple[str, str]:
     """A binary file's (PDF, Office, e-book, saved page) layout text and plain text; a file that
     gives none is rejected."""
     if not data.strip():
         raise DocumentRejected("empty document (no text)")
     try:
-        return extract_binary(fmt, data, max_pages=max_pages, name=name, ocr=ocr)
+        return extract_binary(
+            fmt, data, max_pages=caps.max_document_pages, name=name, ocr=caps.ocr, ocr_languages=caps.ocr_languages
+        )
     except ParseError as err:
         raise DocumentRejected(str(err)) from None
     except Exception as err:  # a hostile file must not end the run: any library failure rejects it
@@ -387,12 +387,13 @@ def ingest(
     known: Mapping[str, SourceDocument] | None = None,
     read_workers: int = 1,
     ocr: str = "auto",
+    ocr_languages: str = DEFAULT_OCR_LANGUAGES,
 ) -> IngestResult:
     """Every readable document of the collection, the rejected ones with their reasons, and the
     documents whose content an earlier one already has (`duplicates`: keep them, listed, or
     skip them as rejections). `known`: the catalogue's documents, kept where unchanged (see
     `iter_collection`), the others read on `read_workers` processes; `ocr`: auto reads scanned PDF
-    pages by OCR, off reports them unreadable."""
+    pages by OCR, off reports them unreadable; `ocr_languages`: the Tesseract languages it reads."""
     if duplicates not in DUPLICATE_POLICIES:
         raise ValueError(f"duplicates must be one of {DUPLICATE_POLICIES}, not {duplicates!r}")
     documents: list[SourceDocument] = []
@@ -402,7 +403,13 @@ def ingest(
     first_with: dict[str, str] = {}
     limits = {"max_document_mb": max_document_mb, "max_document_words": max_document_words}
     for item in iter_collection(
-        spec, **limits, max_document_pages=max_document_pages, known=known, read_workers=read_workers, ocr=ocr
+        spec,
+        **limits,
+        max_document_pages=max_document_pages,
+        known=known,
+        read_workers=read_workers,
+        ocr=ocr,
+        ocr_languages=ocr_languages,
     ):
         if isinstance(item, Rejection):
             rejections.append(item)

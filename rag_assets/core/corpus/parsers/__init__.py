@@ -24,6 +24,7 @@ from rag_assets.core.corpus.parsers.manual_json import manual_title, parse_manua
 from rag_assets.core.corpus.parsers.markdown import markdown_title, parse_markdown
 from rag_assets.core.corpus.parsers.pdf import parse_pdf, pdf_title
 from rag_assets.core.corpus.parsers.pdf_extract import PDF_MAGIC, extract_pdf
+from rag_assets.core.corpus.parsers.pdf_ocr import DEFAULT_OCR_LANGUAGES
 from rag_assets.core.corpus.parsers.text import parse_text, text_title
 from rag_assets.core.corpus.parsers.web_page import extract_web_page, is_saved_page, parse_web_page, web_page_title
 
@@ -137,14 +138,20 @@ def binary_format(name: str, data: bytes, *, has_assets_folder: bool = False) ->
 
 
 def extract_binary(
-    fmt: str, data: bytes, *, max_pages: int | None = None, name: str = "", ocr: str = "auto"
+    fmt: str,
+    data: bytes,
+    *,
+    max_pages: int | None = None,
+    name: str = "",
+    ocr: str = "auto",
+    ocr_languages: str = DEFAULT_OCR_LANGUAGES,
 ) -> tuple[str, str]:
     """(layout text the format's parser reads, plain text for word counts) of a file read from
     bytes; ParseError naming the problem for a damaged, encrypted, truncated or text-less file, or
     a PDF (a presentation) of more than `max_pages` pages (slides). `name`: the file's name;
-    `ocr`: `auto` reads a PDF's scanned pages by OCR, `off` reports them unreadable."""
+    `ocr`: `auto` reads a PDF's scanned pages by OCR (in `ocr_languages`), `off` reports them unreadable."""
     if fmt == "pdf":
-        pdf = extract_pdf(data, max_pages, ocr=ocr, name=name)
+        pdf = extract_pdf(data, max_pages, ocr=ocr, name=name, ocr_languages=ocr_languages)
         return pdf.layout, pdf.plain_text
     if fmt == "docx":
         if not data.startswith(ZIP_MAGIC):

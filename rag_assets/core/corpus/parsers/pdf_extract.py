@@ -25,6 +25,7 @@ import ctypes
 import json
 import logging
 import math
+import re
 from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
@@ -34,7 +35,14 @@ from rag_assets.core.corpus.parsers.errors import ParseError
 from rag_assets.core.corpus.parsers.pdf_document_info import metadata_title, outline_entries
 from rag_assets.core.corpus.parsers.pdf_frame import display_box
 from rag_assets.core.corpus.parsers.pdf_glyphs import page_glyphs
-from rag_assets.core.corpus.parsers.pdf_ocr import OcrError, covered_by_image, is_blank, ocr_page
+from rag_assets.core.corpus.parsers.pdf_ocr import (
+    DEFAULT_OCR_LANGUAGES,
+    OCR_LANGUAGES_PATTERN,
+    OcrError,
+    covered_by_image,
+    is_blank,
+    ocr_page,
+)
 from rag_assets.core.corpus.parsers.pdf_plots import plot_boxes
 from rag_assets.core.corpus.parsers.pdf_ruled_tables import MIN_RULES, ruled_tables, vertical_rules
 from rag_assets.core.corpus.parsers.pdf_text_quality import MIN_CHARS, text_is_garbage
@@ -293,11 +301,12 @@ class PageReading:
     turn: int = 0
 
 
-def _read_page(page: pdfium.PdfPage, ocr: str) -> PageReading:
+def _read_page(page: pdfium.PdfPage, ocr: str, languages: str = DEFAULT_OCR_LANGUAGES) -> PageReading:
     """One page: its text layer, else OCR's words when `ocr` is auto and the layer is missing,
     garbage, or a few words stamped on a scan (fewer than `MIN_CHARS` characters over a
     page-sized picture, where OCR reads more than twice as many), unless OCR gives no words it
-    trusts (then the layer stays). A blank page gives nothing and no reason."""
+    trusts (then the layer stays); OCR reads Tesseract's `languages`. A blank page gives nothing
+    and no reason."""
     layer = text_layer(page)
     lines = layer.runs
     kept = PageReading(lines, displayed=layer.displayed)
@@ -314,7 +323,7 @@ def _read_page(page: pdfium.PdfPage, ocr: str) -> PageReading:
         return PageReading([])
     stamped = fault == STAMPED
     try:
-        words = ocr_page(page)
+        words = ocr_page(page, languages=languages)
     except OcrError as err:
         if lines:
             # no trusted reading of the picture (Tesseract missing, or its words untrusted: a page
@@ -336,7 +345,7 @@ def _chars(runs: list[list[object]]) -> int:
 
 
 def _read_pages(
-    document: pdfium.PdfDocument, ocr: str
+    document: pdfium.PdfDocument, ocr: str, languages: str = DEFAULT_OCR_LANGUAGES
 ) -> tuple[list[dict[str, object]], list[int], list[int], list[tuple[int, str]]]:
     """(pages as stored, indexes of pages with ruled tables, 1-based pages read by OCR,
     (1-based page, why it gave no text) for the unreadable ones)."""
@@ -348,7 +357,7 @@ def _read_pages(
         page = document[index]
         try:
             width, height = page.get_size()
-            reading = _read_page(page, ocr)
+            reading = _read_page(page, ocr, languages)
             lines = reading.runs
             rotation = page.get_rotation()
             # pdfplumber places its cells on the page as displayed (it applies /Rotate): they meet
@@ -377,12 +386,24 @@ def _read_pages(
     return pages, ruled, read_by_ocr, unread
 
 
-def extract_pdf(data: bytes, max_pages: int | None = None, *, ocr: str = "auto", name: str = "") -> ExtractedPdf:
+def extract_pdf(
+    data: bytes,
+    max_pages: int | None = None,
+    *,
+    ocr: str = "auto",
+    name: str = "",
+    ocr_languages: str = DEFAULT_OCR_LANGUAGES,
+) -> ExtractedPdf:
     """The positioned lines of every page; ParseError naming why when the PDF gives no text or
     has more than `max_pages` pages (counted before any page is read). `ocr`: `auto` reads pages
-    without a usable text layer by OCR, `off` reports them unreadable; `name`: the file, for the log."""
+    without a usable text layer by OCR (reading Tesseract's `ocr_languages`: "eng", "fra+eng"),
+    `off` reports them unreadable; `name`: the file, for the log."""
     if ocr not in OCR_MODES:
         raise ValueError(f"ocr must be one of {', '.join(OCR_MODES)}, not {ocr!r}")
+    if not re.match(OCR_LANGUAGES_PATTERN, ocr_languages):
+        raise ValueError(
+            f"ocr_languages must be Tesseract language codes joined by '+' (fra+eng), not {ocr_languages!r}"
+        )
     document = _open(data)
     try:
         if max_pages is not None and len(document) > max_pages:
@@ -390,7 +411,7 @@ def extract_pdf(data: bytes, max_pages: int | None = None, *, ocr: str = "auto",
                 f"PDF of {len(document)} pages, over the limit of {max_pages} pages per document "
                 "(raise max_document_pages to accept it)"
             )
-        pages, ruled, read_by_ocr, unread = _read_pages(document, ocr)
+        pages, ruled, read_by_ocr, unread = _read_pages(document, ocr, ocr_languages)
         if not pages:
             raise ParseError("PDF has no pages")
         if not any(page["lines"] for page in pages):

@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pypdfium2 as pdfium
@@ -35,7 +36,9 @@ from PIL import Image
 # 1.40 and 1.66 s a page (docs/results.md, "Scanned pages (OCR)")
 OCR_SCALE = 3.0
 TESSERACT = "tesseract"
-OCR_LANGUAGE = "eng"
+DEFAULT_OCR_LANGUAGES = "eng"
+# Tesseract's language codes joined by "+" ("fra+eng"): each needs its data package (tesseract-ocr-fra)
+OCR_LANGUAGES_PATTERN = r"^[A-Za-z_]+(?:\+[A-Za-z_]+)*$"
 # a pixel darker than this is ink; a page with fewer ink pixels than this share prints nothing
 _BLANK_LEVEL = 160
 _MIN_INK_SHARE = 0.0005
@@ -99,13 +102,27 @@ def covered_by_image(page: pdfium.PdfPage) -> bool:
     return False
 
 
-def tesseract_words(png: bytes, scale: float) -> list[Word]:
-    """The words Tesseract reads in a PNG rendered at `scale` pixels per point, boxes in points."""
+@lru_cache(maxsize=1)
+def installed_languages() -> frozenset[str]:
+    """The language data Tesseract has (`tesseract --list-langs`); empty without Tesseract."""
+    if shutil.which(TESSERACT) is None:
+        return frozenset()
+    done = subprocess.run([TESSERACT, "--list-langs"], capture_output=True, timeout=_TIMEOUT_S, check=False)
+    return frozenset(line.strip() for line in done.stdout.decode("utf-8", "replace").splitlines()[1:] if line.strip())
+
+
+def tesseract_words(png: bytes, scale: float, languages: str = DEFAULT_OCR_LANGUAGES) -> list[Word]:
+    """The words Tesseract reads in a PNG rendered at `scale` pixels per point, boxes in points,
+    with the data of `languages` ("eng", "fra+eng")."""
     if shutil.which(TESSERACT) is None:
         raise OcrError("OCR needs Tesseract: apt-get install tesseract-ocr tesseract-ocr-eng (make install)")
+    missing = [code for code in languages.split("+") if code not in installed_languages()]
+    if missing:
+        packages = " ".join(f"tesseract-ocr-{code.lower().replace('_', '-')}" for code in missing)
+        raise OcrError(f"Tesseract has no language data for {'+'.join(missing)}: apt-get install {packages}")
     # one OpenMP thread (`env` sets it for Tesseract alone): documents are read in parallel by
     # processes already, and Tesseract's own threads on a busy core make it several times slower
-    command = ["env", "OMP_THREAD_LIMIT=1", TESSERACT, "stdin", "stdout", "-l", OCR_LANGUAGE, "--psm", "3", "tsv"]
+    command = ["env", "OMP_THREAD_LIMIT=1", TESSERACT, "stdin", "stdout", "-l", languages, "--psm", "3", "tsv"]
     try:
         done = subprocess.run(command, input=png, capture_output=True, timeout=_TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:
@@ -220,23 +237,26 @@ def _png(image: Image.Image) -> bytes:
     return buffer.getvalue()
 
 
-def ocr_page(page: pdfium.PdfPage, scale: float = OCR_SCALE) -> OcrReading:
+def ocr_page(page: pdfium.PdfPage, scale: float = OCR_SCALE, languages: str = DEFAULT_OCR_LANGUAGES) -> OcrReading:
     """The page's text runs read by OCR, in Tesseract's reading order (empty: no words found).
     Words Tesseract trusts too little (a page set on its side, a script its data cannot read)
     are read again on the picture turned upright by its orientation detection; OcrError when
-    they are still not trusted enough to be the page's text."""
+    they are still not trusted enough to be the page's text. `languages`: Tesseract's data to
+    read with ("fra+eng" for French pages that quote English)."""
     image = page_image(page, scale)
     png = _png(image)
-    words, turn = tesseract_words(png, scale), 0
+    words, turn = tesseract_words(png, scale, languages), 0
     if words and page_confidence(words) < _MIN_PAGE_CONFIDENCE and (found := orientation_turn(png)):
-        turned = tesseract_words(_png(image.rotate(-found, expand=True)), scale)  # PIL turns counter-clockwise
+        turned = tesseract_words(
+            _png(image.rotate(-found, expand=True)), scale, languages
+        )  # PIL turns counter-clockwise
         if page_confidence(turned) > page_confidence(words):
             words, turn = turned, found
     confidence = page_confidence(words)
     if words and confidence < _MIN_PAGE_CONFIDENCE:
         raise OcrError(
             f"its words have a mean confidence of {confidence:.0f} of 100, under {_MIN_PAGE_CONFIDENCE:.0f}: "
-            f"a script the '{OCR_LANGUAGE}' language data does not read"
+            f"a script the '{languages}' language data does not read"
         )
     return OcrReading(words_to_runs(words), turn)
 
