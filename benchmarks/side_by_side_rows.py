@@ -18,17 +18,12 @@ does not finish, or is rejected, is listed and left out of the counts).
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import multiprocessing
-import os
-import subprocess
-import sys
-import tarfile
-import tempfile
 from collections import Counter
 from pathlib import Path
 
+from benchmarks.git_baseline import run_at_commit
 from rag_assets.core.corpus.sources import CollectionSpec, ingest
 from rag_assets.core.corpus.tree_building import document_tree
 
@@ -84,28 +79,9 @@ def read_folder(folder: Path, seconds: float) -> tuple[dict[str, list[tuple[str,
 
 def baseline_trees(folder: Path, seconds: float) -> dict[str, list[tuple[str, str, str]]]:
     """The folder read by the reader of BASELINE_COMMIT, its sources taken from git."""
-    root = Path(__file__).resolve().parents[1]
-    archive = subprocess.run(
-        ["git", "archive", BASELINE_COMMIT, "rag_assets"], cwd=root, capture_output=True, check=True
-    ).stdout
-    with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(fileobj=io.BytesIO(archive)) as sources:
-            sources.extractall(tmp, filter="data")
-        out = Path(tmp) / "trees.json"
-        # this file run as a script, its path starting at the baseline's sources (it imports no
-        # sibling benchmark, so nothing else comes from this checkout)
-        command = [
-            sys.executable,
-            __file__,
-            "--folder",
-            str(folder),
-            "--seconds",
-            str(seconds),
-            "--trees-out",
-            str(out),
-        ]
-        subprocess.run(command, cwd=tmp, env={**os.environ, "PYTHONPATH": tmp}, check=True)
-        return {name: [tuple(node) for node in nodes] for name, nodes in json.loads(out.read_text()).items()}
+    arguments = ["--folder", str(folder), "--seconds", str(seconds)]
+    found = run_at_commit(BASELINE_COMMIT, __file__, arguments)
+    return {name: [tuple(node) for node in nodes] for name, nodes in found.items()}
 
 
 def _words(nodes: list[tuple[str, str, str]]) -> Counter[str]:
@@ -140,11 +116,11 @@ def main() -> None:
         "--baseline", action="store_true", help=f"also read the folder with the reader of {BASELINE_COMMIT}"
     )
     parser.add_argument("--show", type=int, default=2, help="example nodes printed per file")
-    parser.add_argument("--trees-out", type=Path, help="only write the trees as JSON here (the baseline's run)")
+    parser.add_argument("--json-out", type=Path, help="only write the trees as JSON here (the baseline's run)")
     args = parser.parse_args()
     trees, skipped = read_folder(args.folder, args.seconds)
-    if args.trees_out:
-        args.trees_out.write_text(json.dumps(trees))
+    if args.json_out:
+        args.json_out.write_text(json.dumps(trees))
         return
     counts = {name: [text for _, _, text in nodes if side_by_side(text)] for name, nodes in trees.items()}
     print("| file | nodes | side-by-side rows | example |\n|---|---:|---:|---|")

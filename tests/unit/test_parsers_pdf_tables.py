@@ -418,3 +418,31 @@ def test_marks_drawn_as_icons_leave_their_cells_empty_not_their_rows_shifted(tmp
         "Single sign-on | Enterprise: Yes",
     ]
     assert [n.text for n in tree.nodes][-1] == "Phone support"  # its only mark is an icon
+
+
+def test_a_table_of_words_joins_its_header_names_wrapped_over_two_lines(tmp_path: Path) -> None:
+    """Credit ratings as filings set them: the agencies' names wrap over two bold lines (the
+    upper one leaves the first column blank), the ratings are words and letters."""
+    page: list[Run] = [(72, 60, 14, "Security Ratings", True)]
+    page += [(300, 100, 9, "Moody's Investors", True), (420, 100, 9, "Standard & Poor's", True)]
+    page += [(72, 110, 9, "Securities", True), (300, 110, 9, "Service", True), (420, 110, 9, "Ratings Service", True)]
+    rows = [
+        ("Rating outlook", "Stable", "Stable"),
+        ("Senior unsecured debt", "Baa1", "A"),
+        ("Commercial paper", "P-2", "A-1"),
+    ]
+    for i, (label, moodys, sp) in enumerate(rows):
+        page += [
+            (72, 126 + 12 * i, 9, label, False),
+            (300, 126 + 12 * i, 9, moodys, False),
+            (420, 126 + 12 * i, 9, sp, False),
+        ]
+    (tmp_path / "ratings.pdf").write_bytes(make_pdf([page]))
+    tree = tree_of(tmp_path / "ratings.pdf")
+    (table,) = [n for n in tree.nodes if n.text.startswith("Securities |")]
+    assert table.text == "Securities | Moody's Investors Service | Standard & Poor's Ratings Service"
+    assert _rows_under(tree, table.node_id) == [
+        "Rating outlook | Moody's Investors Service: Stable | Standard & Poor's Ratings Service: Stable",
+        "Senior unsecured debt | Moody's Investors Service: Baa1 | Standard & Poor's Ratings Service: A",
+        "Commercial paper | Moody's Investors Service: P-2 | Standard & Poor's Ratings Service: A-1",
+    ]

@@ -28,6 +28,9 @@ MIN_ROWS = 2
 _MAX_NAME_WORDS = 6
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _ROW_GAP_LINES = 2.5  # a wider gap than this many line heights ends the table
+_HEADER_GAP_LINES = 1.0  # a header's wrapped lines are set closer than this many line heights
+_MAX_HEADER_LINES = 3
+_MIN_NAME_LETTERS = 2  # "(a)", "B": a column's letter, not its name
 
 Cell = tuple[float, float, str]
 
@@ -42,8 +45,8 @@ def _names(line: Line) -> list[Cell] | None:
     for _, _, text in cells:
         if is_figure(text) or len(text.split()) > _MAX_NAME_WORDS or SENTENCE_END.search(text):
             return None
-        if not any(ch.isalpha() for ch in text) and not _YEAR.match(text):
-            return None  # "1-1183": a form's number, not a column's name
+        if sum(ch.isalpha() for ch in text) < _MIN_NAME_LETTERS and not _YEAR.match(text):
+            return None  # "1-1183": a form's number; "(b)": a column's letter; not names
     return cells
 
 
@@ -54,20 +57,38 @@ def _bounds(names: list[Cell]) -> list[tuple[float, float]]:
     return [(lo, hi) for lo, hi in zip([float("-inf"), *edges], [*edges, float("inf")], strict=True)]
 
 
-def _placed(line: Line, bounds: list[tuple[float, float]]) -> list[str] | None:
+def _placed(line: Line, bounds: list[tuple[float, float]], first_optional: bool = False) -> list[str] | None:
     """The line's cells by header column ("" where it prints none), or None when it is no row
-    of the table: fewer than two cells, its first cell not under the first name, or two cells
-    under one name."""
+    of the table: fewer than two cells, its first cell not under the first name (unless
+    `first_optional`: a wrapped header's upper line may leave the first column blank), or two
+    cells under one name."""
     if line.table is not None or len(line.cells) < 2:
         return None
     values = [""] * len(bounds)
     for number, (x0, x1, text) in enumerate(row_cells(line)):
         overlaps = [min(x1, hi) - max(x0, lo) for lo, hi in bounds]
         column = max(range(len(bounds)), key=lambda i: overlaps[i])
-        if values[column] or (number == 0) != (column == 0):
+        if values[column] or (number > 0 and column == 0) or (number == 0 and column != 0 and not first_optional):
             return None
         values[column] = text
     return values
+
+
+def _wrapped_above(lines: list[Line], index: int, bounds: list[tuple[float, float]]) -> tuple[int, list[str]]:
+    """(first header line, the header's upper parts) where the header's names wrap over lines
+    above its last one ("Moody's Investors" over "Service"): bold lines set right above it whose
+    cells each fall under a different name, none a figure."""
+    upper = [""] * len(bounds)
+    start = index
+    while start > 0 and index - start < _MAX_HEADER_LINES - 1:
+        line, below = lines[start - 1], lines[start]
+        close = line.page == below.page and below.top - line.bottom <= _HEADER_GAP_LINES * line.height
+        placed = _placed(line, bounds, first_optional=True) if line.bold and close else None
+        if placed is None or any(is_figure(text) for text in placed if text):
+            break
+        upper = [f"{part} {name}".strip() for part, name in zip(placed, upper, strict=True)]
+        start -= 1
+    return start, upper
 
 
 def word_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
@@ -93,12 +114,16 @@ def word_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
         if len(rows) < MIN_ROWS or any(row[i] == name for row in rows for i, (_, _, name) in enumerate(names)):
             index += 1  # too few rows, or the "names" are a row's values (their column repeats them)
             continue
-        header = [text for _, _, text in names]
+        if 2 * sum(all(cell[:1].islower() for cell in row if cell) for row in rows) > len(rows):
+            index += 1  # most "rows" go on in lower case: the wrapped lines of a header set over many
+            continue
+        start, upper = _wrapped_above(lines, index, bounds)
+        header = [f"{part} {text}".strip() for part, (_, _, text) in zip(upper, names, strict=True)]
         body = [(row[0], row[1:]) for row in rows]
         table = Table(header[1:], header[0], body, [lines[index].page])
         table.grid = unruled_grid(
             [[(i, i, text) for i, text in enumerate(header[1:])]], header[0], body, len(header) - 1
         )
-        found.append((index, end, table))
+        found.append((start, end, table))
         index = end
     return found
