@@ -51,11 +51,7 @@ from pathlib import Path
 import yaml
 
 from benchmarks.common import catalogue_in, project_resources, session_models
-
-
-def fold_of(qid: str, folds: int) -> int:
-    """A question's fold: a hash of its id, so adding questions moves no old one."""
-    return int(hashlib.sha256(f"fold:{qid}".encode()).hexdigest()[:8], 16) % folds
+from rag_assets.core.answering.policy.routing_choice import fold_of
 
 
 def is_validation(qid: str, share: float = 0.25) -> bool:
@@ -149,8 +145,8 @@ class CrossFitting:
     def split(self, fold: int) -> tuple[list, list, list]:
         """(measured, choosing, training) questions of `fold`: the fold's own questions, and the
         other folds' questions cut into the share that chooses the router's settings and the rest."""
-        held = [q for q in self.labelled if fold_of(q.qid, self.folds) == fold]
-        rest = [q for q in self.labelled if fold_of(q.qid, self.folds) != fold]
+        held = [q for q in self.labelled if fold_of(q.qid, self.folds, salt="fold") == fold]
+        rest = [q for q in self.labelled if fold_of(q.qid, self.folds, salt="fold") != fold]
         return held, [q for q in rest if is_validation(q.qid)], [q for q in rest if not is_validation(q.qid)]
 
     def examples(self, qid: str) -> list:

@@ -160,9 +160,10 @@ class RoutingChoice:
         )
 
 
-def fold_of(qid: str, folds: int = FOLDS) -> int:
-    """A question's fold: a hash of its id, so adding questions moves no old one."""
-    return int(hashlib.sha256(f"routing-fold:{qid}".encode()).hexdigest()[:8], 16) % folds
+def fold_of(qid: str, folds: int = FOLDS, salt: str = "routing-fold") -> int:
+    """A question's fold: a hash of its id (with `salt`, so two uses fold apart), so adding
+    questions moves no old one."""
+    return int(hashlib.sha256(f"{salt}:{qid}".encode()).hexdigest()[:8], 16) % folds
 
 
 def _best(scores: Mapping[RoutingSetting, Sequence[float]], rows: Sequence[int]) -> tuple[RoutingSetting, float]:
