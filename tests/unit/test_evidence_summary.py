@@ -116,6 +116,22 @@ def test_single_store_rows_are_held_to_the_single_store_baseline() -> None:
     ]
 
 
+def test_rows_searched_in_every_document_are_held_to_rag_hybrid_searched_there() -> None:
+    # unsteered, rag-hybrid gives other words than steered: the routed rows' budgets are its
+    every = [
+        EvidenceRow("rag-hybrid (all documents)", "", False, f"q{i}", {"passage_hit": 0.0}, 120, 0.0) for i in range(20)
+    ]
+    routed = [
+        EvidenceRow("rdr2-encoder (all documents)", "encoder", True, f"q{i}", {"passage_hit": 1.0}, 110, 0.0)
+        for i in range(20)
+    ]
+    assert evidence_problems(BASE + every + routed) == []
+    summary = summarise_evidence(BASE + every + routed)
+    # compared with rag-hybrid in every document (+1.0), not the steered rag-hybrid (+0.5)
+    assert summary.differences["rdr2-encoder (all documents)"]["passage_hit"].mean == 1.0
+    assert summary.differences["rag-hybrid (all documents)"]["passage_hit"].mean == -0.5
+
+
 def test_rows_stored_in_order_and_replaced_per_collection(tmp_path: Path) -> None:
     con = duckdb.connect(str(tmp_path / "catalogue.duckdb"))
     assert load_evidence(con, "a") == []

@@ -228,7 +228,7 @@ class EvidenceSummary:
 def scope_baseline(strategy: str, baseline: str) -> str:
     """The baseline a row is budgeted by and compared with: `baseline` searched in the same scope
     (a single-store row's is the single-store rag-hybrid)."""
-    suffix = next((s for s in (SINGLE_SUFFIX, NAMED_SUFFIX) if strategy.endswith(s)), "")
+    suffix = next((s for s in (SINGLE_SUFFIX, NAMED_SUFFIX, ALL_SUFFIX) if strategy.endswith(s)), "")
     return baseline + suffix
 
 
@@ -321,8 +321,8 @@ def evidence_footnote(summary: EvidenceSummary) -> str:
 def evidence_problems(rows: Sequence[EvidenceRow], baseline: str = "rag-hybrid") -> list[str]:
     """What makes stored evidence rows untrustworthy: no baseline, a strategy missing questions
     the baseline has, a routed row over the baseline's words for a question (the cap broken), a
-    metric outside [0, 1]. Scoped rows (single store, named documents) are held to their scope's
-    baseline."""
+    metric outside [0, 1]. Scoped rows (single store, named documents, every document) are held
+    to their scope's baseline."""
     by_strategy: dict[str, dict[str, EvidenceRow]] = {}
     for row in rows:
         by_strategy.setdefault(row.strategy, {})[row.qid] = row
