@@ -20,10 +20,9 @@ import json
 import sys
 from pathlib import Path
 
-import duckdb
-
-from rag_assets.core.corpus.parsers import parse_blocks
-from rag_assets.core.corpus.tree import build_tree
+from rag_assets.core.corpus.tree_building import document_tree
+from rag_assets.core.store.connections import catalogue_connection
+from rag_assets.core.store.document_tables import load_documents
 
 Node = tuple[str, str]  # (block, text)
 
@@ -31,20 +30,9 @@ Node = tuple[str, str]  # (block, text)
 def stored_trees(catalogue: Path, collection: str) -> dict[str, list[Node]]:
     """doc id -> (block, text) of each node of the tree this checkout's reader builds from the
     document's stored PDF layout."""
-    connection = duckdb.connect(str(catalogue), read_only=True)
-    try:
-        rows = connection.execute(
-            "SELECT doc_id, title, format, text FROM source_documents WHERE collection = ? AND format = 'pdf' "
-            "ORDER BY doc_id",
-            [collection],
-        ).fetchall()
-    finally:
-        connection.close()
-    trees = {}
-    for doc_id, title, fmt, text in rows:
-        tree = build_tree(title, parse_blocks(fmt, text))
-        trees[doc_id] = [(node.block, node.text) for node in tree.nodes]
-    return trees
+    with catalogue_connection(catalogue, read_only=True) as con:
+        documents = [doc for doc in load_documents(con, collection) if doc.format == "pdf"]
+    return {doc.doc_id: [(node.block, node.text) for node in document_tree(doc).nodes] for doc in documents}
 
 
 def _rows(nodes: list[Node]) -> int:
