@@ -25,6 +25,7 @@ from rag_assets.core.answering.figure_answers import FIGURE
 from rag_assets.core.answering.policy.catalogue import DEFAULT_SETTINGS, strategy_specs
 from rag_assets.core.evaluation.answer_correctness import correctness_metrics
 from rag_assets.core.evaluation.evidence import own_documents
+from rag_assets.core.evaluation.single_store_answers import answers_in_own_documents
 from rag_assets.core.routing.metrics import mean_interval
 from rag_assets.core.tables import markdown_table
 
@@ -65,14 +66,7 @@ def answered(session, questions: list, spec, own: dict[str, list[str]] | None) -
     document: the session searched and routed only there, one question at a time."""
     if own is None:
         return session.run([q.query for q in questions], spec, use_floor=False)
-    outcomes = []
-    try:
-        for question in questions:
-            session.documents = own[question.qid]
-            outcomes += session.run([question.query], spec, use_floor=False)
-    finally:
-        session.documents = None
-    return outcomes
+    return answers_in_own_documents(session, questions, spec, own, use_floor=False)
 
 
 def measured_rows(

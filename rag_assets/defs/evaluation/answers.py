@@ -31,6 +31,7 @@ trained piece is missing is skipped with a note.
 import dataclasses
 import time
 from collections import Counter
+from collections.abc import Sequence
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
@@ -43,6 +44,7 @@ from rag_assets.core.answering.session import AnsweringSession
 from rag_assets.core.answering.types import GENERATION_KINDS, AnswerOutcome, StrategySpec
 from rag_assets.core.corpus.question_sets import Question
 from rag_assets.core.engines.cache import CachingEngine
+from rag_assets.core.evaluation.single_store_answers import SingleStoreRun, single_store_answers
 from rag_assets.core.lineage import AnswerRecord, store_answers, utc_now
 from rag_assets.core.store.question_table import load_question_rows
 from rag_assets.defs.deployment import CATALOGUE_POOL, GPU_STEP_TAGS, TRANSIENT_RETRY
@@ -142,11 +144,22 @@ class StrategyRuns:
 
 
 def answer_records(
-    con, session: AnsweringSession, outcomes: Outcomes, questions: list[Question], run_id: str
+    con,
+    session: AnsweringSession,
+    outcomes: Outcomes,
+    questions: list[Question],
+    run_id: str,
+    single: Sequence[SingleStoreRun] = (),
 ) -> list[AnswerRecord]:
-    """One lineage record per (strategy run, question), with the versions the session records."""
+    """One lineage record per (strategy run, question), with the versions the session records;
+    the single store's runs after the shared store's."""
     created = utc_now()
-    return [
+    on_own = [
+        session.record(con, outcome, run.spec, source=SOURCE, run_id=run_id, qid=question.qid, created_at=created)
+        for run in single
+        for question, outcome in zip(run.questions, run.outcomes, strict=True)
+    ]
+    shared = [
         session.record(
             con,
             outcome,
@@ -161,6 +174,7 @@ def answer_records(
         for (_name, grid, value), (spec, results) in outcomes.items()
         for question, outcome in zip(questions, results)
     ]
+    return shared + on_own
 
 
 @dg.asset(
@@ -201,9 +215,8 @@ def answers(
         questions, split, note = pick_questions(con, collection, config.split)
         if config.max_questions > 0:
             questions = questions[: config.max_questions]
-        # the LanceDB version published with the catalogue's passages (as `rag ask` reads it): no
-        # half-written table. Grid points repeat most prompts of the main rdr2 run (greedy: same
-        # output): replayed, their seconds charged back to each strategy (core/engines/cache.py).
+        # the LanceDB version published with the passages (as `rag ask` reads it); grid points
+        # repeat rdr2's prompts: replayed, their seconds charged back (core/engines/cache.py)
         models = ResourceModels(embedder, vectors, llm, replay=True)
         session = open_session(con, collection, models, gold=questions)
     published = session.published
@@ -220,8 +233,9 @@ def answers(
         specs = without_unrankable(specs, session, llm.backend, notes, context.log)
         runs = StrategyRuns(config, [q.query for q in questions], session, context.log)
         outcomes = runs.run_all(specs, all_specs["rdr2"])
+    single = single_store_answers(session, questions, specs) if collection in config.single_store else []
     with catalogue.get_connection() as con:
-        records = answer_records(con, session, outcomes, questions, context.run.run_id)
+        records = answer_records(con, session, outcomes, questions, context.run.run_id, single)
         store_answers(con, records, replace=(collection, SOURCE))
     record_answers(context.instance, records)  # each answer a `served_answers` event
     return dg.MaterializeResult(

@@ -90,6 +90,13 @@ class AnswersConfig(GenerationConfig):
         description="Router input per subtree (tokens), as routing_subtrees built what the router learnt on.",
     )
 
+    single_store: list[str] = Field(
+        default=[],
+        description="Collections whose questions are also answered on the single store: each searched, routed and "
+        "answered within its own document (its gold_doc) only, by rag-hybrid and rdr2, generated and extractive "
+        "(those configured); those rows are named '... (single store)'.",
+    )
+
     @field_validator("strategies")
     @classmethod
     def _known_strategies(cls, names: list[str]) -> list[str]:
