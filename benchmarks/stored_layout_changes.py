@@ -6,7 +6,7 @@ and after and the first changed nodes. Extraction is not run again (seconds, not
 reading the pages): a change to extraction itself (OCR, the text runs, the ruled cells pdfplumber
 finds) shows only after a re-index.
 
-    .venv/bin/python -m benchmarks.stored_layout_changes -c financebench --baseline 1dc01b8 \\
+    .venv/bin/python -m benchmarks.stored_layout_changes -c financebench --baseline COMMIT \\
         [--catalogue dagster_home/data-datasets/catalogue.duckdb] [--show 3]
 
 The catalogue is opened read-only: stop a run that writes it first (or pass a copy).
