@@ -54,5 +54,13 @@ def test_every_import_of_a_benchmark_resolves(path: Path) -> None:
 
 def test_every_script_with_a_main_is_checked() -> None:
     """The scripts without an argument parser are helpers, not benchmarks to run."""
-    helpers = {"common", "records", "step_clock", "heading_truth", "pdf_engine_outputs", "reading_order"}
+    helpers = {
+        "common",
+        "records",
+        "step_clock",
+        "heading_truth",
+        "pdf_engine_outputs",
+        "reading_order",
+        "git_baseline",
+    }
     assert {p.stem for p in BENCHMARKS} - {p.stem for p in WITH_MAIN} == helpers
