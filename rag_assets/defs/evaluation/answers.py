@@ -25,7 +25,9 @@ trained piece is missing is skipped with a note.
 
 `rag-hybrid-extractive` and `rdr2-extractive` answer with the best sentence of the same evidence
 (core/answering/extractive.py), no reader call. Every row is held to the relevance floor the
-`answer_policy` asset published (upstream), as an ask is.
+`answer_policy` asset published (upstream), as an ask is. For the collections `single_store`
+names, rag-hybrid and rdr2 (generated and extractive) also answer each question within its own
+document only, stored as '... (single store)' (core/evaluation/single_store_answers.py).
 """
 
 import dataclasses
