@@ -10,7 +10,7 @@ from rag_assets.core.corpus.parsers.pdf_lines import Line
 
 # a figure as statements print it: $1,234.5 (1,577) 12% — 3.2x, or a dash for nil
 _FIGURE = re.compile(r"^[$€£(]*\s*[-–—]?\s*[$€£]?\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*[)%x]*\)?%?$|^[-–—]+$")
-_YEAR = re.compile(r"^(?:19|20)\d\d$")
+YEAR = re.compile(r"^(?:19|20)\d\d$")
 _CURRENCY = {"$", "€", "£", "$(", "("}
 _CLOSERS = {")", "%", ")%", "%)"}
 MIN_FIGURE_ROWS = 2  # rows of figures a table needs
@@ -42,7 +42,7 @@ def row_cells(line: Line) -> list[tuple[float, float, str]]:
 
 def is_figure(text: str) -> bool:
     """A figure as a table prints it (not a year: "2023" names a column)."""
-    return bool(_FIGURE.match(text.replace(" ", ""))) and not _YEAR.match(text)
+    return bool(_FIGURE.match(text.replace(" ", ""))) and not YEAR.match(text)
 
 
 def figure_row(cells: list[tuple[float, float, str]]) -> bool:

@@ -8,25 +8,25 @@ header column it stands under, so the row names its columns ("Audit log | Pro: Y
 Enterprise: Yes") and an empty cell stays empty in the grid.
 
 A header is a bold line of at least `MIN_COLUMNS` cells, each a short name (no figure, no
-sentence) that no row under it repeats in its column;
-the rows under it are lines of cells on the same page, set as close as table rows are, whose
-first cell stands under the first name and whose other cells each fall under a different name.
+sentence, not a column's letter) that no row under it repeats in its column, its names wrapped
+over bold lines right above it joined; the rows under it are lines of cells on the same page, set
+as close as table rows are, whose first cell stands under the first name and whose other cells
+each fall under a different name. "Rows" that mostly go on in lower case are a header's wrapped
+lines, not a table.
 """
 
 from __future__ import annotations
 
-import re
 from itertools import pairwise
 
 from rag_assets.core.corpus.parsers.pdf_lines import SENTENCE_END, Line
 from rag_assets.core.corpus.parsers.pdf_table import Table
-from rag_assets.core.corpus.parsers.pdf_table_cells import is_figure, row_cells
+from rag_assets.core.corpus.parsers.pdf_table_cells import YEAR, is_figure, row_cells
 from rag_assets.core.corpus.parsers.pdf_table_grid import unruled_grid
 
 MIN_COLUMNS = 3
 MIN_ROWS = 2
 _MAX_NAME_WORDS = 6
-_YEAR = re.compile(r"^(?:19|20)\d\d$")
 _ROW_GAP_LINES = 2.5  # a wider gap than this many line heights ends the table
 _HEADER_GAP_LINES = 1.0  # a header's wrapped lines are set closer than this many line heights
 _MAX_HEADER_LINES = 3
@@ -45,7 +45,7 @@ def _names(line: Line) -> list[Cell] | None:
     for _, _, text in cells:
         if is_figure(text) or len(text.split()) > _MAX_NAME_WORDS or SENTENCE_END.search(text):
             return None
-        if sum(ch.isalpha() for ch in text) < _MIN_NAME_LETTERS and not _YEAR.match(text):
+        if sum(ch.isalpha() for ch in text) < _MIN_NAME_LETTERS and not YEAR.match(text):
             return None  # "1-1183": a form's number; "(b)": a column's letter; not names
     return cells
 
