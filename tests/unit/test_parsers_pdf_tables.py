@@ -446,3 +446,14 @@ def test_a_table_of_words_joins_its_header_names_wrapped_over_two_lines(tmp_path
         "Senior unsecured debt | Moody's Investors Service: Baa1 | Standard & Poor's Ratings Service: A",
         "Commercial paper | Moody's Investors Service: P-2 | Standard & Poor's Ratings Service: A-1",
     ]
+
+
+def test_a_real_table_of_words_names_its_columns() -> None:
+    """pdfplumber's Word 365 test page (tests/fixtures/pdfs/public): a table of words under a bold
+    header, read off the page by hand."""
+    tree = tree_of(PUBLIC / "pdfplumber-word365-structure.pdf")
+    (table,) = [n for n in tree.nodes if n.text == "En-tête 1 | En-tête 2 | En-tête 3"]
+    assert _rows_under(tree, table.node_id) == [
+        "Ligne 1 | En-tête 2: Alouette | En-tête 3: Farfadet",
+        "Linge 2 | En-tête 2: Belette | En-tête 3: Bibitte",
+    ]

@@ -11,7 +11,8 @@ A header is a bold line of at least `MIN_COLUMNS` cells, each a short name (no f
 sentence, not a column's letter) that no row under it repeats in its column, its names wrapped
 over bold lines right above it joined; the rows under it are lines of cells on the same page, set
 as close as table rows are, whose first cell stands under the first name and whose other cells
-each fall under a different name. "Rows" that mostly go on in lower case are a header's wrapped
+each fall under a different name. A line right below the header whose cells all open in lower
+case goes on with its names; "rows" that mostly go on in lower case are a header's wrapped
 lines, not a table.
 """
 
@@ -91,6 +92,21 @@ def _wrapped_above(lines: list[Line], index: int, bounds: list[tuple[float, floa
     return start, upper
 
 
+def _wrapped_below(lines: list[Line], index: int, bounds: list[tuple[float, float]]) -> tuple[list[str], int]:
+    """(the header's lower parts, the line its rows start at) where its names go on, in lower case,
+    on the line right below ("Purpose, scope," over "and methodology"): that line's every cell
+    opens in lower case and falls under a different name."""
+    lower = [""] * len(bounds)
+    end = index + 1
+    if end < len(lines):
+        line, header = lines[end], lines[index]
+        close = line.page == header.page and line.top - header.bottom <= _HEADER_GAP_LINES * line.height
+        placed = _placed(line, bounds, first_optional=True) if close else None
+        if placed is not None and all(cell[:1].islower() for cell in placed if cell):
+            return placed, end + 1
+    return lower, end
+
+
 def word_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
     """(start, end, table) for each table of words among one page's lines in reading order
     (`lines[start:end]` are its header line and rows)."""
@@ -102,8 +118,8 @@ def word_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
             index += 1
             continue
         bounds = _bounds(names)
+        below, end = _wrapped_below(lines, index, bounds)
         rows: list[list[str]] = []
-        end = index + 1
         while end < len(lines):
             line, above = lines[end], lines[end - 1]
             placed = _placed(line, bounds)
@@ -118,7 +134,9 @@ def word_tables(lines: list[Line]) -> list[tuple[int, int, Table]]:
             index += 1  # most "rows" go on in lower case: the wrapped lines of a header set over many
             continue
         start, upper = _wrapped_above(lines, index, bounds)
-        header = [f"{part} {text}".strip() for part, (_, _, text) in zip(upper, names, strict=True)]
+        header = [
+            f"{part} {text} {lower}".strip() for part, (_, _, text), lower in zip(upper, names, below, strict=True)
+        ]
         body = [(row[0], row[1:]) for row in rows]
         table = Table(header[1:], header[0], body, [lines[index].page])
         table.grid = unruled_grid(
