@@ -156,11 +156,6 @@ def answer_records(
     """One lineage record per (strategy run, question), with the versions the session records;
     the single store's runs after the shared store's."""
     created = utc_now()
-    on_own = [
-        session.record(con, outcome, run.spec, source=SOURCE, run_id=run_id, qid=question.qid, created_at=created)
-        for run in single
-        for question, outcome in zip(run.questions, run.outcomes, strict=True)
-    ]
     shared = [
         session.record(
             con,
@@ -175,6 +170,11 @@ def answer_records(
         )
         for (_name, grid, value), (spec, results) in outcomes.items()
         for question, outcome in zip(questions, results)
+    ]
+    on_own = [
+        session.record(con, outcome, run.spec, source=SOURCE, run_id=run_id, qid=question.qid, created_at=created)
+        for run in single
+        for question, outcome in zip(run.questions, run.outcomes, strict=True)
     ]
     return shared + on_own
 
