@@ -97,7 +97,7 @@ class FigureAnswer:
     supporting: int  # the rows the figure was read from
 
 
-def _tokens(text: str) -> list[str]:
+def label_tokens(text: str) -> list[str]:
     # years and other numbers are a column's or a note's, never what names a line item
     return [
         t.rstrip("s") if len(t) > 3 else t for t in _TOKEN.findall(text.lower()) if t not in _STOP and not t.isdigit()
@@ -140,38 +140,38 @@ def header_row(nodes: Sequence[TreeNode], node_id: int) -> list[str]:
     return cells if len(cells) == len(nodes[node_id].text.split(" | ")) else ["", *cells]
 
 
-def _names(term: Term, question: str) -> list[str]:
+def term_names(term: Term, question: str) -> list[str]:
     """What a term may be printed as: its own words and the standard names of the line item it
     names (for a single-item question, of each line item the question names)."""
     text = term.name or question
-    words = set(_tokens(text))
+    words = set(label_tokens(text))
     names = [term.name] if term.name else []
     for key, printed in LINE_ITEMS.items():
-        if any(set(_tokens(p)) <= words for p in (key, *printed) if _tokens(p)):
+        if any(set(label_tokens(p)) <= words for p in (key, *printed) if label_tokens(p)):
             names += [key, *printed]
     return names
 
 
-def _match(label: str, names: Sequence[str], question: str) -> float:
+def label_match(label: str, names: Sequence[str], question: str) -> float:
     """How well a row label names the term: the share of a name's words the label holds, less a
     little for each word of the label beyond it; for a single-item question without a known
     name, the share of the label's words the question holds."""
-    have = set(_tokens(label))
+    have = set(label_tokens(label))
     if not have:
         return 0.0
     best = 0.0
     for name in names:
-        want = set(_tokens(name))
+        want = set(label_tokens(name))
         if want:
             best = max(best, len(want & have) / len(want) - 0.05 * len(have - want))
     if not names:
-        words = set(_tokens(_FRAME.sub(" ", question)))
+        words = set(label_tokens(_FRAME.sub(" ", question)))
         best = len(have & words) / len(have) - 0.05 * max(0, 3 - len(have))
     return best
 
 
 def _cell(cells: Sequence[Cell], names: list[str], year: int, question: str) -> Cell | None:
-    scored = [(c, _match(c.label, names, question)) for c in cells if c.year == year]
+    scored = [(c, label_match(c.label, names, question)) for c in cells if c.year == year]
     scored = [(c, s) for c, s in scored if s >= 0.75]
     return max(scored, key=lambda pair: (pair[1], -len(pair[0].label)))[0] if scored else None
 
@@ -285,7 +285,7 @@ def _read_term(
     """The term's value in base units, the cells as shown (each cell's pool index marked for its
     citation number, `_CITED`), the pool indexes they come from and whether their tables state their unit. None where a cell is missing, or its
     table states no unit while the question asks for one (nothing is guessed)."""
-    names = _names(term, question)
+    names = term_names(term, question)
     found = [_cell(cells, names, year, question) for year in term.years]
     if any(c is None for c in found):
         return None

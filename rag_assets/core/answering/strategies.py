@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rag_assets.core.answering.citations import node_citation, passage_citations
+from rag_assets.core.answering.line_item_lookup import join_looked_up, looked_up_rows
 from rag_assets.core.answering.r4_reordering import EvidenceItem, reorder
 from rag_assets.core.answering.reader_prompts import number_blocks
 from rag_assets.core.answering.rewriting import rewrite_queries
@@ -166,20 +167,37 @@ def _routed(questions: list[str], spec: StrategySpec, inputs: EvidenceInputs, ga
     )
     if router is None:
         raise ValueError(f"strategy {spec.name!r} routes with the {spec.router!r} router, which was not provided")
+    looked_up, budgets = _line_items(questions, documents, spec, inputs.evidence_budgets)
     result = route_documents(
-        questions,
-        documents,
-        router,
-        spec.routing_knobs(),
-        evidence_budgets=inputs.evidence_budgets,
-        trees=inputs.trees,
+        questions, documents, router, spec.routing_knobs(), evidence_budgets=budgets, trees=inputs.trees
     )
     for q, routed in enumerate(result.documents):
         out = gathered[q]
+        if looked_up[q]:
+            join_looked_up(routed, looked_up[q])
+            out.retrieval["line_items"] = [[routed[i].doc_id, n] for i, n in looked_up[q]]
         routed = _reordered(questions[q], spec, routed, inputs, out)
         _read_routed(out, routed, inputs.trees)
         out.router_prompt_tokens, out.router_output_tokens = result.prompt_tokens[q], result.output_tokens[q]
         out.routing_rounds = result.rounds_per_question[q]
+
+
+def _line_items(
+    questions: list[str],
+    documents: list[list[RetrievedDocument]],
+    spec: StrategySpec,
+    budgets: Sequence[int | None] | None,
+) -> tuple[list[list[tuple[int, int]]], Sequence[int | None] | None]:
+    """Each question's looked-up statement rows (document index, node id), and the evidence
+    budgets left to the router: the rows come first, the router's choices fill the words left."""
+    looked_up: list[list[tuple[int, int]]] = [[] for _ in questions]
+    if not spec.line_items:
+        return looked_up, budgets
+    left = list(budgets) if budgets is not None else [None] * len(questions)
+    for q, (question, docs) in enumerate(zip(questions, documents)):
+        looked_up[q], words = looked_up_rows(question, [(d.doc_id, d.nodes) for d in docs], left[q])
+        left[q] = None if left[q] is None else left[q] - words
+    return looked_up, (left if budgets is not None else None)
 
 
 def _reordered(question: str, spec: StrategySpec, routed: list, inputs: EvidenceInputs, out: GatheredEvidence) -> list:

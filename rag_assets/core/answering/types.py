@@ -102,6 +102,9 @@ class StrategySpec:
     # rdr2: the cosine over which a scoring router (encoder, similarity) expands a heading; None = the
     # router's calibrated threshold. The ask policy learns it per collection (policy/routing_choice.py)
     expand_threshold: float | None = None
+    # rdr2: the statement rows naming the line items a question names join the routed evidence
+    # (core/answering/line_item_lookup.py); False = the router's choices alone
+    line_items: bool = True
     # contregen: sub-query tree depth (the paper's 2) and sub-queries per node; disco: False = the
     # ablation without discourse trees and rhetorical graph (the blueprint sees plain chunks)
     tree_depth: int = 2
@@ -178,6 +181,7 @@ class StrategySpec:
                     ("fill_order", self.fill_order if self.evidence_budget_from else None),
                     ("passages_per_query", self.passages_per_query if self.kind == "rdr2" else None),
                     ("expand_threshold", self.expand_threshold),
+                    ("line_items", self.line_items if self.kind == "rdr2" else None),
                     ("answer_form", self.answer_form if self.answer_form != "generated" else None),
                 )
                 if v
