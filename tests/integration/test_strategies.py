@@ -321,3 +321,45 @@ def test_a_figure_answer_is_not_refused_by_the_floor(counting_engine: CountingEn
         and not figure.not_found
     )
     assert quote.not_found and quote.answer == NOT_FOUND_ANSWER
+
+
+def test_a_yes_no_over_a_measure_is_computed_from_cells_not_asked_of_the_reader(
+    counting_engine: CountingEngine,
+) -> None:
+    """ "Improving operating margin?" is answered by the sign of the margins' difference, every cell
+    cited, and the reader scores no verdict for it; a yes/no over no measure still gets the reader's."""
+    from rag_assets.core.answering.extractive import EmbedderScorer
+    from rag_assets.core.answering.figure_answers import FIGURE
+    from rag_assets.core.answering.types import RetrievalExtras
+    from rag_assets.core.answering.verdict import VERDICTS
+    from rag_assets.core.corpus.parsers.markdown import parse_markdown
+    from rag_assets.core.corpus.tree import build_tree
+    from rag_assets.core.index.embedding import Embedder
+    from rag_assets.core.index.retrieval import SearchHit
+
+    report = (
+        "# ACME annual report\n\n## Consolidated Statements of Income\n\n(In millions)\n\n"
+        "| | 2022 | 2021 |\n|---|---|---|\n| Net sales | 9,400 | 8,100 |\n| Operating income | 1,100 | 1,000 |\n\n"
+        "## Outlook\n\nWe expect demand for our widgets to grow next year.\n"
+    )
+    nodes = build_tree("ACME", parse_markdown(report)).nodes
+    trees = {"acme/report.md": nodes}
+    paragraph = next(n for n in nodes if n.text.startswith("We expect"))
+
+    def retrieve(query: str, mode: str, k: int, **options: object) -> list[SearchHit]:
+        span = ((paragraph.span_start, paragraph.span_end),)
+        return [SearchHit(0, 0.5, "p0", "acme/report.md", "acme", (paragraph.node_id,), span, (), paragraph.text)]
+
+    extras = RetrievalExtras(answer_scorer=EmbedderScorer(Embedder(progress=False)))
+    spec = StrategySpec("rag-hybrid-extractive", "rag", top_k=1, answer_form="extractive")
+    asked = [
+        "Does ACME have an improving operating margin profile as of FY2022?",
+        "Does ACME expect demand for widgets to grow?",
+    ]
+    counting_engine.reset()
+    [measure, plain] = run_strategy(asked, spec, retrieve=retrieve, trees=trees, engine=counting_engine, extras=extras)
+    # 1,100 / 9,400 = 11.70% against 1,000 / 8,100 = 12.35%
+    assert measure.answer.startswith("No: operating margin at FY2022 less operating margin at FY2021 is -0.6%")
+    assert measure.verdict == "No" and measure.attribution == FIGURE and measure.engine_calls == 0
+    assert {c.text.split(" | ")[0] for c in measure.citations[:2]} == {"Operating income", "Net sales"}
+    assert plain.verdict in VERDICTS and plain.engine_calls == 1  # the reader scored this one

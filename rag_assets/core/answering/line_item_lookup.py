@@ -80,26 +80,19 @@ def named_line_items(question: str) -> list[list[str]]:
     if asked is not None:
         return [names for term in asked.terms if (names := term_names(term, question))]
     words = set(label_tokens(question))
-    items: list[list[str]] = []
-    seen: set[str] = set()
-
-    def add(key: str, names: Sequence[str]) -> None:
-        if key not in seen:
-            seen.add(key)
-            items.append(list(names))
-
+    items: dict[str, list[str]] = {}  # item -> its names, in the order named
     for measure, parts in MEASURES.items():
         if set(label_tokens(measure)) <= words:
-            add(measure, [measure])
+            items.setdefault(measure, [measure])
             for part in parts:
-                add(part, [part, *LINE_ITEMS.get(part, ())])
+                items.setdefault(part, [part, *LINE_ITEMS.get(part, ())])
     for key, printed in LINE_ITEMS.items():
         if any(set(label_tokens(name)) <= words for name in (key, *printed) if label_tokens(name)):
-            add(key, [key, *printed])
+            items.setdefault(key, [key, *printed])
     for part in dict.fromkeys(p for parts in MEASURES.values() for p in parts):  # "total current assets"
         if set(label_tokens(part)) <= words:
-            add(part, [part, *LINE_ITEMS.get(part, ())])
-    return items
+            items.setdefault(part, [part, *LINE_ITEMS.get(part, ())])
+    return list(items.values())
 
 
 def _label(text: str) -> str:

@@ -24,6 +24,7 @@ from rag_assets.core.answering.figure_answers import FIGURE, ROUTED_FOR_FIGURES,
 from rag_assets.core.answering.generation.contregen import run_contregen
 from rag_assets.core.answering.generation.disco import run_disco
 from rag_assets.core.answering.known_terms import TermShare, term_refusals
+from rag_assets.core.answering.measure_verdicts import measure_verdict
 from rag_assets.core.answering.no_answer import below_floor, evidence_relevance, not_found
 from rag_assets.core.answering.reader_prompts import reader_messages, reader_style
 from rag_assets.core.answering.strategies import GatheredEvidence, gather_evidence
@@ -135,9 +136,14 @@ def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: 
         # a figure asked for: computed from the cells of the evidence, else of the routed documents' tables.
         # Every cell it rests on is cited and named by the question, so the floor (which judges whether
         # the evidence's best passage answers) does not refuse it; the term rule still does.
-        figure = None
+        figure, verdict = None, ""
         if unknown[i] is None:
-            figure = figure_answer(question, g.citations, inputs.trees, g.retrieved_doc_ids[:ROUTED_FOR_FIGURES])
+            routed = g.retrieved_doc_ids[:ROUTED_FOR_FIGURES]
+            figure = figure_answer(question, g.citations, inputs.trees, routed)
+            # a yes/no over a measure's direction or sign: the verdict computed from cells, not the reader's
+            measured = None if figure else measure_verdict(question, g.citations, inputs.trees, routed)
+            if measured is not None:
+                figure, verdict = measured
         if figure is None and (unknown[i] is not None or not _answered(relevance, extras.relevance_floor, i)):
             outcomes.append(_refused(outcome, relevance, unknown[i], i))
             continue
@@ -145,6 +151,7 @@ def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: 
         outcome.answer, outcome.citations = answer.answer, answer.citations
         outcome.supporting, outcome.attribution = answer.supporting, FIGURE if figure else answer.method
         outcome.relevance = relevance[i] if relevance else None
+        outcome.verdict = verdict
         outcomes.append(outcome)
     _give_verdicts(outcomes, spec, inputs.reader)
     seconds = clock.seconds_per_question(len(questions))  # the sentences' scoring included
@@ -155,7 +162,7 @@ def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: 
 
 def _give_verdicts(outcomes: list[AnswerOutcome], spec: StrategySpec, reader: LLMEngine) -> None:
     """The reader's yes or no before the quotes that answer a yes/no question (core/answering/verdict.py)."""
-    asked = [o for o in outcomes if not o.not_found and o.answer and asks_yes_no(o.question)]
+    asked = [o for o in outcomes if not o.not_found and o.answer and not o.verdict and asks_yes_no(o.question)]
     verdicts = yes_no_verdicts(reader, [o.question for o in asked], [o.evidence for o in asked], spec.answer_style)
     for outcome, verdict in zip(asked, verdicts):
         outcome.answer = with_verdict(verdict, outcome.answer)
