@@ -72,6 +72,12 @@ class EvidenceConfig(dg.Config):
         "(first-stage passages, documents routed, expand threshold) where it published some, as every ask does; "
         "false: with top_k and passages_per_query as configured here.",
     )
+    line_items: bool = Field(
+        default=DEFAULT_SETTINGS.line_items,
+        description="rdr2's evidence also holds, ahead of the router's choices, the statement rows whose labels name "
+        "the line items the question names (a formula's terms, 'capital expenditure', the items of 'operating "
+        "margin'), looked up in the routed documents; false: the router's choices alone.",
+    )
     token_budget: int = Field(default=DEFAULT_SETTINGS.token_budget, ge=64, le=32768)
     router_max_new_tokens: int = Field(default=DEFAULT_SETTINGS.router_max_new_tokens, ge=8, le=512)
     single_store: list[str] = Field(

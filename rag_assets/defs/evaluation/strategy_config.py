@@ -60,6 +60,12 @@ class AnswersConfig(GenerationConfig):
         "(first-stage passages, documents routed, expand threshold) where it published some, as every ask does; "
         "false: with top_k and passages_per_query as configured here.",
     )
+    line_items: bool = Field(
+        default=DEFAULT_SETTINGS.line_items,
+        description="rdr2's evidence also holds, ahead of the router's choices, the statement rows whose labels name "
+        "the line items the question names (a formula's terms, 'capital expenditure', the items of 'operating "
+        "margin'), looked up in the routed documents; false: the router's choices alone.",
+    )
     expand_grid: list[int] = Field(
         default=[], description="Test-time scaling over expand iterations, e.g. [0, 1, 2] ([] = none)."
     )

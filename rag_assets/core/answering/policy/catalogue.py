@@ -120,6 +120,9 @@ class StrategySettings:
     # rdr2 routes with the settings `answer_policy` learned for the collection (passages, documents,
     # expand threshold) where it published some; False: with top_k and passages_per_query above
     learned_routing: bool = True
+    # rdr2's evidence also holds the statement rows naming the question's line items
+    # (core/answering/line_item_lookup.py); False: the router's choices alone
+    line_items: bool = True
 
     def routing(self, learned: RoutingChoice | None) -> RoutingChoice | None:
         """The learned routing rdr2 runs with under these settings (None: the settings' own)."""
@@ -184,6 +187,7 @@ def _rdr2_spec(
         token_budget=settings.token_budget,
         router=settings.router,
         evidence_budget_from=budget_from,
+        line_items=settings.line_items,
     )
 
 
