@@ -142,3 +142,14 @@ def test_rdr2_puts_the_rows_first_and_the_router_fills_the_words_left(nodes: lis
         [question], without, retrieve=retrieve, trees=trees, routers=routers, evidence_budgets=[200]
     )
     assert not expected & {c.node_id for c in plain.citations} and "line_items" not in plain.retrieval
+
+
+def test_the_lookup_is_rdr2s_by_default_a_setting_turns_it_off_and_answers_record_it() -> None:
+    from rag_assets.core.answering.policy.catalogue import StrategySettings, strategy_specs
+
+    on = strategy_specs(StrategySettings(), "short", None)
+    off = strategy_specs(StrategySettings(line_items=False), "short", None)
+    assert on["rdr2"].line_items and on["rdr2-extractive"].line_items and on["rdr2-encoder"].line_items
+    assert not off["rdr2"].line_items and not off["rdr2-extractive"].line_items
+    assert on["rdr2"].knobs()["line_items"] is True and "line_items" not in off["rdr2"].knobs()
+    assert "line_items" not in on["rag-hybrid"].knobs()  # retrieve-and-read looks nothing up
