@@ -2,8 +2,9 @@
 the quote form of rag-hybrid and rdr2 as asked (the default steer, the published routers), each
 question judged by `core/evaluation/answer_correctness.py` (every gold figure within 1%, or the
 gold's leading yes/no), per question type; how many answers were figure answers and how many of
-those were right; and, with `--without-figures`, the same rows with figure answers turned off
-(the quote alone), paired on the same questions. `--single-store`: each question searched and
+those were right (measure verdicts count as figure answers); and, with `--without-figures`, the
+same rows with figure answers and measure verdicts turned off (the spec's `figures`: the quote
+alone, with the reader's yes or no), paired on the same questions. `--single-store`: each question searched and
 routed within its own filing only (its gold document), as a per-filing store would answer it.
 
     RAG_DATA=$PWD/../shared/datasets RAG_COLLECTIONS=collections.datasets.yaml \\
@@ -16,9 +17,9 @@ Nothing is written to the catalogue. The relevance floor is not applied (every q
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from collections import defaultdict
-from unittest import mock
 
 from benchmarks.common import open_collection
 from rag_assets.core.answering.figure_answers import FIGURE
@@ -73,11 +74,8 @@ def measured_rows(
     session, questions: list, spec, variant: str, *, without_figures: bool, show: bool, own=None
 ) -> list[list[str]]:
     """One strategy's rows: correct per question type, and the figure answers made and right."""
-    if without_figures:  # the quote form as it was before figure answers: none is ever made
-        with mock.patch("rag_assets.core.answering.strategy_runner.figure_answer", return_value=None):
-            outcomes = answered(session, questions, spec, own)
-    else:
-        outcomes = answered(session, questions, spec, own)
+    # without figures: the quote form as it was before figure answers and measure verdicts
+    outcomes = answered(session, questions, dataclasses.replace(spec, figures=not without_figures), own)
     judged: dict[str, list[float]] = defaultdict(list)
     figures = right_figures = 0
     for question, outcome in zip(questions, outcomes):

@@ -3,6 +3,8 @@ embedder, the real transformers engine with the packaged SmolLM2 (small generati
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from rag_assets.core.answering.strategy_runner import run_strategy
@@ -363,3 +365,10 @@ def test_a_yes_no_over_a_measure_is_computed_from_cells_not_asked_of_the_reader(
     assert measure.verdict == "No" and measure.attribution == FIGURE and measure.engine_calls == 0
     assert {c.text.split(" | ")[0] for c in measure.citations[:2]} == {"Operating income", "Net sales"}
     assert plain.verdict in VERDICTS and plain.engine_calls == 1  # the reader scored this one
+    # the quote alone (`figures` off): the reader's verdict, before the best sentence
+    quote_alone = dataclasses.replace(spec, figures=False)
+    [quoted] = run_strategy(
+        asked[:1], quote_alone, retrieve=retrieve, trees=trees, engine=counting_engine, extras=extras
+    )
+    assert quoted.attribution != FIGURE and quoted.verdict in VERDICTS and quoted.engine_calls == 1
+    assert quoted.answer == f"{quoted.verdict}. We expect demand for our widgets to grow next year."

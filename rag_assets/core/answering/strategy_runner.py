@@ -137,7 +137,7 @@ def extract_gathered_evidence(questions: list[str], spec: StrategySpec, inputs: 
         # Every cell it rests on is cited and named by the question, so the floor (which judges whether
         # the evidence's best passage answers) does not refuse it; the term rule still does.
         figure, verdict = None, ""
-        if unknown[i] is None:
+        if unknown[i] is None and spec.figures:
             routed = g.retrieved_doc_ids[:ROUTED_FOR_FIGURES]
             figure = figure_answer(question, g.citations, inputs.trees, routed)
             # a yes/no over a measure's direction or sign: the verdict computed from cells, not the reader's

@@ -119,6 +119,9 @@ class StrategySpec:
     # generated: the reader writes the answer; extractive: the best sentence of the evidence is the
     # answer (core/answering/extractive.py), no reader call
     answer_form: str = "generated"
+    # extractive: a figure question answered by a figure computed from cited cells, a yes/no over
+    # a measure by the sign of one (figure_answers.py, measure_verdicts.py); False = the quote alone
+    figures: bool = True
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -183,6 +186,7 @@ class StrategySpec:
                     ("expand_threshold", self.expand_threshold),
                     ("line_items", self.line_items if self.kind == "rdr2" else None),
                     ("answer_form", self.answer_form if self.answer_form != "generated" else None),
+                    ("figures", "off" if self.answer_form == "extractive" and not self.figures else None),
                 )
                 if v
             },
