@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from rag_assets.core.answering.extractive import EXTRACTIVE_NOTE, READER_EMPTY_NOTE
 from rag_assets.core.answering.figure_answers import FIGURE, FIGURE_NOTE
+from rag_assets.core.answering.measure_verdicts import MEASURE_VERDICT_NOTE
 from rag_assets.core.answering.no_answer import RelevanceFloor
 from rag_assets.core.answering.policy.asks import plan_ask
 from rag_assets.core.answering.policy.budgets import evidence_budgets
@@ -197,6 +198,6 @@ def form_note(outcome: AnswerOutcome, floor: RelevanceFloor | None = None) -> st
         return READER_EMPTY_NOTE
     if outcome.answer_form != "extractive":
         return "generated: written by the reader from the evidence"
-    if outcome.attribution == FIGURE:
-        return FIGURE_NOTE
+    if outcome.attribution == FIGURE:  # a figure, or the yes or no of a measure's sign
+        return MEASURE_VERDICT_NOTE if outcome.verdict else FIGURE_NOTE
     return VERDICT_NOTE if outcome.verdict else EXTRACTIVE_NOTE

@@ -85,3 +85,13 @@ def test_no_verdict_where_a_cell_is_missing(trees: dict) -> None:
     assert (
         measure_verdict("Does ACME have an improving operating margin profile as of FY2019?", [], trees, [DOC]) is None
     )
+
+
+def test_a_measure_verdict_says_its_yes_or_no_is_computed() -> None:
+    from rag_assets.core.answering.figure_answers import FIGURE
+    from rag_assets.core.answering.types import AnswerOutcome
+    from rag_assets.serving.asking import form_note
+
+    outcome = AnswerOutcome("q?", "No: operating margin ...", "", 0, [], [], [], 0, 0, 0, 0, 1, 0.1, 0, 0)
+    outcome.answer_form, outcome.attribution, outcome.verdict = "extractive", FIGURE, "No"
+    assert form_note(outcome) == "extractive: a yes or no computed from the cited cells, with its working"

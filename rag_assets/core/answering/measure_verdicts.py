@@ -24,6 +24,8 @@ from rag_assets.core.answering.verdict import asks_yes_no
 from rag_assets.core.corpus.tree import TreeNode
 from rag_assets.core.index.card_matching import question_period
 
+# what such an answer says it is (the answer's note, the page and `rag ask`)
+MEASURE_VERDICT_NOTE = "extractive: a yes or no computed from the cited cells, with its working"
 # measure -> (formula over line items with {y} for the year, whether it is a ratio shown in percent)
 FORMULAS: dict[str, tuple[str, bool]] = {
     "gross margin": ("((FY{y} revenue - FY{y} cogs) / FY{y} revenue)", True),
