@@ -7,9 +7,10 @@ table row whose label names it, its figures filed under column headers that name
 (the PDF reader's table nodes). The router scores a node by its likeness to the question, and a
 statement row, mostly figures, scores low against "capital expenditure": the gold page of a metric
 question is a statement the router is seldom shown. So rdr2 also looks the rows up by their
-labels in the documents it routes: for each line item, the row whose label names it best, in a
-primary statement (balance sheet, statement of income, operations, earnings, cash flows) where
-one does, with a figure at the year the question names first. The rows join the routed
+labels in the documents it routes: for each line item, a row with figures whose label names it,
+preferring one with a figure at a year the question names, then one in a primary statement
+(balance sheet, statement of income, operations, earnings, cash flows), then the best-named
+(a five-year summary is read for a year the statements no longer show). The rows join the routed
 evidence ahead of the router's own choices (their words come off the evidence budget) and are
 cited like any routed node.
 """
