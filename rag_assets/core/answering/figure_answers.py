@@ -95,6 +95,7 @@ class FigureAnswer:
     answer: str
     citations: list[Citation]  # the cells' rows first, then the other evidence
     supporting: int  # the rows the figure was read from
+    value: float  # the figure computed, in base units (a percentage as a ratio)
 
 
 def label_tokens(text: str) -> list[str]:
@@ -271,7 +272,7 @@ def figure_answer(
     cited = [pool[i] for i in used] + [c for i, c in enumerate(citations) if i not in used]
     number = {i: n + 1 for n, i in enumerate(used)}
     answer = _CITED.sub(lambda m: str(number[int(m.group(1))]), f"{working}; " + "; ".join(lines))
-    return FigureAnswer(answer, cited, len(used))
+    return FigureAnswer(answer, cited, len(used), result)
 
 
 def _read_term(

@@ -100,11 +100,11 @@ def _label(text: str) -> str:
     return text.split(" | ", 1)[0]
 
 
-def line_item_rows(question: str, nodes: Sequence[TreeNode]) -> list[int]:
+def line_item_rows(question: str, nodes: Sequence[TreeNode], items: list[list[str]] | None = None) -> list[int]:
     """The table rows of one document (node ids, in the order of the items named) that print the
     line items `question` names: per item, the best-named row with figures, preferring one with a
     figure at a year the question names, then a primary statement's."""
-    items = named_line_items(question)
+    items = named_line_items(question) if items is None else items  # `items`: named once per question
     if not items:
         return []
     years = question_period(question).years
@@ -135,12 +135,15 @@ def looked_up_rows(
     """The rows the lookup adds to a question's evidence, as (document index, node id) in the
     documents' order, at most `MAX_ROWS` and within a `BUDGET_SHARE` of `budget` (None: free),
     and the words they take (each heading path counted once, as the evidence prints it)."""
+    items = named_line_items(question)
+    if not items:
+        return [], 0
     cap = None if budget is None else budget // BUDGET_SHARE
     chosen: list[tuple[int, int]] = []
     headed: set[tuple[int, tuple[str, ...]]] = set()
     used = 0
     for index, (_, nodes) in enumerate(documents):
-        for node_id in line_item_rows(question, nodes):
+        for node_id in line_item_rows(question, nodes, items):
             node = nodes[node_id]
             group = (index, tuple(node.heading_path))
             cost = node_words(node) + (0 if group in headed else heading_words(node))

@@ -14,6 +14,7 @@ cell is missing, no verdict is computed and the reader's yes or no stands (verdi
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -98,8 +99,7 @@ def measure_verdict(
     figure = figure_answer(asked.figure_question(), citations, trees, documents)
     if figure is None:
         return None
-    value = float(re.match(r"-?[\d,]*\.?\d+", figure.answer).group(0).replace(",", ""))
-    if value == 0:
+    if figure.value == 0:
         return None
-    verdict = "Yes" if value > 0 else "No"
-    return FigureAnswer(f"{verdict}: {asked.said()} is {figure.answer}", figure.citations, figure.supporting), verdict
+    verdict = "Yes" if figure.value > 0 else "No"
+    return dataclasses.replace(figure, answer=f"{verdict}: {asked.said()} is {figure.answer}"), verdict
